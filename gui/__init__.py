@@ -1,0 +1,1 @@
+"""The desktop app: a thin Qt layer over `engine` (which never imports this package)."""
