@@ -1,0 +1,64 @@
+"""The app-wide state every pane binds to: the config being built, the open run, training progress, the
+newest weights and the selected weight. One object, created by the main window and handed to each pane's
+``__init__``; panes talk to each other only through it (napari's viewer model, glue's hub).
+
+Everything carried by a signal is an owned copy (numpy arrays, CPU tensors cloned between training
+steps), never a view of tensors the trainer is still changing.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, Signal
+
+from engine.config import ExperimentConfig
+
+
+class Session(QObject):
+    sig_config_changed = Signal(object)     # ExperimentConfig, whenever the builder's config changes
+    sig_run_opened = Signal(object)         # engine.runs.Run, or None when a new unsaved run starts
+    sig_step_reported = Signal(object)      # engine.trainer.StepReport
+    sig_weights_ready = Signal(int, object)  # step, {name: CPU tensor} copied between training steps
+    sig_weight_selected = Signal(str)       # a weight name (state-dict key, e.g. "blocks.0.W_K")
+    sig_training_state_changed = Signal(str)  # idle | running | paused | stopped | finished | error
+    sig_tokenizer_changed = Signal(object)  # engine.data tokenizer of the current run
+
+    def __init__(self, config: ExperimentConfig | None = None, parent: QObject | None = None):
+        super().__init__(parent)
+        self.config: ExperimentConfig = config or ExperimentConfig()
+        self.run = None             # engine.runs.Run of the open run, if any
+        self.tokenizer = None       # tokenizer of the current run / training
+        self.step: int = 0          # newest step reported or browsed
+        self.weights: dict | None = None  # newest weights copy ({name: tensor}), with self.weights_step
+        self.weights_step: int = -1
+        self.selected_weight: str | None = None
+        self.training_state: str = "idle"
+
+    def set_config(self, config: ExperimentConfig) -> None:
+        if config != self.config:
+            self.config = config
+            self.sig_config_changed.emit(config)
+
+    def set_run(self, run) -> None:
+        self.run = run
+        self.sig_run_opened.emit(run)
+
+    def set_tokenizer(self, tokenizer) -> None:
+        self.tokenizer = tokenizer
+        self.sig_tokenizer_changed.emit(tokenizer)
+
+    def report_step(self, report) -> None:
+        self.step = report.step
+        self.sig_step_reported.emit(report)
+
+    def publish_weights(self, step: int, weights: dict) -> None:
+        self.weights, self.weights_step = weights, step
+        self.sig_weights_ready.emit(step, weights)
+
+    def select_weight(self, name: str) -> None:
+        self.selected_weight = name
+        self.sig_weight_selected.emit(name)
+
+    def set_training_state(self, state: str) -> None:
+        if state != self.training_state:
+            self.training_state = state
+            self.sig_training_state_changed.emit(state)
