@@ -1,0 +1,14 @@
+"""The engine never imports Qt or the GUI (DESIGN §2), checked in a clean interpreter."""
+
+import subprocess
+import sys
+
+
+def test_importing_the_engine_loads_no_qt():
+    code = ("import sys, pkgutil, importlib, engine\n"
+            "for m in pkgutil.walk_packages(engine.__path__, 'engine.'):\n"
+            "    importlib.import_module(m.name)\n"
+            "bad = sorted(n for n in sys.modules if n.split('.')[0] in ('PySide6', 'shiboken6', 'pyqtgraph', 'gui'))\n"
+            "print(','.join(bad))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
