@@ -173,8 +173,8 @@ def save_matrix_data(path: str | Path, matrix, row_labels=None, col_labels=None)
     if fmt == "npy":
         np.save(path, a)
         return Path(path)
-    rows = _labels(row_labels, a.shape[0])
-    cols = _labels(col_labels, a.shape[1])
+    rows = axis_labels(row_labels, a.shape[0])
+    cols = axis_labels(col_labels, a.shape[1])
     with open(path, "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
         w.writerow([""] + cols)
@@ -261,7 +261,7 @@ def _label_axis(set_ticks, labels, n: int, max_major: int = 32, rotate: bool = F
     if hide:
         set_ticks([], [])
         return
-    labels = _labels(labels, n)
+    labels = axis_labels(labels, n)
     shown = range(n) if n <= 2 * max_major else \
         sorted(i for level in tick_levels(n, max_major)[:n_levels] for i in level)
     size = 8 if len(shown) <= 24 else 6 if len(shown) <= 64 else 5
@@ -269,7 +269,8 @@ def _label_axis(set_ticks, labels, n: int, max_major: int = 32, rotate: bool = F
               rotation=90 if rotate else 0)
 
 
-def _labels(labels, n: int) -> list[str]:
+def axis_labels(labels, n: int) -> list[str]:
+    """The labels as strings (indices when None); a count that does not match is a ValueError."""
     if labels is None:
         return [str(i) for i in range(n)]
     if len(labels) != n:

@@ -1,0 +1,77 @@
+"""Work that may take longer than ~50 ms runs here, off the GUI thread (STYLE: "The GUI thread only renders").
+
+`LatestJob` runs one function at a time on Qt's global thread pool. While one runs, a newer request
+replaces any request still waiting, so a view that asks faster than it can compute falls behind by at most
+one result instead of building a queue (and never slows whoever feeds it). Results and errors come back
+as signals, delivered on the GUI thread through Qt's queued connections. Functions must take and return
+owned data (copies, numpy arrays), never widgets.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, QThreadPool, Signal
+
+from engine.errors import UserError
+
+
+class _Relay(QObject):
+    """Lives on the GUI thread; emitting from a pool thread queues the call to its receivers."""
+
+    sig_finished = Signal(object, object, object)  # tag, result, error message (None on success)
+
+
+class LatestJob(QObject):
+    sig_done = Signal(object, object)   # tag, result
+    sig_failed = Signal(object, str)    # tag, a one-line message for the user
+
+    def __init__(self, parent: QObject | None = None):
+        super().__init__(parent)
+        self._relay = _Relay(self)
+        self._relay.sig_finished.connect(self._on_finished)
+        self._running = False
+        self._pending: tuple[Any, Callable, tuple] | None = None
+
+    @property
+    def busy(self) -> bool:
+        return self._running
+
+    def submit(self, tag: Any, fn: Callable, *args: Any) -> None:
+        """Run fn(*args) now, or after the running call, dropping an older request still waiting."""
+        if self._running:
+            self._pending = (tag, fn, args)
+            return
+        self._start(tag, fn, args)
+
+    def _start(self, tag: Any, fn: Callable, args: tuple) -> None:
+        self._running = True
+        relay = self._relay
+
+        def work() -> None:
+            try:
+                result, error = fn(*args), None
+            except UserError as e:
+                result, error = None, str(e)
+            except Exception as e:  # a bug: keep its traceback on stderr, show one line to the user
+                traceback.print_exc(file=sys.stderr)
+                result, error = None, f"{type(e).__name__}: {e}"
+            try:
+                relay.sig_finished.emit(tag, result, error)
+            except RuntimeError:  # the owner was deleted while this ran
+                pass
+
+        QThreadPool.globalInstance().start(work)
+
+    def _on_finished(self, tag: Any, result: Any, error: str | None) -> None:
+        self._running = False
+        if self._pending is not None:
+            pending, self._pending = self._pending, None
+            self._start(*pending)
+        if error is None:
+            self.sig_done.emit(tag, result)
+        else:
+            self.sig_failed.emit(tag, error)

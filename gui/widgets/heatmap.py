@@ -1,0 +1,303 @@
+"""The one heatmap widget of the app: attention, masks, positional encodings, coefficient matrices.
+
+Follows pyqtgraph's MatrixDisplayExample: one row-major `ImageItem` (``axisOrder='row-major'``) in a plot
+whose y axis is inverted, so entry [i, j] is drawn at row i from the top and column j from the left (a causal
+mask shows lower-triangular), labels on both axes through `AxisItem.setTicks` (coarse levels first, finer
+ones appear when zoomed in), and a `ColorBarItem` with the colormap and levels of `engine.export`
+(sequential for probabilities, diverging and symmetric for signed matrices). Non-finite entries (−inf
+from a mask) become NaN, which the image leaves transparent over a hatched backdrop: "masked".
+Hover emits and shows (row label, column label, value); the wheel zooms and dragging pans; "Export…"
+writes PNG, SVG or PDF through matplotlib, or CSV/NPY, off the GUI thread.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QAction, QBrush, QColor, QFont, QPainter
+from PySide6.QtWidgets import (QGraphicsItem, QHBoxLayout, QLabel, QSizePolicy, QToolButton,
+                               QVBoxLayout, QWidget)
+
+from engine import export
+
+from .. import theme
+from ..jobs import LatestJob
+from . import dialogs
+
+EXPORT_FILTERS = ("PNG image (*.png);;SVG image (*.svg);;PDF document (*.pdf);;"
+                  "CSV table (*.csv);;NumPy array (*.npy)")
+_COLORMAPS: dict[str, pg.ColorMap] = {}
+
+
+def colormap(kind: str) -> pg.ColorMap:
+    """The pyqtgraph colormap of a kind, taken from matplotlib so exports match the screen."""
+    if kind not in _COLORMAPS:
+        _COLORMAPS[kind] = pg.colormap.getFromMatplotlib(export.COLORMAPS[kind])
+    return _COLORMAPS[kind]
+
+
+class MaskedBackdrop(QGraphicsItem):
+    """A hatched rectangle behind the image; NaN pixels are transparent, so masked entries show hatched.
+    The hatch is drawn in device pixels, so its density does not change with zoom."""
+
+    def __init__(self):
+        super().__init__()
+        self._rect = QRectF()
+        self.setZValue(-10)
+
+    def set_rect(self, rect: QRectF) -> None:
+        self.prepareGeometryChange()
+        self._rect = QRectF(rect)
+
+    def boundingRect(self) -> QRectF:
+        return self._rect
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:
+        device = painter.transform().mapRect(self._rect)
+        painter.save()
+        painter.resetTransform()
+        painter.fillRect(device, QColor(export.MASKED_FILL))
+        painter.fillRect(device, QBrush(QColor(export.MASKED_HATCH), Qt.BrushStyle.BDiagPattern))
+        painter.restore()
+
+
+class HeatmapWidget(QWidget):
+    """A matrix with token (or index) labels, colour bar, hover read-out, zoom, pan and Export…"""
+
+    sig_hovered = Signal(str, str, float)  # row label, column label, value (NaN: masked)
+    sig_cell_clicked = Signal(int, int)    # row, column
+    sig_exported = Signal(object)          # the Path written
+    sig_export_failed = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None, *, title: str = "", colorbar: bool = True,
+                 aspect_locked: bool = True):
+        super().__init__(parent)
+        self._matrix = np.full((1, 1), np.nan)
+        self._row_labels: list[str] = ["0"]
+        self._col_labels: list[str] = ["0"]
+        self._kind, self._title, self._row_title, self._col_title = "probability", title, "", ""
+        self._tick_key: tuple = ()
+        self._exporter = LatestJob(self)
+        self._exporter.sig_done.connect(self._on_exported)
+        self._exporter.sig_failed.connect(self._on_export_failed)
+        self._build(colorbar, aspect_locked)
+        self._restyle()
+
+    # --- public API -------------------------------------------------------------------------------
+
+    @property
+    def image_item(self) -> pg.ImageItem:
+        return self._image
+
+    @property
+    def plot_item(self) -> pg.PlotItem:
+        return self._plot
+
+    @property
+    def kind(self) -> str:
+        return self._kind
+
+    def matrix(self) -> np.ndarray:
+        """The displayed matrix (float, NaN where masked); do not modify."""
+        return self._matrix
+
+    def labels(self) -> tuple[list[str], list[str]]:
+        return list(self._row_labels), list(self._col_labels)
+
+    def title(self) -> str:
+        return self._title
+
+    def set_matrix(self, matrix, row_labels=None, col_labels=None, kind: str = "probability",
+                   title: str | None = None, row_title: str | None = None, col_title: str | None = None,
+                   levels: tuple[float, float] | None = None) -> None:
+        """Show a 2-D matrix, rows downward. kind: probability (levels 0..1), signed (diverging, symmetric)
+        or sequential (min..max); `levels` overrides. Labels default to indices; −inf and NaN show masked."""
+        a = export.display_matrix(matrix).astype(np.float32)
+        if a.ndim != 2:
+            raise ValueError(f"a heatmap needs a 2-D matrix, got shape {a.shape}")
+        n, m = a.shape
+        self._row_labels = export.axis_labels(row_labels, n)
+        self._col_labels = export.axis_labels(col_labels, m)
+        if title is not None:
+            self._title = title
+            self._title_label.setText(title)
+        if row_title is not None:
+            self._row_title = row_title
+            self._plot.setLabel("left", row_title)
+        if col_title is not None:
+            self._col_title = col_title
+            self._plot.setLabel("bottom", col_title)
+        if kind != self._kind:
+            if kind not in export.COLORMAPS:
+                raise ValueError(f"unknown heatmap kind {kind!r}; one of {', '.join(export.COLORMAPS)}")
+            self._kind = kind
+            self._apply_colormap()
+        shape_changed = a.shape != self._matrix.shape
+        self._matrix = a
+        lo, hi = levels or export.levels_for(a, kind)
+        self._image.setImage(a, autoLevels=False, levels=(lo, hi))
+        if self._bar is not None:
+            self._bar.setLevels((lo, hi))
+        self._update_ticks()
+        if shape_changed:
+            self._backdrop.set_rect(QRectF(0, 0, m, n))
+            self._plot.vb.setLimits(xMin=-0.5 * m, xMax=1.5 * m, yMin=-0.5 * n, yMax=1.5 * n)
+            self.reset_view()
+
+    def reset_view(self) -> None:
+        n, m = self._matrix.shape
+        self._plot.vb.setRange(QRectF(0, 0, m, n), padding=0)
+
+    def cell_at(self, view_pos: QPointF) -> tuple[int, int] | None:
+        """(row, column) under a point in view coordinates, or None outside the matrix."""
+        row, col = math.floor(view_pos.y()), math.floor(view_pos.x())
+        n, m = self._matrix.shape
+        return (row, col) if 0 <= row < n and 0 <= col < m else None
+
+    def describe(self, row: int, col: int) -> tuple[str, str, float] | None:
+        """What hover reports for a cell: row label, column label, value (None: nothing to report)."""
+        return (f"{row} {self._row_labels[row]}", f"{col} {self._col_labels[col]}",
+                float(self._matrix[row, col]))
+
+    def export_job(self):
+        """A function path -> Path writing what is shown now; it holds its own references (set_matrix
+        replaces arrays, never mutates them), so it runs safely off the GUI thread."""
+        matrix, kw = self._matrix, dict(row_labels=list(self._row_labels), col_labels=list(self._col_labels),
+                                       kind=self._kind, title=self._title, row_title=self._row_title,
+                                       col_title=self._col_title)
+        return lambda path: export.export_matrix(path, matrix, **kw)
+
+    def export_to(self, path: str | Path) -> Path:
+        """Write what is shown to path: PNG, SVG, PDF (matplotlib), CSV or NPY, from the suffix."""
+        return self.export_job()(path)
+
+    def export_dialog(self) -> None:
+        """Ask for a path (through the app's one dialog helper) and export off the GUI thread."""
+        slug = "".join(c if c.isalnum() else "-" for c in self._title.lower()).strip("-") or "heatmap"
+        path = dialogs.ask_path(self, "save", "Export heatmap", EXPORT_FILTERS, suggested=f"{slug}.png")
+        if path is not None:
+            self.export_async(path)
+
+    def export_async(self, path: str | Path) -> None:
+        self._readout.setText(f"exporting {Path(path).name}…")
+        self._exporter.submit(path, self.export_job(), path)
+
+    # --- construction ----------------------------------------------------------------------------
+
+    def _build(self, colorbar: bool, aspect_locked: bool) -> None:
+        self._title_label = QLabel(self._title)
+        self._title_label.setStyleSheet("font-weight: bold")
+        self._title_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self._export_action = QAction("Export…", self)
+        self._export_action.setToolTip("Save this heatmap as PNG, SVG or PDF, or its numbers as CSV or NPY")
+        self._export_action.triggered.connect(self.export_dialog)
+        export_button = QToolButton()
+        export_button.setDefaultAction(self._export_action)
+        export_button.setAutoRaise(True)
+        header = QHBoxLayout()
+        header.setContentsMargins(2, 0, 2, 0)
+        header.addWidget(self._title_label, 1)
+        header.addWidget(export_button)
+
+        self._view = pg.GraphicsLayoutWidget()
+        self._view.ci.setContentsMargins(0, 6, 0, 6)  # room for the colour bar's end labels
+        self._view.scene().contextMenu = [self._export_action]  # replaces pyqtgraph's own exporter
+        self._plot = self._view.addPlot(row=0, col=0)
+        self._plot.invertY(True)
+        self._plot.setAspectLocked(aspect_locked)
+        self._plot.hideButtons()
+        self._plot.setMenuEnabled(False, enableViewBoxMenu=True)
+        self._plot.vb.setDefaultPadding(0)
+        self._image = pg.ImageItem(axisOrder="row-major")
+        self._backdrop = MaskedBackdrop()
+        self._plot.addItem(self._backdrop)
+        self._plot.addItem(self._image)
+        self._bar = None
+        if colorbar:
+            self._bar = pg.ColorBarItem(interactive=False, width=12, colorMapMenu=False)
+            self._bar.setImageItem(self._image)
+            self._view.addItem(self._bar, row=0, col=1)
+        font = QFont()
+        font.setPointSizeF(max(7.0, font.pointSizeF() - 1))
+        for name in ("left", "bottom"):
+            self._plot.getAxis(name).setStyle(tickFont=font)
+        self._apply_colormap()
+        self._view.scene().sigMouseMoved.connect(self._on_mouse_moved)
+        self._view.scene().sigMouseClicked.connect(self._on_mouse_clicked)
+
+        self._readout = QLabel(" ")
+        self._readout.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self._readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(1)
+        layout.addLayout(header)
+        layout.addWidget(self._view, 1)
+        layout.addWidget(self._readout)
+
+    def _apply_colormap(self) -> None:
+        cmap = colormap(self._kind)
+        if self._bar is not None:
+            self._bar.setColorMap(cmap)
+        else:
+            self._image.setColorMap(cmap)
+
+    def _update_ticks(self) -> None:
+        key = (tuple(self._row_labels), tuple(self._col_labels))
+        if key == self._tick_key:
+            return
+        self._tick_key = key
+        for axis, labels in (("left", self._row_labels), ("bottom", self._col_labels)):
+            levels = export.tick_levels(len(labels))
+            self._plot.getAxis(axis).setTicks([[(i + 0.5, labels[i]) for i in lv] for lv in levels])
+
+    def _restyle(self) -> None:
+        colors = theme.plot_colors()
+        self._view.setBackground(colors.background)
+        pen = pg.mkPen(colors.foreground)
+        for name in ("left", "bottom"):
+            axis = self._plot.getAxis(name)
+            axis.setPen(pen)
+            axis.setTextPen(pen)
+        if self._bar is not None:
+            self._bar.axis.setPen(pen)
+            self._bar.axis.setTextPen(pen)
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() == QEvent.Type.PaletteChange:
+            self._restyle()
+        super().changeEvent(event)
+
+    # --- events -----------------------------------------------------------------------------------
+
+    def _on_mouse_moved(self, scene_pos: QPointF) -> None:
+        cell = None
+        if self._plot.vb.sceneBoundingRect().contains(scene_pos):
+            cell = self.cell_at(self._plot.vb.mapSceneToView(scene_pos))
+        described = None if cell is None else self.describe(*cell)
+        if described is None:
+            return
+        row_label, col_label, value = described
+        shown = "masked" if math.isnan(value) else f"{value:.4g}"
+        self._readout.setText(f"{row_label}  ·  {col_label}  →  {shown}")
+        self.sig_hovered.emit(row_label, col_label, value)
+
+    def _on_mouse_clicked(self, event) -> None:
+        if event.button() != Qt.MouseButton.LeftButton or event.double():
+            return
+        cell = self.cell_at(self._plot.vb.mapSceneToView(event.scenePos()))
+        if cell is not None:
+            self.sig_cell_clicked.emit(*cell)
+
+    def _on_exported(self, _tag, path: Path) -> None:
+        self._readout.setText(f"saved {path}")
+        self.sig_exported.emit(path)
+
+    def _on_export_failed(self, _tag, message: str) -> None:
+        self._readout.setText(message)
+        self.sig_export_failed.emit(message)
+

@@ -1,0 +1,171 @@
+"""HeatmapWidget: rows downward as on paper, NaN drawn masked, hover read-out, zoom, and Export…"""
+
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
+from PySide6.QtGui import QColor, QMouseEvent, QWheelEvent
+from PySide6.QtWidgets import QApplication
+
+from engine import export, probes
+from gui.widgets import dialogs
+from gui.widgets.heatmap import HeatmapWidget
+
+TOKENS = list("Before␣w")
+
+
+@pytest.fixture
+def heatmap(qtbot):
+    w = HeatmapWidget(title="attention")
+    qtbot.addWidget(w)
+    w.resize(420, 420)
+    w.show()
+    qtbot.waitExposed(w)
+    return w
+
+
+def cell_pixel(w: HeatmapWidget, row: int, col: int) -> QColor:
+    """The colour on screen at the centre of cell (row, col)."""
+    w._view.repaint()
+    scene = w.plot_item.vb.mapViewToScene(QPointF(col + 0.5, row + 0.5))
+    p = w._view.mapFromScene(scene)
+    return w._view.grab().toImage().pixelColor(p.x(), p.y())
+
+
+def hover(qtbot, w: HeatmapWidget, row: int, col: int) -> None:
+    """Move the mouse over cell (row, col) with a real mouse event on the view."""
+    w._view.scene()._lastMoveEventTime = 0  # pyqtgraph drops moves closer than its rate limit
+    scene = w.plot_item.vb.mapViewToScene(QPointF(col + 0.5, row + 0.5))
+    pos = QPointF(w._view.mapFromScene(scene))
+    viewport = w._view.viewport()
+    event = QMouseEvent(QEvent.Type.MouseMove, pos, QPointF(viewport.mapToGlobal(pos)),
+                        Qt.MouseButton.NoButton, Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(viewport, event)
+
+
+def is_hatch_or_fill(c: QColor) -> bool:
+    greys = {QColor(export.MASKED_FILL).name(), QColor(export.MASKED_HATCH).name()}
+    return c.name() in greys
+
+
+def test_causal_mask_shows_lower_triangular_in_image_and_pixels(heatmap):
+    heatmap.set_matrix(probes.mask_matrix("causal", 8), TOKENS, TOKENS, kind="probability")
+    shown = heatmap.image_item.image
+    np.testing.assert_array_equal(np.isfinite(shown), np.tril(np.ones((8, 8), bool)))
+    yellow = QColor.fromRgbF(*heatmap.image_item.getColorMap().map(1.0, mode="float")[:3])
+    for row, col in [(6, 1), (7, 0), (3, 3)]:  # query row below the diagonal: allowed, drawn in colour
+        got = cell_pixel(heatmap, row, col)
+        assert abs(got.red() - yellow.red()) + abs(got.green() - yellow.green()) < 12, (row, col, got.name())
+    for row, col in [(1, 6), (0, 7), (3, 4)]:  # above the diagonal: masked, drawn hatched
+        assert is_hatch_or_fill(cell_pixel(heatmap, row, col)), (row, col)
+
+
+@pytest.mark.parametrize("band", [1, 3])
+def test_banded_mask_shows_band_plus_one_entries_per_full_row(heatmap, band):
+    heatmap.set_matrix(probes.mask_matrix("banded", 8, band), kind="probability")
+    counts = np.isfinite(heatmap.image_item.image).sum(axis=1)
+    assert (counts[band:] == band + 1).all()
+    assert counts[:band].tolist() == list(range(1, band + 1))
+
+
+def test_minus_infinity_is_displayed_as_nan(heatmap):
+    scores = np.arange(16, dtype=float).reshape(4, 4) - 8
+    scores[np.triu_indices(4, 1)] = -np.inf
+    heatmap.set_matrix(scores, kind="signed")
+    shown = heatmap.image_item.image
+    assert not np.isinf(shown).any()
+    assert np.isnan(shown[np.triu_indices(4, 1)]).all()
+    np.testing.assert_array_equal(shown[np.tril_indices(4)], scores[np.tril_indices(4)])
+    assert heatmap.image_item.getLevels().tolist() == [-8, 8]  # symmetric about zero, ignoring −inf
+
+
+def test_signed_and_probability_use_the_export_colormaps(heatmap):
+    heatmap.set_matrix(np.eye(3) - 0.5, kind="signed")
+    signed = heatmap.image_item.getColorMap()
+    assert signed.name.startswith(export.COLORMAPS["signed"])
+    heatmap.set_matrix(np.eye(3), kind="probability")
+    assert heatmap.image_item.getColorMap().name.startswith(export.COLORMAPS["probability"])
+    assert list(heatmap.image_item.getLevels()) == [0, 1]
+    with pytest.raises(ValueError):
+        heatmap.set_matrix(np.eye(3), kind="rainbow")
+
+
+def test_hover_reports_row_column_and_value(heatmap, qtbot):
+    m = np.arange(64, dtype=float).reshape(8, 8)
+    m[0, 5] = np.nan
+    heatmap.set_matrix(m, TOKENS, TOKENS, kind="sequential")
+    for (row, col), want in [((2, 5), 21.0), ((0, 5), None)]:
+        with qtbot.waitSignal(heatmap.sig_hovered) as blocker:
+            hover(qtbot, heatmap, row, col)
+        row_label, col_label, value = blocker.args
+        assert row_label == f"{row} {TOKENS[row]}" and col_label == f"{col} {TOKENS[col]}"
+        if want is None:
+            assert np.isnan(value) and heatmap._readout.text().endswith("masked")
+        else:
+            assert value == want and "21" in heatmap._readout.text()
+
+
+def test_wheel_zooms_and_refresh_keeps_the_zoom(heatmap, qtbot):
+    heatmap.set_matrix(np.eye(8))
+    vb = heatmap.plot_item.vb
+    before = vb.viewRange()
+    viewport = heatmap._view.viewport()
+    centre = QPointF(heatmap._view.mapFromScene(vb.mapViewToScene(QPointF(4, 4))))
+    wheel = QWheelEvent(centre, QPointF(viewport.mapToGlobal(centre)), QPoint(0, 0), QPoint(0, 240),
+                        Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier, Qt.ScrollPhase.NoScrollPhase,
+                        False)
+    QApplication.sendEvent(viewport, wheel)
+    zoomed = vb.viewRange()
+    assert zoomed[0][1] - zoomed[0][0] < before[0][1] - before[0][0]
+    heatmap.set_matrix(np.eye(8) * 0.5)  # a live refresh must not undo the user's zoom
+    assert vb.viewRange() == zoomed
+    heatmap.set_matrix(np.eye(4))  # a new shape shows the whole matrix again
+    assert vb.viewRange()[0] == pytest.approx([0, 4], abs=0.3)
+
+
+def test_click_reports_the_cell(heatmap, qtbot):
+    heatmap.set_matrix(np.eye(8))
+    scene = heatmap.plot_item.vb.mapViewToScene(QPointF(2.5, 6.5))
+    with qtbot.waitSignal(heatmap.sig_cell_clicked) as blocker:
+        qtbot.mouseClick(heatmap._view.viewport(), Qt.MouseButton.LeftButton,
+                         pos=heatmap._view.mapFromScene(scene))
+    assert blocker.args == [6, 2]
+
+
+@pytest.mark.parametrize("suffix", ["png", "svg", "pdf", "csv", "npy"])
+def test_export_dialog_writes_each_format_off_the_gui_thread(heatmap, qtbot, tmp_path, monkeypatch, suffix):
+    scores = np.random.default_rng(0).normal(size=(8, 8))
+    scores[np.triu_indices(8, 1)] = -np.inf
+    heatmap.set_matrix(scores, TOKENS, TOKENS, kind="signed", title="scores after the mask")
+    target = tmp_path / f"out.{suffix}"
+    asked = []
+    monkeypatch.setattr(dialogs, "ask_path", lambda *a, **k: asked.append(k) or target)
+    with qtbot.waitSignal(heatmap.sig_exported, timeout=20000) as blocker:
+        heatmap._export_action.trigger()
+    assert blocker.args == [target] and asked[0]["suggested"] == "scores-after-the-mask.png"
+    data = target.read_bytes()
+    if suffix == "png":
+        assert data.startswith(b"\x89PNG")
+    elif suffix == "svg":
+        assert "scores after the mask" in "".join(ET.fromstring(data).itertext())
+    elif suffix == "pdf":
+        assert data.startswith(b"%PDF-")
+    elif suffix == "npy":
+        np.testing.assert_array_equal(np.load(target), heatmap.matrix())
+    else:
+        rows = [line.split(",") for line in data.decode().splitlines()]
+        got = np.array([[float(v) for v in r[1:]] for r in rows[1:]])
+        np.testing.assert_array_equal(got, heatmap.matrix())
+        assert rows[0][1:] == TOKENS
+
+
+def test_export_to_an_unknown_suffix_says_why(heatmap, qtbot, tmp_path):
+    heatmap.set_matrix(np.eye(3))
+    with qtbot.waitSignal(heatmap.sig_export_failed) as blocker:
+        heatmap.export_async(tmp_path / "x.jpg")
+    assert ".png" in blocker.args[0] and ".png" in heatmap._readout.text()
+
+
+def test_pyqtgraph_exporter_is_replaced_by_ours(heatmap):
+    assert heatmap._view.scene().contextMenu == [heatmap._export_action]
