@@ -99,17 +99,17 @@ def with_mask(model: GPT, kind: str, band: int) -> GPT:
     return other.eval()
 
 
-def attention_under_masks(model: GPT, ids: np.ndarray, layer: int, head: int,
+def attention_under_masks(model: GPT, ids: np.ndarray,
                           masks_by_name: dict[str, tuple[str, int]]) -> dict[str, np.ndarray]:
-    """The head's attention weights (T, T, NaN where masked) with each mask, computed with the same weights.
+    """Attention weights (L, H, T, T, NaN where masked) under each named (kind, band), same weights.
 
-    The whole model runs under the other mask, so from layer 1 on the head also sees how the earlier layers
+    The whole model runs under the other mask, so from layer 1 on a head also sees how the earlier layers
     changed; in layer 0 this is exactly the head's own scores under the other mask.
     """
     out = {}
     for name, (kind, band) in masks_by_name.items():
         m = model if (kind, band) == (model.cfg.mask, model.cfg.band) else with_mask(model, kind, band)
-        out[name] = attention_maps(m, ids).weights[layer, head]
+        out[name] = attention_maps(m, ids).weights
     return out
 
 
