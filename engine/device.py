@@ -1,0 +1,62 @@
+"""Where training runs and on how many threads: `pick_device` and `set_threads`.
+
+`auto` prefers CUDA, then Apple's MPS, then the CPU. Asking for a device that is unknown or not present
+is a user's mistake (one line on the command line), not a crash.
+"""
+
+from __future__ import annotations
+
+import os
+
+import torch
+
+from .config import DEVICES
+from .errors import UserError
+
+
+class DeviceError(UserError, ValueError):
+    """A device that does not exist on this machine or is not a device at all."""
+
+
+def _mps_available() -> bool:
+    mps = getattr(torch.backends, "mps", None)
+    return bool(mps and mps.is_available())
+
+
+def pick_device(name: str) -> torch.device:
+    """'auto' → CUDA, then MPS, then CPU; 'cpu' | 'cuda' | 'mps' must be present."""
+    if name == "auto":
+        if torch.cuda.is_available():
+            return torch.device("cuda")
+        return torch.device("mps") if _mps_available() else torch.device("cpu")
+    if name == "cpu":
+        return torch.device("cpu")
+    if name == "cuda":
+        if not torch.cuda.is_available():
+            raise DeviceError("device 'cuda' was asked for but no CUDA GPU is available (try --device auto)")
+        return torch.device("cuda")
+    if name == "mps":
+        if not _mps_available():
+            raise DeviceError("device 'mps' was asked for but Apple's MPS is not available (try --device auto)")
+        return torch.device("mps")
+    raise DeviceError(f"unknown device {name!r}; choose one of {', '.join(DEVICES)}")
+
+
+def usable_cores() -> int:
+    """Cores this process may run on (the affinity mask where the OS has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
+
+
+def set_threads(n: int) -> int:
+    """Set torch's intra-op thread count; 0 means every usable core. Returns the count in force.
+
+    The default (0) comes from measurement (see TrainConfig.torch_threads): training may use every core
+    as long as the GUI thread sleeps between events.
+    """
+    want = usable_cores() if n <= 0 else n
+    if torch.get_num_threads() != want:
+        torch.set_num_threads(want)
+    return want

@@ -1,0 +1,411 @@
+"""The run directory (DESIGN §5): `RunWriter` fills it while training, `Run` reads it back.
+
+    RUN/config.toml          the resolved ExperimentConfig (vocab_size set from the tokenizer)
+    RUN/tokenizer.json       the tokenizer's vocabulary, so a run samples without its corpus
+    RUN/probe.json           the fixed probe batch (token ids x, y) and the heatmap prompt
+    RUN/metrics.jsonl        one JSON object per logged step
+    RUN/samples.jsonl        text sampled at evaluation steps
+    RUN/checkpoints/step-000500/{model.safetensors, state.pt}   weights + optimizer and RNG state
+    RUN/checkpoints/best.json                                    which checkpoint has the best val loss
+    RUN/snapshots/step-000100.safetensors, snapshots/index.json  weights for the timeline, thinned to a budget
+
+Whole files are written to a temporary name and renamed into place; a checkpoint is a directory written
+and verified under a temporary name, so a bad one never replaces a good one. JSON-lines files are
+appended one whole line per write, so a crash can only truncate the last line, which readers skip with a
+warning. Weights are safetensors and the state is loaded with ``weights_only=True``: opening someone's
+run never runs their code. The latest checkpoint is the one with the highest step.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from safetensors.torch import load_file, save_file
+
+from .config import ConfigError, ExperimentConfig
+from .errors import UserError
+
+CONFIG, TOKENIZER, PROBE = "config.toml", "tokenizer.json", "probe.json"
+METRICS, SAMPLES = "metrics.jsonl", "samples.jsonl"
+CHECKPOINTS, SNAPSHOTS = "checkpoints", "snapshots"
+MODEL_FILE, STATE_FILE, BEST, INDEX = "model.safetensors", "state.pt", "best.json", "index.json"
+
+
+class RunError(UserError, ValueError):
+    """A run directory, or a file in it, that cannot be used; one line for the user."""
+
+
+@dataclass(frozen=True)
+class Probe:
+    """The run's fixed probe batch (forms and coefficients) and its heatmap prompt."""
+
+    x: np.ndarray  # (B, T) int64 token ids
+    y: np.ndarray  # (B, T) next-token targets
+    prompt: str
+
+
+def step_name(step: int) -> str:
+    return f"step-{step:06d}"
+
+
+def parse_step(name: str) -> int | None:
+    stem = name.removesuffix(".safetensors")
+    if not stem.startswith("step-") or not stem[5:].isdigit():
+        return None
+    return int(stem[5:])
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def append_jsonl(path: Path, row: dict) -> None:
+    """One whole line per write call: a crash can cut only this line, never an earlier one."""
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(json.dumps(_finite(row), ensure_ascii=False) + "\n")
+
+
+def read_jsonl(path: Path) -> tuple[list[dict], str | None]:
+    """Rows of a JSON-lines file and a warning naming the lines skipped (truncated or corrupt)."""
+    if not path.exists():
+        return [], None
+    rows, bad = [], []
+    with open(path, "rb") as f:
+        for i, raw in enumerate(f, 1):
+            if not raw.strip():
+                continue
+            try:
+                row = json.loads(raw.decode("utf-8"))
+            except (UnicodeDecodeError, ValueError):
+                bad.append(i)
+                continue
+            if isinstance(row, dict) and isinstance(row.get("step"), int):
+                rows.append(row)
+            else:
+                bad.append(i)
+    if not bad:
+        return rows, None
+    return rows, f"{path.name}: skipped {len(bad)} corrupt or truncated line(s) (line {bad[0]} first)"
+
+
+def _finite(row: dict) -> dict:
+    """JSON has no NaN or Infinity: write them as null."""
+    return {k: (None if isinstance(v, float) and not np.isfinite(v) else v) for k, v in row.items()}
+
+
+# ---- checkpoints -------------------------------------------------------------------------------
+
+def write_checkpoint(folder: Path, step: int, weights: dict[str, torch.Tensor], state: dict) -> Path:
+    """Write checkpoints/step-N under a temporary name, verify it loads back equal, then rename it in."""
+    final = folder / step_name(step)
+    tmp = folder / f".tmp-{step_name(step)}-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    try:
+        save_file({k: v.contiguous() for k, v in weights.items()}, str(tmp / MODEL_FILE),
+                  metadata={"step": str(step)})
+        torch.save(state, tmp / STATE_FILE)
+        loaded, loaded_state = read_checkpoint(tmp)
+        if loaded.keys() != weights.keys() or loaded_state.get("step") != step or not all(
+                torch.equal(loaded[k], weights[k].cpu()) for k in weights):
+            raise RunError("it does not read back as written")
+    except (OSError, RunError) as e:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise RunError(f"checkpoint at step {step} could not be written ({e}); the previous one is kept") from None
+    if final.exists():
+        old = folder / f".old-{step_name(step)}-{os.getpid()}"
+        os.replace(final, old)
+        os.replace(tmp, final)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(tmp, final)
+    return final
+
+
+def read_checkpoint(path: Path) -> tuple[dict[str, torch.Tensor], dict]:
+    """Weights and training state of one checkpoint directory; anything unreadable is a RunError."""
+    where = f"{path.parent.name}/{path.name}"
+    try:
+        weights = load_file(str(path / MODEL_FILE))
+    except FileNotFoundError:
+        raise RunError(f"checkpoint {where} has no {MODEL_FILE}") from None
+    except Exception as e:  # safetensors raises its own error type for truncated or garbage files
+        raise RunError(f"checkpoint {where}/{MODEL_FILE} is corrupt or truncated: {_first_line(e)}") from None
+    try:
+        state = torch.load(path / STATE_FILE, map_location="cpu", weights_only=True)
+    except FileNotFoundError:
+        raise RunError(f"checkpoint {where} has no {STATE_FILE}") from None
+    except Exception as e:  # zip, pickle and weights_only refusals all mean: not a checkpoint we wrote
+        raise RunError(f"checkpoint {where}/{STATE_FILE} is corrupt or truncated: {_first_line(e)}") from None
+    if not isinstance(state, dict) or not isinstance(state.get("step"), int):
+        raise RunError(f"checkpoint {where}/{STATE_FILE} is not a training state")
+    return weights, state
+
+
+def _first_line(e: Exception) -> str:
+    text = str(e).strip().splitlines()
+    return text[0][:160] if text else type(e).__name__
+
+
+def _steps_in(folder: Path, want_dir: bool) -> list[int]:
+    if not folder.is_dir():
+        return []
+    found = []
+    for p in folder.iterdir():
+        s = parse_step(p.name)
+        if s is None:
+            continue
+        if want_dir and (p / MODEL_FILE).is_file() and (p / STATE_FILE).is_file():
+            found.append(s)
+        elif not want_dir and p.is_file() and p.suffix == ".safetensors":
+            found.append(s)
+    return sorted(found)
+
+
+def _read_json(path: Path) -> dict | None:
+    try:
+        d = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return d if isinstance(d, dict) else None
+
+
+# ---- the write side ----------------------------------------------------------------------------
+
+class RunWriter:
+    """Writes one run directory while a Trainer trains (one writer per run at a time)."""
+
+    def __init__(self, path: Path, cfg: ExperimentConfig):
+        self.path = Path(path)
+        self.cfg = cfg
+        best = _read_json(self.path / CHECKPOINTS / BEST) or {}
+        self.best_step: int | None = best.get("step")
+        self.best_val: float = best.get("val_loss") if isinstance(best.get("val_loss"), float) else float("inf")
+        index = _read_json(self.path / SNAPSHOTS / INDEX) or {}
+        self.thinned: list[int] = [s for s in index.get("thinned", []) if isinstance(s, int)]
+
+    @classmethod
+    def create(cls, path: str | Path, cfg: ExperimentConfig, tokenizer, probe: Probe) -> RunWriter:
+        path = Path(path)
+        if (path / CONFIG).exists():
+            raise RunError(f"{path} is already a run; resume it instead of starting a new one there")
+        if path.exists() and not path.is_dir():
+            raise RunError(f"run directory {path} is a file")
+        try:
+            (path / CHECKPOINTS).mkdir(parents=True, exist_ok=True)
+            (path / SNAPSHOTS).mkdir(exist_ok=True)
+        except OSError as e:
+            raise RunError(f"cannot create run directory {path}: {e.strerror}") from None
+        w = cls(path, cfg)
+        w.write_config(cfg)
+        atomic_write_text(path / TOKENIZER, json.dumps(tokenizer.to_dict(), ensure_ascii=False))
+        atomic_write_text(path / PROBE, json.dumps(
+            {"x": probe.x.tolist(), "y": probe.y.tolist(), "prompt": probe.prompt}, ensure_ascii=False))
+        for name in (METRICS, SAMPLES):
+            (path / name).touch()
+        return w
+
+    @classmethod
+    def reopen(cls, run: Run, step: int) -> RunWriter:
+        """Continue a run from a checkpoint at `step`: logged rows after it are dropped (they will be
+        logged again, identically, since resume is exact), and so is a line cut short by a crash."""
+        for name in (METRICS, SAMPLES):
+            rows, _ = read_jsonl(run.path / name)
+            kept = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows if r["step"] <= step)
+            atomic_write_text(run.path / name, kept)
+        return cls(run.path, run.config)
+
+    def write_config(self, cfg: ExperimentConfig) -> None:
+        self.cfg = cfg
+        atomic_write_text(self.path / CONFIG, cfg.to_toml())
+
+    def log_metrics(self, row: dict) -> None:
+        append_jsonl(self.path / METRICS, row)
+
+    def log_sample(self, row: dict) -> None:
+        append_jsonl(self.path / SAMPLES, row)
+
+    def save_checkpoint(self, step: int, weights: dict[str, torch.Tensor], state: dict,
+                        val_loss: float | None = None) -> Path:
+        """Write a checkpoint, mark it best if its val loss is the lowest yet, and keep the last N."""
+        folder = self.path / CHECKPOINTS
+        final = write_checkpoint(folder, step, weights, state)
+        if val_loss is not None and val_loss < self.best_val:
+            self.best_step, self.best_val = step, val_loss
+            atomic_write_text(folder / BEST, json.dumps({"step": step, "val_loss": val_loss}))
+        steps = _steps_in(folder, want_dir=True)
+        keep = set(steps[-(self.cfg.train.keep_checkpoints + 1):]) | {self.best_step}
+        for s in steps:
+            if s not in keep:
+                shutil.rmtree(folder / step_name(s), ignore_errors=True)
+        return final
+
+    def save_snapshot(self, step: int, weights: dict[str, torch.Tensor]) -> Path:
+        """Weights at `step` for the timeline; then thin older snapshots to fit the disk budget."""
+        folder = self.path / SNAPSHOTS
+        path = folder / f"{step_name(step)}.safetensors"
+        tmp = folder / f".{path.name}.tmp{os.getpid()}"
+        save_file({k: v.contiguous() for k, v in weights.items()}, str(tmp), metadata={"step": str(step)})
+        os.replace(tmp, path)
+        self.thinned = sorted(set(self.thinned) - {step})
+        self._thin(folder)
+        return path
+
+    def _thin(self, folder: Path) -> None:
+        """Over budget, delete the snapshot whose neighbours are closest (ties: the oldest), so the
+        timeline stays evenly spaced and the older part thins first; every deletion is recorded."""
+        budget = self.cfg.train.snapshot_budget_mb * 1e6
+        steps = _steps_in(folder, want_dir=False)
+        sizes = {s: (folder / f"{step_name(s)}.safetensors").stat().st_size for s in steps}
+        while sum(sizes[s] for s in steps) > budget and len(steps) > 1:
+            if len(steps) == 2:
+                victim = steps[0]
+            else:
+                gaps = [steps[i + 1] - steps[i - 1] for i in range(1, len(steps) - 1)]
+                victim = steps[1 + gaps.index(min(gaps))]
+            (folder / f"{step_name(victim)}.safetensors").unlink(missing_ok=True)
+            steps.remove(victim)
+            self.thinned.append(victim)
+        index = {"budget_mb": self.cfg.train.snapshot_budget_mb, "steps": steps,
+                 "thinned": sorted(set(self.thinned))}
+        atomic_write_text(folder / INDEX, json.dumps(index))
+
+
+# ---- the read side -----------------------------------------------------------------------------
+
+class Run:
+    """An existing run directory, read-only. Only config.toml and tokenizer.json are essential; any
+    other damaged file is named in `warnings` and the rest still loads."""
+
+    def __init__(self, path: str | Path):
+        from .data import tokenizer_from_dict  # keeps `import engine.runs` light for the CLI
+
+        self.path = Path(path)
+        if not self.path.is_dir():
+            raise RunError(f"run directory not found: {self.path}")
+        if not (self.path / CONFIG).is_file():
+            raise RunError(f"{self.path} is not a run directory (it has no {CONFIG})")
+        try:
+            self.config = ExperimentConfig.load(self.path / CONFIG)
+        except ConfigError as e:
+            raise RunError(str(e)) from None
+        d = _read_json(self.path / TOKENIZER)
+        try:
+            self.tokenizer = tokenizer_from_dict(d if d is not None else {})
+        except UserError as e:
+            raise RunError(f"{self.path / TOKENIZER} is missing or corrupt: {e}") from None
+        if self.tokenizer.vocab_size != self.config.model.vocab_size:
+            raise RunError(f"{self.path}: tokenizer.json and config.toml disagree on the vocabulary size")
+        self._warnings: dict[str, str] = {}
+        self.metrics(), self.samples(), self._probe_or_none()
+
+    @property
+    def warnings(self) -> list[str]:
+        return list(self._warnings.values())
+
+    def _rows(self, name: str) -> list[dict]:
+        rows, warning = read_jsonl(self.path / name)
+        if warning:
+            self._warnings[name] = warning
+        else:
+            self._warnings.pop(name, None)
+        return rows
+
+    def metrics(self) -> list[dict]:
+        """metrics.jsonl rows (read afresh each call, so a live run shows its newest steps)."""
+        return self._rows(METRICS)
+
+    def samples(self) -> list[dict]:
+        return self._rows(SAMPLES)
+
+    def _probe_or_none(self) -> Probe | None:
+        d = _read_json(self.path / PROBE)
+        try:
+            x, y = np.asarray(d["x"], dtype=np.int64), np.asarray(d["y"], dtype=np.int64)
+            ok = x.ndim == 2 and x.shape == y.shape and isinstance(d["prompt"], str)
+            ok = ok and x.size > 0 and 0 <= x.min() and max(x.max(), y.max()) < self.tokenizer.vocab_size
+        except (TypeError, KeyError, ValueError):
+            ok = False
+        if not ok:
+            self._warnings[PROBE] = f"{PROBE} is missing or corrupt"
+            return None
+        return Probe(x, y, d["prompt"])
+
+    def probe(self) -> Probe:
+        p = self._probe_or_none()
+        if p is None:
+            raise RunError(f"{self.path / PROBE} is missing or corrupt")
+        return p
+
+    def checkpoint_steps(self) -> list[int]:
+        return _steps_in(self.path / CHECKPOINTS, want_dir=True)
+
+    def snapshot_steps(self) -> list[int]:
+        return _steps_in(self.path / SNAPSHOTS, want_dir=False)
+
+    def thinned_steps(self) -> list[int]:
+        """Snapshot steps deleted to keep within the disk budget (recorded, never silently dropped)."""
+        index = _read_json(self.path / SNAPSHOTS / INDEX) or {}
+        return [s for s in index.get("thinned", []) if isinstance(s, int)]
+
+    def best_step(self) -> int | None:
+        step = (_read_json(self.path / CHECKPOINTS / BEST) or {}).get("step")
+        return step if isinstance(step, int) and step in self.checkpoint_steps() else None
+
+    def latest_step(self) -> int:
+        """The last step whose weights were saved (checkpoint or snapshot); 0 when none were."""
+        return max(self.checkpoint_steps() + self.snapshot_steps(), default=0)
+
+    def load_checkpoint(self, step: int | None = None) -> tuple[dict[str, torch.Tensor], dict]:
+        """Weights and training state of the checkpoint at `step` (None: the latest)."""
+        steps = self.checkpoint_steps()
+        if not steps:
+            raise RunError(f"{self.path} has no checkpoint yet")
+        step = steps[-1] if step is None else step
+        if step not in steps:
+            raise RunError(f"{self.path} has no checkpoint at step {step} (it has {_listing(steps)})")
+        return read_checkpoint(self.path / CHECKPOINTS / step_name(step))
+
+    def load_weights(self, step: int | None = None) -> dict[str, torch.Tensor]:
+        """step=None: the latest checkpoint's weights; else the snapshot, or checkpoint, at exactly step."""
+        if step is None or step not in self.snapshot_steps():
+            if step is not None and step not in self.checkpoint_steps():
+                saved = sorted(set(self.snapshot_steps()) | set(self.checkpoint_steps()))
+                raise RunError(f"{self.path} has no weights saved at step {step} (it has {_listing(saved)})")
+            return self.load_checkpoint(step)[0]
+        path = self.path / SNAPSHOTS / f"{step_name(step)}.safetensors"
+        try:
+            return load_file(str(path))
+        except Exception as e:  # safetensors' own error type for truncated or garbage files
+            raise RunError(f"snapshot {path.name} is corrupt or truncated: {_first_line(e)}") from None
+
+    def build_model(self, step: int | None = None, dtype: torch.dtype = torch.float32):
+        """The GPT with the weights at `step`, on the CPU, in eval mode."""
+        from .model import GPT
+
+        model = GPT(self.config.model)
+        try:
+            model.load_state_dict(self.load_weights(step))
+        except RuntimeError as e:
+            raise RunError(f"saved weights do not fit the run's config: {_first_line(e)}") from None
+        return model.to(dtype).eval()
+
+
+def _listing(steps: list[int]) -> str:
+    if not steps:
+        return "none"
+    shown = ", ".join(map(str, steps[:8]))
+    return shown + (f", … {steps[-1]}" if len(steps) > 8 else "")

@@ -1,0 +1,315 @@
+"""The Trainer: a Qt-free generator of StepReports that trains a GPT and fills its run directory.
+
+After minGPT's `Trainer` and nanoGPT's `train.py` (AdamW with decoupled weight decay on matrices only,
+warm-up then cosine learning rate, gradient clipping, periodic evaluation), reshaped as a generator so
+that a consumer pauses by not calling `next()`, steps once with `steps(1)`, and stops with `close()`,
+which writes a checkpoint so the run resumes exactly (DESIGN §8). A non-finite loss or gradient norm
+stops training before the optimizer touches the weights, and the last good checkpoint stays as it was.
+
+Randomness: batches come from the trainer's own generator; model initialisation and dropout use torch's
+global generator, which the trainer seeds (a fresh run) or restores (a resumed one). Evaluation and
+logged samples use generators seeded from the step, so they never disturb training.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from .config import ConfigError, ExperimentConfig, TrainConfig
+from .corpus import CorpusError
+from .data import Dataset
+from .device import pick_device, set_threads
+from .errors import UserError
+from .model import GPT
+from .runs import Probe, Run, RunError, RunWriter
+from .schedule import lr_at
+
+__all__ = ["StepReport", "Trainer", "lr_at", "pick_device", "make_optimizer", "generate_text"]
+
+SAMPLE_TEMPERATURE = 0.8  # logged samples: a little cooler than the model's distribution, easier to read
+
+
+@dataclass(frozen=True)
+class StepReport:
+    """What one training step did; only Python scalars and strings, never live tensors."""
+
+    step: int                # optimizer steps completed so far (1 after the first step)
+    total_steps: int
+    train_loss: float
+    val_loss: float | None   # set at evaluation steps (and the final step)
+    lr: float
+    grad_norm: float         # before clipping
+    tokens_per_s: float      # smoothed
+    wall_s: float            # training seconds, cumulative across resumes (pauses not counted)
+    eta_s: float             # estimated seconds left
+    sample: str | None       # text generated at evaluation steps
+    snapshot: bool           # weights were snapshotted at this step
+    checkpoint: bool         # a checkpoint was written at this step
+    event: str | None        # None | "nan" (stopped before the weights changed) | "done"
+    message: str | None      # a sentence for the user when there is an event
+
+
+def make_optimizer(model: torch.nn.Module, t: TrainConfig) -> torch.optim.AdamW:
+    """AdamW; weight decay on matrices (2-D weights) only, never on gains and biases."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    groups = [{"params": [p for p in params if p.dim() >= 2], "weight_decay": t.weight_decay},
+              {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
+    return torch.optim.AdamW(groups, lr=t.lr, betas=(t.beta1, t.beta2))
+
+
+def generate_text(model: GPT, tokenizer, prompt: str, n_tokens: int, temperature: float = 1.0,
+                  top_k: int | None = None, seed: int | None = None) -> str:
+    """The text the model appends to `prompt` (the continuation only), in eval mode."""
+    try:
+        ids = tokenizer.encode(prompt)
+    except CorpusError as e:
+        raise UserError(f"the prompt cannot be encoded with this run's vocabulary: {e}") from None
+    if not ids:  # an empty prompt starts a new line when the vocabulary has one
+        ids = tokenizer.encode("\n") if "\n" in tokenizer.vocab else [0]
+    device = next(model.parameters()).device
+    gen = torch.Generator(device=device)
+    gen.manual_seed(seed) if seed is not None else gen.seed()
+    idx = torch.tensor([ids], dtype=torch.long, device=device)  # (1, T0)
+    was_training = model.training
+    model.eval()
+    try:
+        out = model.generate(idx, n_tokens, temperature, top_k, generator=gen)  # (1, T0 + n)
+    finally:
+        model.train(was_training)
+    return tokenizer.decode(out[0, len(ids):].tolist())
+
+
+class Trainer:
+    """Trains one GPT from an ExperimentConfig; `steps()` yields StepReports.
+
+    `cfg` is the resolved config (vocab_size from the tokenizer). With `run_dir` the run directory is
+    created and written as training goes; without it nothing touches the disk.
+    """
+
+    def __init__(self, cfg: ExperimentConfig, run_dir: str | Path | None = None, *,
+                 dataset: Dataset | None = None, text: str | None = None):
+        self._setup(cfg, dataset, text)
+        self.writer: RunWriter | None = None
+        if run_dir is not None:
+            self.writer = RunWriter.create(run_dir, self.cfg, self.tokenizer, self.probe)
+            self.writer.save_snapshot(0, self.weights_copy())
+
+    @classmethod
+    def resume(cls, run_dir: str | Path, *, dataset: Dataset | None = None, text: str | None = None,
+               steps: int | None = None, device: str | None = None) -> Trainer:
+        """Continue a run exactly from its latest checkpoint. `steps` changes the total (and so the
+        learning-rate curve from here on); `device` moves it to another device."""
+        run = Run(run_dir)
+        cfg = run.config
+        if steps is not None or device is not None:
+            cfg = cfg.replace(train=dataclasses.replace(
+                cfg.train, steps=cfg.train.steps if steps is None else steps,
+                device=cfg.train.device if device is None else device))
+        weights, state = run.load_checkpoint()
+        self = cls.__new__(cls)
+        self._setup(cfg, dataset, text)
+        if self.tokenizer.vocab != run.tokenizer.vocab:
+            raise RunError(f"the corpus {cfg.data.corpus!r} no longer gives the vocabulary {run.path} was "
+                           "trained with; the run cannot be resumed on it")
+        self._restore(weights, state)
+        self.writer = RunWriter.reopen(run, self.step)
+        if cfg != run.config:
+            self.writer.write_config(cfg)
+        return self
+
+    # ---- set-up and state ------------------------------------------------------------------
+
+    def _setup(self, cfg: ExperimentConfig, dataset: Dataset | None, text: str | None) -> None:
+        _check(cfg)
+        if dataset is None:
+            dataset = Dataset.build(cfg.data, cfg.model.n_ctx, text)
+        if min(len(dataset.train), len(dataset.val)) <= cfg.model.n_ctx:
+            raise CorpusError(f"corpus is too short for a context of {cfg.model.n_ctx} tokens")
+        cfg = cfg.replace(model=dataclasses.replace(cfg.model, vocab_size=dataset.tokenizer.vocab_size))
+        _check(cfg)
+        t = cfg.train
+        self.cfg, self.dataset, self.tokenizer = cfg, dataset, dataset.tokenizer
+        self.threads = set_threads(t.torch_threads)
+        self.device = pick_device(t.device)
+        torch.manual_seed(t.seed)  # initialisation and dropout draw from torch's global generator
+        self.model = GPT(cfg.model).to(self.device)
+        self.model.train()
+        self.optimizer = make_optimizer(self.model, t)
+        self.batch_gen = torch.Generator().manual_seed(t.seed)
+        x, y = dataset.fixed_batch(t.probe_batch, cfg.model.n_ctx, t.seed)
+        self.probe = Probe(x, y, dataset.text_head)
+        self.step, self.wall_s, self.best_val = 0, 0.0, math.inf
+        self._ckpt_step: int | None = None
+        self._tps: float | None = None
+        self._session_s, self._session_steps = 0.0, 0
+
+    def _state(self) -> dict:
+        state = {"step": self.step, "optimizer": self.optimizer.state_dict(),
+                 "batch_rng": self.batch_gen.get_state(), "torch_rng": torch.get_rng_state(),
+                 "wall_s": self.wall_s, "best_val": self.best_val}
+        if self.device.type == "cuda":
+            state["cuda_rng"] = torch.cuda.get_rng_state(self.device)
+        return state
+
+    def _restore(self, weights: dict[str, torch.Tensor], state: dict) -> None:
+        try:
+            self.model.load_state_dict(weights)
+            self.optimizer.load_state_dict(state["optimizer"])
+            self.batch_gen.set_state(state["batch_rng"])
+            torch.set_rng_state(state["torch_rng"])
+        except (KeyError, ValueError, RuntimeError, TypeError) as e:
+            raise RunError(f"the checkpoint does not fit this run: {str(e).splitlines()[0][:160]}") from None
+        if self.device.type == "cuda" and "cuda_rng" in state:
+            torch.cuda.set_rng_state(state["cuda_rng"], self.device)
+        self.step, self.wall_s = state["step"], float(state.get("wall_s", 0.0))
+        self.best_val = float(state.get("best_val", math.inf))
+        self._ckpt_step = self.step
+
+    def weights_copy(self) -> dict[str, torch.Tensor]:
+        """CPU clones of the state dict; call between steps (the GUI's view of the weights)."""
+        return {k: v.detach().to("cpu", copy=True) for k, v in self.model.state_dict().items()}
+
+    def save_checkpoint(self, val_loss: float | None = None) -> Path:
+        if self.writer is None:
+            raise RunError("this training has no run directory to save a checkpoint in")
+        path = self.writer.save_checkpoint(self.step, self.weights_copy(), self._state(), val_loss)
+        self._ckpt_step = self.step
+        return path
+
+    # ---- training --------------------------------------------------------------------------
+
+    def steps(self, n: int | None = None) -> Iterator[StepReport]:
+        """Train to cfg.train.steps, or n more steps; closing the generator checkpoints the run."""
+        stop_at = self.cfg.train.steps if n is None else min(self.cfg.train.steps, self.step + n)
+        clock, halted = time.perf_counter(), False
+        try:
+            while self.step < stop_at:
+                loss, norm, lr = self._optimizer_step()
+                clock = self._tick(clock)
+                if not (math.isfinite(loss) and math.isfinite(norm)):
+                    halted = True  # the last good checkpoint must stay as it is, even if closed here
+                    yield self._nan_report(loss, norm, lr)
+                    return
+                report = self._after_step(loss, norm, lr)
+                clock = self._tick(clock)
+                if report is not None:
+                    yield self._timed(report)
+                    clock = time.perf_counter()  # time spent paused is not training time
+        except GeneratorExit:
+            if self.writer is not None and not halted and self._ckpt_step != self.step:
+                self.save_checkpoint()
+            raise
+
+    def _timed(self, report: StepReport) -> StepReport:
+        """Fill in the clock fields once the step's bookkeeping is counted."""
+        per_step = self._session_s / max(self._session_steps, 1)
+        eta = (report.total_steps - report.step) * per_step
+        return dataclasses.replace(report, wall_s=self.wall_s, eta_s=eta)
+
+    def _tick(self, since: float) -> float:
+        now = time.perf_counter()
+        self.wall_s += now - since
+        self._session_s += now - since
+        return now
+
+    def _optimizer_step(self) -> tuple[float, float, float]:
+        """One step: returns (loss, gradient norm, lr); the weights change only if both are finite."""
+        t, started = self.cfg.train, time.perf_counter()
+        lr = lr_at(self.step, t)
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+        x, y = self._batch("train", self.batch_gen)  # (B, T) each
+        _, loss = self.model(x, y)
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        # clip_grad_norm_ returns the norm before clipping; on an inf gradient it writes NaN into the
+        # gradients, which is harmless because the step below is then skipped.
+        norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), t.grad_clip or math.inf)
+        loss_v, norm_v = (float(v) for v in torch.stack([loss.detach(), norm]).cpu())
+        if not (math.isfinite(loss_v) and math.isfinite(norm_v)):
+            self.optimizer.zero_grad(set_to_none=True)
+            return loss_v, norm_v, lr
+        self.optimizer.step()
+        self.step += 1
+        self._session_steps += 1
+        tps = t.batch_size * self.cfg.model.n_ctx / max(time.perf_counter() - started, 1e-9)
+        self._tps = tps if self._tps is None else 0.9 * self._tps + 0.1 * tps
+        return loss_v, norm_v, lr
+
+    def _batch(self, split: str, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+        x, y = self.dataset.get_batch(split, self.cfg.train.batch_size, self.cfg.model.n_ctx, gen)
+        return x.to(self.device, non_blocking=True), y.to(self.device, non_blocking=True)
+
+    def _after_step(self, loss: float, norm: float, lr: float) -> StepReport | None:
+        """Evaluate, sample, snapshot, checkpoint and log as the schedule asks at this step."""
+        t, step = self.cfg.train, self.step
+        final = step == t.steps
+        val = sample = None
+        if step % t.eval_every == 0 or final:
+            val = self.evaluate()
+            if t.sample_tokens:
+                sample = self.sample(self.probe.prompt, t.sample_tokens, SAMPLE_TEMPERATURE, seed=t.seed + step)
+        snapshot = checkpoint = False
+        if self.writer is not None:
+            if sample is not None:
+                self.writer.log_sample({"step": step, "prompt": self.probe.prompt, "text": sample,
+                                        "temperature": SAMPLE_TEMPERATURE})
+            if step % t.snapshot_every == 0 or final:
+                self.writer.save_snapshot(step, self.weights_copy())
+                snapshot = True
+            if step % t.checkpoint_every == 0 or final or (val is not None and val < self.best_val):
+                if val is not None:
+                    self.best_val = min(self.best_val, val)
+                self.save_checkpoint(val)
+                checkpoint = True
+        elif val is not None:
+            self.best_val = min(self.best_val, val)
+        if not (step % t.report_every == 0 or val is not None or snapshot or checkpoint):
+            return None
+        done = f"training finished at step {step}: validation loss {val:.4f}" if final else None
+        report = StepReport(step, t.steps, loss, val, lr, norm, self._tps or 0.0, 0.0, 0.0, sample,
+                            snapshot, checkpoint, "done" if final else None, done)
+        if self.writer is not None:
+            self.writer.log_metrics({"step": step, "train_loss": loss, "val_loss": val, "lr": lr,
+                                     "grad_norm": norm, "tokens_per_s": report.tokens_per_s,
+                                     "wall_s": round(self.wall_s, 3)})
+        return report
+
+    def _nan_report(self, loss: float, norm: float, lr: float) -> StepReport:
+        kept = (f"the last checkpoint (step {self._ckpt_step}) is kept" if self._ckpt_step is not None
+                else "no checkpoint was written yet")
+        message = (f"step {self.step + 1}: the loss ({loss}) or gradient norm ({norm}) is not finite; "
+                   f"training stopped before the weights changed and {kept}. Try a lower learning rate.")
+        return StepReport(self.step, self.cfg.train.steps, loss, None, lr, norm, self._tps or 0.0,
+                          self.wall_s, math.inf, None, False, False, "nan", message)
+
+    @torch.no_grad()
+    def evaluate(self) -> float:
+        """Mean validation loss over eval_batches batches (the same batches at every evaluation)."""
+        gen = torch.Generator().manual_seed(self.cfg.train.seed + 1)
+        was_training = self.model.training
+        self.model.eval()
+        try:
+            losses = [self.model(*self._batch("val", gen))[1] for _ in range(self.cfg.train.eval_batches)]
+        finally:
+            self.model.train(was_training)
+        return float(torch.stack(losses).mean())
+
+    def sample(self, prompt: str, n_tokens: int, temperature: float = 1.0, top_k: int | None = None,
+               seed: int | None = None) -> str:
+        """The continuation the model writes after `prompt` (the prompt itself is not repeated)."""
+        return generate_text(self.model, self.tokenizer, prompt, n_tokens, temperature, top_k, seed)
+
+
+def _check(cfg: ExperimentConfig) -> None:
+    problems = cfg.validate()
+    if problems:
+        raise ConfigError("; ".join(map(str, problems)))
+
