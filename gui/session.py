@@ -21,6 +21,13 @@ class Session(QObject):
     sig_weight_selected = Signal(str)       # a weight name (state-dict key, e.g. "blocks.0.W_K")
     sig_training_state_changed = Signal(str)  # idle | running | paused | stopped | finished | error
     sig_tokenizer_changed = Signal(object)  # engine.data tokenizer of the current run
+    # Added for the main window and the builder (issue 4):
+    sig_config_problems_changed = Signal(object)  # list[engine.config.Problem] of the builder's draft
+    sig_training_requested = Signal(str)    # train | pause | resume | step | stop | save: the controller acts
+    sig_sample_requested = Signal(object)   # gui.worker.SampleRequest, answered by sig_sample_ready
+    sig_sample_ready = Signal(object, str)  # the request and the generated text
+    sig_message_posted = Signal(str, str)   # level (error | warning | info), text: the window's banner
+    sig_weights_wanted_changed = Signal(int)  # steps between weight copies panes ask for; 0 = none
 
     def __init__(self, config: ExperimentConfig | None = None, parent: QObject | None = None):
         super().__init__(parent)
@@ -32,6 +39,8 @@ class Session(QObject):
         self.weights_step: int = -1
         self.selected_weight: str | None = None
         self.training_state: str = "idle"
+        self.config_problems: list = []  # what is wrong with the builder's draft; Train waits for []
+        self._weights_wanted: dict[str, int] = {}
 
     def set_config(self, config: ExperimentConfig) -> None:
         if config != self.config:
@@ -62,3 +71,37 @@ class Session(QObject):
         if state != self.training_state:
             self.training_state = state
             self.sig_training_state_changed.emit(state)
+
+    # --- added for the main window and the builder (issue 4) ---
+
+    def set_config_problems(self, problems: list) -> None:
+        """The builder's draft and what is wrong with it; only a valid draft becomes `config`."""
+        if list(problems) != self.config_problems:
+            self.config_problems = list(problems)
+            self.sig_config_problems_changed.emit(self.config_problems)
+
+    def request_training(self, action: str) -> None:
+        """Ask whoever runs training (the main window's controller) to train, pause, resume, step, stop
+        or save a checkpoint; panes never hold the worker themselves."""
+        self.sig_training_requested.emit(action)
+
+    def request_sample(self, request) -> None:
+        self.sig_sample_requested.emit(request)
+
+    def post_message(self, text: str, level: str = "error") -> None:
+        """Show a message in the window's banner (a user's mistake or a stopped run, never a traceback)."""
+        self.sig_message_posted.emit(level, text)
+
+    def want_weights(self, who: str, every: int) -> None:
+        """Pane `who` wants a weights copy every `every` steps while training (0 withdraws the wish).
+        The worker copies at the smallest interval anyone asked for; copies cost time, so ask only
+        while visible."""
+        if every > 0:
+            self._weights_wanted[who] = int(every)
+        else:
+            self._weights_wanted.pop(who, None)
+        self.sig_weights_wanted_changed.emit(self.weights_every)
+
+    @property
+    def weights_every(self) -> int:
+        return min(self._weights_wanted.values(), default=0)
