@@ -1,0 +1,107 @@
+"""What the app remembers between sessions: window geometry and dock layout, theme, runs folder, the
+last folders a file dialog visited (QSettings, INI format, per user).
+
+`save_window_state` / `restore_window_state` are symmetric (napari, Spyder). The saved layout carries a
+version and the list of panes it was made with; a layout from another version, another set of panes, or
+one Qt cannot read is dropped and the window keeps its default layout. Nothing read here may stop the app
+from starting: every read falls back to a default.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QByteArray, QSettings, QStandardPaths
+from PySide6.QtWidgets import QMainWindow
+
+ORGANIZATION = "gpt-explorer"
+APPLICATION = "gpt-explorer"
+# Bump when the default layout or the meaning of the saved state changes.
+STATE_VERSION = 2
+THEMES = ("dark", "light")
+
+
+def qsettings() -> QSettings:
+    """The app's settings store (tests point IniFormat's user path at a temporary folder)."""
+    return QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, ORGANIZATION, APPLICATION)
+
+
+def _read(key: str, default, kind: type):
+    """A value of the expected type, or the default when it is missing or garbage."""
+    try:
+        value = qsettings().value(key, default)
+    except Exception:  # noqa: BLE001 — a corrupt store must not stop start-up
+        return default
+    if kind is bytes:
+        return bytes(value.data()) if isinstance(value, QByteArray) else default
+    if kind is str:
+        return value if isinstance(value, str) else default
+    try:
+        return kind(value)
+    except (TypeError, ValueError):
+        return default
+
+
+def save_window_state(window: QMainWindow, panes: list[str]) -> None:
+    s = qsettings()
+    s.setValue("window/version", STATE_VERSION)
+    s.setValue("window/panes", ",".join(panes))
+    s.setValue("window/geometry", window.saveGeometry())
+    s.setValue("window/state", window.saveState(STATE_VERSION))
+    s.sync()
+
+
+def restore_window_state(window: QMainWindow, panes: list[str]) -> bool:
+    """Restore geometry and docks; False (and the window untouched) when the saved state is unusable."""
+    if _read("window/version", -1, int) != STATE_VERSION or _read("window/panes", "", str) != ",".join(panes):
+        return False
+    geometry = _read("window/geometry", b"", bytes)
+    state = _read("window/state", b"", bytes)
+    if not geometry or not state:
+        return False
+    if not window.restoreGeometry(QByteArray(geometry)):
+        return False
+    return bool(window.restoreState(QByteArray(state), STATE_VERSION))
+
+
+def clear_window_state() -> None:
+    s = qsettings()
+    for key in ("window/version", "window/panes", "window/geometry", "window/state"):
+        s.remove(key)
+
+
+def theme() -> str:
+    name = _read("view/theme", "dark", str)
+    return name if name in THEMES else "dark"
+
+
+def set_theme(name: str) -> None:
+    qsettings().setValue("view/theme", name)
+
+
+def runs_root() -> Path:
+    """Where new runs are created: the setting, else the user's data folder."""
+    default = Path(QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppDataLocation)) / "runs"
+    value = _read("runs/root", "", str)
+    return Path(value) if value else default
+
+
+def set_runs_root(path: Path | str) -> None:
+    qsettings().setValue("runs/root", str(path))
+
+
+def last_folder(kind: str) -> str:
+    return _read(f"dialogs/{kind}", "", str)
+
+
+def set_last_folder(kind: str, folder: Path | str) -> None:
+    qsettings().setValue(f"dialogs/{kind}", str(folder))
+
+
+def saved_config() -> str:
+    """The builder's config (TOML) when the app was last closed; "" when none."""
+    return _read("builder/config", "", str)
+
+
+def set_saved_config(text: str) -> None:
+    qsettings().setValue("builder/config", text)
