@@ -1,0 +1,328 @@
+"""The Architecture pane: the experiment builder (DESIGN §1.2).
+
+A preset chooser and a form for every field of the model, training and data configs; every problem
+`validate()` finds is shown beside its field while the user types, and Train waits for a valid config.
+Only a valid draft becomes `Session.config`. Beside the form: the parameter count by the closed formula and
+by torch (counted on the meta device, off the GUI thread, with the vocabulary the corpus really gives),
+the training memory estimate, and the block diagram whose weights select themselves in the Session.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from dataclasses import dataclass
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QScrollArea,
+                               QSplitter, QStyle, QTabWidget, QVBoxLayout, QWidget)
+
+from engine.config import (ConfigError, DataConfig, ExperimentConfig, ModelConfig, Problem, TrainConfig,
+                           human_count, memory_estimate_bytes, parameter_count)
+from engine.errors import UserError
+from engine.presets import load_preset, preset_names
+
+from ..jobs import LatestJob
+from ..session import Session
+from ..widgets import dialogs
+from ..widgets.block_diagram import BlockDiagram
+from ..widgets.config_form import SectionForm
+from ..worker import ensure_torch
+
+SECTIONS = (("model", ModelConfig, "Model"), ("train", TrainConfig, "Training"), ("data", DataConfig, "Data"))
+EDITABLE_STATES = ("idle", "stopped", "finished", "error")
+
+
+@dataclass(frozen=True)
+class Inspection:
+    """What the builder learns off the GUI thread: the corpus's vocabulary (or why it cannot be used)
+    and torch's own parameter count of the model built with that vocabulary."""
+
+    vocab_size: int | None
+    corpus_problem: str | None
+    torch_count: int | None
+    model: ModelConfig
+
+
+@functools.lru_cache(maxsize=2)
+def _corpus_text(corpus: str) -> str:
+    from engine.corpus import load_corpus
+
+    return load_corpus(corpus)
+
+
+@functools.lru_cache(maxsize=16)
+def _dataset_vocab(data: DataConfig, n_ctx: int) -> int:
+    from engine.data import Dataset
+
+    return Dataset.build(data, n_ctx, _corpus_text(data.corpus)).tokenizer.vocab_size
+
+
+TORCH_COUNT_LIMIT = 50_000_000  # larger models are not built just to be counted
+
+
+def torch_parameter_count(model: ModelConfig) -> int | None:
+    """Build the GPT on the CPU and count its parameters; None above TORCH_COUNT_LIMIT.
+
+    (The meta device would need no memory, but building there took a second even for the tiny preset,
+    in torch's decompositions, and was not safe beside another thread using torch.)
+    """
+    if parameter_count(model) > TORCH_COUNT_LIMIT:
+        return None
+    from engine.model import GPT
+
+    return sum(p.numel() for p in GPT(model).parameters())
+
+
+def inspect_config(cfg: ExperimentConfig) -> Inspection:
+    ensure_torch()  # engine.data and engine.model import it
+    vocab = problem = None
+    if not cfg.data.validate():
+        try:
+            vocab = _dataset_vocab(cfg.data, cfg.model.n_ctx)
+        except UserError as e:
+            problem = str(e)
+    model = dataclasses.replace(cfg.model, vocab_size=vocab or cfg.model.vocab_size)
+    count = torch_parameter_count(model) if not model.validate() else None
+    return Inspection(vocab, problem, count, model)
+
+
+class ArchitecturePane(QWidget):
+    title = "Architecture"
+    object_name = "pane_architecture"
+
+    def __init__(self, session: Session, parent=None):
+        super().__init__(parent)
+        self.session = session
+        self.draft = session.config
+        self.inspection: Inspection | None = None
+        self._inspected_data: DataConfig | None = None
+        self._submitted = None  # (data, model without vocabulary) of the last inspection asked for
+        self._presets = {name: load_preset(name) for name in preset_names()}
+        self._inspect = LatestJob(self)
+        self._debounce = QTimer(self, singleShot=True, interval=150)
+        self._build()
+        self._connect()
+        self._show_config(session.config)
+
+    # ---- layout ----------------------------------------------------------------------------
+
+    def _build(self) -> None:
+        self.preset = QComboBox(self)
+        self.preset.setObjectName("preset")
+        self.preset.addItems(list(self._presets))
+        self.preset.setPlaceholderText("custom")
+        self.preset.setToolTip("Load a preset (replaces every field)")
+        self.name = QLineEdit(self)
+        self.name.setObjectName("config_name")
+        self.name.setToolTip("The run's name; new run folders start with it")
+        self.load_button = QPushButton("Load…", self)
+        self.load_button.setToolTip("Load a config from a TOML file")
+        self.save_button = QPushButton("Save…", self)
+        self.save_button.setToolTip("Save this config as a TOML file")
+        head = QHBoxLayout()
+        head.addWidget(QLabel("Preset:", self))
+        head.addWidget(self.preset)
+        head.addWidget(QLabel("Name:", self))
+        head.addWidget(self.name, 1)
+        head.addWidget(self.load_button)
+        head.addWidget(self.save_button)
+
+        self.tabs = QTabWidget(self)
+        self.forms: dict[str, SectionForm] = {}
+        for section, cls, label in SECTIONS:
+            form = SectionForm(section, cls)
+            scroll = QScrollArea(self)
+            scroll.setWidgetResizable(True)
+            scroll.setWidget(form)
+            self.tabs.addTab(scroll, label)
+            self.forms[section] = form
+
+        self.params = QLabel(self)
+        self.params.setObjectName("parameter_count")
+        self.params.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.memory = QLabel(self)
+        self.memory.setObjectName("memory_estimate")
+        self.diagram = BlockDiagram(self.session.select_weight, self)
+        self.train_button = QPushButton(self.style().standardIcon(QStyle.StandardPixmap.SP_MediaPlay),
+                                        "Train", self)
+        self.train_button.setObjectName("architecture_train")
+        self.status = QLabel(self)
+        self.status.setObjectName("config_status")
+        self.status.setWordWrap(True)
+
+        lower = QWidget(self)
+        col = QVBoxLayout(lower)
+        col.setContentsMargins(0, 0, 0, 0)
+        col.addWidget(self.params)
+        col.addWidget(self.memory)
+        col.addWidget(self.diagram, 1)
+        split = QSplitter(Qt.Orientation.Vertical, self)
+        split.addWidget(self.tabs)
+        split.addWidget(lower)
+        split.setStretchFactor(0, 1)
+        split.setStretchFactor(1, 1)
+        split.setSizes([400, 400])
+        foot = QHBoxLayout()
+        foot.addWidget(self.status, 1)
+        foot.addWidget(self.train_button)
+        layout = QVBoxLayout(self)
+        layout.addLayout(head)
+        layout.addWidget(split, 1)
+        layout.addLayout(foot)
+
+    def _connect(self) -> None:
+        for form in self.forms.values():
+            form.sig_edited.connect(self._on_edited)
+        self.name.textEdited.connect(self._on_edited)
+        self.preset.activated.connect(self._on_preset_activated)
+        self.load_button.clicked.connect(self._on_load_clicked)
+        self.save_button.clicked.connect(self._on_save_clicked)
+        self.train_button.clicked.connect(self._on_train_clicked)
+        self._debounce.timeout.connect(self._on_debounce_timeout)
+        self._inspect.sig_done.connect(self._on_inspected)
+        self.session.sig_config_changed.connect(self._on_config_changed)
+        self.session.sig_training_state_changed.connect(self._on_training_state_changed)
+        self.session.sig_weight_selected.connect(self.diagram.select)
+
+    # ---- the draft -------------------------------------------------------------------------
+
+    def _show_config(self, cfg: ExperimentConfig) -> None:
+        self.name.setText(cfg.name)
+        for section, form in self.forms.items():
+            form.set_values(getattr(cfg, section))
+        self._on_edited()
+
+    def _read_draft(self) -> tuple[ExperimentConfig, list[Problem]]:
+        cfg, problems = self.draft.replace(name=self.name.text().strip() or "run"), []
+        for section, form in self.forms.items():
+            part, parse = form.read(getattr(cfg, section))
+            cfg, problems = cfg.replace(**{section: part}), problems + parse
+        if self.inspection is not None and self.inspection.vocab_size and self._same_data(cfg):
+            cfg = cfg.replace(model=dataclasses.replace(cfg.model, vocab_size=self.inspection.vocab_size))
+        return cfg, problems
+
+    def _same_data(self, cfg: ExperimentConfig) -> bool:
+        i = self.inspection
+        return i is not None and i.model.n_ctx == cfg.model.n_ctx and self._inspected_data == cfg.data
+
+    def _on_edited(self, *_) -> None:
+        cfg, problems = self._read_draft()
+        self.draft = cfg
+        vocab = self.forms["model"].editors["vocab_size"]
+        was = vocab.blockSignals(True)
+        vocab.setValue(cfg.model.vocab_size)
+        vocab.blockSignals(was)
+        problems = problems + [p for p in cfg.validate() if p not in problems]
+        if self.inspection is not None and self.inspection.corpus_problem and self._same_data(cfg):
+            problems.append(Problem("data.corpus", self.inspection.corpus_problem))
+        self._show_problems(problems)
+        self.session.set_config_problems(problems)
+        if not problems:
+            self.session.set_config(cfg)
+        self._show_counts()
+        self._select_preset_of(cfg)
+        self._debounce.start()
+
+    def _show_problems(self, problems: list[Problem]) -> None:
+        for i, (section, _, label) in enumerate(SECTIONS):
+            n = self.forms[section].show_problems(problems)
+            self.tabs.setTabText(i, f"{label} ⚠ {n}" if n else label)
+        if self.session.training_state not in EDITABLE_STATES:
+            self.status.setText("The config is locked while a run is in progress: stop it, or start "
+                                "File → New run, to change it.")
+            self.status.setStyleSheet("")
+        elif problems:
+            self.status.setText(f"{len(problems)} problem{'s' * (len(problems) > 1)}: {problems[0]}")
+            self.status.setStyleSheet("color: #ff6b6b;")
+        else:
+            self.status.setText("Ready to train.")
+            self.status.setStyleSheet("")
+        self._update_train_button()
+
+    def _show_counts(self) -> None:
+        m = self.draft.model
+        if m.validate():
+            self.params.setText("Parameters: —  (fix the model's problems first)")
+            self.memory.setText("")
+            return
+        formula = parameter_count(m)
+        i = self.inspection
+        if i is not None and i.model == m and i.torch_count is not None:
+            torch_text = f"{i.torch_count:,} by torch" + ("" if i.torch_count == formula else "  ⚠ differs")
+        elif i is not None and i.model == m:
+            torch_text = f"torch: not built above {TORCH_COUNT_LIMIT // 10**6}M parameters"
+        else:
+            torch_text = "torch counting…"
+        self.params.setText(f"Parameters: {human_count(formula)}  —  {formula:,} by the formula · {torch_text}"
+                            f"  (vocabulary {m.vocab_size})")
+        mem = memory_estimate_bytes(self.draft)
+        self.memory.setText(f"Training memory ≈ {mem / 2**20:,.0f} MiB (weights, gradients, AdamW moments, "
+                            "activations; float32)")
+        self.diagram.show_config(m)
+
+    def _select_preset_of(self, cfg: ExperimentConfig) -> None:
+        for i, preset in enumerate(self._presets.values()):
+            same = preset.replace(model=dataclasses.replace(preset.model, vocab_size=cfg.model.vocab_size))
+            if same == cfg:
+                self.preset.setCurrentIndex(i)
+                return
+        self.preset.setCurrentIndex(-1)
+
+    def _update_train_button(self) -> None:
+        ok = not self.session.config_problems and self.session.training_state in EDITABLE_STATES
+        self.train_button.setEnabled(ok)
+
+    # ---- handlers --------------------------------------------------------------------------
+
+    def _on_debounce_timeout(self) -> None:
+        key = (self.draft.data, dataclasses.replace(self.draft.model, vocab_size=0))
+        if key != self._submitted:
+            self._submitted = key
+            self._inspect.submit(self.draft.data, inspect_config, self.draft)
+
+    def _on_inspected(self, data: DataConfig, inspection: Inspection) -> None:
+        self._inspected_data = data
+        self.inspection = inspection
+        self._on_edited()
+
+    def _on_preset_activated(self, index: int) -> None:
+        cfg = self._presets[self.preset.itemText(index)]
+        self._show_config(cfg.replace(data=dataclasses.replace(cfg.data, corpus=self.draft.data.corpus)))
+
+    def _on_load_clicked(self) -> None:
+        path = dialogs.ask_path(self, "open", "Load config", "TOML config (*.toml);;All files (*)")
+        if path is None:
+            return
+        try:
+            cfg = ExperimentConfig.load(path)
+        except ConfigError as e:
+            self.session.post_message(f"{e}. The config in the builder is unchanged.")
+            return
+        self._show_config(cfg)
+
+    def _on_save_clicked(self) -> None:
+        path = dialogs.ask_path(self, "save", "Save config", "TOML config (*.toml)",
+                                suggested=f"{self.draft.name}.toml")
+        if path is None:
+            return
+        path = path if path.suffix else path.with_suffix(".toml")
+        try:
+            path.write_text(self.draft.to_toml(), encoding="utf-8")
+        except OSError as e:
+            self.session.post_message(f"Cannot save the config to {path}: {e.strerror}. Choose another folder.")
+            return
+        self.session.post_message(f"Config saved to {path}", "info")
+
+    def _on_train_clicked(self) -> None:
+        self.session.request_training("train")
+
+    def _on_config_changed(self, cfg: ExperimentConfig) -> None:
+        if cfg != self.draft:
+            self._show_config(cfg)
+
+    def _on_training_state_changed(self, state: str) -> None:
+        editable = state in EDITABLE_STATES
+        for w in (*self.forms.values(), self.preset, self.name, self.load_button):
+            w.setEnabled(editable)
+        self._show_problems(self.session.config_problems)
