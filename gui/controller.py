@@ -1,0 +1,246 @@
+"""The one owner of training: turns the Session's requests (train, pause, resume, step, stop, save, sample)
+into a TrainingWorker, and the worker's signals back into Session state. Panes never hold the worker.
+
+A run is resumed rather than restarted when its config is the one in the builder and it has steps left;
+otherwise Train starts a new run directory under the runs folder of the settings. The trainer is imported
+and built in the worker thread, so torch never loads on the GUI thread.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import time
+from pathlib import Path
+
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, Signal
+
+from engine.config import ExperimentConfig
+
+from . import settings
+from .jobs import LatestJob
+from .session import Session
+from .worker import SampleRequest, TrainingWorker, device_name, ensure_torch
+
+QUEUED = Qt.ConnectionType.QueuedConnection
+
+
+def new_run_path(root: Path, name: str) -> Path:
+    """root/<name>-<timestamp>, made unique."""
+    slug = re.sub(r"[^\w.-]+", "-", name).strip("-.") or "run"
+    base = Path(root) / f"{slug}-{time.strftime('%Y%m%d-%H%M%S')}"
+    path, i = base, 1
+    while path.exists():
+        i += 1
+        path = base.with_name(f"{base.name}-{i}")
+    return path
+
+
+def _same_model(a: ExperimentConfig, b: ExperimentConfig) -> bool:
+    """Equal but for vocab_size, which the trainer sets from the corpus."""
+    return a == b.replace(model=dataclasses.replace(b.model, vocab_size=a.model.vocab_size))
+
+
+def _sample_from_run(run_dir: str, request: SampleRequest) -> str:
+    ensure_torch()
+    from engine.runs import Run
+    from engine.trainer import generate_text
+
+    run = Run(run_dir)
+    return generate_text(run.build_model(), run.tokenizer, request.prompt, request.n_tokens,
+                         request.temperature, request.top_k, request.seed)
+
+
+def _device_of(name: str) -> str:
+    ensure_torch()
+    from engine.device import pick_device
+
+    return device_name(pick_device(name))
+
+
+class TrainingController(QObject):
+    sig_run_dir_changed = Signal(str)   # "" when there is none yet
+    sig_device_changed = Signal(str)    # "CPU", "CUDA: <name>", ...
+
+    def __init__(self, session: Session, parent: QObject | None = None):
+        super().__init__(parent)
+        self.session = session
+        self.worker: TrainingWorker | None = None
+        self.run_dir: Path | None = None
+        self._jobs = LatestJob(self)
+        self._connect()
+
+    def _connect(self) -> None:
+        s = self.session
+        s.sig_training_requested.connect(self._on_training_requested)
+        s.sig_sample_requested.connect(self._on_sample_requested)
+        s.sig_weights_wanted_changed.connect(self._on_weights_wanted_changed)
+        self._jobs.sig_done.connect(self._on_job_done)
+        self._jobs.sig_failed.connect(self._on_job_failed)
+
+    @property
+    def alive(self) -> bool:
+        return self.worker is not None and not self.worker.isFinished()
+
+    # ---- acts ------------------------------------------------------------------------------
+
+    def train(self) -> None:
+        if self.alive:
+            self.worker.resume()
+        elif self._check_config():
+            self._start(paused=False)
+
+    def step(self) -> None:
+        if not self.alive:
+            if not self._check_config():
+                return
+            self._start(paused=True)
+        self.worker.step_once()
+
+    def pause(self) -> None:
+        if self.alive:
+            self.worker.pause()
+
+    def resume(self) -> None:
+        self.train()
+
+    def stop(self) -> None:
+        if self.alive:
+            self.worker.stop()
+
+    def save_checkpoint(self) -> None:
+        if self.alive:
+            self.worker.request_checkpoint()
+        else:
+            self.session.post_message("Nothing to save: no training is running (a run saves a checkpoint "
+                                      "by itself when it stops or finishes).", "info")
+
+    def probe_device(self) -> None:
+        """Find the device the config would train on, off the GUI thread (it imports torch)."""
+        self._jobs.submit("device", _device_of, self.session.config.train.device)
+
+    def open_run(self, path: str | Path) -> None:
+        """Show an existing run (its config, history and samples); Train resumes it. RunError if unusable."""
+        from engine.runs import Run
+
+        run = Run(path)
+        self.shutdown()
+        self.run_dir = run.path
+        self.session.set_config(run.config)
+        self.session.set_tokenizer(run.tokenizer)
+        self.session.set_run(run)
+        self.session.set_training_state("idle")
+        self.sig_run_dir_changed.emit(str(run.path))
+        for warning in run.warnings:
+            self.session.post_message(warning, "warning")
+
+    def new_run(self) -> None:
+        self.shutdown()
+        self.run_dir = None
+        self.session.set_run(None)
+        self.session.set_training_state("idle")
+        self.sig_run_dir_changed.emit("")
+
+    def shutdown(self) -> None:
+        """Stop training and wait for the worker: its generator writes a resumable checkpoint."""
+        if self.worker is not None:
+            self.worker.stop()
+            self.worker.wait()
+            # deliver what it said last (final report, state, weights) before anyone changes the state
+            QCoreApplication.sendPostedEvents(None, QEvent.Type.MetaCall)
+            self.worker.deleteLater()
+            self.worker = None
+
+    # ---- starting --------------------------------------------------------------------------
+
+    def _check_config(self) -> bool:
+        problems = self.session.config_problems
+        if problems:
+            self.session.post_message("The config cannot be trained yet: " + "; ".join(map(str, problems)))
+        return not problems
+
+    def _resumable(self, cfg: ExperimentConfig) -> bool:
+        run = self.session.run
+        if self.run_dir is None or run is None or not _same_model(run.config, cfg):
+            return False
+        steps = run.checkpoint_steps()
+        return bool(steps) and steps[-1] < run.config.train.steps
+
+    def _start(self, paused: bool) -> None:
+        cfg = self.session.config
+        if self._resumable(cfg):
+            run_dir = self.run_dir
+
+            def make():
+                from engine.trainer import Trainer
+                return Trainer.resume(run_dir)
+        else:
+            run_dir = new_run_path(settings.runs_root(), cfg.name)
+
+            def make():
+                from engine.trainer import Trainer
+                return Trainer(cfg, run_dir)
+        self.shutdown()
+        worker = TrainingWorker(make, paused=paused, weights_every=self.session.weights_every)
+        worker.sig_started.connect(self._on_worker_started, QUEUED)
+        worker.sig_step_reported.connect(self.session.report_step, QUEUED)
+        worker.sig_weights_ready.connect(self.session.publish_weights, QUEUED)
+        worker.sig_state_changed.connect(self.session.set_training_state, QUEUED)
+        worker.sig_failed.connect(self.session.post_message, QUEUED)
+        worker.sig_sample_ready.connect(self.session.sig_sample_ready, QUEUED)
+        worker.sig_checkpoint_saved.connect(self._on_checkpoint_saved, QUEUED)
+        self.worker = worker
+        self.session.set_training_state("paused" if paused else "running")
+        worker.start()
+
+    # ---- handlers --------------------------------------------------------------------------
+
+    def _on_training_requested(self, action: str) -> None:
+        acts = {"train": self.train, "pause": self.pause, "resume": self.resume, "step": self.step,
+                "stop": self.stop, "save": self.save_checkpoint}
+        acts[action]()
+
+    def _on_worker_started(self, info) -> None:
+        from engine.runs import Run, RunError
+
+        self.sig_device_changed.emit(info.device_name)
+        self.session.set_tokenizer(info.tokenizer)
+        self.session.set_config(info.config)
+        if info.run_dir is None:
+            return
+        path = Path(info.run_dir)
+        if self.run_dir != path or self.session.run is None:
+            self.run_dir = path
+            try:
+                self.session.set_run(Run(path))
+            except RunError as e:
+                self.session.post_message(str(e), "warning")
+        self.sig_run_dir_changed.emit(str(path))
+
+    def _on_sample_requested(self, request: SampleRequest) -> None:
+        if self.alive:
+            self.worker.request_sample(request)
+        elif self.run_dir is not None:
+            self._jobs.submit(("sample", request), _sample_from_run, str(self.run_dir), request)
+        else:
+            self.session.post_message("There is no model to sample from yet: press Train, or open a run.",
+                                      "warning")
+
+    def _on_weights_wanted_changed(self, every: int) -> None:
+        if self.worker is not None:
+            self.worker.weights_every = every
+
+    def _on_checkpoint_saved(self, path: str) -> None:
+        self.session.post_message(f"Checkpoint saved: {path}", "info")
+
+    def _on_job_done(self, tag, result) -> None:
+        if tag == "device":
+            self.sig_device_changed.emit(result)
+        elif isinstance(tag, tuple) and tag[0] == "sample":
+            self.session.sig_sample_ready.emit(tag[1], result)
+
+    def _on_job_failed(self, tag, message: str) -> None:
+        if tag == "device":
+            self.sig_device_changed.emit(f"device unavailable: {message}")
+        else:
+            self.session.post_message(message)
