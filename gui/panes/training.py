@@ -1,0 +1,278 @@
+"""The Training pane: start, pause, resume, single step and stop; train and validation loss curves with the
+learning rate, tokens per second, a progress bar with the time left; a sample box (prompt, temperature,
+top-k, length, Generate) and the samples the trainer logged at evaluation steps (DESIGN §1.3).
+
+It renders what the Session reports and asks the Session for everything else; training and generation
+happen elsewhere (the controller's worker thread). Reports can come faster than a screen refreshes, so
+they are collected at once and drawn at most `REFRESH_MS` apart.
+"""
+
+from __future__ import annotations
+
+import math
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QFontDatabase
+from PySide6.QtWidgets import (QDoubleSpinBox, QFormLayout, QGridLayout, QHBoxLayout, QLabel, QLineEdit,
+                               QPlainTextEdit, QProgressBar, QPushButton, QSpinBox, QSplitter, QStyle,
+                               QTabWidget, QVBoxLayout, QWidget)
+
+from ..session import Session
+from ..widgets.loss_plot import LossHistory, LossPlot
+from ..worker import SampleRequest
+
+REFRESH_MS = 100
+DEFAULT_PROMPT = "QUEEN OF WALES"
+EXPORT_FILTERS = ("PNG image (*.png);;SVG image (*.svg);;PDF document (*.pdf);;CSV table (*.csv);;"
+                  "NumPy array (*.npy)")
+_BUTTONS = {  # which acts each training state allows
+    "train": ("idle", "stopped", "finished", "error"), "pause": ("running",), "resume": ("paused",),
+    "step": ("idle", "stopped", "paused", "error"), "stop": ("running", "paused"),
+}
+_STATE_TEXT = {"idle": "ready", "running": "training…", "paused": "paused", "stopped": "stopped",
+               "finished": "finished", "error": "stopped (see the message above)"}
+
+
+def duration(seconds: float) -> str:
+    if not math.isfinite(seconds):
+        return "—"
+    s = int(round(seconds))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60:02d} s"
+    return f"{s // 3600} h {s % 3600 // 60:02d} min"
+
+
+class TrainingPane(QWidget):
+    title = "Training"
+    object_name = "pane_training"
+
+    def __init__(self, session: Session, parent=None):
+        super().__init__(parent)
+        self.session = session
+        self.history = LossHistory()
+        self.latest = None          # the newest StepReport
+        self._total = session.config.train.steps
+        self._sample_request: SampleRequest | None = None
+        self._refresh = QTimer(self, singleShot=True, interval=REFRESH_MS)
+        self._build()
+        self._connect()
+        self._on_run_opened(session.run)
+        self._on_training_state_changed(session.training_state)
+
+    # ---- layout ----------------------------------------------------------------------------
+
+    def _build(self) -> None:
+        self.buttons: dict[str, QPushButton] = {}
+        row = QHBoxLayout()
+        icon = self.style().standardIcon
+        px = QStyle.StandardPixmap
+        for act, text, pixmap, tip in (
+                ("train", "Train", px.SP_MediaPlay, "Start training (or continue the stopped run)"),
+                ("pause", "Pause", px.SP_MediaPause, "Pause after the current step"),
+                ("resume", "Resume", px.SP_MediaPlay, "Continue training"),
+                ("step", "Step", px.SP_MediaSkipForward, "Train exactly one step"),
+                ("stop", "Stop", px.SP_MediaStop, "Stop and save a checkpoint; Train continues the run")):
+            b = QPushButton(icon(pixmap), text, self)
+            b.setObjectName(f"training_{act}")
+            b.setToolTip(tip)
+            row.addWidget(b)
+            self.buttons[act] = b
+        self.state_label = QLabel(self)
+        self.state_label.setObjectName("training_state")
+        row.addWidget(self.state_label, 1)
+        self.progress = QProgressBar(self)
+        self.progress.setObjectName("training_progress")
+        self.progress.setFormat("step %v of %m")
+        self.eta = QLabel(self)
+        self.eta.setObjectName("training_eta")
+        bar = QHBoxLayout()
+        bar.addWidget(self.progress, 1)
+        bar.addWidget(self.eta)
+        self.stats = self._build_stats()
+        self.plot = LossPlot(self)
+        split = QSplitter(Qt.Orientation.Vertical, self)
+        split.addWidget(self.plot)
+        split.addWidget(self._build_samples())
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        layout = QVBoxLayout(self)
+        layout.addLayout(row)
+        layout.addLayout(bar)
+        layout.addLayout(self.stats_layout)
+        layout.addWidget(split, 1)
+
+    def _build_stats(self) -> dict[str, QLabel]:
+        self.stats_layout = QGridLayout()
+        stats = {}
+        for i, (key, text) in enumerate((("train_loss", "train loss"), ("val_loss", "val loss"),
+                                         ("lr", "learning rate"), ("tokens_per_s", "tokens/s"),
+                                         ("grad_norm", "grad norm"), ("wall_s", "elapsed"))):
+            name = QLabel(text + ":", self)
+            value = QLabel("—", self)
+            value.setObjectName(f"stat_{key}")
+            value.setMinimumWidth(value.fontMetrics().horizontalAdvance("00000.0000"))
+            self.stats_layout.addWidget(name, i // 3, 2 * (i % 3))
+            self.stats_layout.addWidget(value, i // 3, 2 * (i % 3) + 1)
+            stats[key] = value
+        return stats
+
+    def _build_samples(self) -> QTabWidget:
+        mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        self.prompt = QLineEdit(DEFAULT_PROMPT, self)
+        self.prompt.setObjectName("sample_prompt")
+        self.temperature = QDoubleSpinBox(self, decimals=2, minimum=0.0, maximum=3.0, singleStep=0.1, value=0.8)
+        self.temperature.setToolTip("0 always takes the most likely token; higher is more adventurous")
+        self.top_k = QSpinBox(self, minimum=0, maximum=100_000, value=0, specialValueText="off")
+        self.top_k.setToolTip("Sample only among the k most likely tokens (off: all of them)")
+        self.length = QSpinBox(self, minimum=1, maximum=5000, value=200, suffix=" tokens")
+        self.generate = QPushButton("Generate", self)
+        self.generate.setObjectName("sample_generate")
+        self.output = QPlainTextEdit(self, readOnly=True)
+        self.output.setObjectName("sample_output")
+        self.output.setFont(mono)
+        self.output.setPlaceholderText("Generated text appears here.")
+        form = QFormLayout()
+        form.addRow("Prompt:", self.prompt)
+        knobs = QHBoxLayout()
+        for text, w in (("temperature", self.temperature), ("top-k", self.top_k), ("length", self.length)):
+            knobs.addWidget(QLabel(text, self))
+            knobs.addWidget(w)
+        knobs.addStretch(1)
+        knobs.addWidget(self.generate)
+        form.addRow(knobs)
+        gen = QWidget(self)
+        col = QVBoxLayout(gen)
+        col.setContentsMargins(4, 4, 4, 4)
+        col.addLayout(form)
+        col.addWidget(self.output, 1)
+        self.logged = QPlainTextEdit(self, readOnly=True)
+        self.logged.setObjectName("logged_samples")
+        self.logged.setFont(mono)
+        self.logged.setPlaceholderText("Samples written at evaluation steps appear here.")
+        tabs = QTabWidget(self)
+        tabs.addTab(gen, "Generate")
+        tabs.addTab(self.logged, "Logged samples")
+        self.sample_tabs = tabs
+        return tabs
+
+    def _connect(self) -> None:
+        for act, b in self.buttons.items():
+            b.clicked.connect(lambda _=False, a=act: self.session.request_training(a))
+        self.generate.clicked.connect(self._on_generate_clicked)
+        self.prompt.returnPressed.connect(self._on_generate_clicked)
+        self._refresh.timeout.connect(self._render)
+        s = self.session
+        s.sig_step_reported.connect(self._on_step_reported)
+        s.sig_run_opened.connect(self._on_run_opened)
+        s.sig_training_state_changed.connect(self._on_training_state_changed)
+        s.sig_config_problems_changed.connect(self._on_config_problems_changed)
+        s.sig_config_changed.connect(self._on_config_changed)
+        s.sig_sample_ready.connect(self._on_sample_ready)
+        s.sig_message_posted.connect(self._on_message_posted)
+
+    def export_job(self):
+        """File → Export…: the loss curves as a figure (matplotlib) or their numbers."""
+        if not self.history.steps:
+            return None
+        from engine.export import export_loss
+
+        val = dict(zip(self.history.val_steps, self.history.val))
+        rows = [{"step": s, "train_loss": t, "val_loss": val.get(s)}
+                for s, t in zip(self.history.steps, self.history.train)]
+        return EXPORT_FILTERS, "loss.png", lambda path: export_loss(path, rows)
+
+    # ---- handlers --------------------------------------------------------------------------
+
+    def _on_step_reported(self, report) -> None:
+        if self.history.add(report.step, report.train_loss, report.lr, report.val_loss):
+            if report.sample:
+                self._append_sample(report.step, report.sample)
+        self.latest, self._total = report, report.total_steps
+        if not self._refresh.isActive():
+            self._refresh.start()
+
+    def _on_run_opened(self, run) -> None:
+        self.history, self.latest = LossHistory(), None
+        self.logged.clear()
+        if run is not None:
+            self._total = run.config.train.steps
+            self.history.add_rows(run.metrics())
+            for row in run.samples():
+                self._append_sample(row.get("step", "?"), row.get("text", ""))
+        self._render()
+        self._update_buttons()
+
+    def _on_config_changed(self, cfg) -> None:
+        if self.session.run is None and self.latest is None:
+            self._total = cfg.train.steps
+            self._render()
+
+    def _on_training_state_changed(self, state: str) -> None:
+        self.state_label.setText(_STATE_TEXT.get(state, state))
+        self._update_buttons()
+
+    def _on_config_problems_changed(self, _problems) -> None:
+        self._update_buttons()
+
+    def _on_generate_clicked(self) -> None:
+        if not self.generate.isEnabled():
+            return
+        self._sample_request = SampleRequest(self.prompt.text(), self.length.value(), self.temperature.value(),
+                                             self.top_k.value() or None)
+        self.generate.setEnabled(False)
+        self.generate.setText("Generating…")
+        self.session.request_sample(self._sample_request)
+
+    def _on_sample_ready(self, request, text: str) -> None:
+        if request is not self._sample_request:
+            return
+        self._sample_request = None
+        self.output.setPlainText(request.prompt + text)
+        self._update_buttons()
+
+    def _on_message_posted(self, level: str, _text: str) -> None:
+        if level == "error" and self._sample_request is not None:
+            self._sample_request = None  # the sample failed (the banner says why)
+            self._update_buttons()
+
+    # ---- rendering -------------------------------------------------------------------------
+
+    def _render(self) -> None:
+        self.plot.show_history(self.history)
+        step = self.latest.step if self.latest else self.history.last_step
+        self.progress.setMaximum(max(self._total, 1))
+        self.progress.setValue(min(step, self._total))
+        r = self.latest
+        if r is None:
+            self.eta.setText("")
+            for label in self.stats.values():
+                label.setText("—")
+            if self.history.steps:
+                self.stats["train_loss"].setText(f"{self.history.train[-1]:.4f}")
+                self.stats["lr"].setText(f"{self.history.lr[-1]:.2e}")
+            if self.history.val:
+                self.stats["val_loss"].setText(f"{self.history.val[-1]:.4f}")
+            return
+        self.eta.setText(f"{duration(r.eta_s)} left" if r.step < r.total_steps else "done")
+        self.stats["train_loss"].setText(f"{r.train_loss:.4f}")
+        if self.history.val:
+            self.stats["val_loss"].setText(f"{self.history.val[-1]:.4f}")
+        self.stats["lr"].setText(f"{r.lr:.2e}")
+        self.stats["tokens_per_s"].setText(f"{r.tokens_per_s:,.0f}")
+        self.stats["grad_norm"].setText(f"{r.grad_norm:.3f}")
+        self.stats["wall_s"].setText(duration(r.wall_s))
+
+    def _append_sample(self, step, text: str) -> None:
+        self.logged.appendPlainText(f"── step {step} ──\n{text}\n")
+
+    def _update_buttons(self) -> None:
+        state = self.session.training_state
+        valid = not self.session.config_problems
+        for act, b in self.buttons.items():
+            b.setEnabled(state in _BUTTONS[act] and (valid or act not in ("train", "step") or state == "paused"))
+        has_model = self.session.run is not None or state in ("running", "paused")
+        self.generate.setEnabled(has_model and self._sample_request is None)
+        self.generate.setText("Generate" if self._sample_request is None else "Generating…")
+        self.generate.setToolTip("" if has_model else "Train, or open a run, to have a model to sample from")
