@@ -1,0 +1,56 @@
+"""Starting the app: the QApplication, its theme, the main window, and hooks for the smoke test and the
+launch-time benchmark.
+
+Environment (for tests and benchmarks, not for users):
+    GPT_EXPLORER_QUIT_AFTER_MS=N   close the window N ms after it is shown (the smoke test)
+    GPT_EXPLORER_REPORT_SHOWN=1    print "shown <seconds since the process started>" once the window is up
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+
+from . import settings, theme
+
+
+def _process_age_s() -> float:
+    """Seconds since this process started (Linux: /proc; elsewhere since this module loaded)."""
+    try:
+        ticks = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])
+        boot = time.clock_gettime(time.CLOCK_BOOTTIME)
+        return boot - ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return time.perf_counter() - _LOADED
+
+
+_LOADED = time.perf_counter()
+
+
+def make_application(argv: list[str] | None = None) -> QApplication:
+    app = QApplication.instance() or QApplication(argv if argv is not None else sys.argv[:1])
+    app.setOrganizationName(settings.ORGANIZATION)
+    app.setApplicationName(settings.APPLICATION)
+    app.setApplicationDisplayName("GPT Explorer")
+    theme.apply_theme(app, settings.theme())
+    return app
+
+
+def run_app(run_dir: str | None = None, argv: list[str] | None = None) -> int:
+    app = make_application(argv)
+    from .main_window import MainWindow  # after the QApplication: widgets need it
+
+    window = MainWindow(run_dir=run_dir)
+    window.show()
+    if os.environ.get("GPT_EXPLORER_REPORT_SHOWN"):
+        QTimer.singleShot(0, lambda: print(f"shown {_process_age_s():.3f}", flush=True))
+    quit_after = os.environ.get("GPT_EXPLORER_QUIT_AFTER_MS")
+    if quit_after:
+        QTimer.singleShot(int(quit_after), window.close)
+    QTimer.singleShot(0, window.controller.probe_device)  # imports torch off the GUI thread
+    return app.exec()

@@ -1,0 +1,230 @@
+"""The main window: every pane a dock (moved, tabbed, floated, closed, reopened from View), the menus and
+shortcuts, a banner for messages, and a status bar with the device, the run directory and the step.
+
+The window owns the Session and the TrainingController and nothing else of the app's state; panes are
+built from `gui.panes.PANES`. Geometry and layout are saved through `gui.settings` on close and restored on
+start; a layout that cannot be restored leaves the default one.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QByteArray, Qt
+from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow, QMessageBox, QToolBar, QWidget
+
+from engine.config import ConfigError, ExperimentConfig
+from engine.errors import UserError
+from engine.presets import DEFAULT_PRESET, load_preset
+
+from . import settings, theme
+from .controller import TrainingController
+from .jobs import LatestJob
+from .menus import build_menus
+from .panes import pane_classes
+from .session import Session
+from .widgets import dialogs
+from .widgets.banner import Banner
+
+APP_NAME = "GPT Explorer"
+DEFAULT_SIZE = (1480, 900)
+COLUMNS = 3  # panes side by side in the default layout; later panes are tabbed onto the last column
+
+
+def initial_config() -> ExperimentConfig:
+    """The config the builder showed when the app was last closed, else the default preset."""
+    text = settings.saved_config()
+    if text:
+        try:
+            cfg = ExperimentConfig.from_toml(text)
+            if not cfg.validate():
+                return cfg
+        except ConfigError:
+            pass
+    return load_preset(DEFAULT_PRESET)
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, run_dir: str | Path | None = None, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setObjectName("main_window")
+        self.session = Session(initial_config(), self)
+        self.controller = TrainingController(self.session, self)
+        self._exports = LatestJob(self)
+        self.panes: dict[str, QWidget] = {}
+        self.docks: dict[str, QDockWidget] = {}
+        self._build_banner()
+        self._build_docks()
+        self._build_status_bar()
+        self.actions = build_menus(self)
+        self._connect()
+        self._default_state = self.saveState(settings.STATE_VERSION)
+        self.layout_restored = settings.restore_window_state(self, self.pane_names)
+        self._update_title()
+        self._on_training_state_changed(self.session.training_state)
+        if run_dir is not None:
+            self.open_run(run_dir)
+
+    @property
+    def pane_names(self) -> list[str]:
+        return list(self.docks)
+
+    # ---- building --------------------------------------------------------------------------
+
+    def _build_banner(self) -> None:
+        self.banner = Banner(self)
+        bar = QToolBar("Messages", self)
+        bar.setObjectName("banner_bar")
+        bar.setMovable(False)
+        bar.setFloatable(False)
+        bar.toggleViewAction().setVisible(False)
+        bar.addWidget(self.banner)
+        bar.setVisible(False)
+        self.banner_bar = bar
+        self.addToolBar(Qt.ToolBarArea.TopToolBarArea, bar)
+
+    def _build_docks(self) -> None:
+        placeholder = QWidget(self)  # QMainWindow needs a central widget; the panes are all docks
+        placeholder.hide()
+        self.setCentralWidget(placeholder)
+        self.setDockOptions(QMainWindow.DockOption.AnimatedDocks | QMainWindow.DockOption.AllowTabbedDocks
+                            | QMainWindow.DockOption.AllowNestedDocks)
+        previous = None
+        for i, cls in enumerate(pane_classes()):
+            pane = cls(self.session)
+            pane.setObjectName(cls.object_name)
+            dock = QDockWidget(cls.title, self)
+            dock.setObjectName(cls.object_name)
+            dock.setWidget(pane)
+            self.panes[cls.object_name], self.docks[cls.object_name] = pane, dock
+            if previous is None:
+                self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, dock)
+            elif i < COLUMNS:
+                self.splitDockWidget(previous, dock, Qt.Orientation.Horizontal)
+            else:
+                self.tabifyDockWidget(previous, dock)
+            previous = dock if i < COLUMNS else previous
+        docks = list(self.docks.values())[:COLUMNS]
+        self.resizeDocks(docks, [4, 5, 5][:len(docks)], Qt.Orientation.Horizontal)
+        self.resize(*DEFAULT_SIZE)
+
+    def _build_status_bar(self) -> None:
+        bar = self.statusBar()
+        self.device_label = QLabel("device: …", self)
+        self.device_label.setObjectName("status_device")
+        self.run_label = QLabel(self)
+        self.run_label.setObjectName("status_run")
+        self.step_label = QLabel(self)
+        self.step_label.setObjectName("status_step")
+        bar.addWidget(self.device_label)
+        bar.addWidget(self.run_label, 1)
+        bar.addPermanentWidget(self.step_label)
+        self._on_run_dir_changed("")
+
+    def _connect(self) -> None:
+        s, c = self.session, self.controller
+        s.sig_message_posted.connect(self._on_message_posted)
+        s.sig_step_reported.connect(self._on_step_reported)
+        s.sig_run_opened.connect(self._update_title)
+        s.sig_training_state_changed.connect(self._on_training_state_changed)
+        s.sig_config_problems_changed.connect(lambda _: self._on_training_state_changed(s.training_state))
+        c.sig_run_dir_changed.connect(self._on_run_dir_changed)
+        c.sig_device_changed.connect(self._on_device_changed)
+        self.banner.sig_dismissed.connect(lambda: self.banner_bar.setVisible(False))
+        self._exports.sig_done.connect(lambda _, path: self.session.post_message(f"Exported {path}", "info"))
+        self._exports.sig_failed.connect(lambda _, message: self.session.post_message(message))
+
+    # ---- acts (menus call these) -----------------------------------------------------------
+
+    def new_run(self) -> None:
+        self.controller.new_run()
+
+    def open_run(self, path: str | Path | None = None) -> None:
+        if path is None:
+            path = dialogs.ask_path(self, "folder", "Open run")
+            if path is None:
+                return
+        try:
+            self.controller.open_run(path)
+        except UserError as e:
+            self.session.post_message(f"Cannot open the run: {e}. Choose a folder made by Train or "
+                                      "`gpt-explorer train`.")
+
+    def export(self) -> None:
+        pane = self._export_pane()
+        job = pane.export_job() if pane is not None else None
+        if job is None:
+            self.session.post_message("Nothing to export yet: train, or open a run, first.", "info")
+            return
+        filters, suggested, fn = job
+        path = dialogs.ask_path(self, "save", "Export", filters, suggested=suggested)
+        if path is not None:
+            self._exports.submit("export", fn, path)
+
+    def _export_pane(self):
+        focus = QApplication.focusWidget()
+        able = [p for p in self.panes.values() if hasattr(p, "export_job")]
+        for pane in able:
+            if focus is not None and pane.isAncestorOf(focus):
+                return pane
+        return able[0] if able else None
+
+    def reset_layout(self) -> None:
+        for dock in self.docks.values():
+            dock.setFloating(False)
+        self.restoreState(QByteArray(self._default_state), settings.STATE_VERSION)
+        for dock in self.docks.values():
+            dock.show()
+        settings.clear_window_state()
+
+    def set_theme(self, name: str) -> None:
+        theme.apply_theme(QApplication.instance(), name)
+        settings.set_theme(name)
+
+    def show_shortcuts(self) -> None:
+        rows = "".join(f"<tr><td>{a.text().replace('&', '')}</td><td><b>{a.shortcut().toString()}</b></td></tr>"
+                       for a in self.actions.values() if not a.shortcut().isEmpty())
+        QMessageBox.information(self, "Keyboard shortcuts", f"<table cellpadding='3'>{rows}</table>")
+
+    def show_about(self) -> None:
+        QMessageBox.about(self, f"About {APP_NAME}",
+                          f"<b>{APP_NAME}</b><p>Build a small GPT, train it live on Shakespeare, watch its "
+                          "attention as heatmaps and read the symbolic form of its error.</p>")
+
+    # ---- handlers --------------------------------------------------------------------------
+
+    def _on_message_posted(self, level: str, text: str) -> None:
+        self.banner.show_message(level, text)
+        self.banner_bar.setVisible(True)
+
+    def _on_step_reported(self, report) -> None:
+        self.step_label.setText(f"step {report.step:,} / {report.total_steps:,}")
+
+    def _on_run_dir_changed(self, path: str) -> None:
+        self.run_label.setText(f"run: {path}" if path else "run: not started (Train creates it)")
+        self.run_label.setToolTip(path)
+        self._update_title()
+
+    def _on_device_changed(self, name: str) -> None:
+        self.device_label.setText(f"device: {name}")
+
+    def _on_training_state_changed(self, state: str) -> None:
+        a, valid = self.actions, not self.session.config_problems
+        a["train"].setEnabled(state in ("idle", "stopped", "finished", "error") and valid)
+        a["pause_resume"].setEnabled(state in ("running", "paused"))
+        a["pause_resume"].setText("&Resume" if state == "paused" else "&Pause")
+        a["step"].setEnabled(state == "paused" or (state in ("idle", "stopped", "error") and valid))
+        a["stop"].setEnabled(state in ("running", "paused"))
+        a["save"].setEnabled(state in ("running", "paused"))
+
+    def _update_title(self, *_) -> None:
+        path = self.controller.run_dir
+        self.setWindowTitle(f"{APP_NAME} — {path.name if path is not None else 'new run'}")
+
+    def closeEvent(self, event) -> None:
+        if self.controller.alive:
+            self.statusBar().showMessage("Stopping training and saving a checkpoint…")
+        self.controller.shutdown()
+        settings.save_window_state(self, self.pane_names)
+        settings.set_saved_config(self.session.config.to_toml())
+        super().closeEvent(event)
