@@ -1,0 +1,127 @@
+"""`gpt-explorer export`: a figure, or the numbers behind it, from a run directory alone (DESIGN §6).
+
+The format comes from --out's suffix (.png .svg .pdf through matplotlib; .csv .npy for the data). Each
+--what is one entry of `HANDLERS`, a function (Run, args) -> Path; another part of the engine adds its own
+export by putting its function in that dict (the weight pane's engine fills 'coefficient'). Never loads Qt.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from ..errors import UserError
+
+WHATS = ("loss", "attention", "mask", "posenc", "coefficient")
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "export", help="export a plot (PNG, SVG, PDF) or its data (CSV, NPY) from a run",
+        description="Write one of a run's views to --out; the format comes from the file's suffix: .png "
+                    ".svg .pdf for a figure, .csv .npy for its numbers. Masked entries are NaN in the data "
+                    "and hatched in figures.")
+    p.add_argument("--run", metavar="DIR", required=True, help="the run directory to read")
+    p.add_argument("--what", required=True, choices=WHATS,
+                   help="loss: train and validation loss curves; attention: attention weights for the prompt "
+                        "(every layer and head, one layer with --layer, one head with --layer and --head); "
+                        "mask: the mask in force for the prompt's length; posenc: the positional encoding "
+                        "matrix (positions × dimensions); coefficient: a weight's coefficient matrix")
+    p.add_argument("--step", type=int, metavar="S",
+                   help="use the weights saved at this step (default: the newest saved step)")
+    p.add_argument("--layer", type=int, metavar="L", help="attention: only this layer (from 0)")
+    p.add_argument("--head", type=int, metavar="H", help="attention: only this head of --layer (from 0)")
+    p.add_argument("--weight", metavar="NAME", help="coefficient: the weight, e.g. blocks.0.W_K")
+    p.add_argument("--prompt", metavar="TEXT",
+                   help="attention and mask: the text to probe (default: the run's heatmap prompt)")
+    p.add_argument("--out", metavar="FILE", required=True, help="the file to write; its suffix sets the format")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from .. import export
+    from ..runs import Run
+
+    out = Path(args.out)
+    export.format_of(out)  # a bad suffix is refused before any work
+    if not out.parent.is_dir():
+        raise UserError(f"cannot write {out}: the folder {out.parent} does not exist")
+    run_ = Run(args.run)
+    for warning in run_.warnings:
+        print(f"gpt-explorer: warning: {warning}", file=sys.stderr)
+    written = HANDLERS[args.what](run_, args)
+    print(f"wrote {written}")
+    return 0
+
+
+def _step(run_, args) -> int:
+    return run_.latest_step() if args.step is None else args.step
+
+
+def _prompt(run_, args) -> tuple:
+    """Token ids and labels of --prompt (default: the run's heatmap prompt), cut to the context."""
+    from .. import probes
+
+    text = args.prompt if args.prompt is not None else run_.probe().prompt
+    ids = probes.prompt_ids(run_.tokenizer, text, run_.config.model.n_ctx)
+    return ids, probes.visible_tokens(run_.tokenizer, ids)
+
+
+def export_loss(run_, args) -> Path:
+    from .. import export
+
+    return export.export_loss(args.out, run_.metrics())
+
+
+def export_attention(run_, args) -> Path:
+    from .. import export, probes
+
+    cfg, step = run_.config.model, _step(run_, args)
+    if args.head is not None and args.layer is None:
+        raise UserError("--head needs --layer")
+    if args.layer is not None and not 0 <= args.layer < cfg.n_layer:
+        raise UserError(f"--layer must be between 0 and {cfg.n_layer - 1}")
+    if args.head is not None and not 0 <= args.head < cfg.n_head:
+        raise UserError(f"--head must be between 0 and {cfg.n_head - 1}")
+    ids, tokens = _prompt(run_, args)
+    weights = probes.attention_maps(run_.build_model(step), ids, tokens).weights  # (L, H, T, T)
+    if args.head is not None:
+        return export.export_matrix(args.out, weights[args.layer, args.head], row_labels=tokens,
+                                    col_labels=tokens, kind="probability", row_title="query", col_title="key",
+                                    title=f"attention weights · layer {args.layer} · head {args.head} · step {step}")
+    if args.layer is not None:
+        weights = weights[args.layer: args.layer + 1]
+    return export.export_grid(args.out, weights, row_labels=tokens, col_labels=tokens, kind="probability",
+                              title=f"attention weights · step {step}",
+                              tile_title="layer {0} · head {1}" if args.layer is None
+                              else f"layer {args.layer} · head {{1}}")
+
+
+def export_mask(run_, args) -> Path:
+    from .. import export, probes
+
+    cfg = run_.config.model
+    _, tokens = _prompt(run_, args)
+    name = {"banded": f"banded, β = {cfg.band}"}.get(cfg.mask, cfg.mask)
+    return export.export_matrix(args.out, probes.mask_matrix(cfg.mask, len(tokens), cfg.band),
+                                row_labels=tokens, col_labels=tokens, kind="probability", row_title="query",
+                                col_title="key", title=f"mask in force: {name} (1 allowed, hatched masked)")
+
+
+def export_posenc(run_, args) -> Path:
+    from .. import export, probes
+
+    step = _step(run_, args)
+    P = probes.positional_matrix(run_.build_model(step))
+    return export.export_matrix(args.out, P, kind="signed", row_title="position", col_title="dimension",
+                                title=f"{run_.config.model.pos_encoding} positional encoding · step {step}")
+
+
+def export_coefficient(run_, args) -> Path:
+    raise UserError("coefficient export needs the weight pane engine, which this installation does not have yet")
+
+
+HANDLERS: dict[str, Callable] = {"loss": export_loss, "attention": export_attention, "mask": export_mask,
+                                 "posenc": export_posenc, "coefficient": export_coefficient}
