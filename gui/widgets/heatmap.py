@@ -149,8 +149,9 @@ class HeatmapWidget(QWidget):
             self.reset_view()
 
     def reset_view(self) -> None:
-        n, m = self._matrix.shape
-        self._plot.vb.setRange(QRectF(0, 0, m, n), padding=0)
+        """Fit the whole matrix, and keep fitting it as the widget resizes until the user zooms or pans."""
+        self._plot.vb.autoRange(padding=0)
+        self._plot.vb.enableAutoRange()
 
     def cell_at(self, view_pos: QPointF) -> tuple[int, int] | None:
         """(row, column) under a point in view coordinates, or None outside the matrix."""

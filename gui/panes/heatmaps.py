@@ -1,0 +1,277 @@
+"""The Heatmaps pane (DESIGN §1.4): attention, masks and positional encodings for a prompt, live while
+training and for any saved step of a run.
+
+The pane binds to the Session in `_connect` and keeps its view state in `HeatmapsState`. While it is
+visible it asks the training worker for a weights copy every N steps (`Session.want_weights`); each copy,
+or a browsed step of the run, becomes a `Request` that `HeatmapsComputer` answers on a pool thread
+(gui.jobs.LatestJob: one at a time, only the newest waiting, so training never waits for the pane). The
+GUI thread only hands finished arrays to the views. Choosing a layer or head re-slices what is there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QLineEdit, QSpinBox, QTabWidget, QVBoxLayout,
+                               QWidget)
+
+from ..jobs import LatestJob
+from ..session import Session
+from ..widgets.heatmap import EXPORT_FILTERS
+from .heatmaps_compute import TABS, HeatmapsComputer, Request, Source
+from .heatmaps_views import AttentionView, MasksView, PositionalView
+
+DEFAULT_PROMPT = "Before we proceed any further, hear me speak."
+
+
+@dataclass
+class HeatmapsState:
+    prompt: str = DEFAULT_PROMPT
+    layer: int = 0
+    head: int = 0
+    step: int | None = None   # a saved step of the run being browsed; None follows the newest weights
+    refresh_every: int = 10   # steps between refreshes while training
+    band: int = 4             # β on the masks tab
+    shift: int = 1            # k on the positional tab
+    tab: str = "attention"
+
+
+def saved_steps(run) -> list[int]:
+    return sorted(set(run.snapshot_steps()) | set(run.checkpoint_steps()))
+
+
+class StepBox(QComboBox):
+    """The run's saved steps, listed afresh whenever the list opens (a live run keeps adding steps)."""
+
+    sig_opening = Signal()
+
+    def showPopup(self) -> None:
+        self.sig_opening.emit()
+        super().showPopup()
+
+
+class HeatmapsPane(QWidget):
+    title = "Heatmaps"
+    object_name = "pane_heatmaps"
+
+    def __init__(self, session: Session, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.session = session
+        self.state = HeatmapsState()
+        self._computer = HeatmapsComputer()
+        self._job = LatestJob(self)
+        self._results: dict[str, tuple[tuple, object]] = {}  # tab -> (request key, result)
+        self._asked: tuple | None = None                       # key of the newest request submitted
+        self._last_live_step: int | None = None
+        self._build()
+        self._connect()
+        self._on_run_opened(session.run)
+
+    # ---- layout ----------------------------------------------------------------------------
+
+    def _build(self) -> None:
+        self.prompt = QLineEdit(self.state.prompt)
+        self.prompt.setToolTip("The text whose attention is shown (cut to the context length); Enter applies")
+        self.step_box = StepBox()
+        self.step_box.setToolTip("Newest: the weights training just published, or the run's last saved step")
+        self.refresh_every = QSpinBox()
+        self.refresh_every.setRange(1, 10_000)
+        self.refresh_every.setValue(self.state.refresh_every)
+        self.refresh_every.setSuffix(" steps")
+        self.refresh_every.setToolTip("While training, recompute the heatmaps every N steps")
+        self.layer = QSpinBox()
+        self.head = QSpinBox()
+        self.status = QLabel()
+        self.status.setWordWrap(True)
+        self.status.hide()
+        controls = QHBoxLayout()
+        controls.setContentsMargins(0, 0, 0, 0)
+        for widget in (QLabel("Prompt:"), self.prompt, QLabel("Step:"), self.step_box, QLabel("Refresh every"),
+                       self.refresh_every, QLabel("Layer:"), self.layer, QLabel("Head:"), self.head):
+            controls.addWidget(widget, 1 if widget is self.prompt else 0)
+        self.attention, self.masks, self.positional = AttentionView(), MasksView(), PositionalView()
+        self.views = dict(zip(TABS, (self.attention, self.masks, self.positional)))
+        self.tabs = QTabWidget()
+        for view, label in zip(self.views.values(), ("Attention", "Masks", "Positional encodings")):
+            self.tabs.addTab(view, label)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(controls)
+        layout.addWidget(self.status)
+        layout.addWidget(self.tabs, 1)
+
+    def _connect(self) -> None:
+        s = self.session
+        s.sig_weights_ready.connect(self._on_weights_ready)
+        s.sig_run_opened.connect(self._on_run_opened)
+        s.sig_config_changed.connect(self._on_config_changed)
+        s.sig_training_state_changed.connect(self._on_training_state_changed)
+        self._job.sig_done.connect(self._on_result)
+        self._job.sig_failed.connect(self._on_failed)
+        self.prompt.editingFinished.connect(self._on_prompt_edited)
+        self.step_box.currentIndexChanged.connect(self._on_step_chosen)
+        self.step_box.sig_opening.connect(self._list_steps)
+        self.refresh_every.valueChanged.connect(self._on_refresh_every_changed)
+        self.layer.valueChanged.connect(self._on_head_chosen)
+        self.head.valueChanged.connect(self._on_head_chosen)
+        self.attention.sig_head_chosen.connect(self._choose_head)
+        self.masks.sig_band_changed.connect(self._on_band_changed)
+        self.positional.sig_shift_changed.connect(self._on_shift_changed)
+        self.tabs.currentChanged.connect(self._on_tab_changed)
+
+    # ---- what to show ----------------------------------------------------------------------
+
+    def source(self) -> Source | None:
+        """The newest published weights, or a saved step of the open run; None when there are none."""
+        s = self.session
+        if self.state.step is None and s.weights is not None:
+            cfg = (s.run.config if s.run is not None else s.config).model
+            return Source(s.weights_step, cfg, weights=s.weights)
+        if s.run is None:
+            return None
+        steps = saved_steps(s.run)
+        step = self.state.step if self.state.step is not None else (steps[-1] if steps else None)
+        return None if step is None else Source(step, s.run.config.model, run=s.run)
+
+    def refresh(self) -> None:
+        """Ask for the current tab's view of the current weights unless it is shown or already asked."""
+        source = self.source()
+        tokenizer = self.session.tokenizer or getattr(self.session.run, "tokenizer", None)
+        if source is None or tokenizer is None:
+            self._say("Press Train or Step, or open a run, to see attention, masks and positions.")
+            return
+        st = self.state
+        request = Request(st.tab, source, tokenizer, st.prompt, st.band, st.shift)
+        shown = self._results.get(st.tab, (None, None))[0]
+        if request.key in (shown, self._asked):
+            return
+        self._asked = request.key
+        self._job.submit(request.key, self._computer, request)
+
+    def export_job(self):
+        """File → Export…: the main view of the current tab (filters, suggested name, fn(path) -> Path)."""
+        view = {"attention": self.attention.stack.currentWidget(), "masks": self.masks.attention[0],
+                "positional": self.positional.matrix}[self.state.tab]
+        if self.state.tab not in self._results:
+            return None
+        return EXPORT_FILTERS, f"{self.state.tab}.png", view.export_job()
+
+    # ---- handlers --------------------------------------------------------------------------
+
+    def _on_weights_ready(self, step: int, _weights) -> None:
+        if not self.isVisible() or self.state.step is not None:
+            return
+        last = self._last_live_step
+        running = self.session.training_state == "running"
+        if running and last is not None and 0 <= step - last < self.state.refresh_every:
+            return
+        self._last_live_step = step
+        self.refresh()
+
+    def _on_result(self, key: tuple, result) -> None:
+        tab = key[0]
+        self._results[tab] = (key, result)
+        if key == self._asked:
+            self._asked = None
+        self._say("")
+        if tab != self.state.tab:
+            return
+        self.views[tab].show_result(result)
+        if tab != "positional":
+            self.views[tab].select(self.state.layer, self.state.head)
+
+    def _on_failed(self, key: tuple, message: str) -> None:
+        if key == self._asked:
+            self._asked = None
+        self._say(f"<span style='color:#e8590c'>{message}</span>")
+
+    def _say(self, text: str) -> None:
+        self.status.setText(text)
+        self.status.setVisible(bool(text))
+
+    def _on_run_opened(self, run) -> None:
+        self._results.clear()
+        self._last_live_step = None
+        if run is not None:
+            try:
+                self.state.prompt = run.probe().prompt or self.state.prompt
+            except Exception:  # a missing probe.json keeps the current prompt; Run lists it in warnings
+                pass
+            self.prompt.setText(self.state.prompt)
+        self._list_steps()
+        self._on_config_changed(run.config if run is not None else self.session.config)
+        if self.isVisible():
+            self.refresh()
+
+    def _on_config_changed(self, config) -> None:
+        model = (self.session.run.config if self.session.run is not None else config).model
+        self.layer.setMaximum(model.n_layer - 1)
+        self.head.setMaximum(model.n_head - 1)
+        self.masks.set_context(model.n_ctx)
+
+    def _on_training_state_changed(self, state: str) -> None:
+        self._list_steps()
+        if state != "running" and self.isVisible():
+            self.refresh()  # training came to rest: show exactly the weights it rests on
+
+    def _list_steps(self) -> None:
+        run = self.session.run
+        steps = saved_steps(run) if run is not None else []
+        wanted = self.state.step
+        self.step_box.blockSignals(True)
+        self.step_box.clear()
+        self.step_box.addItem("newest", None)
+        for step in steps:
+            self.step_box.addItem(f"step {step}", step)
+        self.step_box.setCurrentIndex(max(0, self.step_box.findData(wanted)) if wanted is not None else 0)
+        self.step_box.blockSignals(False)
+
+    def _on_step_chosen(self, index: int) -> None:
+        self.state.step = self.step_box.itemData(index)
+        self.refresh()
+
+    def _on_prompt_edited(self) -> None:
+        text = self.prompt.text()
+        if text != self.state.prompt:
+            self.state.prompt = text
+            self.refresh()
+
+    def _on_refresh_every_changed(self, every: int) -> None:
+        self.state.refresh_every = every
+        if self.isVisible():
+            self.session.want_weights(self.object_name, every)
+
+    def _choose_head(self, layer: int, head: int) -> None:
+        self.layer.setValue(layer)
+        self.head.setValue(head)
+
+    def _on_head_chosen(self, _value: int) -> None:
+        self.state.layer, self.state.head = self.layer.value(), self.head.value()
+        self.attention.select(self.state.layer, self.state.head)
+        self.masks.select(self.state.layer, self.state.head)
+
+    def _on_band_changed(self, band: int) -> None:
+        self.state.band = band
+        self.refresh()
+
+    def _on_shift_changed(self, shift: int) -> None:
+        self.state.shift = shift
+        self.refresh()
+
+    def _on_tab_changed(self, index: int) -> None:
+        self.state.tab = TABS[index]
+        if self.state.tab in self._results:
+            self._on_result(*self._results[self.state.tab])
+        self.refresh()
+
+    # ---- visibility: ask for weights only while someone can see them ------------------------
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        self.session.want_weights(self.object_name, self.state.refresh_every)
+        self.refresh()
+
+    def hideEvent(self, event) -> None:
+        super().hideEvent(event)
+        self.session.want_weights(self.object_name, 0)

@@ -1,0 +1,211 @@
+"""The Heatmaps pane: what it shows equals the model's attention, masks and encodings, live and browsed."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+import torch
+from PySide6.QtCore import QPointF, Qt
+
+from engine import probes
+from engine.config import ExperimentConfig, ModelConfig
+from engine.data import CharTokenizer
+from engine.model import GPT
+from gui.panes.heatmaps import HeatmapsPane
+from gui.session import Session
+from gui.widgets.heatmap_grid import GAP
+
+TEXT = "First Citizen:\nBefore we proceed any further, hear me speak.\nAll:\nSpeak, speak."
+PROMPT = "Before we proceed any further"
+
+
+@pytest.fixture
+def tok():
+    return CharTokenizer.fit(TEXT)
+
+
+def make(qtbot, tok, **model):
+    m = dict(n_layer=2, n_head=3, d_model=24, d_ff=32, n_ctx=32, vocab_size=tok.vocab_size)
+    m.update(model)
+    session = Session(ExperimentConfig(model=ModelConfig(**m)))
+    session.set_tokenizer(tok)
+    pane = HeatmapsPane(session)
+    pane.prompt.setText(PROMPT)
+    pane.prompt.editingFinished.emit()
+    qtbot.addWidget(pane)
+    pane.resize(1200, 800)
+    pane.show()
+    qtbot.waitExposed(pane)
+    torch.manual_seed(0)
+    return session, pane, GPT(session.config.model).eval()
+
+
+def publish(qtbot, session, pane, model, step=5):
+    with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
+        session.publish_weights(step, {k: v.clone() for k, v in model.state_dict().items()})
+
+
+def explicit(model, tok):
+    ids = torch.tensor([tok.encode(PROMPT)])
+    return [(t.scores[0].numpy(), t.weights[0].numpy()) for t in model.attention_trace(ids)]
+
+
+def test_displayed_attention_equals_the_models_explicit_attention(qtbot, tok):
+    session, pane, model = make(qtbot, tok)
+    publish(qtbot, session, pane, model)
+    trace = explicit(model, tok)
+    T = len(PROMPT)
+    causal = np.tril(np.ones((T, T), bool))
+    image = pane.attention.grid.image_item.image  # the mosaic on screen
+    for layer, (scores, weights) in enumerate(trace):
+        for head in range(3):
+            r0, c0 = layer * (T + GAP), head * (T + GAP)
+            tile = image[r0:r0 + T, c0:c0 + T]
+            np.testing.assert_array_equal(np.isnan(tile), ~causal)
+            np.testing.assert_allclose(tile[causal], weights[head][causal], rtol=1e-5, atol=1e-7)
+    steps = pane.attention.steps
+    np.testing.assert_allclose(steps[0].image_item.image, trace[0][0][0], rtol=1e-5, atol=1e-7)
+    np.testing.assert_array_equal(np.isfinite(steps[1].image_item.image), causal)
+    after = steps[2].image_item.image
+    assert np.isnan(after[~causal]).all() and not np.isinf(after).any()
+    np.testing.assert_allclose(np.nan_to_num(steps[3].image_item.image), trace[0][1][0], rtol=1e-5, atol=1e-7)
+    assert steps[3].labels()[0][:7] == ["B", "e", "f", "o", "r", "e", "␣"]
+    assert pane.attention.grid.describe(0, 1)[:2] == ("layer 0 · head 0 · query 0 B", "key 1 e")
+
+
+def test_choosing_a_head_reslices_without_recomputing(qtbot, tok):
+    session, pane, model = make(qtbot, tok)
+    publish(qtbot, session, pane, model)
+    submitted = []
+    pane._job.submit = lambda *a: submitted.append(a)
+    pane.layer.setValue(1)
+    pane.head.setValue(2)
+    np.testing.assert_allclose(np.nan_to_num(pane.attention.steps[3].matrix()), explicit(model, tok)[1][1][2],
+                               rtol=1e-5, atol=1e-7)
+    assert "layer 1 · head 2" in pane.attention.summary.text() and submitted == []
+
+
+def test_clicking_a_tile_chooses_layer_and_head(qtbot, tok):
+    session, pane, model = make(qtbot, tok)
+    publish(qtbot, session, pane, model)
+    grid, T = pane.attention.grid, len(PROMPT)
+    scene = grid.plot_item.vb.mapViewToScene(QPointF(2 * (T + GAP) + T / 2, 1 * (T + GAP) + T / 2))
+    qtbot.mouseClick(grid._view.viewport(), Qt.MouseButton.LeftButton, pos=grid._view.mapFromScene(scene))
+    assert (pane.layer.value(), pane.head.value()) == (1, 2) == (pane.state.layer, pane.state.head)
+
+
+def test_summary_table_gives_entropy_and_distance_per_head(qtbot, tok):
+    session, pane, model = make(qtbot, tok)
+    publish(qtbot, session, pane, model)
+    w = np.stack([np.where(np.tril(np.ones(w.shape[-2:], bool)), w, np.nan) for _, w in explicit(model, tok)])
+    entropy, distance = probes.head_summaries(w)
+    table = pane.attention.table
+    assert (table.rowCount(), table.columnCount()) == (2, 3)
+    assert table.item(1, 2).text() == f"{entropy[1, 2]:.2f} · {distance[1, 2]:.1f}"
+    assert entropy[0, 0] < math.log(len(PROMPT))
+
+
+def test_masks_tab_shows_each_mask_and_its_effect_with_the_same_weights(qtbot, tok):
+    session, pane, model = make(qtbot, tok)
+    publish(qtbot, session, pane, model)
+    with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
+        pane.tabs.setCurrentIndex(1)
+    T, view = len(PROMPT), pane.masks
+    in_force, causal, banded, none = (w.image_item.image for w in view.masks)
+    np.testing.assert_array_equal(np.isfinite(in_force), np.tril(np.ones((T, T), bool)))
+    assert (np.isfinite(banded).sum(axis=1)[4:] == 5).all()  # β = 4: itself and 4 before
+    assert np.isfinite(none).all()
+    np.testing.assert_allclose(np.nan_to_num(view.attention[0].image_item.image), explicit(model, tok)[0][1][0],
+                               rtol=1e-5, atol=1e-7)
+    with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
+        view.band.setValue(2)
+    assert (np.isfinite(view.masks[2].image_item.image).sum(axis=1)[2:] == 3).all()
+    assert view.masks[2].title() == "mask: banded, β = 2"
+
+
+def test_positional_tab_shows_sinusoidal_formula_and_its_shift_map(qtbot, tok):
+    session, pane, model = make(qtbot, tok)
+    publish(qtbot, session, pane, model)
+    with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
+        pane.tabs.setCurrentIndex(2)
+    P = pane.positional.matrix.matrix()
+    d = 24
+    for i, j in [(0, 0), (3, 1), (17, 10), (31, 23)]:
+        want = math.sin(i / 10000 ** (j / d)) if j % 2 == 0 else math.cos(i / 10000 ** ((j - 1) / d))
+        assert P[i, j] == pytest.approx(want, abs=1e-6)
+    np.testing.assert_allclose(pane.positional.similarity.matrix(), P @ P.T, rtol=1e-4, atol=1e-4)
+    with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
+        pane.positional.shift.setValue(5)
+    assert "k = 5" in pane.positional.shift_map.title()
+    assert float(pane.positional.shift_note.text().rsplit(" ", 1)[1]) < 1e-5
+    pane.positional.dimension.setValue(3)
+    np.testing.assert_allclose(pane.positional.curve.getData()[1], P[:, 3])
+
+
+def test_learned_encoding_follows_training(qtbot, tok):
+    session, pane, model = make(qtbot, tok, pos_encoding="learned")
+    publish(qtbot, session, pane, model)
+    with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
+        pane.tabs.setCurrentIndex(2)
+    np.testing.assert_allclose(pane.positional.matrix.matrix(), model.W_P.detach().numpy(), rtol=1e-6)
+    with torch.no_grad():
+        model.W_P.mul_(-3.0)
+    publish(qtbot, session, pane, model, step=6)
+    np.testing.assert_allclose(pane.positional.matrix.matrix(), model.W_P.detach().numpy(), rtol=1e-6)
+    assert "learned" in pane.positional.shift_note.text()
+
+
+def test_pane_asks_for_weights_every_n_steps_only_while_visible(qtbot, tok):
+    session, pane, model = make(qtbot, tok)
+    assert session.weights_every == 10
+    pane.refresh_every.setValue(4)
+    assert session.weights_every == 4
+    session.set_training_state("running")
+    asked = []
+    pane._job.submit = lambda key, *a: asked.append(key[1][1])
+    weights = {k: v.clone() for k, v in model.state_dict().items()}
+    for step in range(1, 14):
+        session.publish_weights(step, weights)
+    assert asked == [1, 5, 9, 13]
+    pane.hide()
+    assert session.weights_every == 0
+    session.publish_weights(17, weights)
+    assert asked == [1, 5, 9, 13]
+
+
+def test_a_prompt_outside_the_vocabulary_is_explained(qtbot, tok):
+    session, pane, model = make(qtbot, tok)
+    publish(qtbot, session, pane, model)
+    with qtbot.waitSignal(pane._job.sig_failed, timeout=20000):
+        pane.prompt.setText("Zebra?")
+        pane.prompt.editingFinished.emit()
+    assert "not in the vocabulary" in pane.status.text() and pane.status.isVisible()
+
+
+def test_browsing_a_saved_step_of_a_run(qtbot, tmp_path):
+    from tests.engine.test_export_cli import tiny_run
+
+    run = tiny_run(tmp_path / "run")
+    session = Session(run.config)
+    pane = HeatmapsPane(session)
+    qtbot.addWidget(pane)
+    pane.resize(1000, 700)
+    pane.show()
+    session.set_tokenizer(run.tokenizer)
+    with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
+        session.set_run(run)
+    assert [pane.step_box.itemText(i) for i in range(pane.step_box.count())] == \
+        ["newest", "step 0", "step 2", "step 4"]
+    assert pane.prompt.text() == run.probe().prompt
+    with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
+        pane.step_box.setCurrentIndex(2)
+    ids = probes.prompt_ids(run.tokenizer, run.probe().prompt, run.config.model.n_ctx)
+    want = probes.attention_maps(run.build_model(2), ids).weights
+    np.testing.assert_allclose(pane.attention.grid.stack(), want, rtol=1e-5, atol=1e-7)
+    assert "step 2" in pane.attention.grid.title()
+    filters, name, write = pane.export_job()
+    assert ".npy" in filters and name == "attention.png"
+    np.testing.assert_allclose(np.load(write(tmp_path / "grid.npy")), want, rtol=1e-5, atol=1e-7)
