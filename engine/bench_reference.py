@@ -7,7 +7,8 @@ samples, no snapshots. It lives in the engine (not in benchmarks/) so that an in
 `gpt-explorer bench` can import it.
 
 `compare()` alternates the two in one process, A B A B …, each round continuing the same two trainings,
-and reports tokens per second of each and the median of the per-round ratios (goal ≥ 0.95).
+and reports tokens per second of each and the median of the per-round ratios (goal ≥ 0.95): pairing
+rounds cancels the slow drift of a machine shared with other work.
 """
 
 from __future__ import annotations
@@ -104,13 +105,22 @@ class BenchResult:
         return statistics.median(a / b for a, b in zip(self.trainer_tps, self.bare_tps))
 
 
-def compare(preset: str = "nanogpt-cpu", rounds: int = 6, steps_per_round: int = 100,
-            corpus: str | None = None, log: Callable[[str], None] = print) -> BenchResult:
-    """Train `preset` with the Trainer (writing a temporary run) and with BareLoop, alternating."""
+def compare(preset: str = "nanogpt-cpu", rounds: int = 4, steps_per_round: int | None = None,
+            corpus: str | None = None, threads: int | None = None,
+            log: Callable[[str], None] = print) -> BenchResult:
+    """Train `preset` with the Trainer (writing a temporary run) and with BareLoop, alternating.
+
+    A round is by default the preset's evaluation period, so every round holds the same share of
+    evaluations, samples, snapshots and checkpoints as the whole training would. `threads` overrides
+    the preset's torch thread count (0: every core).
+    """
     from .trainer import Trainer
 
     cfg = load_preset(preset)
+    steps_per_round = steps_per_round or cfg.train.eval_every
     train = dataclasses.replace(cfg.train, steps=rounds * steps_per_round)
+    if threads is not None:
+        train = dataclasses.replace(train, torch_threads=threads)
     data = cfg.data if corpus is None else dataclasses.replace(cfg.data, corpus=corpus)
     cfg = cfg.replace(train=train, data=data)
     dataset = Dataset.build(cfg.data, cfg.model.n_ctx)

@@ -25,7 +25,7 @@ import torch
 from .config import ConfigError, ExperimentConfig, TrainConfig
 from .corpus import CorpusError
 from .data import Dataset
-from .device import pick_device, set_threads
+from .device import pick_device, set_threads, single_thread
 from .errors import UserError
 from .model import GPT
 from .runs import Probe, Run, RunError, RunWriter
@@ -80,7 +80,8 @@ def generate_text(model: GPT, tokenizer, prompt: str, n_tokens: int, temperature
     was_training = model.training
     model.eval()
     try:
-        out = model.generate(idx, n_tokens, temperature, top_k, generator=gen)  # (1, T0 + n)
+        with single_thread():
+            out = model.generate(idx, n_tokens, temperature, top_k, generator=gen)  # (1, T0 + n)
     finally:
         model.train(was_training)
     return tokenizer.decode(out[0, len(ids):].tolist())
@@ -142,6 +143,8 @@ class Trainer:
         self.model = GPT(cfg.model).to(self.device)
         self.model.train()
         self.optimizer = make_optimizer(self.model, t)
+        # the state dict's tensors, detached; training and loading update them in place
+        self._state_tensors = list(self.model.state_dict(keep_vars=False).items())
         self.batch_gen = torch.Generator().manual_seed(t.seed)
         x, y = dataset.fixed_batch(t.probe_batch, cfg.model.n_ctx, t.seed)
         self.probe = Probe(x, y, dataset.text_head)
@@ -174,7 +177,9 @@ class Trainer:
 
     def weights_copy(self) -> dict[str, torch.Tensor]:
         """CPU clones of the state dict; call between steps (the GUI's view of the weights)."""
-        return {k: v.detach().to("cpu", copy=True) for k, v in self.model.state_dict().items()}
+        if self.device.type == "cpu":  # clone is ~4x faster than .to(copy=True) for small tensors
+            return {k: v.clone() for k, v in self._state_tensors}
+        return {k: v.to("cpu") for k, v in self._state_tensors}
 
     def save_checkpoint(self, val_loss: float | None = None) -> Path:
         if self.writer is None:

@@ -17,8 +17,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "same model and data, alternating in one process, and print tokens/s of each and "
                     f"their ratio (goal ≥ {GOAL}).")
     p.add_argument("--quick", action="store_true", help="a very short run (seconds): checks that it works")
-    p.add_argument("--rounds", type=int, default=None, metavar="N", help="alternating rounds (default 6)")
-    p.add_argument("--steps", type=int, default=None, metavar="N", help="steps per round (default 100)")
+    p.add_argument("--rounds", type=int, default=None, metavar="N", help="alternating rounds (default 4)")
+    p.add_argument("--steps", type=int, default=None, metavar="N",
+                   help="steps per round (default: the preset's evaluation period, 250)")
     p.add_argument("--corpus", default=None, metavar="shakespeare|PATH", help="text to train on (default: bundled)")
     p.set_defaults(func=run)
 
@@ -27,13 +28,14 @@ def run(args: argparse.Namespace) -> int:
     from ..bench_reference import compare
     from ..errors import UserError
 
-    rounds = args.rounds or (2 if args.quick else 6)
-    steps = args.steps or (4 if args.quick else 100)
-    if rounds < 1 or steps < 1:
+    rounds = args.rounds or (2 if args.quick else 4)
+    steps = args.steps or (4 if args.quick else None)
+    if rounds < 1 or (steps is not None and steps < 1):
         raise UserError("--rounds and --steps must be at least 1")
-    print(f"bench: nanogpt-cpu, {rounds} rounds of {steps} steps, trainer and bare loop alternating", flush=True)
+    print(f"bench: nanogpt-cpu, {rounds} rounds, trainer and bare loop alternating", flush=True)
     result = compare("nanogpt-cpu", rounds, steps, corpus=args.corpus,
                      log=lambda line: print("  " + line, flush=True))
+    print(f"({result.steps_per_round} steps a round)")
     print(f"trainer   {statistics.median(result.trainer_tps):,.0f} tokens/s (median)")
     print(f"bare loop {statistics.median(result.bare_tps):,.0f} tokens/s (median)")
     verdict = "meets" if result.ratio >= GOAL else "misses"

@@ -113,6 +113,11 @@ def _train(trainer, run_dir: Path) -> int:
           f"{corpus_label(cfg.data.corpus)}, {human_count(len(trainer.dataset.train))} training tokens; "
           f"device {trainer.device.type}, {trainer.threads} thread(s)", file=out)
     progress = Progress(out)
+    if trainer.step and trainer.writer is not None:  # a resumed run shows its last validation loss
+        from ..runs import Run
+
+        vals = [r["val_loss"] for r in Run(run_dir).metrics() if r.get("val_loss") is not None]
+        progress.val = vals[-1] if vals else None
     stop = _StopFlag()
     gen = trainer.steps()
     last = None

@@ -68,6 +68,7 @@ def test_train_writes_a_run_that_resumes_and_samples(files, tmp_path, capsys):
     assert run.checkpoint_steps()[-1] == 12
     rc, out, err = run_cli(capsys, "train", "--run", run_dir, "--steps", 15)
     assert rc == 0 and "resuming at step 12" in out and "step 15/15" in out
+    assert "val —" not in out  # the last validation loss is shown from the start
     rc, out, _ = run_cli(capsys, "train", "--run", run_dir)
     assert rc == 0 and "already finished at step 15" in out
     rc, out, err = run_cli(capsys, "sample", "--run", run_dir, "--prompt", "ROMEO:", "--tokens", 30, "--seed", 1)
@@ -87,6 +88,16 @@ def test_resuming_with_another_config_is_refused(files, tmp_path, capsys):
                    "--run", run_dir)[0] == 0
     rc, _, err = run_cli(capsys, "train", "--preset", "tiny", "--run", run_dir)
     assert rc != 0 and "another config" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_diverging_run_stops_with_one_line_and_exit_1(files, tmp_path, capsys):
+    config = tmp_path / "diverge.toml"
+    config.write_text(files["small.toml"].read_text().replace("[train]\n", "[train]\nlr = 1e30\nmin_lr = 0.0\n"))
+    rc, _, err = run_cli(capsys, "train", "--config", config, "--corpus", files["corpus.txt"], "--run", tmp_path / "run")
+    assert rc == 1 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert "not finite; training stopped before the weights changed" in err
+    rows = Run(tmp_path / "run").metrics()
+    assert rows and rows[-1]["step"] < 12 and all(r["train_loss"] is not None for r in rows)
 
 
 def broken_run(root: Path, damage: str) -> Path:
