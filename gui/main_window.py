@@ -11,7 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, Qt
-from PySide6.QtWidgets import QApplication, QDockWidget, QLabel, QMainWindow, QMessageBox, QToolBar, QWidget
+from PySide6.QtWidgets import (QApplication, QDockWidget, QLabel, QMainWindow, QMenuBar, QMessageBox,
+                               QVBoxLayout, QWidget)
 
 from engine.config import ConfigError, ExperimentConfig
 from engine.errors import UserError
@@ -72,16 +73,17 @@ class MainWindow(QMainWindow):
     # ---- building --------------------------------------------------------------------------
 
     def _build_banner(self) -> None:
+        """The menu bar with the banner under it, across the full width above every dock (outside the
+        saved dock layout, so a restored layout can never hide it)."""
+        self.menu_bar = QMenuBar(self)
         self.banner = Banner(self)
-        bar = QToolBar("Messages", self)
-        bar.setObjectName("banner_bar")
-        bar.setMovable(False)
-        bar.setFloatable(False)
-        bar.toggleViewAction().setVisible(False)
-        bar.addWidget(self.banner)
-        bar.setVisible(False)
-        self.banner_bar = bar
-        self.addToolBar(Qt.ToolBarArea.TopToolBarArea, bar)
+        top = QWidget(self)
+        col = QVBoxLayout(top)
+        col.setContentsMargins(0, 0, 0, 0)
+        col.setSpacing(2)
+        col.addWidget(self.menu_bar)
+        col.addWidget(self.banner)
+        self.setMenuWidget(top)
 
     def _build_docks(self) -> None:
         placeholder = QWidget(self)  # QMainWindow needs a central widget; the panes are all docks
@@ -130,7 +132,6 @@ class MainWindow(QMainWindow):
         s.sig_config_problems_changed.connect(lambda _: self._on_training_state_changed(s.training_state))
         c.sig_run_dir_changed.connect(self._on_run_dir_changed)
         c.sig_device_changed.connect(self._on_device_changed)
-        self.banner.sig_dismissed.connect(lambda: self.banner_bar.setVisible(False))
         self._exports.sig_done.connect(lambda _, path: self.session.post_message(f"Exported {path}", "info"))
         self._exports.sig_failed.connect(lambda _, message: self.session.post_message(message))
 
@@ -195,7 +196,6 @@ class MainWindow(QMainWindow):
 
     def _on_message_posted(self, level: str, text: str) -> None:
         self.banner.show_message(level, text)
-        self.banner_bar.setVisible(True)
 
     def _on_step_reported(self, report) -> None:
         self.step_label.setText(f"step {report.step:,} / {report.total_steps:,}")

@@ -25,7 +25,7 @@ def _action(window, menu, key: str, text: str, slot, shortcut=None, tip: str = "
 
 
 def build_menus(window) -> dict[str, QAction]:
-    bar, s = window.menuBar(), window.session
+    bar, s = window.menu_bar, window.session
     a: dict[str, QAction] = {}
     file = bar.addMenu("&File")
     a["new_run"] = _action(window, file, "new_run", "&New run", window.new_run, _KEY.New,

@@ -125,8 +125,6 @@ class ArchitecturePane(QWidget):
         head.addWidget(self.preset)
         head.addWidget(QLabel("Name:", self))
         head.addWidget(self.name, 1)
-        head.addWidget(self.load_button)
-        head.addWidget(self.save_button)
 
         self.tabs = QTabWidget(self)
         self.forms: dict[str, SectionForm] = {}
@@ -140,9 +138,11 @@ class ArchitecturePane(QWidget):
 
         self.params = QLabel(self)
         self.params.setObjectName("parameter_count")
+        self.params.setWordWrap(True)
         self.params.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.memory = QLabel(self)
         self.memory.setObjectName("memory_estimate")
+        self.memory.setWordWrap(True)
         self.diagram = BlockDiagram(self.session.select_weight, self)
         self.train_button = QPushButton(self.style().standardIcon(QStyle.StandardPixmap.SP_MediaPlay),
                                         "Train", self)
@@ -163,9 +163,14 @@ class ArchitecturePane(QWidget):
         split.setStretchFactor(0, 1)
         split.setStretchFactor(1, 1)
         split.setSizes([400, 400])
-        foot = QHBoxLayout()
-        foot.addWidget(self.status, 1)
-        foot.addWidget(self.train_button)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.load_button)
+        buttons.addWidget(self.save_button)
+        buttons.addStretch(1)
+        buttons.addWidget(self.train_button)
+        foot = QVBoxLayout()
+        foot.addWidget(self.status)
+        foot.addLayout(buttons)
         layout = QVBoxLayout(self)
         layout.addLayout(head)
         layout.addWidget(split, 1)
@@ -216,8 +221,8 @@ class ArchitecturePane(QWidget):
         problems = problems + [p for p in cfg.validate() if p not in problems]
         if self.inspection is not None and self.inspection.corpus_problem and self._same_data(cfg):
             problems.append(Problem("data.corpus", self.inspection.corpus_problem))
-        self._show_problems(problems)
         self.session.set_config_problems(problems)
+        self._show_problems(problems)
         if not problems:
             self.session.set_config(cfg)
         self._show_counts()

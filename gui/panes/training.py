@@ -15,7 +15,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (QDoubleSpinBox, QFormLayout, QGridLayout, QHBoxLayout, QLabel, QLineEdit,
                                QPlainTextEdit, QProgressBar, QPushButton, QSpinBox, QSplitter, QStyle,
-                               QTabWidget, QVBoxLayout, QWidget)
+                               QTabWidget, QToolButton, QVBoxLayout, QWidget)
 
 from ..session import Session
 from ..widgets.loss_plot import LossHistory, LossPlot
@@ -64,7 +64,7 @@ class TrainingPane(QWidget):
     # ---- layout ----------------------------------------------------------------------------
 
     def _build(self) -> None:
-        self.buttons: dict[str, QPushButton] = {}
+        self.buttons: dict[str, QToolButton] = {}
         row = QHBoxLayout()
         icon = self.style().standardIcon
         px = QStyle.StandardPixmap
@@ -74,20 +74,24 @@ class TrainingPane(QWidget):
                 ("resume", "Resume", px.SP_MediaPlay, "Continue training"),
                 ("step", "Step", px.SP_MediaSkipForward, "Train exactly one step"),
                 ("stop", "Stop", px.SP_MediaStop, "Stop and save a checkpoint; Train continues the run")):
-            b = QPushButton(icon(pixmap), text, self)
+            b = QToolButton(self)
+            b.setIcon(icon(pixmap))
+            b.setText(text)
+            b.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
             b.setObjectName(f"training_{act}")
             b.setToolTip(tip)
             row.addWidget(b)
             self.buttons[act] = b
+        row.addStretch(1)
         self.state_label = QLabel(self)
         self.state_label.setObjectName("training_state")
-        row.addWidget(self.state_label, 1)
         self.progress = QProgressBar(self)
         self.progress.setObjectName("training_progress")
         self.progress.setFormat("step %v of %m")
         self.eta = QLabel(self)
         self.eta.setObjectName("training_eta")
         bar = QHBoxLayout()
+        bar.addWidget(self.state_label)
         bar.addWidget(self.progress, 1)
         bar.addWidget(self.eta)
         self.stats = self._build_stats()
@@ -96,7 +100,8 @@ class TrainingPane(QWidget):
         split.addWidget(self.plot)
         split.addWidget(self._build_samples())
         split.setStretchFactor(0, 3)
-        split.setStretchFactor(1, 2)
+        split.setStretchFactor(1, 1)
+        split.setSizes([540, 240])
         layout = QVBoxLayout(self)
         layout.addLayout(row)
         layout.addLayout(bar)
@@ -112,9 +117,9 @@ class TrainingPane(QWidget):
             name = QLabel(text + ":", self)
             value = QLabel("—", self)
             value.setObjectName(f"stat_{key}")
-            value.setMinimumWidth(value.fontMetrics().horizontalAdvance("00000.0000"))
-            self.stats_layout.addWidget(name, i // 3, 2 * (i % 3))
-            self.stats_layout.addWidget(value, i // 3, 2 * (i % 3) + 1)
+            value.setMinimumWidth(value.fontMetrics().horizontalAdvance("0,000,000"))
+            self.stats_layout.addWidget(name, i // 2, 2 * (i % 2))
+            self.stats_layout.addWidget(value, i // 2, 2 * (i % 2) + 1)
             stats[key] = value
         return stats
 
@@ -135,12 +140,13 @@ class TrainingPane(QWidget):
         self.output.setPlaceholderText("Generated text appears here.")
         form = QFormLayout()
         form.addRow("Prompt:", self.prompt)
-        knobs = QHBoxLayout()
-        for text, w in (("temperature", self.temperature), ("top-k", self.top_k), ("length", self.length)):
-            knobs.addWidget(QLabel(text, self))
-            knobs.addWidget(w)
-        knobs.addStretch(1)
-        knobs.addWidget(self.generate)
+        knobs = QGridLayout()
+        for i, (text, w) in enumerate((("temperature:", self.temperature), ("top-k:", self.top_k),
+                                       ("length:", self.length))):
+            knobs.addWidget(QLabel(text, self), i // 2, 2 * (i % 2))
+            knobs.addWidget(w, i // 2, 2 * (i % 2) + 1)
+        knobs.addWidget(self.generate, 1, 3)
+        knobs.setColumnStretch(4, 1)
         form.addRow(knobs)
         gen = QWidget(self)
         col = QVBoxLayout(gen)
