@@ -1,0 +1,67 @@
+"""GUI test setup: settings in a temporary folder (never the user's profile), a small corpus and a tiny
+config so a test trains in well under a second, and a factory that builds the real main window."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import QSettings
+
+from engine.config import DataConfig, ExperimentConfig, ModelConfig, TrainConfig
+
+# The offscreen platform says this for every dock; it is not about our code.
+QT_NOISE = r"This plugin does not support propagateSizeHints"
+
+
+@pytest.fixture(autouse=True)
+def settings_folder(tmp_path):
+    """QSettings (IniFormat, user scope) and the runs folder both live under tmp_path."""
+    folder = tmp_path / "settings"
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(folder))
+    from gui import settings
+
+    settings.set_runs_root(tmp_path / "runs")
+    return folder
+
+
+@pytest.fixture(scope="session")
+def small_text() -> str:
+    from engine.corpus import shakespeare_text
+
+    return shakespeare_text()[:30_000]
+
+
+@pytest.fixture
+def corpus_file(tmp_path, small_text):
+    path = tmp_path / "corpus.txt"
+    path.write_text(small_text, encoding="utf-8")
+    return path
+
+
+def tiny_config(corpus, **train) -> ExperimentConfig:
+    """One block, two heads, d_model 16, context 16: hundreds of steps a second on one thread."""
+    t = dict(steps=2000, batch_size=4, warmup_steps=5, eval_every=50, eval_batches=2, sample_tokens=16,
+             checkpoint_every=100, snapshot_every=100, device="cpu", torch_threads=1)
+    t.update(train)
+    return ExperimentConfig(name="tiny-test",
+                            model=ModelConfig(n_layer=1, n_head=2, d_model=16, d_ff=32, n_ctx=16),
+                            train=TrainConfig(**t), data=DataConfig(corpus=str(corpus)))
+
+
+@pytest.fixture
+def make_window(qtbot, corpus_file):
+    """make_window(config=None, run_dir=None) -> a shown MainWindow starting with `config` (default: the
+    tiny config on the small corpus). Windows are closed at the end of the test, stopping training."""
+    from gui import settings
+    from gui.app import make_application
+    from gui.main_window import MainWindow
+
+    def make(config: ExperimentConfig | None = None, run_dir=None) -> MainWindow:
+        make_application()
+        settings.set_saved_config((config or tiny_config(corpus_file)).to_toml())
+        window = MainWindow(run_dir=run_dir)
+        qtbot.addWidget(window)
+        window.show()
+        qtbot.waitExposed(window)
+        return window
+
+    return make

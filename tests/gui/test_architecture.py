@@ -1,0 +1,152 @@
+"""The Architecture pane: typing into the builder, its problems, counts, diagram and TOML files."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from PySide6.QtCore import Qt
+
+from engine.config import ExperimentConfig, ModelConfig, parameter_count
+from engine.model import weight_names
+from engine.presets import load_preset, preset_names
+from gui.widgets import dialogs
+
+from .conftest import QT_NOISE, tiny_config
+
+pytestmark = [pytest.mark.qt_log_level_fail("WARNING"), pytest.mark.qt_log_ignore(QT_NOISE)]
+WAIT = 20_000
+
+
+def pane(window):
+    return window.panes["pane_architecture"]
+
+
+def type_into(qtbot, spin, text: str) -> None:
+    """Replace a spin box's text the way a user does: select all, type."""
+    spin.lineEdit().selectAll()
+    qtbot.keyClicks(spin.lineEdit(), text)
+
+
+def test_editing_a_field_updates_the_parameter_count(qtbot, make_window):
+    w = make_window()
+    arch = pane(w)
+    qtbot.waitUntil(lambda: "by torch" in arch.params.text(), timeout=WAIT)
+    type_into(qtbot, arch.forms["model"].editors["n_layer"], "3")
+    model = w.session.config.model
+    assert model.n_layer == 3
+    assert f"{parameter_count(model):,} by the formula" in arch.params.text()
+    qtbot.waitUntil(lambda: f"{parameter_count(model):,} by torch" in arch.params.text(), timeout=WAIT)
+    assert "differs" not in arch.params.text()
+    assert "blocks.2.W_Q" in arch.diagram.items
+
+
+def test_heads_not_dividing_d_model_shows_the_message_and_disables_train(qtbot, make_window):
+    w = make_window()
+    arch, before = pane(w), w.session.config
+    type_into(qtbot, arch.forms["model"].editors["n_head"], "3")
+    problem = arch.forms["model"].problem_labels["n_head"]
+    assert problem.isVisibleTo(arch) and problem.text() == "3 heads do not divide d_model = 16"
+    assert not arch.train_button.isEnabled()
+    assert not w.panes["pane_training"].buttons["train"].isEnabled()
+    assert not w.actions["train"].isEnabled()
+    assert w.session.config == before  # only valid drafts reach the session
+    type_into(qtbot, arch.forms["model"].editors["n_head"], "4")
+    assert not problem.isVisibleTo(arch)
+    assert arch.train_button.isEnabled() and w.session.config.model.n_head == 4
+
+
+def test_a_float_that_is_not_a_number_is_named_beside_its_field(qtbot, make_window):
+    arch = pane(make_window())
+    arch.tabs.setCurrentIndex(1)
+    lr = arch.forms["train"].editors["lr"]
+    lr.selectAll()
+    qtbot.keyClicks(lr, "3e-")
+    assert arch.forms["train"].problem_labels["lr"].text() == "not a number"
+    assert not arch.train_button.isEnabled()
+    assert "⚠ 1" in arch.tabs.tabText(1)
+
+
+def test_clicking_a_weight_in_the_diagram_emits_its_name(qtbot, make_window):
+    w = make_window()
+    diagram = pane(w).diagram
+    item = diagram.items["blocks.0.W_K"]
+    diagram.ensureVisible(item)
+    pos = diagram.mapFromScene(item.sceneBoundingRect().center())
+    with qtbot.waitSignal(w.session.sig_weight_selected, timeout=WAIT) as selected:
+        qtbot.mouseClick(diagram.viewport(), Qt.MouseButton.LeftButton, pos=pos)
+    assert selected.args == ["blocks.0.W_K"]
+    assert w.session.selected_weight == "blocks.0.W_K" and item.selected
+
+
+@pytest.mark.parametrize("change", [{}, {"norm": "none", "residual": False}, {"norm": "post"},
+                                    {"pos_encoding": "learned", "tied": True}, {"n_layer": 4}])
+def test_the_diagram_draws_exactly_the_trained_weights(qtbot, make_window, change):
+    arch = pane(make_window())
+    model = dataclasses.replace(ModelConfig(), **change)
+    arch.diagram.show_config(model)
+    assert set(arch.diagram.items) == set(weight_names(model))
+
+
+def test_choosing_a_preset_fills_every_field(qtbot, make_window):
+    w = make_window()
+    arch = pane(w)
+    index = preset_names().index("nanogpt-cpu")
+    arch.preset.setCurrentIndex(index)
+    arch.preset.activated.emit(index)
+    expected = load_preset("nanogpt-cpu")
+    assert w.session.config.model.d_model == expected.model.d_model == 128
+    assert w.session.config.train == expected.train
+    assert arch.forms["model"].editors["tied"].isChecked()
+
+
+def test_config_saves_to_toml_and_loads_back(qtbot, make_window, tmp_path, monkeypatch):
+    w = make_window()
+    arch, path = pane(w), tmp_path / "mine.toml"
+    type_into(qtbot, arch.forms["model"].editors["d_ff"], "48")
+    monkeypatch.setattr(dialogs, "ask_path", lambda *a, **k: path)
+    qtbot.mouseClick(arch.save_button, Qt.MouseButton.LeftButton)
+    assert ExperimentConfig.load(path).model.d_ff == 48
+    type_into(qtbot, arch.forms["model"].editors["d_ff"], "64")
+    qtbot.mouseClick(arch.load_button, Qt.MouseButton.LeftButton)
+    assert w.session.config.model.d_ff == 48 and arch.forms["model"].editors["d_ff"].value() == 48
+
+
+def test_a_broken_toml_file_is_a_banner_and_changes_nothing(qtbot, make_window, tmp_path, monkeypatch):
+    w = make_window()
+    bad, before = tmp_path / "bad.toml", w.session.config
+    bad.write_text("[model]\nn_layer = 'two'\n")
+    monkeypatch.setattr(dialogs, "ask_path", lambda *a, **k: bad)
+    qtbot.mouseClick(pane(w).load_button, Qt.MouseButton.LeftButton)
+    assert w.banner.level == "error" and "n_layer must be int" in w.banner.text
+    assert w.session.config == before
+
+
+def test_a_binary_corpus_is_refused_beside_the_corpus_field(qtbot, make_window, tmp_path, monkeypatch):
+    w = make_window()
+    arch, binary = pane(w), tmp_path / "image.bin"
+    binary.write_bytes(bytes(range(256)) * 10)
+    monkeypatch.setattr(dialogs, "ask_path", lambda *a, **k: binary)
+    arch.tabs.setCurrentIndex(2)
+    qtbot.mouseClick(arch.forms["data"].editors["corpus"].choose, Qt.MouseButton.LeftButton)
+    problem = arch.forms["data"].problem_labels["corpus"]
+    qtbot.waitUntil(lambda: "binary" in problem.text(), timeout=WAIT)
+    assert not arch.train_button.isEnabled()
+
+
+def test_the_vocabulary_comes_from_the_corpus(qtbot, make_window, corpus_file, small_text):
+    w = make_window(tiny_config(corpus_file))
+    vocab = pane(w).forms["model"].editors["vocab_size"]
+    qtbot.waitUntil(lambda: vocab.value() == len(set(small_text)), timeout=WAIT)
+    assert w.session.config.model.vocab_size == len(set(small_text))
+
+
+def test_the_form_is_locked_while_training_and_unlocked_when_stopped(qtbot, make_window):
+    w = make_window()
+    arch = pane(w)
+    w.session.request_training("train")
+    qtbot.waitUntil(lambda: w.session.training_state == "running", timeout=WAIT)
+    assert not arch.forms["model"].isEnabled() and not arch.train_button.isEnabled()
+    w.session.request_training("stop")
+    qtbot.waitUntil(lambda: w.session.training_state == "stopped", timeout=WAIT)
+    assert arch.forms["model"].isEnabled() and arch.train_button.isEnabled()

@@ -1,0 +1,125 @@
+"""The main window: docks and their remembered layout, menus, banner, title and status bar, and the real
+app booted in a subprocess."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtWidgets import QApplication, QDockWidget
+
+from gui import settings, theme
+from gui.main_window import DEFAULT_SIZE
+from gui.panes import pane_classes
+
+from .conftest import QT_NOISE
+
+pytestmark = [pytest.mark.qt_log_level_fail("WARNING"), pytest.mark.qt_log_ignore(QT_NOISE)]
+
+
+def settings_file() -> str:
+    return QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, settings.ORGANIZATION,
+                     settings.APPLICATION).fileName()
+
+
+def test_every_pane_is_a_named_dock_listed_in_the_view_menu(make_window):
+    w = make_window()
+    names = [cls.object_name for cls in pane_classes()]
+    assert w.pane_names == names and {"pane_architecture", "pane_training"} <= set(names)
+    view = next(a.menu() for a in w.menu_bar.actions() if a.text() == "&View")
+    listed = [a.text() for a in view.actions()]
+    for name in names:
+        dock = w.findChild(QDockWidget, name)
+        assert dock.windowTitle() in listed and dock.isVisible()
+
+
+def test_a_closed_pane_reopens_from_the_view_menu(qtbot, make_window):
+    w = make_window()
+    dock = w.docks["pane_training"]
+    dock.close()
+    assert not dock.isVisible()
+    dock.toggleViewAction().trigger()
+    assert dock.isVisible()
+
+
+def test_the_layout_survives_a_restart(qtbot, make_window):
+    w = make_window()
+    assert not w.layout_restored  # first start: the default layout
+    w.tabifyDockWidget(w.docks["pane_architecture"], w.docks["pane_training"])
+    w.resize(w.width(), 770)
+    w.close()
+    again = make_window()
+    assert again.layout_restored
+    assert again.docks["pane_training"] in again.tabifiedDockWidgets(again.docks["pane_architecture"])
+    # (only the height: the offscreen screen is narrower than the window, and restoring clamps widths)
+    assert again.height() == 770 != DEFAULT_SIZE[1]
+
+
+def test_reset_layout_puts_every_pane_back(qtbot, make_window):
+    w = make_window()
+    w.docks["pane_training"].close()
+    w.tabifyDockWidget(w.docks["pane_architecture"], w.docks["pane_training"])
+    w.actions["reset_layout"].trigger()
+    assert all(d.isVisible() for d in w.docks.values())
+    assert not w.tabifiedDockWidgets(w.docks["pane_architecture"])
+
+
+def test_a_garbage_settings_file_does_not_prevent_start_up(qtbot, make_window):
+    make_window().close()  # writes a real settings file
+    path = settings_file()
+    with open(path, "wb") as f:
+        f.write(b"\x00\xff garbage [window]\nstate=@ByteArray(\x01\x02)\ngeometry=12\nversion=zz\n\x89PNG")
+    w = make_window()
+    assert not w.layout_restored
+    assert all(d.isVisible() for d in w.docks.values())
+
+
+def test_a_layout_saved_by_another_version_falls_back_to_the_default(qtbot, make_window):
+    w = make_window()
+    w.docks["pane_training"].close()
+    w.close()
+    QSettings(settings_file(), QSettings.Format.IniFormat).setValue("window/version", settings.STATE_VERSION - 1)
+    again = make_window()
+    assert not again.layout_restored and again.docks["pane_training"].isVisible()
+
+
+def test_a_bad_run_directory_is_a_banner_and_a_new_run(qtbot, make_window, tmp_path):
+    w = make_window(run_dir=tmp_path / "no-such-run")
+    assert w.banner.isVisible() and w.banner.level == "error"
+    assert "Cannot open the run" in w.banner.text and "no-such-run" in w.banner.text
+    assert w.windowTitle() == "GPT Explorer — new run"
+    qtbot.mouseClick(w.banner._close, Qt.MouseButton.LeftButton)
+    assert not w.banner.isVisible()
+
+
+def test_theme_switches_between_dark_and_light_and_is_remembered(qtbot, make_window):
+    w = make_window()
+    app = QApplication.instance()
+    try:
+        w.actions["theme_light"].trigger()
+        assert app.palette().window().color().lightness() > 200 and settings.theme() == "light"
+        w.actions["theme_dark"].trigger()
+        assert app.palette().window().color().lightness() < 80 and settings.theme() == "dark"
+    finally:
+        theme.apply_theme(app, "dark")
+
+
+def test_menu_actions_have_the_shortcuts_the_help_lists(make_window):
+    a = make_window().actions
+    shortcuts = {k: a[k].shortcut().toString() for k in ("train", "pause_resume", "step", "save", "export")}
+    assert shortcuts == {"train": "F5", "pause_resume": "F6", "step": "F10", "save": "Ctrl+S", "export": "Ctrl+E"}
+
+
+def test_the_real_app_boots_and_quits(tmp_path):
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", GPT_EXPLORER_QUIT_AFTER_MS="1500",
+               GPT_EXPLORER_REPORT_SHOWN="1", HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / "config"),
+               XDG_DATA_HOME=str(tmp_path / "data"))
+    done = subprocess.run([sys.executable, "-m", "gui.cli", "gui"], env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("shown ")
+    assert "Traceback" not in done.stderr
+    assert (tmp_path / "config" / settings.ORGANIZATION / f"{settings.APPLICATION}.ini").is_file()
