@@ -88,6 +88,7 @@ class Forms:
         self.net = net
         self._pulls: dict = {}
         self._counts: dict[str, Counter] = {}
+        self._listed: dict = {}
         self.seed = transpose(net.error)
         self.start = Diff(net.output)
 
@@ -154,7 +155,12 @@ class Forms:
         if limit is not None and n > limit:
             what = f"{weight!r} has" if weight else "the form has"
             raise TooManyTerms(f"{what} {n} terms, more than {limit}: use route classes instead")
-        return list(self.iter_terms(weight))
+        got = self._listed.get(weight)
+        if got is None:
+            got = tuple(self.iter_terms(weight))
+            if n <= DEFAULT_LIMIT:
+                self._listed[weight] = got
+        return list(got)
 
     def _dfs(self, diff: Diff, chain, monos, path, ops, counter, want, labels):
         for m in self.net.monomials(diff.sym.name, diff.transposed):

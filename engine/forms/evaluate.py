@@ -49,21 +49,38 @@ def _mul(a, b):
     return a @ b
 
 
-def _cost(a, b) -> float:
-    if isinstance(a, DiagValue) or isinstance(b, DiagValue):
-        x = b if isinstance(a, DiagValue) else a
-        return float(x.numel()) if isinstance(x, torch.Tensor) else 1.0
-    batch = max(math.prod(a.shape[:-2]), math.prod(b.shape[:-2]), 1)
-    return float(batch * a.shape[-2] * a.shape[-1] * b.shape[-1])
+def _shape(v) -> tuple[int, int, int, bool]:
+    """(batch, rows, cols, is_diag) of a factor's value, for the cost of a product order."""
+    if isinstance(v, DiagValue):
+        d = v.v.shape[-1]
+        return math.prod(v.v.shape[:-2]), d, d, True
+    if not isinstance(v, torch.Tensor):
+        return 1, 1, 1, False
+    return math.prod(v.shape[:-2]), v.shape[-2], v.shape[-1], False
 
 
-def _chain(vals: list):
-    """The product of matrices, multiplying the cheapest adjacent pair first."""
-    vals = list(vals)
-    while len(vals) > 1:
-        i = min(range(len(vals) - 1), key=lambda j: _cost(vals[j], vals[j + 1]))
-        vals[i:i + 2] = [_mul(vals[i], vals[i + 1])]
-    return vals[0]
+def _plan(shapes: list[tuple[int, int, int, bool]], cached: list[bool]):
+    """The cheapest order to multiply factors (matrix-chain DP). A span of forward-only factors costs
+    nothing: its product is computed once per batch and kept. Returns a tree of (i, j, left, right)."""
+    k = len(shapes)
+    best: dict[tuple[int, int], tuple[float, object]] = {}
+    for i in range(k):
+        best[(i, i)] = (0.0, i)
+    for length in range(2, k + 1):
+        for i in range(k - length + 1):
+            j = i + length - 1
+            free = all(cached[i:j + 1])
+            choice = None
+            for m in range(i, j):
+                left, right = best[(i, m)], best[(m + 1, j)]
+                batch = max(s[0] for s in shapes[i:j + 1])
+                diag = all(s[3] for s in shapes[i:m + 1]) or all(s[3] for s in shapes[m + 1:j + 1])
+                step = batch * shapes[i][1] * shapes[j][2] * (1 if diag else shapes[m][2])
+                cost = 0.0 if free else left[0] + right[0] + step
+                if choice is None or cost < choice[0]:
+                    choice = (cost, (i, j, left[1], right[1]))
+            best[(i, j)] = choice
+    return best[(0, k - 1)][1]
 
 
 class Bound:
@@ -76,6 +93,7 @@ class Bound:
         self.scalars = dict(scalars)
         self._cache: dict = {}
         self._derived: dict = {}
+        self._plans: dict = {}
         for df in net.definitions:
             self.values[df.atom.name] = self.value(df.word)
 
@@ -142,34 +160,35 @@ class Bound:
 
     def _prod(self, w: Prod, memo):
         c = float(w.coef)
-        for s in w.scalars:
-            c *= self.value(s)
-        pieces, run = [], []
-        for f in w.factors:
-            if f.free:
-                if run:
-                    pieces.append(self._run(run))
-                    run = []
-                pieces.append(self.value(f, memo))
-            else:
-                run.append(f)
-        if run:
-            pieces.append(self._run(run))
-        r = _chain(pieces)
+        for sc in w.scalars:
+            c *= self.value(sc)
+        fs = w.factors
+        vals = [self.value(f, memo) for f in fs]
+        if len(fs) == 1:
+            r = vals[0]
+        else:
+            shapes = [_shape(v) for v in vals]
+            key = (w, tuple(shapes))
+            plan = self._plans.get(key)
+            if plan is None:
+                plan = self._plans[key] = _plan(shapes, [not f.free for f in fs])
+            r = self._run(plan, fs, vals)
         if isinstance(r, DiagValue):
             r = torch.diag_embed(r.v.squeeze(-2))
         return r if c == 1.0 else r * c
 
-    def _run(self, run: list[Word]):
-        """A run of forward-only factors, memoised by the run: the shared sub-products."""
-        if len(run) == 1:
-            return self.value(run[0])
-        key = tuple(run)
-        got = self._cache.get(key)
-        if got is None:
-            got = _chain([self.value(f) for f in run])
-            self._cache[key] = got
-        return got
+    def _run(self, plan, fs, vals):
+        """Multiply by the plan; products of forward-only spans are memoised (the shared sub-products)."""
+        if isinstance(plan, int):
+            return vals[plan]
+        i, j, left, right = plan
+        span = fs[i:j + 1]
+        if not any(f.free for f in span):
+            got = self._cache.get(span)
+            if got is None:
+                got = self._cache[span] = _mul(self._run(left, fs, vals), self._run(right, fs, vals))
+            return got
+        return _mul(self._run(left, fs, vals), self._run(right, fs, vals))
 
     def _fn(self, w: Fn, memo):
         x = self.value(w.arg, memo)
@@ -242,7 +261,7 @@ def _coefficient(p_value, leaf: Word) -> torch.Tensor:
 
 def _embed(param: Param, sym: Sym, g: torch.Tensor) -> torch.Tensor:
     if sym.block is None:
-        return g.reshape(param.shape)
+        return g if tuple(g.shape) == param.shape else g.reshape(param.shape)
     out = g.new_zeros(param.shape)
     axis, start, stop = sym.block
     if axis == 0:
@@ -279,9 +298,9 @@ def word_coefficient(bound: Bound, term: Term) -> torch.Tensor:
     return _embed(bound.net.param_of(term.symbol), term.symbol, g)
 
 
-# ---- the backward pass with route-class states ----
+# ---- the backward pass with states (FORMS §7 automaton) ----
 
-Decide = Callable[[object], "str | None"]
+Transition = Callable[[object, object], object]
 
 
 def _placeholder(atom: Sym) -> Sym:
@@ -289,20 +308,45 @@ def _placeholder(atom: Sym) -> Sym:
                r"\Psi_{" + atom.tex + "}", "Ψ<sub>" + atom.html + "</sub>")
 
 
-def backward(bound: Bound, forms: Forms, decide: Decide, weights: Iterable[str] | None = None
-             ) -> dict[str, dict[str, torch.Tensor]]:
-    """symbol name -> state -> Σ G^t (symbol-shaped). `decide(label)` gives the state a labelled
-    occurrence sends its adjoint to (adding up everything that arrives), or None to keep each state."""
+def _group(keys: list, values: torch.Tensor) -> tuple[list, torch.Tensor]:
+    """Add up the stacked values (leading dimension) whose keys are equal."""
+    index: dict = {}
+    for k in keys:
+        index.setdefault(k, len(index))
+    if len(index) == len(keys):
+        return keys, values
+    idx = torch.tensor([index[k] for k in keys])
+    out = values.new_zeros((len(index),) + tuple(values.shape[1:])).index_add_(0, idx, values)
+    return list(index), out
+
+
+def _combine(pieces: list[tuple[list, torch.Tensor]]) -> tuple[list, torch.Tensor]:
+    if len(pieces) == 1:
+        return pieces[0]
+    vals = torch.broadcast_tensors(*[v for _, v in pieces]) if len({v.shape[1:] for _, v in pieces}) > 1 \
+        else [v for _, v in pieces]
+    return _group([k for ks, _ in pieces for k in ks], torch.cat(list(vals), 0))
+
+
+def propagate(bound: Bound, forms: Forms, transition: Transition, start=(), weights: Iterable[str] | None = None
+              ) -> dict[str, tuple[list, torch.Tensor]]:
+    """The backward pass of the pull-back templates, carrying a stack of adjoints, one per state.
+
+    The adjoint of E^t starts in state `start`; at a labelled occurrence each state s moves to
+    transition(s, label) and the adjoints arriving in the same state are added up before the occurrence's
+    template runs, once, on the whole stack. Returns symbol name -> (states, Σ_batch G^t stacked as
+    (states, rows, cols)). One state in all is the plain backward pass; a state per route is every term.
+    """
     net = forms.net
     want = None if weights is None else frozenset(weights)
-    adj: dict[str, dict[str, torch.Tensor]] = {net.output.name: {"direct": bound.value(forms.seed)}}
-    out: dict[str, dict[str, torch.Tensor]] = {}
+    pending: dict[str, list] = {net.output.name: [([start], bound.value(forms.seed).unsqueeze(0))]}
+    out: dict[str, list] = {}
     for df in reversed(net.definitions):
-        states = adj.pop(df.atom.name, None)
-        if not states or not df.differentiate:
+        pieces = pending.pop(df.atom.name, None)
+        if not pieces or not df.differentiate:
             continue
+        keys, stack = _combine(pieces)
         psi = _placeholder(df.atom)
-        total = None
         for m in net.monomials(df.atom.name):
             lf = m.diff
             sym = lf.sym
@@ -312,31 +356,45 @@ def backward(bound: Bound, forms: Forms, decide: Decide, weights: Iterable[str] 
                 if sym.kind != "weight" and not any(forms.counts_below(sym.name)[w] for w in want):
                     continue
             P, leaf, _ = forms.pull(psi, m)
-            key = decide(lf.label) if lf.label is not None else None
-            if key is not None:
-                if total is None:
-                    total = _sum(states.values())
-                items = ((key, total),)
+            if lf.label is None:
+                nkeys, arriving = keys, stack
             else:
-                items = states.items()
-            target = out if sym.kind == "weight" else adj
-            slot = target.setdefault(sym.name, {})
-            for state, a in items:
-                v = bound.value(P, {psi: a})
-                if sym.kind == "weight":
-                    v = _coefficient(v, leaf)
-                elif lf.transposed:
+                nkeys, arriving = _group([transition(k, lf.label) for k in keys], stack)
+            v = bound.value(P, {psi: arriving})
+            if sym.kind == "weight":
+                v = _coefficient_stacked(v, leaf)
+                out.setdefault(sym.name, []).append((nkeys, v))
+            else:
+                if lf.transposed:
                     v = v.transpose(-1, -2)
-                slot[state] = v if state not in slot else slot[state] + v
-    return out
+                pending.setdefault(sym.name, []).append((nkeys, v))
+    return {name: _combine(pieces) for name, pieces in out.items()}
 
 
-def _sum(values):
-    it = iter(values)
-    s = next(it)
-    for v in it:
-        s = s + v
-    return s
+def _coefficient_stacked(v: torch.Tensor, leaf: Word) -> torch.Tensor:
+    """(states, B, …) values of P -> (states, rows, cols) Σ_batch G^t."""
+    if type(leaf) is Diag:
+        g = torch.diagonal(v, dim1=-2, dim2=-1).unsqueeze(-2)
+    elif leaf.transposed:
+        g = v
+    else:
+        g = v.transpose(-1, -2)
+    while g.dim() > 3:
+        g = g.sum(1)
+    return g
+
+
+def backward(bound: Bound, forms: Forms, decide: Callable[[object], "str | None"],
+             weights: Iterable[str] | None = None) -> dict[str, dict[str, torch.Tensor]]:
+    """symbol name -> state -> Σ G^t (symbol-shaped), states given by `decide(label)`: the state a
+    labelled occurrence sends its adjoint to, or None to keep it (route classes; "direct" to begin with)."""
+
+    def transition(state, label):
+        key = decide(label)
+        return state if key is None else key
+
+    per = propagate(bound, forms, transition, "direct", weights)
+    return {name: dict(zip(keys, stack.unbind(0))) for name, (keys, stack) in per.items()}
 
 
 def _params(bound: Bound, per_symbol: dict[str, dict[str, torch.Tensor]], weights):
@@ -385,8 +443,17 @@ def classes(bound: Bound, forms: Forms, weights=None, by_head: bool = False) -> 
 
 def terms(bound: Bound, forms: Forms, weight: str | None = None, limit: int | None = 2500
           ) -> dict[str, torch.Tensor]:
-    """term ID -> coefficient, for every term (of one weight) when there are at most `limit`."""
-    return term_coefficients(bound, forms.terms(weight, limit))
+    """term ID -> coefficient (in its parameter's shape), for every term of the form (or of one weight)
+    when there are at most `limit`, in Leibniz order: the backward pass with one state per route."""
+    listed = forms.terms(weight, limit)
+    per = propagate(bound, forms, lambda path, label: path + (label,), (), _wanted(forms, weight))
+    values = {}
+    for name, (keys, stack) in per.items():
+        for path, g in zip(keys, stack.unbind(0)):
+            tid = name + (" via " + ", ".join(map(str, reversed(path))) if path else "")
+            values[tid] = g
+    net = bound.net
+    return {t.id: _embed(net.param_of(t.symbol), t.symbol, values[t.id]) for t in listed}
 
 
-__all__ = ["Bound", "term_coefficients", "word_coefficient", "backward", "total", "classes", "terms"]
+__all__ = ["Bound", "term_coefficients", "word_coefficient", "propagate", "backward", "total", "classes", "terms"]
