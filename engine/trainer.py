@@ -114,6 +114,8 @@ class Trainer:
                 cfg.train, steps=cfg.train.steps if steps is None else steps,
                 device=cfg.train.device if device is None else device))
         weights, state = run.load_checkpoint()
+        if steps is not None and steps < state["step"]:
+            raise RunError(f"--steps {steps} is fewer than the {state['step']} steps {run.path} has trained")
         self = cls.__new__(cls)
         self._setup(cfg, dataset, text)
         if self.tokenizer.vocab != run.tokenizer.vocab:

@@ -149,6 +149,8 @@ def test_resume_with_more_steps_extends_the_run(text, tmp_path):
     more = Trainer.resume(tmp_path / "run", text=text, steps=15)
     assert [r.step for r in more.steps()][-1] == 15
     assert Run(tmp_path / "run").config.train.steps == 15
+    with pytest.raises(UserError, match="fewer than the 15 steps"):
+        Trainer.resume(tmp_path / "run", text=text, steps=12)
 
 
 def test_resume_refuses_a_corpus_with_another_vocabulary(text, tmp_path):
