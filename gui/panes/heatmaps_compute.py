@@ -90,6 +90,11 @@ class HeatmapsComputer:
         self._model = None
 
     def __call__(self, request: Request):
+        import torch
+
+        # One thread for these small forward passes. Under OpenMP the setting is per calling thread, so
+        # training keeps its own; a second team of spinning threads would take cores from training.
+        torch.set_num_threads(1)
         model = self._load(request.source)
         if request.tab == "positional":
             return self._positional(model, request)

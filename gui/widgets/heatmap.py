@@ -122,13 +122,13 @@ class HeatmapWidget(QWidget):
         n, m = a.shape
         self._row_labels = export.axis_labels(row_labels, n)
         self._col_labels = export.axis_labels(col_labels, m)
-        if title is not None:
+        if title is not None and title != self._title:
             self._title = title
             self._title_label.setText(title)
-        if row_title is not None:
+        if row_title is not None and row_title != self._row_title:  # setLabel re-lays out the axis
             self._row_title = row_title
             self._plot.setLabel("left", row_title)
-        if col_title is not None:
+        if col_title is not None and col_title != self._col_title:
             self._col_title = col_title
             self._plot.setLabel("bottom", col_title)
         if kind != self._kind:
@@ -140,7 +140,8 @@ class HeatmapWidget(QWidget):
         self._matrix = a
         lo, hi = levels or export.levels_for(a, kind)
         self._image.setImage(a, autoLevels=False, levels=(lo, hi))
-        if self._bar is not None:
+        self._backdrop.setVisible(bool(np.isnan(a).any()))  # hatching costs a fill; draw it only if needed
+        if self._bar is not None and self._bar.levels() != (lo, hi):  # a new range re-lays out its axis
             self._bar.setLevels((lo, hi))
         self._update_ticks()
         if shape_changed:
