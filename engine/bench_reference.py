@@ -76,18 +76,18 @@ class BareLoop:
 
 
 def app_round(trainer, n: int) -> None:
-    """n steps as the app runs them: every report is consumed and its weights copied for the panes,
-    and the heatmaps' attention maps of the probe prompt are computed at the pane's refresh rate."""
+    """n steps as the app runs them: every report is consumed, and at the heatmaps' refresh rate the
+    weights are copied for the panes and the attention maps of the heatmap prompt are computed."""
     from .probes import attention_maps, prompt_ids
 
     ids = prompt_ids(trainer.tokenizer, trainer.probe.prompt, trainer.cfg.model.n_ctx)
-    last_maps = 0.0
+    last_refresh = 0.0
     for _report in trainer.steps(n):
-        trainer.weights_copy()
         now = time.perf_counter()
-        if now - last_maps >= 1.0 / HEATMAP_HZ:
+        if now - last_refresh >= 1.0 / HEATMAP_HZ:
+            trainer.weights_copy()
             attention_maps(trainer.model, ids)
-            last_maps = now
+            last_refresh = now
 
 
 @dataclass(frozen=True)

@@ -201,3 +201,17 @@ def test_pick_device_auto_and_refusals():
     if not torch.cuda.is_available():
         with pytest.raises(UserError, match="no CUDA"):
             pick_device("cuda")
+
+
+def test_single_thread_restores_the_thread_count_even_on_error():
+    from engine.device import single_thread
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        with pytest.raises(RuntimeError), single_thread():
+            assert torch.get_num_threads() == 1
+            raise RuntimeError
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
