@@ -106,13 +106,13 @@ class BenchResult:
 
 
 def compare(preset: str = "nanogpt-cpu", rounds: int = 4, steps_per_round: int | None = None,
-            corpus: str | None = None, threads: int | None = None,
+            corpus: str | None = None, threads: int | None = None, train_overrides: dict | None = None,
             log: Callable[[str], None] = print) -> BenchResult:
     """Train `preset` with the Trainer (writing a temporary run) and with BareLoop, alternating.
 
     A round is by default the preset's evaluation period, so every round holds the same share of
     evaluations, samples, snapshots and checkpoints as the whole training would. `threads` overrides
-    the preset's torch thread count (0: every core).
+    the preset's torch thread count (0: every core); `train_overrides` other TrainConfig fields.
     """
     from .trainer import Trainer
 
@@ -121,6 +121,7 @@ def compare(preset: str = "nanogpt-cpu", rounds: int = 4, steps_per_round: int |
     train = dataclasses.replace(cfg.train, steps=rounds * steps_per_round)
     if threads is not None:
         train = dataclasses.replace(train, torch_threads=threads)
+    train = dataclasses.replace(train, **(train_overrides or {}))
     data = cfg.data if corpus is None else dataclasses.replace(cfg.data, corpus=corpus)
     cfg = cfg.replace(train=train, data=data)
     dataset = Dataset.build(cfg.data, cfg.model.n_ctx)
