@@ -6,9 +6,10 @@ clipping and evaluation schedule — and nothing else: no reports, no NaN guard,
 samples, no snapshots. It lives in the engine (not in benchmarks/) so that an installed
 `gpt-explorer bench` can import it.
 
-`compare()` alternates the two in one process, A B A B …, each round continuing the same two trainings,
-and reports tokens per second of each and the median of the per-round ratios (goal ≥ 0.95): pairing
-rounds cancels the slow drift of a machine shared with other work.
+`compare()` alternates the two in one process, A B A B … in chunks of 25 steps, each continuing the same
+two trainings; a round (by default one evaluation period) sums its chunks, so evaluations, samples and
+checkpoints count in full. It reports tokens per second of each and the median of the per-round ratios
+(goal ≥ 0.95): pairing cancels the drift of a machine shared with other work.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ from .model import GPT
 from .presets import load_preset
 from .schedule import lr_at
 
-HEATMAP_HZ = 10.0  # the heatmaps pane's refresh goal (DESIGN §7): attention maps at most this often
+HEATMAP_HZ = 10.0
+CHUNK = 25  # steps the two loops take in turn within a round, so a burst of other load hits both alike  # the heatmaps pane's refresh goal (DESIGN §7): attention maps at most this often
 
 
 class BareLoop:
@@ -131,10 +133,18 @@ def compare(preset: str = "nanogpt-cpu", rounds: int = 4, steps_per_round: int |
         trainer = Trainer(cfg, Path(tmp) / "run", dataset=dataset)
         bare = BareLoop(trainer.cfg, dataset)
         for r in range(rounds):
-            ours.append(tokens / _seconds(lambda: app_round(trainer, steps_per_round)))
-            bare_tps.append(tokens / _seconds(lambda: bare.run(steps_per_round)))
+            a = b = 0.0
+            for n in _chunks(steps_per_round, CHUNK):  # A B A B … inside the round too
+                a += _seconds(lambda: app_round(trainer, n))
+                b += _seconds(lambda: bare.run(n))
+            ours.append(tokens / a)
+            bare_tps.append(tokens / b)
             log(f"round {r + 1}/{rounds}: trainer {ours[-1]:,.0f} tok/s, bare loop {bare_tps[-1]:,.0f} tok/s")
     return BenchResult(preset, rounds, steps_per_round, trainer.threads, ours, bare_tps)
+
+
+def _chunks(total: int, size: int) -> list[int]:
+    return [size] * (total // size) + ([total % size] if total % size else [])
 
 
 def _seconds(fn: Callable[[], None]) -> float:
