@@ -60,27 +60,31 @@ def _shape(v) -> tuple[int, int, int, bool]:
 
 
 def _plan(shapes: list[tuple[int, int, int, bool]], cached: list[bool]):
-    """The cheapest order to multiply factors (matrix-chain DP). A span of forward-only factors costs
-    nothing: its product is computed once per batch and kept. Returns a tree of (i, j, left, right)."""
+    """The cheapest order to multiply factors (matrix-chain DP). A span of forward-only factors (cached)
+    costs nothing — its product is computed once per batch and kept — and is itself multiplied in its
+    cheapest order. Returns a tree of (i, j, left, right) with leaves the factor indices."""
     k = len(shapes)
-    best: dict[tuple[int, int], tuple[float, object]] = {}
+    true: dict[tuple[int, int], tuple[float, object]] = {}
+    amort: dict[tuple[int, int], tuple[float, object]] = {}
     for i in range(k):
-        best[(i, i)] = (0.0, i)
+        true[(i, i)] = amort[(i, i)] = (0.0, i)
     for length in range(2, k + 1):
         for i in range(k - length + 1):
             j = i + length - 1
-            free = all(cached[i:j + 1])
-            choice = None
+            batch = max(s[0] for s in shapes[i:j + 1])
+            best_t = best_a = None
             for m in range(i, j):
-                left, right = best[(i, m)], best[(m + 1, j)]
-                batch = max(s[0] for s in shapes[i:j + 1])
                 diag = all(s[3] for s in shapes[i:m + 1]) or all(s[3] for s in shapes[m + 1:j + 1])
                 step = batch * shapes[i][1] * shapes[j][2] * (1 if diag else shapes[m][2])
-                cost = 0.0 if free else left[0] + right[0] + step
-                if choice is None or cost < choice[0]:
-                    choice = (cost, (i, j, left[1], right[1]))
-            best[(i, j)] = choice
-    return best[(0, k - 1)][1]
+                t = true[(i, m)][0] + true[(m + 1, j)][0] + step
+                if best_t is None or t < best_t[0]:
+                    best_t = (t, (i, j, true[(i, m)][1], true[(m + 1, j)][1]))
+                a = amort[(i, m)][0] + amort[(m + 1, j)][0] + step
+                if best_a is None or a < best_a[0]:
+                    best_a = (a, (i, j, amort[(i, m)][1], amort[(m + 1, j)][1]))
+            true[(i, j)] = best_t
+            amort[(i, j)] = (0.0, best_t[1]) if all(cached[i:j + 1]) else best_a
+    return amort[(0, k - 1)][1]
 
 
 class Bound:
@@ -159,23 +163,48 @@ class Bound:
         raise TypeError(f"cannot evaluate {tw.__name__}")
 
     def _prod(self, w: Prod, memo):
+        c, left, right = self._root(w, memo)
+        r = left if right is None else _mul(left, right)
+        if isinstance(r, DiagValue):
+            r = torch.diag_embed(r.v.squeeze(-2))
+        return r if c == 1.0 else r * c
+
+    def _root(self, w: Prod, memo):
+        """(scalar, left, right): the product's value as its last multiplication (right None for one
+        factor), so callers can contract the batch inside that multiplication."""
         c = float(w.coef)
         for sc in w.scalars:
             c *= self.value(sc)
         fs = w.factors
         vals = [self.value(f, memo) for f in fs]
         if len(fs) == 1:
-            r = vals[0]
+            return c, vals[0], None
+        shapes = [_shape(v) for v in vals]
+        key = (w, tuple(shapes))
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plans[key] = _plan(shapes, [w.free and not f.free for f in fs])
+        i, j, left, right = plan
+        return c, self._run(left, fs, vals), self._run(right, fs, vals)
+
+    def summed_coefficient(self, w: Word, leaf: Word, memo) -> torch.Tensor:
+        """Σ_batch G^t for trace(w · leaf), keeping leading state dimensions: the batch is contracted
+        inside the last multiplication instead of materialising one coefficient per sequence."""
+        if type(w) is Prod and len(w.factors) > 1:
+            c, left, right = self._root(w, memo)
+            if not isinstance(left, DiagValue) and not isinstance(right, DiagValue):
+                if type(leaf) is Diag:  # diag(L R)_i = Σ_k L_ik R_ki
+                    g = (left * right.transpose(-1, -2)).sum(-1).unsqueeze(-2)
+                    return _sum_batch(g) * c
+                g = _contract(left, right)
+                g = g if leaf.transposed else g.transpose(-1, -2)
+                return g * c if c != 1.0 else g
+        v = self.value(w, memo)
+        if type(leaf) is Diag:
+            g = torch.diagonal(v, dim1=-2, dim2=-1).unsqueeze(-2)
         else:
-            shapes = [_shape(v) for v in vals]
-            key = (w, tuple(shapes))
-            plan = self._plans.get(key)
-            if plan is None:
-                plan = self._plans[key] = _plan(shapes, [not f.free for f in fs])
-            r = self._run(plan, fs, vals)
-        if isinstance(r, DiagValue):
-            r = torch.diag_embed(r.v.squeeze(-2))
-        return r if c == 1.0 else r * c
+            g = v if leaf.transposed else v.transpose(-1, -2)
+        return _sum_batch(g)
 
     def _run(self, plan, fs, vals):
         """Multiply by the plan; products of forward-only spans are memoised (the shared sub-products)."""
@@ -237,6 +266,27 @@ class Bound:
         if k == "lnC":
             return _ln(self._base("ln", transpose(w.base)), a.transpose(-1, -2)).transpose(-1, -2)
         raise TypeError(f"unknown operator {k}")
+
+
+def _sum_batch(g: torch.Tensor) -> torch.Tensor:
+    """Sum the batch dimension (-3) of a per-sequence value; weights and constants have none."""
+    return g.sum(-3) if g.dim() >= 3 else g
+
+
+def _contract(left: torch.Tensor, right: torch.Tensor) -> torch.Tensor:
+    """Σ_b left_b @ right_b over the batch dimension (-3), leading state dimensions broadcast."""
+    lb, rb = left.dim() >= 3, right.dim() >= 3
+    if lb and rb:
+        B, r, k = left.shape[-3:]
+        c = right.shape[-1]
+        L = left.transpose(-3, -2).reshape(*left.shape[:-3], r, B * k)
+        R = right.reshape(*right.shape[:-3], B * k, c)
+        return L @ R
+    if lb:
+        return left.sum(-3) @ right
+    if rb:
+        return left @ right.sum(-3)
+    return left @ right
 
 
 def _ln(yr, a):
@@ -360,44 +410,31 @@ def propagate(bound: Bound, forms: Forms, transition: Transition, start=(), weig
                 nkeys, arriving = keys, stack
             else:
                 nkeys, arriving = _group([transition(k, lf.label) for k in keys], stack)
-            v = bound.value(P, {psi: arriving})
             if sym.kind == "weight":
-                v = _coefficient_stacked(v, leaf)
+                v = bound.summed_coefficient(P, leaf, {psi: arriving})
                 out.setdefault(sym.name, []).append((nkeys, v))
             else:
+                v = bound.value(P, {psi: arriving})
                 if lf.transposed:
                     v = v.transpose(-1, -2)
                 pending.setdefault(sym.name, []).append((nkeys, v))
     return {name: _combine(pieces) for name, pieces in out.items()}
 
 
-def _coefficient_stacked(v: torch.Tensor, leaf: Word) -> torch.Tensor:
-    """(states, B, …) values of P -> (states, rows, cols) Σ_batch G^t."""
-    if type(leaf) is Diag:
-        g = torch.diagonal(v, dim1=-2, dim2=-1).unsqueeze(-2)
-    elif leaf.transposed:
-        g = v
-    else:
-        g = v.transpose(-1, -2)
-    while g.dim() > 3:
-        g = g.sum(1)
-    return g
-
-
 def backward(bound: Bound, forms: Forms, decide: Callable[[object], "str | None"],
-             weights: Iterable[str] | None = None) -> dict[str, dict[str, torch.Tensor]]:
-    """symbol name -> state -> Σ G^t (symbol-shaped), states given by `decide(label)`: the state a
+             weights: Iterable[str] | None = None) -> dict[str, tuple[list, torch.Tensor]]:
+    """symbol name -> (states, Σ G^t stacked by state), states given by `decide(label)`: the state a
     labelled occurrence sends its adjoint to, or None to keep it (route classes; "direct" to begin with)."""
 
     def transition(state, label):
         key = decide(label)
         return state if key is None else key
 
-    per = propagate(bound, forms, transition, "direct", weights)
-    return {name: dict(zip(keys, stack.unbind(0))) for name, (keys, stack) in per.items()}
+    return propagate(bound, forms, transition, "direct", weights)
 
 
-def _params(bound: Bound, per_symbol: dict[str, dict[str, torch.Tensor]], weights):
+def _params(bound: Bound, per_symbol: dict[str, tuple[list, torch.Tensor]], weights):
+    """Per-symbol stacked coefficients -> parameter -> state -> coefficient in the parameter's shape."""
     net = bound.net
     out: dict[str, dict[str, torch.Tensor]] = {}
     for p in net.params:
@@ -405,9 +442,19 @@ def _params(bound: Bound, per_symbol: dict[str, dict[str, torch.Tensor]], weight
             continue
         classes: dict[str, torch.Tensor] = {}
         for s in p.symbols:
-            for state, g in per_symbol.get(s.name, {}).items():
-                e = _embed(p, s, g)
-                classes[state] = e if state not in classes else classes[state] + e
+            keys, stack = per_symbol.get(s.name, ([], None))
+            for state, g in zip(keys, stack.unbind(0) if stack is not None else ()):
+                if s.block is None:
+                    classes[state] = g.reshape(p.shape) + classes[state] if state in classes else g.reshape(p.shape)
+                    continue
+                full = classes.get(state)
+                if full is None:
+                    full = classes[state] = g.new_zeros(p.shape)
+                axis, a, b = s.block
+                if axis == 0:
+                    full[a:b] += g
+                else:
+                    full[:, a:b] += g
         out[p.name] = classes
     return out
 
@@ -441,6 +488,14 @@ def classes(bound: Bound, forms: Forms, weights=None, by_head: bool = False) -> 
     return _params(bound, per, _param_names(forms, weights))
 
 
+def classes_summed(bound: Bound, forms: Forms, weights=None) -> dict[str, torch.Tensor]:
+    """parameter -> Σ over route classes (what must equal the total), without materialising each class
+    in the parameter's shape (for large models)."""
+    per = backward(bound, forms, lambda label: class_key(label), _wanted(forms, weights))
+    summed = {name: (["sum"], stack.sum(0, keepdim=True)) for name, (keys, stack) in per.items()}
+    return {name: c["sum"] for name, c in _params(bound, summed, _param_names(forms, weights)).items()}
+
+
 def terms(bound: Bound, forms: Forms, weight: str | None = None, limit: int | None = 2500
           ) -> dict[str, torch.Tensor]:
     """term ID -> coefficient (in its parameter's shape), for every term of the form (or of one weight)
@@ -456,4 +511,5 @@ def terms(bound: Bound, forms: Forms, weight: str | None = None, limit: int | No
     return {t.id: _embed(net.param_of(t.symbol), t.symbol, values[t.id]) for t in listed}
 
 
-__all__ = ["Bound", "term_coefficients", "word_coefficient", "propagate", "backward", "total", "classes", "terms"]
+__all__ = ["Bound", "term_coefficients", "word_coefficient", "propagate", "backward", "total", "classes",
+           "classes_summed", "terms"]

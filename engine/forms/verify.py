@@ -122,9 +122,7 @@ def compare(forms: Forms, bound: evaluate.Bound, ref: dict[str, torch.Tensor],
             term_limit: int = 2500) -> list[Check]:
     """Summed symbolic coefficients (backward templates, route classes, and every term when the form has
     at most `term_limit`) against the reference, per weight in model order."""
-    methods = {"total": evaluate.total(bound, forms)}
-    cls = evaluate.classes(bound, forms)
-    methods["classes"] = {k: _sum(v.values(), ref[k]) for k, v in cls.items()}
+    methods = {"total": evaluate.total(bound, forms), "classes": evaluate.classes_summed(bound, forms)}
     if forms.count() <= term_limit:
         per_term = evaluate.terms(bound, forms, limit=None)
         summed: dict[str, torch.Tensor] = {k: torch.zeros_like(v) for k, v in ref.items()}
@@ -137,13 +135,6 @@ def compare(forms: Forms, bound: evaluate.Bound, ref: dict[str, torch.Tensor],
         worst = max(errs[m][p.name][0] for m in methods)
         out.append(Check(p.name, worst, errs["total"][p.name][1], tuple(methods)))
     return out
-
-
-def _sum(values, like):
-    s = torch.zeros_like(like)
-    for v in values:
-        s = s + v
-    return s
 
 
 def verify_chain(net: Network, batch: int = 2, n: int = 5, seed: int = 0, term_limit: int = 2500) -> list[Check]:
