@@ -45,12 +45,12 @@ def run_app(run_dir: str | None = None, argv: list[str] | None = None) -> int:
     app = make_application(argv)
     from .main_window import MainWindow  # after the QApplication: widgets need it
 
-    window = MainWindow(run_dir=run_dir)
+    window = MainWindow(run_dir=run_dir, panes_after_show=True)
     window.show()
     if os.environ.get("GPT_EXPLORER_REPORT_SHOWN"):
-        QTimer.singleShot(0, lambda: print(f"shown {_process_age_s():.3f}", flush=True))
+        window.sig_first_painted.connect(lambda: print(f"shown {_process_age_s():.3f}", flush=True))
     quit_after = os.environ.get("GPT_EXPLORER_QUIT_AFTER_MS")
-    if quit_after:
-        QTimer.singleShot(int(quit_after), window.close)
-    QTimer.singleShot(0, window.controller.probe_device)  # imports torch off the GUI thread
+    if quit_after:  # counted from when the panes are built, so a slow machine still boots fully
+        window.sig_panes_ready.connect(lambda: QTimer.singleShot(int(quit_after), window.close))
+    window.sig_panes_ready.connect(window.controller.probe_device)
     return app.exec()

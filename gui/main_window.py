@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, Qt
+from PySide6.QtCore import QByteArray, QEvent, Qt, QTimer, Signal
 from PySide6.QtWidgets import (QApplication, QDockWidget, QLabel, QMainWindow, QMenuBar, QMessageBox,
                                QVBoxLayout, QWidget)
 
@@ -46,7 +46,15 @@ def initial_config() -> ExperimentConfig:
 
 
 class MainWindow(QMainWindow):
-    def __init__(self, run_dir: str | Path | None = None, parent: QWidget | None = None):
+    """With `panes_after_show`, the window appears with its menus and status bar first and builds the
+    panes in the first turn of the event loop: a pane module may import torch (seconds), and the user
+    should see the app start before that. Tests build the panes at once."""
+
+    sig_panes_ready = Signal()
+    sig_first_painted = Signal()  # the window is on screen (its "loading" placeholder was painted)
+
+    def __init__(self, run_dir: str | Path | None = None, parent: QWidget | None = None, *,
+                 panes_after_show: bool = False):
         super().__init__(parent)
         self.setObjectName("main_window")
         self.session = Session(initial_config(), self)
@@ -54,21 +62,41 @@ class MainWindow(QMainWindow):
         self._exports = LatestJob(self)
         self.panes: dict[str, QWidget] = {}
         self.docks: dict[str, QDockWidget] = {}
+        self.layout_restored = False
         self._build_banner()
-        self._build_docks()
+        self._build_central()
         self._build_status_bar()
         self.actions = build_menus(self)
         self._connect()
-        self._default_state = self.saveState(settings.STATE_VERSION)
-        self.layout_restored = settings.restore_window_state(self, self.pane_names)
+        self.resize(*DEFAULT_SIZE)
+        settings.restore_geometry(self)
         self._update_title()
         self._on_training_state_changed(self.session.training_state)
-        if run_dir is not None:
-            self.open_run(run_dir)
+        self._run_dir = run_dir
+        self.loading.installEventFilter(self)
+        if not panes_after_show:
+            self._build_panes(run_dir)
 
     @property
     def pane_names(self) -> list[str]:
         return list(self.docks)
+
+    def eventFilter(self, watched, event) -> bool:
+        if watched is self.loading and event.type() == QEvent.Type.Paint:
+            self.loading.removeEventFilter(self)
+            if not self.docks:  # painted before the panes exist: build them now that it shows
+                QTimer.singleShot(0, lambda: self._build_panes(self._run_dir))
+            self.sig_first_painted.emit()
+        return False
+
+    def _build_panes(self, run_dir) -> None:
+        self._build_docks()
+        self._default_state = self.saveState(settings.STATE_VERSION)
+        self.layout_restored = settings.restore_layout(self, self.pane_names)
+        self.loading.hide()
+        self.sig_panes_ready.emit()
+        if run_dir is not None:
+            self.open_run(run_dir)
 
     # ---- building --------------------------------------------------------------------------
 
@@ -85,12 +113,17 @@ class MainWindow(QMainWindow):
         col.addWidget(self.banner)
         self.setMenuWidget(top)
 
-    def _build_docks(self) -> None:
-        placeholder = QWidget(self)  # QMainWindow needs a central widget; the panes are all docks
-        placeholder.hide()
-        self.setCentralWidget(placeholder)
+    def _build_central(self) -> None:
+        """QMainWindow needs a central widget; the panes are all docks, so it only says "loading" until
+        they exist and is hidden after."""
+        self.loading = QLabel("Loading panes…", self)
+        self.loading.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.setCentralWidget(self.loading)
         self.setDockOptions(QMainWindow.DockOption.AnimatedDocks | QMainWindow.DockOption.AllowTabbedDocks
                             | QMainWindow.DockOption.AllowNestedDocks)
+
+    def _build_docks(self) -> None:
+        toggles = self.actions["reset_layout"]  # pane entries go above it in the View menu
         previous = None
         for i, cls in enumerate(pane_classes()):
             pane = cls(self.session)
@@ -99,6 +132,9 @@ class MainWindow(QMainWindow):
             dock.setObjectName(cls.object_name)
             dock.setWidget(pane)
             self.panes[cls.object_name], self.docks[cls.object_name] = pane, dock
+            toggle = dock.toggleViewAction()
+            toggle.setStatusTip(f"Show or hide the {cls.title} pane")
+            self.view_menu.insertAction(toggles, toggle)
             if previous is None:
                 self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, dock)
             elif i < COLUMNS:
@@ -106,9 +142,9 @@ class MainWindow(QMainWindow):
             else:
                 self.tabifyDockWidget(previous, dock)
             previous = dock if i < COLUMNS else previous
+        self.view_menu.insertSeparator(toggles)
         docks = list(self.docks.values())[:COLUMNS]
         self.resizeDocks(docks, [4, 5, 5][:len(docks)], Qt.Orientation.Horizontal)
-        self.resize(*DEFAULT_SIZE)
 
     def _build_status_bar(self) -> None:
         bar = self.statusBar()

@@ -49,12 +49,8 @@ def build_menus(window) -> dict[str, QAction]:
     a["stop"] = _action(window, train, "stop", "St&op", lambda: s.request_training("stop"), "Shift+F5",
                         "Stop training and save a checkpoint")
 
-    view = bar.addMenu("&View")
-    for dock in window.docks.values():
-        toggle = dock.toggleViewAction()
-        toggle.setStatusTip(f"Show or hide the {dock.windowTitle()} pane")
-        view.addAction(toggle)
-    view.addSeparator()
+    view = bar.addMenu("&View")  # the window puts a show/hide entry per pane on top when it builds them
+    window.view_menu = view
     a["reset_layout"] = _action(window, view, "reset_layout", "&Reset layout", window.reset_layout,
                                 tip="Put every pane back where it starts")
     themes = view.addMenu("&Theme")

@@ -1,8 +1,9 @@
 """What the app remembers between sessions: window geometry and dock layout, theme, runs folder, the
 last folders a file dialog visited (QSettings, INI format, per user).
 
-`save_window_state` / `restore_window_state` are symmetric (napari, Spyder). The saved layout carries a
-version and the list of panes it was made with; a layout from another version, another set of panes, or
+`save_window_state` is undone by `restore_geometry` (before the window shows) and `restore_layout` (once
+its docks exist), as napari and Spyder do. The saved layout carries a version and the list of panes it was
+made with; a layout from another version, another set of panes, or
 one Qt cannot read is dropped and the window keeps its default layout. Nothing read here may stop the app
 from starting: every read falls back to a default.
 """
@@ -51,17 +52,21 @@ def save_window_state(window: QMainWindow, panes: list[str]) -> None:
     s.sync()
 
 
-def restore_window_state(window: QMainWindow, panes: list[str]) -> bool:
-    """Restore geometry and docks; False (and the window untouched) when the saved state is unusable."""
+def restore_geometry(window: QMainWindow) -> bool:
+    """The window's size and place, before it is shown; False when there is none usable."""
+    geometry = _read("window/geometry", b"", bytes)
+    if _read("window/version", -1, int) != STATE_VERSION or not geometry:
+        return False
+    return bool(window.restoreGeometry(QByteArray(geometry)))
+
+
+def restore_layout(window: QMainWindow, panes: list[str]) -> bool:
+    """The docks' layout, once they exist; False (the default layout kept) when it was saved by another
+    version or with other panes, or Qt cannot read it."""
     if _read("window/version", -1, int) != STATE_VERSION or _read("window/panes", "", str) != ",".join(panes):
         return False
-    geometry = _read("window/geometry", b"", bytes)
     state = _read("window/state", b"", bytes)
-    if not geometry or not state:
-        return False
-    if not window.restoreGeometry(QByteArray(geometry)):
-        return False
-    return bool(window.restoreState(QByteArray(state), STATE_VERSION))
+    return bool(state) and bool(window.restoreState(QByteArray(state), STATE_VERSION))
 
 
 def clear_window_state() -> None:
