@@ -21,7 +21,7 @@ from ..session import Session
 from ..widgets.loss_plot import LossHistory, LossPlot
 from ..worker import SampleRequest
 
-REFRESH_MS = 100
+REFRESH_MS = 250  # curves and numbers at 4 Hz: smooth to the eye, and pyqtgraph paints are not free
 DEFAULT_PROMPT = "QUEEN OF WALES"
 EXPORT_FILTERS = ("PNG image (*.png);;SVG image (*.svg);;PDF document (*.pdf);;CSV table (*.csv);;"
                   "NumPy array (*.npy)")

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, Qt
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QGraphicsItem, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from ..theme import plot_colors
 
@@ -69,6 +69,23 @@ def _num(v) -> float:
     return float(v) if v is not None else math.nan
 
 
+_NICE = (1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0)
+
+
+def nice_ceiling(x: float) -> float:
+    """The smallest of 1, 1.5, 2, 3, 4, 5, 6, 8 × 10^k that is ≥ x (x > 0)."""
+    scale = 10.0 ** math.floor(math.log10(x))
+    return next(n * scale for n in _NICE if n * scale >= x * (1 - 1e-12))
+
+
+def snapped_range(lo: float, hi: float) -> tuple[float, float]:
+    """[lo, hi] widened to multiples of a round step about a tenth of the span, so the range (and the
+    axis, which pyqtgraph redraws whenever its range changes) moves only now and then as data arrives."""
+    span = hi - lo if hi > lo else max(abs(hi), 1.0)
+    step = nice_ceiling(span / 10)
+    return math.floor(lo / step) * step, math.ceil(hi / step) * step + (step if hi == lo else 0.0)
+
+
 class LossPlot(QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -103,7 +120,15 @@ class LossPlot(QWidget):
         col.addLayout(top)
         col.addWidget(self.graphics, 1)
         self.history = LossHistory()
+        for plot in (self.loss, self.lr_plot):
+            for name in ("left", "bottom"):
+                # The grid is drawn by the axes, so every new point repaints them; as pixmaps they are
+                # re-rendered only when their range changes, which the snapped ranges make rare.
+                plot.getAxis(name).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+        self.following = True  # ranges follow the data until the user zooms or pans
         self.log_box.toggled.connect(self._on_log_toggled)
+        self.loss.vb.sigRangeChangedManually.connect(self._on_range_changed_manually)
+        self.lr_plot.vb.sigRangeChangedManually.connect(self._on_range_changed_manually)
         self._mouse = pg.SignalProxy(self.graphics.scene().sigMouseMoved, rateLimit=30,
                                      slot=self._on_mouse_moved)
         self._restyle()
@@ -113,9 +138,36 @@ class LossPlot(QWidget):
         self.train_curve.setData(np.asarray(history.steps, float), np.asarray(history.train, float))
         self.val_curve.setData(np.asarray(history.val_steps, float), np.asarray(history.val, float))
         self.lr_curve.setData(np.asarray(history.steps, float), np.asarray(history.lr, float))
+        self._follow_data()
+
+    def _follow_data(self) -> None:
+        """Keep the data in view with snapped ranges, unless the user zoomed or panned; pyqtgraph's "A"
+        button (auto range) hands the view back."""
+        vb = self.loss.vb
+        if any(vb.autoRangeEnabled()):
+            self.following = True
+        if not self.following or not self.history.steps:
+            return
+        vb.disableAutoRange()
+        self.lr_plot.vb.disableAutoRange()
+        self.loss.setXRange(0, nice_ceiling(max(self.history.last_step, 10) * 1.02), padding=0)
+        values = np.asarray(self.history.train + self.history.val, float)
+        values = values[np.isfinite(values) & ((values > 0) | (not self.log_box.isChecked()))]
+        if values.size:
+            if self.log_box.isChecked():
+                values = np.log10(values)
+            self.loss.setYRange(*snapped_range(float(values.min()), float(values.max())), padding=0.02)
+        lr = np.asarray(self.history.lr, float)
+        lr = lr[np.isfinite(lr)]
+        if lr.size:
+            self.lr_plot.setYRange(*snapped_range(0.0, float(lr.max())), padding=0.02)
+
+    def _on_range_changed_manually(self, *_) -> None:
+        self.following = False
 
     def _on_log_toggled(self, on: bool) -> None:
         self.loss.setLogMode(y=on)
+        self._follow_data()
 
     def _on_mouse_moved(self, event) -> None:
         pos = event[0]

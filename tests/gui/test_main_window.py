@@ -123,3 +123,17 @@ def test_the_real_app_boots_and_quits(tmp_path):
     assert done.stdout.startswith("shown ")
     assert "Traceback" not in done.stderr
     assert (tmp_path / "config" / settings.ORGANIZATION / f"{settings.APPLICATION}.ini").is_file()
+
+
+def test_the_window_shows_before_its_panes_are_built(qtbot):
+    from gui.app import make_application
+    from gui.main_window import MainWindow
+
+    make_application()
+    w = MainWindow(panes_after_show=True)
+    qtbot.addWidget(w)
+    assert not w.docks and w.loading.text() == "Loading panes…"
+    with qtbot.waitSignals([w.sig_first_painted, w.sig_panes_ready], order="strict", timeout=20_000):
+        w.show()
+    assert w.docks and not w.loading.isVisible()
+    assert {"Architecture", "Training"} <= {a.text() for a in w.view_menu.actions()}
