@@ -1,0 +1,177 @@
+"""UI latency while training, and time to a window on screen (issue 4; DESIGN §7).
+
+1. Launch: `gpt-explorer gui` is started in a subprocess (offscreen, fresh settings) until its window is
+   shown; the time is the child's own age when the window is up (Python start-up included), median of
+   `--launches`. Goal ≤ 3 s.
+2. In one process, the real MainWindow with every pane visible trains `tiny` on the bundled Shakespeare
+   through the controller, exactly as after pressing Train, while a 10 ms QTimer measures how late the
+   event loop serves it. Rounds alternate with a headless `Trainer` of the same config (its own run
+   directory too, so disk writes count on both sides), each round the same `--steps` steps in ABBA order,
+   so the two see the same evaluation steps and the same neighbours' load; the first round includes
+   building the trainer in the worker, as pressing Train does. Prints p50/p99 event-loop lag (goal p99 ≤
+   50 ms) and tokens/s of GUI training relative to headless (median of per-round ratios; goal ≥ 0.9).
+
+    /work/venv/bin/python benchmarks/ui_latency.py [--rounds 4] [--steps 100] [--launches 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from PySide6.QtCore import QEventLoop, QSettings, Qt, QTimer  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def launch_seconds(tmp: Path) -> float:
+    """Seconds from process start to the window shown, as the child measures it."""
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", GPT_EXPLORER_REPORT_SHOWN="1",
+               GPT_EXPLORER_QUIT_AFTER_MS="300", HOME=str(tmp), XDG_CONFIG_HOME=str(tmp / "config"),
+               XDG_DATA_HOME=str(tmp / "data"))
+    done = subprocess.run([sys.executable, "-m", "gui.cli", "gui"], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=120)
+    line = next((ln for ln in done.stdout.splitlines() if ln.startswith("shown ")), None)
+    if done.returncode != 0 or line is None:
+        raise SystemExit(f"the app did not start: {done.stderr[-1500:]}")
+    return float(line.split()[1])
+
+
+def wait_until(predicate, timeout_s: float = 120.0) -> None:
+    """Run the event loop (the GUI thread sleeps between events) until predicate() holds."""
+    loop, deadline = QEventLoop(), time.perf_counter() + timeout_s
+    timer = QTimer(interval=20)
+    timer.timeout.connect(lambda: (predicate() or time.perf_counter() > deadline) and loop.quit())
+    timer.start()
+    if not predicate():
+        loop.exec()
+    timer.stop()
+    if not predicate():
+        raise SystemExit("timed out")
+
+
+class LagProbe:
+    """A 10 ms timer; lag = how much later than 10 ms after the previous tick each tick arrives."""
+
+    def __init__(self, interval_ms: int = 10):
+        self.interval = interval_ms / 1000
+        self.lags: list[float] = []
+        self._last = None
+        self.timer = QTimer(interval=interval_ms)
+        self.timer.setTimerType(Qt.TimerType.PreciseTimer)
+        self.timer.timeout.connect(self._on_tick)
+
+    def start(self) -> None:
+        self._last = time.perf_counter()
+        self.timer.start()
+
+    def stop(self) -> None:
+        self.timer.stop()
+
+    def _on_tick(self) -> None:
+        now = time.perf_counter()
+        self.lags.append(max(now - self._last - self.interval, 0.0))
+        self._last = now
+
+
+def percentile(values: list[float], q: float) -> float:
+    s = sorted(values)
+    return s[min(int(q * len(s)), len(s) - 1)]
+
+
+def gui_round(window, reports: list, steps: int, probe: LagProbe, busy: list) -> float:
+    """Resume the window's training for `steps` steps; tokens/s between the first and last report.
+    Appends to `busy` the share of the round's wall time the GUI thread spent on its CPU."""
+    session, start = window.session, window.session.step
+    target, first = start + steps, len(reports)
+    cpu0, wall0 = time.thread_time(), time.perf_counter()
+    probe.start()
+    session.request_training("train" if session.training_state != "paused" else "resume")
+    wait_until(lambda: session.step >= target)
+    session.request_training("pause")
+    probe.stop()
+    busy.append((time.thread_time() - cpu0) / (time.perf_counter() - wall0))
+    wait_until(lambda: session.training_state == "paused")
+    rows = [r for r in reports[first:] if r[1] <= target]
+    (t0, s0), (t1, s1) = rows[0], rows[-1]
+    cfg = session.config
+    return (s1 - s0) * cfg.train.batch_size * cfg.model.n_ctx / (t1 - t0)
+
+
+def headless_round(trainer, steps: int) -> float:
+    times = [time.perf_counter() for _ in trainer.steps(steps)]
+    return (len(times) - 1) * trainer.cfg.train.batch_size * trainer.cfg.model.n_ctx / (times[-1] - times[0])
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rounds", type=int, default=4, help="GUI/headless pairs, alternating")
+    ap.add_argument("--steps", type=int, default=100, help="steps per round (tiny evaluates every 100)")
+    ap.add_argument("--launches", type=int, default=3, help="app launches timed")
+    ap.add_argument("--hide", action="append", default=[], metavar="PANE",
+                    help="close this pane's dock first (e.g. pane_heatmaps), to see what it costs")
+    args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="ui-latency-"))
+
+    launches = [launch_seconds(tmp / f"launch{i}") for i in range(args.launches)]
+
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp / "settings"))
+    from engine.presets import load_preset
+    from gui import settings
+    from gui.app import make_application
+
+    app = make_application(sys.argv[:1])
+    settings.set_runs_root(tmp / "runs")
+    cfg = load_preset("tiny")
+    settings.set_saved_config(cfg.to_toml())
+    from engine.trainer import Trainer
+    from gui.main_window import MainWindow
+
+    window = MainWindow()
+    window.show()
+    for name in args.hide:
+        window.docks[name].close()
+    reports: list[tuple[float, int]] = []
+    window.session.sig_step_reported.connect(lambda r: reports.append((time.perf_counter(), r.step)))
+    headless = Trainer(cfg, tmp / "headless")
+    probe = LagProbe()
+    gui_tps, bare_tps, busy = [], [], []
+    for i in range(args.rounds):  # ABBA order: a steady drift in the machine's load falls on both sides
+        if i % 2 == 0:
+            gui_tps.append(gui_round(window, reports, args.steps, probe, busy))
+            bare_tps.append(headless_round(headless, args.steps))
+        else:
+            bare_tps.append(headless_round(headless, args.steps))
+            gui_tps.append(gui_round(window, reports, args.steps, probe, busy))
+        print(f"  round {i}: GUI {gui_tps[-1]:8,.0f} tokens/s | headless {bare_tps[-1]:8,.0f} tokens/s | "
+              f"ratio {gui_tps[-1] / bare_tps[-1]:.3f} | GUI thread busy {busy[-1]:.1%}", flush=True)
+    window.close()
+    app.processEvents()
+
+    ratio = statistics.median(g / b for g, b in zip(gui_tps, bare_tps))
+    lag_ms = [x * 1000 for x in probe.lags]
+    print(f"tiny ({cfg.model.n_layer} layers × {cfg.model.n_head} heads, d_model {cfg.model.d_model}, "
+          f"context {cfg.model.n_ctx}, batch {cfg.train.batch_size}), panes: {', '.join(n for n in window.pane_names if n not in args.hide)}; "
+          f"{args.rounds} rounds × {args.steps} steps; load average {os.getloadavg()[0]:.2f} on "
+          f"{os.cpu_count()} cores")
+    print(f"event-loop lag while training (10 ms probe, {len(lag_ms)} ticks): p50 {percentile(lag_ms, 0.5):.1f} ms, "
+          f"p99 {percentile(lag_ms, 0.99):.1f} ms, max {max(lag_ms):.1f} ms  (goal p99 ≤ 50 ms); the GUI thread "
+          f"was on a CPU {statistics.median(busy):.1%} of the time")
+    print(f"training tokens/s in the app / headless: {ratio:.3f} (median of rounds; GUI "
+          f"{statistics.median(gui_tps):,.0f}, headless {statistics.median(bare_tps):,.0f})  (goal ≥ 0.9)")
+    print(f"window on screen after launch: {statistics.median(launches):.2f} s (median of {len(launches)}: "
+          f"{', '.join(f'{x:.2f}' for x in launches)})  (goal ≤ 3 s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
