@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QLineEdit, QSpinBox, QTabWidget, QVBoxLayout,
                                QWidget)
 
@@ -84,12 +84,18 @@ class HeatmapsPane(QWidget):
         self.head = QSpinBox()
         self.status = QLabel()
         self.status.setWordWrap(True)
+        self.status.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.status.hide()
+        prompt_row = QHBoxLayout()
+        prompt_row.setContentsMargins(0, 0, 0, 0)
+        prompt_row.addWidget(QLabel("Prompt:"))
+        prompt_row.addWidget(self.prompt, 1)
         controls = QHBoxLayout()
         controls.setContentsMargins(0, 0, 0, 0)
-        for widget in (QLabel("Prompt:"), self.prompt, QLabel("Step:"), self.step_box, QLabel("Refresh every"),
-                       self.refresh_every, QLabel("Layer:"), self.layer, QLabel("Head:"), self.head):
-            controls.addWidget(widget, 1 if widget is self.prompt else 0)
+        for widget in (QLabel("Step:"), self.step_box, QLabel("Refresh every"), self.refresh_every,
+                       QLabel("Layer:"), self.layer, QLabel("Head:"), self.head):
+            controls.addWidget(widget)
+        controls.addStretch(1)
         self.attention, self.masks, self.positional = AttentionView(), MasksView(), PositionalView()
         self.views = dict(zip(TABS, (self.attention, self.masks, self.positional)))
         self.tabs = QTabWidget()
@@ -97,9 +103,11 @@ class HeatmapsPane(QWidget):
             self.tabs.addTab(view, label)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(prompt_row)
         layout.addLayout(controls)
         layout.addWidget(self.status)
         layout.addWidget(self.tabs, 1)
+        self.tabs.hide()  # until there is something to show; the status line says how to get there
 
     def _connect(self) -> None:
         s = self.session
@@ -175,6 +183,7 @@ class HeatmapsPane(QWidget):
         if key == self._asked:
             self._asked = None
         self._say("")
+        self.tabs.show()
         if tab != self.state.tab:
             return
         self.views[tab].show_result(result)
@@ -192,6 +201,8 @@ class HeatmapsPane(QWidget):
 
     def _on_run_opened(self, run) -> None:
         self._results.clear()
+        if run is None and self.session.weights is None:
+            self.tabs.hide()
         self._last_live_step = None
         if run is not None:
             try:

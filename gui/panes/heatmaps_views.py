@@ -13,7 +13,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QButtonGroup, QGridLayout, QHBoxLayout, QHeaderView, QLabel, QRadioButton,
-                               QSlider, QSpinBox, QSplitter, QStackedWidget, QTableWidget,
+                               QSizePolicy, QSlider, QSpinBox, QSplitter, QStackedWidget, QTableWidget,
                                QTableWidgetItem, QVBoxLayout, QWidget)
 
 from engine import export
@@ -36,6 +36,31 @@ def _row(*widgets: QWidget, stretch: bool = True) -> QHBoxLayout:
     return row
 
 
+class Tiles(QWidget):
+    """Widgets side by side in one row when there is room, else in rows of two."""
+
+    def __init__(self, widgets: list[QWidget], min_width: int = 250, parent: QWidget | None = None):
+        super().__init__(parent)
+        self._widgets, self._min_width, self._columns = widgets, min_width, 0
+        self._grid = QGridLayout(self)
+        self._grid.setContentsMargins(0, 0, 0, 0)
+        self._arrange(min(2, len(widgets)))  # a row of all would set a minimum width before any resize
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        fits = max(1, event.size().width() // self._min_width)
+        self._arrange(len(self._widgets) if fits >= len(self._widgets) else min(2, len(self._widgets)))
+
+    def _arrange(self, columns: int) -> None:
+        if columns == self._columns:
+            return
+        self._columns = columns
+        for w in self._widgets:
+            self._grid.removeWidget(w)
+        for i, w in enumerate(self._widgets):
+            self._grid.addWidget(w, i // columns, i % columns)
+
+
 class AttentionView(QWidget):
     """Every layer × head as one grid (or the chosen head large), a per-head summary table, and the chosen
     head step by step: scores, mask, scores after the mask, weights."""
@@ -46,7 +71,8 @@ class AttentionView(QWidget):
         super().__init__(parent)
         self.result: AttentionResult | None = None
         self.layer = self.head = 0
-        self.grid = HeatmapGrid(title="attention weights, every layer × head (click a tile)")
+        self._heads = 1
+        self.grid = HeatmapGrid(title="every layer × head (click a tile)")
         self.single = HeatmapWidget(title="attention weights")
         self.stack = QStackedWidget()
         self.stack.addWidget(self.grid)
@@ -58,36 +84,35 @@ class AttentionView(QWidget):
         self.mode.addButton(one, 1)
         self.summary = QLabel(" ")
         self.summary.setWordWrap(True)
-        self.table = QTableWidget()
+        self.table = QTableWidget(0, 2)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QTableWidget.SelectionMode.SingleSelection)
-        self.table.setToolTip("per head: mean entropy of the attention rows (nats) · mean distance attended "
-                              "(tokens)")
         self.table.setWordWrap(False)
+        self.table.setHorizontalHeaderLabels(["entropy", "distance"])
+        self.table.horizontalHeaderItem(0).setToolTip("mean entropy of the head's attention rows, in nats")
+        self.table.horizontalHeaderItem(1).setToolTip("mean distance |query − key| attended, in tokens")
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.verticalHeader().setDefaultSectionSize(self.table.fontMetrics().height() + 4)
         self.steps = [HeatmapWidget(title=f"scores {QK}"), HeatmapWidget(title="mask"),
                       HeatmapWidget(title="scores after the mask"), HeatmapWidget(title="weights: softmax")]
 
         top = QSplitter(Qt.Orientation.Horizontal)
         top.addWidget(self.stack)
-        side = QWidget()
+        side = self._side = QWidget()
         side_layout = QVBoxLayout(side)
         side_layout.setContentsMargins(0, 0, 0, 0)
-        side_layout.addWidget(QLabel("entropy (nats) · mean distance (tokens)"))
+        side_layout.addWidget(QLabel("per head"))
         side_layout.addWidget(self.table, 1)
         top.addWidget(side)
-        top.setStretchFactor(0, 3)
-        top.setStretchFactor(1, 1)
-        bottom = QWidget()
-        row = QHBoxLayout(bottom)
-        row.setContentsMargins(0, 0, 0, 0)
-        for w in self.steps:
-            row.addWidget(w)
+        top.setStretchFactor(0, 1)
+        top.setStretchFactor(1, 0)
+        bottom = Tiles(self.steps)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(top)
         split.addWidget(bottom)
-        split.setStretchFactor(0, 3)
-        split.setStretchFactor(1, 2)
+        split.setStretchFactor(0, 1)
+        split.setStretchFactor(1, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addLayout(_row(every, one))
@@ -96,30 +121,32 @@ class AttentionView(QWidget):
 
         self.mode.idToggled.connect(self._on_mode_toggled)
         self.grid.sig_tile_clicked.connect(self.sig_head_chosen)
-        self.table.cellClicked.connect(self.sig_head_chosen)
+        self.table.cellClicked.connect(lambda row, _col: self.sig_head_chosen.emit(*divmod(row, self._heads)))
 
     def show_result(self, result: AttentionResult) -> None:
         self.result = result
         L, H = result.entropy.shape
-        if (self.table.rowCount(), self.table.columnCount()) != (L, H):
-            self.table.setRowCount(L)
-            self.table.setColumnCount(H)
-            self.table.setVerticalHeaderLabels([f"layer {i}" for i in range(L)])
-            self.table.setHorizontalHeaderLabels([f"head {j}" for j in range(H)])
+        self._heads = H
+        if self.table.rowCount() != L * H:
+            self.table.setRowCount(L * H)
+            self.table.setVerticalHeaderLabels([f"L{i} H{j}" for i in range(L) for j in range(H)])
         for i in range(L):
             for j in range(H):
-                self.table.setItem(i, j, QTableWidgetItem(f"{result.entropy[i, j]:.2f} · "
-                                                          f"{result.distance[i, j]:.1f}"))
+                self.table.setItem(i * H + j, 0, QTableWidgetItem(f"{result.entropy[i, j]:.2f} nats"))
+                self.table.setItem(i * H + j, 1, QTableWidgetItem(f"{result.distance[i, j]:.1f} tokens"))
+        table_width = (self.table.verticalHeader().width() + self.table.horizontalHeader().length()
+                       + self.table.verticalScrollBar().sizeHint().width() + 2 * self.table.frameWidth())
+        self._side.setMaximumWidth(table_width + 4)  # the grid takes the rest
         if self.stack.currentIndex() == 0:
             maps = result.maps
             self.grid.set_stack(maps.weights, maps.tokens, maps.tokens, kind="probability",
-                                title=f"attention weights, every layer × head · step {result.step}")
+                                title=f"attention weights · step {result.step}")
         self._render_head()
 
     def select(self, layer: int, head: int) -> None:
         self.layer, self.head = layer, head
         self.grid.select_tile(layer, head)
-        self.table.setCurrentCell(layer, head)
+        self.table.selectRow(layer * self._heads + head)
         self._render_head()
 
     def _render_head(self) -> None:
@@ -169,20 +196,23 @@ class MasksView(QWidget):
         self.band.setMinimumWidth(160)
         self.band_label = QLabel("β = 4")
         self.note = QLabel(" ")
+        self.note.setWordWrap(True)
         self.masks = [HeatmapWidget(colorbar=False) for _ in range(4)]
         self.attention = [HeatmapWidget() for _ in range(4)]
-        grid = QGridLayout()
-        grid.setContentsMargins(0, 0, 0, 0)
-        for c, (m, a) in enumerate(zip(self.masks, self.attention)):
-            grid.addWidget(m, 0, c)
-            grid.addWidget(a, 1, c)
-        grid.setRowStretch(0, 2)
-        grid.setRowStretch(1, 3)
+        units = []
+        for m, a in zip(self.masks, self.attention):
+            unit = QWidget()
+            column = QVBoxLayout(unit)
+            column.setContentsMargins(0, 0, 0, 0)
+            column.addWidget(m, 1)
+            column.addWidget(a, 1)
+            units.append(unit)
+        tiles = Tiles(units)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addLayout(_row(QLabel("band β of the banded mask:"), self.band, self.band_label))
         layout.addWidget(self.note)
-        layout.addLayout(grid, 1)
+        layout.addWidget(tiles, 1)
         # scrubbing the slider asks for at most a few recomputations a second (STYLE: pg.SignalProxy)
         self._proxy = pg.SignalProxy(self.band.valueChanged, rateLimit=8, slot=self._on_band_scrubbed)
         self.band.valueChanged.connect(lambda v: self.band_label.setText(f"β = {v}"))
@@ -207,7 +237,8 @@ class MasksView(QWidget):
             return
         for w, name in zip(self.attention, r.names):
             w.set_matrix(r.weights[name][self.layer, self.head], r.tokens, r.tokens, "probability",
-                         f"attention under {name.removeprefix('in force: ')}", "query", "key")
+                         f"attention, {name}" if name == r.in_force else f"attention under {name}",
+                         "query", "key")
         self.note.setText(f"The mask in force and the alternatives for {len(r.tokens)} tokens; below, layer "
                           f"{self.layer} · head {self.head} at step {r.step} under each mask, with the same "
                           "weights (the whole model runs under that mask).")
@@ -255,6 +286,10 @@ class PositionalView(QWidget):
         grid.addWidget(self.similarity, 0, 1)
         grid.addWidget(curve_box, 1, 0)
         grid.addWidget(shift_box, 1, 1)
+        for i, cell in enumerate((self.matrix, self.similarity, curve_box, shift_box)):
+            cell.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Ignored)  # share by stretch
+            grid.setRowStretch(i // 2, 1)
+            grid.setColumnStretch(i % 2, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addLayout(_row(self.kind, QLabel("dimension j:"), self.dimension,

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QAction, QBrush, QColor, QFont, QPainter
+from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import QAction, QBrush, QColor, QFont, QFontMetrics, QPainter
 from PySide6.QtWidgets import (QGraphicsItem, QHBoxLayout, QLabel, QSizePolicy, QToolButton,
                                QVBoxLayout, QWidget)
 
@@ -146,8 +146,11 @@ class HeatmapWidget(QWidget):
         self._update_ticks()
         if shape_changed:
             self._backdrop.set_rect(QRectF(0, 0, m, n))
-            self._plot.vb.setLimits(xMin=-0.5 * m, xMax=1.5 * m, yMin=-0.5 * n, yMax=1.5 * n)
             self.reset_view()
+
+    def sizeHint(self) -> QSize:
+        """Modest, so layouts share space by their stretch factors (a graphics view asks for 600×480)."""
+        return QSize(300, 260)
 
     def reset_view(self) -> None:
         """Fit the whole matrix, and keep fitting it as the widget resizes until the user zooms or pans."""
@@ -223,10 +226,12 @@ class HeatmapWidget(QWidget):
             self._bar = pg.ColorBarItem(interactive=False, width=12, colorMapMenu=False)
             self._bar.setImageItem(self._image)
             self._view.addItem(self._bar, row=0, col=1)
-        font = QFont()
-        font.setPointSizeF(max(7.0, font.pointSizeF() - 1))
+        self._tick_font = QFont()
+        self._tick_font.setPointSizeF(max(7.0, self._tick_font.pointSizeF() - 1))
         for name in ("left", "bottom"):
-            self._plot.getAxis(name).setStyle(tickFont=font)
+            self._plot.getAxis(name).setStyle(tickFont=self._tick_font)
+        self._plot.vb.sigRangeChanged.connect(self._update_ticks)
+        self._plot.vb.sigResized.connect(self._update_ticks)
         self._apply_colormap()
         self._view.scene().sigMouseMoved.connect(self._on_mouse_moved)
         self._view.scene().sigMouseClicked.connect(self._on_mouse_clicked)
@@ -234,6 +239,7 @@ class HeatmapWidget(QWidget):
         self._readout = QLabel(" ")
         self._readout.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self._readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(1)
@@ -248,14 +254,27 @@ class HeatmapWidget(QWidget):
         else:
             self._image.setColorMap(cmap)
 
-    def _update_ticks(self) -> None:
-        key = (tuple(self._row_labels), tuple(self._col_labels))
-        if key == self._tick_key:
+    def _update_ticks(self, *_) -> None:
+        """Label every s-th row and column, s the smallest power of two that keeps labels apart at the
+        current zoom (re-run on zoom, pan and resize, so zooming in reveals every token)."""
+        vb = self._plot.vb
+        (x0, x1), (y0, y1) = vb.viewRange()
+        metrics = QFontMetrics(self._tick_font)
+        key = []
+        for name, labels, span, pixels in (("bottom", self._col_labels, x1 - x0, vb.width()),
+                                           ("left", self._row_labels, y1 - y0, vb.height())):
+            need = (max(map(metrics.horizontalAdvance, labels)) + 6 if name == "bottom"
+                    else metrics.height() + 2)
+            per_cell = pixels / span if span > 0 and pixels > 0 else need
+            step = 1
+            while step * per_cell < need and step < len(labels):
+                step *= 2
+            key.append((name, step, tuple(labels)))
+        if tuple(key) == self._tick_key:
             return
-        self._tick_key = key
-        for axis, labels in (("left", self._row_labels), ("bottom", self._col_labels)):
-            levels = export.tick_levels(len(labels))
-            self._plot.getAxis(axis).setTicks([[(i + 0.5, labels[i]) for i in lv] for lv in levels])
+        self._tick_key = tuple(key)
+        for name, step, labels in key:
+            self._plot.getAxis(name).setTicks([[(i + 0.5, labels[i]) for i in range(0, len(labels), step)]])
 
     def _restyle(self) -> None:
         colors = theme.plot_colors()

@@ -103,7 +103,7 @@ class HeatmapGrid(HeatmapWidget):
                   tile_title=f"{a} {{0}} · {b} {{1}}", axis_names=(a, b) + self._cell_names)
         return lambda path: export.export_grid(path, stack, **kw)
 
-    def _update_ticks(self) -> None:
+    def _update_ticks(self, *_) -> None:
         R, C, n, m = self._stack.shape
         key = ("grid", R, C, n, m)
         if key == self._tick_key:

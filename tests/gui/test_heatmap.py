@@ -169,3 +169,16 @@ def test_export_to_an_unknown_suffix_says_why(heatmap, qtbot, tmp_path):
 
 def test_pyqtgraph_exporter_is_replaced_by_ours(heatmap):
     assert heatmap._view.scene().contextMenu == [heatmap._export_action]
+
+
+def test_labels_thin_out_to_fit_and_zooming_in_shows_every_token(heatmap):
+    tokens = [f"t{i}" for i in range(64)]
+    heatmap.resize(260, 260)
+    heatmap.set_matrix(np.eye(64), tokens, tokens)
+    bottom = heatmap.plot_item.getAxis("bottom")
+    shown = [label for _, label in bottom._tickLevels[0]]
+    assert shown[0] == "t0" and 1 < len(shown) < 64  # every s-th token, s a power of two
+    step = int(shown[1][1:])
+    assert shown == tokens[::step]
+    heatmap.plot_item.vb.setRange(xRange=(10, 14), yRange=(10, 14), padding=0)
+    assert [label for _, label in bottom._tickLevels[0]] == tokens

@@ -103,8 +103,12 @@ def test_summary_table_gives_entropy_and_distance_per_head(qtbot, tok):
     w = np.stack([np.where(np.tril(np.ones(w.shape[-2:], bool)), w, np.nan) for _, w in explicit(model, tok)])
     entropy, distance = probes.head_summaries(w)
     table = pane.attention.table
-    assert (table.rowCount(), table.columnCount()) == (2, 3)
-    assert table.item(1, 2).text() == f"{entropy[1, 2]:.2f} · {distance[1, 2]:.1f}"
+    assert (table.rowCount(), table.columnCount()) == (6, 2)
+    assert table.verticalHeaderItem(5).text() == "L1 H2"
+    assert table.item(5, 0).text() == f"{entropy[1, 2]:.2f} nats"
+    assert table.item(5, 1).text() == f"{distance[1, 2]:.1f} tokens"
+    table.cellClicked.emit(4, 1)
+    assert (pane.layer.value(), pane.head.value()) == (1, 1)
     assert entropy[0, 0] < math.log(len(PROMPT))
 
 
@@ -174,6 +178,13 @@ def test_pane_asks_for_weights_every_n_steps_only_while_visible(qtbot, tok):
     assert session.weights_every == 0
     session.publish_weights(17, weights)
     assert asked == [1, 5, 9, 13]
+
+
+def test_nothing_to_show_says_how_to_get_something(qtbot, tok):
+    session, pane, model = make(qtbot, tok)
+    assert not pane.tabs.isVisible() and "Train" in pane.status.text()
+    publish(qtbot, session, pane, model)
+    assert pane.tabs.isVisible() and not pane.status.isVisible()
 
 
 def test_a_prompt_outside_the_vocabulary_is_explained(qtbot, tok):
