@@ -34,7 +34,7 @@ _LOADED = time.perf_counter()
 
 def make_application(argv: list[str] | None = None) -> QApplication:
     app = QApplication.instance() or QApplication(argv if argv is not None else sys.argv[:1])
-    app.setOrganizationName(settings.ORGANIZATION)
+    # no organization name: per-user data then lives in ~/.local/share/gpt-explorer, not …/gpt-explorer/gpt-explorer
     app.setApplicationName(settings.APPLICATION)
     app.setApplicationDisplayName("GPT Explorer")
     theme.apply_theme(app, settings.theme())

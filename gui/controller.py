@@ -129,7 +129,10 @@ class TrainingController(QObject):
         self.session.set_config(run.config)
         self.session.set_tokenizer(run.tokenizer)
         self.session.set_run(run)
-        self.session.set_training_state("idle")
+        steps = run.checkpoint_steps()
+        finished = bool(steps) and steps[-1] >= run.config.train.steps
+        # stopped: Train resumes it; finished: Train starts a new run with its config
+        self.session.set_training_state("finished" if finished else "stopped")
         self.sig_run_dir_changed.emit(str(run.path))
         for warning in run.warnings:
             self.session.post_message(warning, "warning")

@@ -157,13 +157,16 @@ class MainWindow(QMainWindow):
         bar.addWidget(self.device_label)
         bar.addWidget(self.run_label, 1)
         bar.addPermanentWidget(self.step_label)
+        self._step_text = ""
+        self._step_timer = QTimer(self, singleShot=True, interval=250)
+        self._step_timer.timeout.connect(self._on_step_timer)
         self._on_run_dir_changed("")
 
     def _connect(self) -> None:
         s, c = self.session, self.controller
         s.sig_message_posted.connect(self._on_message_posted)
         s.sig_step_reported.connect(self._on_step_reported)
-        s.sig_run_opened.connect(self._update_title)
+        s.sig_run_opened.connect(self._on_run_opened)
         s.sig_training_state_changed.connect(self._on_training_state_changed)
         s.sig_config_problems_changed.connect(lambda _: self._on_training_state_changed(s.training_state))
         c.sig_run_dir_changed.connect(self._on_run_dir_changed)
@@ -234,7 +237,17 @@ class MainWindow(QMainWindow):
         self.banner.show_message(level, text)
 
     def _on_step_reported(self, report) -> None:
-        self.step_label.setText(f"step {report.step:,} / {report.total_steps:,}")
+        self._step_text = f"step {report.step:,} / {report.total_steps:,}"
+        if not self._step_timer.isActive():  # the status bar need not relayout at every step
+            self._step_timer.start()
+
+    def _on_step_timer(self) -> None:
+        self.step_label.setText(self._step_text)
+
+    def _on_run_opened(self, run) -> None:
+        self._update_title()
+        self.step_label.setText("" if run is None else
+                                f"step {run.latest_step():,} / {run.config.train.steps:,}")
 
     def _on_run_dir_changed(self, path: str) -> None:
         self.run_label.setText(f"run: {path}" if path else "run: not started (Train creates it)")

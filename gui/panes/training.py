@@ -34,6 +34,7 @@ _STATE_TEXT = {"idle": "ready", "running": "training…", "paused": "paused", "s
 
 
 def duration(seconds: float) -> str:
+    """12.3 → '12 s', 130 → '2 min 10 s', inf → '—'."""
     if not math.isfinite(seconds):
         return "—"
     s = int(round(seconds))
@@ -42,6 +43,10 @@ def duration(seconds: float) -> str:
     if s < 3600:
         return f"{s // 60} min {s % 60:02d} s"
     return f"{s // 3600} h {s % 3600 // 60:02d} min"
+
+
+_STAT_FORMATS = {"train_loss": "{:.4f}".format, "val_loss": "{:.4f}".format, "lr": "{:.2e}".format,
+                 "tokens_per_s": "{:,.0f}".format, "grad_norm": "{:.3f}".format, "wall_s": duration}
 
 
 class TrainingPane(QWidget):
@@ -53,6 +58,7 @@ class TrainingPane(QWidget):
         self.session = session
         self.history = LossHistory()
         self.latest = None          # the newest StepReport
+        self._last_row: dict | None = None  # the newest metrics row of an opened run
         self._total = session.config.train.steps
         self._sample_request: SampleRequest | None = None
         self._refresh = QTimer(self, singleShot=True, interval=REFRESH_MS)
@@ -200,11 +206,13 @@ class TrainingPane(QWidget):
             self._refresh.start()
 
     def _on_run_opened(self, run) -> None:
-        self.history, self.latest = LossHistory(), None
+        self.history, self.latest, self._last_row = LossHistory(), None, None
         self.logged.clear()
         if run is not None:
             self._total = run.config.train.steps
-            self.history.add_rows(run.metrics())
+            rows = run.metrics()
+            self.history.add_rows(rows)
+            self._last_row = rows[-1] if rows else None
             for row in run.samples():
                 self._append_sample(row.get("step", "?"), row.get("text", ""))
         self._render()
@@ -246,29 +254,23 @@ class TrainingPane(QWidget):
     # ---- rendering -------------------------------------------------------------------------
 
     def _render(self) -> None:
-        self.plot.show_history(self.history)
-        step = self.latest.step if self.latest else self.history.last_step
+        self.plot.show_history(self.history, self._total)
+        r = self.latest
+        row = self._last_row or {}
+        if r is not None:
+            row = {"step": r.step, "train_loss": r.train_loss, "lr": r.lr, "tokens_per_s": r.tokens_per_s,
+                   "grad_norm": r.grad_norm, "wall_s": r.wall_s}
+        step = row.get("step") or self.history.last_step
         self.progress.setMaximum(max(self._total, 1))
         self.progress.setValue(min(step, self._total))
-        r = self.latest
         if r is None:
             self.eta.setText("")
-            for label in self.stats.values():
-                label.setText("—")
-            if self.history.steps:
-                self.stats["train_loss"].setText(f"{self.history.train[-1]:.4f}")
-                self.stats["lr"].setText(f"{self.history.lr[-1]:.2e}")
-            if self.history.val:
-                self.stats["val_loss"].setText(f"{self.history.val[-1]:.4f}")
-            return
-        self.eta.setText(f"{duration(r.eta_s)} left" if r.step < r.total_steps else "done")
-        self.stats["train_loss"].setText(f"{r.train_loss:.4f}")
-        if self.history.val:
-            self.stats["val_loss"].setText(f"{self.history.val[-1]:.4f}")
-        self.stats["lr"].setText(f"{r.lr:.2e}")
-        self.stats["tokens_per_s"].setText(f"{r.tokens_per_s:,.0f}")
-        self.stats["grad_norm"].setText(f"{r.grad_norm:.3f}")
-        self.stats["wall_s"].setText(duration(r.wall_s))
+        else:
+            self.eta.setText(f"{duration(r.eta_s)} left" if r.step < r.total_steps else "done")
+        row["val_loss"] = self.history.val[-1] if self.history.val else None
+        for key, label in self.stats.items():
+            value = row.get(key)
+            label.setText("—" if value is None else _STAT_FORMATS[key](value))
 
     def _append_sample(self, step, text: str) -> None:
         self.logged.appendPlainText(f"── step {step} ──\n{text}\n")

@@ -119,7 +119,7 @@ class LossPlot(QWidget):
         col.setContentsMargins(0, 0, 0, 0)
         col.addLayout(top)
         col.addWidget(self.graphics, 1)
-        self.history = LossHistory()
+        self.history, self.total_steps = LossHistory(), None
         for plot in (self.loss, self.lr_plot):
             for name in ("left", "bottom"):
                 # The grid is drawn by the axes, so every new point repaints them; as pixmaps they are
@@ -133,8 +133,9 @@ class LossPlot(QWidget):
                                      slot=self._on_mouse_moved)
         self._restyle()
 
-    def show_history(self, history: LossHistory) -> None:
-        self.history = history
+    def show_history(self, history: LossHistory, total_steps: int | None = None) -> None:
+        """Draw a history; the step axis grows in round jumps up to `total_steps` when it is known."""
+        self.history, self.total_steps = history, total_steps
         self.train_curve.setData(np.asarray(history.steps, float), np.asarray(history.train, float))
         self.val_curve.setData(np.asarray(history.val_steps, float), np.asarray(history.val, float))
         self.lr_curve.setData(np.asarray(history.steps, float), np.asarray(history.lr, float))
@@ -150,7 +151,10 @@ class LossPlot(QWidget):
             return
         vb.disableAutoRange()
         self.lr_plot.vb.disableAutoRange()
-        self.loss.setXRange(0, nice_ceiling(max(self.history.last_step, 10) * 1.02), padding=0)
+        right = nice_ceiling(max(self.history.last_step, 10) * 1.02)
+        if self.total_steps and self.total_steps >= self.history.last_step:
+            right = min(right, self.total_steps)
+        self.loss.setXRange(0, right, padding=0.01)
         values = np.asarray(self.history.train + self.history.val, float)
         values = values[np.isfinite(values) & ((values > 0) | (not self.log_box.isChecked()))]
         if values.size:
@@ -208,3 +212,5 @@ class LossPlot(QWidget):
         legend = self.loss.legend
         if legend is not None:
             legend.setLabelTextColor(c.foreground)
+            for _, label in legend.items:
+                label.setText(label.text)  # setLabelTextColor leaves existing labels as they were drawn

@@ -41,7 +41,7 @@ def test_train_delivers_step_reports_and_the_loss_curve_grows(qtbot, make_window
     assert pane(w).stats["tokens_per_s"].text() != "—"
     assert w.windowTitle() == f"GPT Explorer — {w.controller.run_dir.name}"
     assert str(w.controller.run_dir) in w.run_label.text()
-    assert w.step_label.text().startswith("step ")
+    qtbot.waitUntil(lambda: w.step_label.text().startswith("step "), timeout=WAIT)
 
 
 def test_pause_stops_the_steps_and_resume_restarts_them(qtbot, make_window):
@@ -87,6 +87,7 @@ def test_stop_and_close_leave_a_run_that_reopens_and_continues(qtbot, make_windo
     again = make_window(run_dir=run_dir)
     assert again.windowTitle() == f"GPT Explorer — {run_dir.name}"
     assert pane(again).history.last_step == stopped_at  # the history, from metrics.jsonl
+    assert again.session.training_state == "stopped" and pane(again).stats["train_loss"].text() != "—"
     with qtbot.waitSignal(again.session.sig_step_reported, timeout=WAIT) as report:
         click(qtbot, again, "train")
     assert report.args[0].step == stopped_at + 1
