@@ -37,19 +37,24 @@ def _row(*widgets: QWidget, stretch: bool = True) -> QHBoxLayout:
 
 
 class Tiles(QWidget):
-    """Widgets side by side in one row when there is room, else in rows of two."""
+    """Widgets in one row or in rows of two, whichever gives each the larger square (heatmaps keep their
+    aspect, so a wide, short area wants one row and a tall one two)."""
 
-    def __init__(self, widgets: list[QWidget], min_width: int = 250, parent: QWidget | None = None):
+    def __init__(self, widgets: list[QWidget], parent: QWidget | None = None):
         super().__init__(parent)
-        self._widgets, self._min_width, self._columns = widgets, min_width, 0
+        self._widgets, self._columns = widgets, 0
         self._grid = QGridLayout(self)
         self._grid.setContentsMargins(0, 0, 0, 0)
         self._arrange(min(2, len(widgets)))  # a row of all would set a minimum width before any resize
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
-        fits = max(1, event.size().width() // self._min_width)
-        self._arrange(len(self._widgets) if fits >= len(self._widgets) else min(2, len(self._widgets)))
+        w, h, n = event.size().width(), event.size().height(), len(self._widgets)
+
+        def side(columns: int) -> float:
+            return min(w / columns, h / -(-n // columns))
+
+        self._arrange(max({n, min(2, n)}, key=side))
 
     def _arrange(self, columns: int) -> None:
         if columns == self._columns:
@@ -108,7 +113,7 @@ class AttentionView(QWidget):
         top.setStretchFactor(0, 1)
         top.setStretchFactor(1, 0)
         bottom = Tiles(self.steps)
-        split = QSplitter(Qt.Orientation.Vertical)
+        split = self._split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(top)
         split.addWidget(bottom)
         split.setStretchFactor(0, 1)
@@ -155,18 +160,17 @@ class AttentionView(QWidget):
         maps, l, h = self.result.maps, self.layer, self.head
         if l >= maps.weights.shape[0] or h >= maps.weights.shape[1]:
             return
-        where = f"layer {l} · head {h}"
+        where, short = f"layer {l} · head {h}", f"L{l} H{h}"
         t = maps.tokens
         if self.stack.currentIndex() == 1:
             self.single.set_matrix(maps.weights[l, h], t, t, "probability", f"attention weights · {where}",
                                    "query", "key")
         levels = export.levels_for(maps.scores[l, h], "signed")  # one scale before and after the mask
-        self.steps[0].set_matrix(maps.scores[l, h], t, t, "signed", f"scores {QK} · {where}", "query", "key")
+        self.steps[0].set_matrix(maps.scores[l, h], t, t, "signed", f"scores {QK} · {short}", "query", "key")
         self.steps[1].set_matrix(np.where(maps.mask, 1.0, np.nan), t, t, "probability", "mask", "query", "key")
-        self.steps[2].set_matrix(maps.masked[l, h], t, t, "signed", "scores after the mask", "query", "key",
+        self.steps[2].set_matrix(maps.masked[l, h], t, t, "signed", f"after the mask · {short}", "query", "key",
                                  levels=levels)
-        self.steps[3].set_matrix(maps.weights[l, h], t, t, "probability", "weights: softmax of each row",
-                                 "query", "key")
+        self.steps[3].set_matrix(maps.weights[l, h], t, t, "probability", f"softmax · {short}", "query", "key")
         uniform = np.log(maps.mask.sum(axis=1)).mean()
         self.summary.setText(
             f"<b>{where}</b> · step {self.result.step}: entropy of the attention rows "
@@ -176,6 +180,8 @@ class AttentionView(QWidget):
     def _on_mode_toggled(self, mode: int, checked: bool) -> None:
         if checked:
             self.stack.setCurrentIndex(mode)
+            total = sum(self._split.sizes())
+            self._split.setSizes([total // 2, total - total // 2] if mode == 0 else [2 * total // 3, total // 3])
             if self.result is not None:
                 self.show_result(self.result)
 
