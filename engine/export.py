@@ -82,8 +82,10 @@ def display_matrix(matrix) -> np.ndarray:
 
 
 def matrix_figure(matrix, *, row_labels=None, col_labels=None, kind: str = "sequential",
-                  title: str = "", row_title: str = "", col_title: str = ""):
-    """A matplotlib Figure of one matrix: imshow, labels on both axes, title and colour bar."""
+                  title: str = "", row_title: str = "", col_title: str = "",
+                  levels: tuple[float, float] | None = None):
+    """A matplotlib Figure of one matrix: imshow, labels on both axes, title and colour bar; `levels`
+    overrides the kind's (as on screen, where two views may share one scale)."""
     from matplotlib.figure import Figure
 
     a = display_matrix(matrix)
@@ -91,7 +93,7 @@ def matrix_figure(matrix, *, row_labels=None, col_labels=None, kind: str = "sequ
     side = min(12.0, 3.0 + 0.12 * max(n_rows, n_cols))
     fig = Figure(figsize=(side + 1.2, side), layout="constrained")
     ax = fig.add_subplot()
-    im = _draw(ax, a, kind)
+    im = _draw(ax, a, kind, levels)
     _label_axis(ax.set_yticks, row_labels, n_rows)
     _label_axis(ax.set_xticks, col_labels, n_cols, rotate=True)
     ax.set_ylabel(row_title)
@@ -102,7 +104,8 @@ def matrix_figure(matrix, *, row_labels=None, col_labels=None, kind: str = "sequ
 
 
 def grid_figure(stack, *, row_labels=None, col_labels=None, kind: str = "probability",
-                title: str = "", tile_title: str = "layer {0} · head {1}"):
+                title: str = "", tile_title: str = "layer {0} · head {1}",
+                levels: tuple[float, float] | None = None):
     """A Figure of a (R, C, n, m) stack as an R × C grid of tiles with one shared colour bar."""
     from matplotlib.figure import Figure
 
@@ -110,7 +113,7 @@ def grid_figure(stack, *, row_labels=None, col_labels=None, kind: str = "probabi
     R, C, n, m = a.shape
     fig = Figure(figsize=(2.2 * C + 1.2, 2.2 * R + 0.6), layout="constrained")
     axes = fig.subplots(R, C, squeeze=False)
-    levels = levels_for(a, kind)
+    levels = levels or levels_for(a, kind)
     for r in range(R):
         for c in range(C):
             ax = axes[r, c]
@@ -215,22 +218,24 @@ def save_table(path: str | Path, columns: Mapping[str, Sequence[float]]) -> Path
 
 def export_matrix(path: str | Path, matrix, *, row_labels=None, col_labels=None,
                   kind: str = "sequential", title: str = "", row_title: str = "",
-                  col_title: str = "") -> Path:
+                  col_title: str = "", levels: tuple[float, float] | None = None) -> Path:
     """One matrix to a figure (.png .svg .pdf) or its data (.csv .npy), by the suffix."""
     if format_of(path) in DATA_FORMATS:
         return save_matrix_data(path, matrix, row_labels, col_labels)
     return save_figure(matrix_figure(matrix, row_labels=row_labels, col_labels=col_labels, kind=kind,
-                                     title=title, row_title=row_title, col_title=col_title), path)
+                                     title=title, row_title=row_title, col_title=col_title,
+                                     levels=levels), path)
 
 
 def export_grid(path: str | Path, stack, *, row_labels=None, col_labels=None,
                 kind: str = "probability", title: str = "", tile_title: str = "layer {0} · head {1}",
-                axis_names: Sequence[str] = ("layer", "head", "query", "key")) -> Path:
+                axis_names: Sequence[str] = ("layer", "head", "query", "key"),
+                levels: tuple[float, float] | None = None) -> Path:
     """A (R, C, n, m) stack to a grid figure or its data, by the suffix."""
     if format_of(path) in DATA_FORMATS:
         return save_stack_data(path, stack, axis_names)
     return save_figure(grid_figure(stack, row_labels=row_labels, col_labels=col_labels, kind=kind,
-                                   title=title, tile_title=tile_title), path)
+                                   title=title, tile_title=tile_title, levels=levels), path)
 
 
 def export_loss(path: str | Path, rows: Sequence[Mapping]) -> Path:

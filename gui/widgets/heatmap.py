@@ -80,6 +80,7 @@ class HeatmapWidget(QWidget):
         self._row_labels: list[str] = ["0"]
         self._col_labels: list[str] = ["0"]
         self._kind, self._title, self._row_title, self._col_title = "probability", title, "", ""
+        self._levels = (0.0, 1.0)
         self._tick_key: tuple = ()
         self._exporter = LatestJob(self)
         self._exporter.sig_done.connect(self._on_exported)
@@ -100,6 +101,11 @@ class HeatmapWidget(QWidget):
     @property
     def kind(self) -> str:
         return self._kind
+
+    @property
+    def levels(self) -> tuple[float, float]:
+        """The colour levels in use (the kind's, or what set_matrix was given)."""
+        return self._levels
 
     def matrix(self) -> np.ndarray:
         """The displayed matrix (float, NaN where masked); do not modify."""
@@ -138,7 +144,7 @@ class HeatmapWidget(QWidget):
             self._apply_colormap()
         shape_changed = a.shape != self._matrix.shape
         self._matrix = a
-        lo, hi = levels or export.levels_for(a, kind)
+        lo, hi = self._levels = levels or export.levels_for(a, kind)
         self._image.setImage(a, autoLevels=False, levels=(lo, hi))
         self._backdrop.setVisible(bool(np.isnan(a).any()))  # hatching costs a fill; draw it only if needed
         if self._bar is not None and self._bar.levels() != (lo, hi):  # a new range re-lays out its axis
@@ -173,7 +179,7 @@ class HeatmapWidget(QWidget):
         replaces arrays, never mutates them), so it runs safely off the GUI thread."""
         matrix, kw = self._matrix, dict(row_labels=list(self._row_labels), col_labels=list(self._col_labels),
                                        kind=self._kind, title=self._title, row_title=self._row_title,
-                                       col_title=self._col_title)
+                                       col_title=self._col_title, levels=self._levels)
         return lambda path: export.export_matrix(path, matrix, **kw)
 
     def export_to(self, path: str | Path) -> Path:

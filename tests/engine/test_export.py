@@ -50,6 +50,7 @@ def test_figure_draws_the_same_numbers_colormap_and_levels():
     assert im.get_clim() == (-m, m)
     assert im.get_cmap().name.startswith(export.COLORMAPS["signed"])
     assert export.matrix_figure(a, kind="probability").axes[0].images[0].get_clim() == (0, 1)
+    assert export.matrix_figure(a, kind="signed", levels=(-3, 3)).axes[0].images[0].get_clim() == (-3, 3)
 
 
 def test_csv_and_npy_hold_the_same_numbers_with_nan_for_masked(tmp_path):

@@ -69,7 +69,7 @@ def test_banded_mask_shows_band_plus_one_entries_per_full_row(heatmap, band):
     assert counts[:band].tolist() == list(range(1, band + 1))
 
 
-def test_minus_infinity_is_displayed_as_nan(heatmap):
+def test_minus_infinity_is_displayed_as_nan(heatmap, monkeypatch):
     scores = np.arange(16, dtype=float).reshape(4, 4) - 8
     scores[np.triu_indices(4, 1)] = -np.inf
     heatmap.set_matrix(scores, kind="signed")
@@ -78,6 +78,12 @@ def test_minus_infinity_is_displayed_as_nan(heatmap):
     assert np.isnan(shown[np.triu_indices(4, 1)]).all()
     np.testing.assert_array_equal(shown[np.tril_indices(4)], scores[np.tril_indices(4)])
     assert heatmap.image_item.getLevels().tolist() == [-8, 8]  # symmetric about zero, ignoring −inf
+    heatmap.set_matrix(scores, kind="signed", levels=(-20, 20))  # a scale shared with another view
+    assert heatmap.image_item.getLevels().tolist() == [-20, 20] and heatmap._bar.levels() == (-20, 20)
+    written = {}
+    monkeypatch.setattr(export, "export_matrix", lambda path, m, **kw: written.update(kw))
+    heatmap.export_to("scores.png")
+    assert written["levels"] == (-20, 20) and written["kind"] == "signed"  # exports match the screen
 
 
 def test_signed_and_probability_use_the_export_colormaps(heatmap):
