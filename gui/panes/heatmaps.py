@@ -16,6 +16,8 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QLineEdit, QSpinBox, QTabWidget, QVBoxLayout,
                                QWidget)
 
+from engine.errors import UserError
+
 from ..jobs import LatestJob
 from ..session import Session
 from ..widgets.heatmap import EXPORT_FILTERS
@@ -207,7 +209,7 @@ class HeatmapsPane(QWidget):
         if run is not None:
             try:
                 self.state.prompt = run.probe().prompt or self.state.prompt
-            except Exception:  # a missing probe.json keeps the current prompt; Run lists it in warnings
+            except UserError:  # a missing probe.json keeps the current prompt; the run lists it in warnings
                 pass
             self.prompt.setText(self.state.prompt)
         self._list_steps()

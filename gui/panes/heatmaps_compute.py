@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from engine import probes
 from engine.config import ModelConfig
+from engine.errors import UserError
+
+if TYPE_CHECKING:
+    from engine.probes import AttentionMaps
 
 TABS = ("attention", "masks", "positional")
 
@@ -53,7 +56,7 @@ class Request:
 @dataclass(frozen=True)
 class AttentionResult:
     step: int
-    maps: probes.AttentionMaps
+    maps: AttentionMaps
     entropy: np.ndarray   # (L, H) mean row entropy, nats
     distance: np.ndarray  # (L, H) mean distance attended, tokens
 
@@ -90,7 +93,9 @@ class HeatmapsComputer:
         self._model = None
 
     def __call__(self, request: Request):
-        import torch
+        import torch  # torch loads here, on the job's thread, never on the GUI thread at start-up
+
+        from engine import probes
 
         # One thread for these small forward passes. Under OpenMP the setting is per calling thread, so
         # training keeps its own; a second team of spinning threads would take cores from training.
@@ -113,10 +118,16 @@ class HeatmapsComputer:
         cfg = dataclasses.replace(source.config, vocab_size=int(weights["W_E"].shape[0]))
         if self._model is None or self._model.cfg != cfg:
             self._model = GPT(cfg).eval()
-        self._model.load_state_dict(weights)
+        try:
+            self._model.load_state_dict(weights)
+        except RuntimeError as e:
+            raise UserError(f"the weights at step {source.step} do not fit the model's config: "
+                            f"{str(e).splitlines()[0][:160]}") from None
         return self._model
 
     def _masks(self, model, ids, tokens, request: Request) -> MasksResult:
+        from engine import probes
+
         cfg, T, band = model.cfg, len(ids), request.band
         in_force = f"in force: {mask_label(cfg.mask, cfg.band)}"
         variants = {in_force: (cfg.mask, cfg.band), "causal": ("causal", band),
@@ -126,6 +137,8 @@ class HeatmapsComputer:
         return MasksResult(request.source.step, tokens, in_force, tuple(variants), masks, weights)
 
     def _positional(self, model, request: Request) -> PositionalResult:
+        from engine import probes
+
         P = probes.positional_matrix(model)
         kind, k = model.cfg.pos_encoding, min(max(request.shift, 1), P.shape[0] - 1)
         M = error = None

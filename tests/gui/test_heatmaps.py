@@ -220,3 +220,11 @@ def test_browsing_a_saved_step_of_a_run(qtbot, tmp_path):
     filters, name, write = pane.export_job()
     assert ".npy" in filters and name == "attention.png"
     np.testing.assert_allclose(np.load(write(tmp_path / "grid.npy")), want, rtol=1e-5, atol=1e-7)
+
+
+def test_weights_that_do_not_fit_the_config_are_explained(qtbot, tok):
+    session, pane, _ = make(qtbot, tok)
+    other = GPT(dataclasses.replace(session.config.model, d_model=12))
+    with qtbot.waitSignal(pane._job.sig_failed, timeout=20000):
+        session.publish_weights(3, {k: v.clone() for k, v in other.state_dict().items()})
+    assert "do not fit the model's config" in pane.status.text()
