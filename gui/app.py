@@ -36,7 +36,6 @@ def make_application(argv: list[str] | None = None) -> QApplication:
     app = QApplication.instance() or QApplication(argv if argv is not None else sys.argv[:1])
     # no organization name: per-user data then lives in ~/.local/share/gpt-explorer, not …/gpt-explorer/gpt-explorer
     app.setApplicationName(settings.APPLICATION)
-    app.setApplicationDisplayName("GPT Explorer")
     theme.apply_theme(app, settings.theme())
     return app
 
