@@ -76,6 +76,7 @@ class HeatmapsPane(QWidget):
         self.prompt = QLineEdit(self.state.prompt)
         self.prompt.setToolTip("The text whose attention is shown (cut to the context length); Enter applies")
         self.step_box = StepBox()
+        self.step_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.step_box.setToolTip("Newest: the weights training just published, or the run's last saved step")
         self.refresh_every = QSpinBox()
         self.refresh_every.setRange(1, 10_000)

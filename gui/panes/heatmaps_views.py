@@ -13,7 +13,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QButtonGroup, QGridLayout, QHBoxLayout, QHeaderView, QLabel, QRadioButton,
-                               QSizePolicy, QSlider, QSpinBox, QSplitter, QStackedWidget, QTableWidget,
+                               QSizePolicy, QSlider, QSpinBox, QSplitter, QStyle, QStackedWidget, QTableWidget,
                                QTableWidgetItem, QVBoxLayout, QWidget)
 
 from engine import export
@@ -77,6 +77,7 @@ class AttentionView(QWidget):
         self.result: AttentionResult | None = None
         self.layer = self.head = 0
         self._heads = 1
+        self._shape: tuple[int, int, int] | None = None  # (layers, heads, tokens) the layout was fitted to
         self.grid = HeatmapGrid(title="every layer × head (click a tile)")
         self.single = HeatmapWidget(title="attention weights")
         self.stack = QStackedWidget()
@@ -94,6 +95,7 @@ class AttentionView(QWidget):
         self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QTableWidget.SelectionMode.SingleSelection)
         self.table.setWordWrap(False)
+        self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.table.setHorizontalHeaderLabels(["entropy", "distance"])
         self.table.horizontalHeaderItem(0).setToolTip("mean entropy of the head's attention rows, in nats")
         self.table.horizontalHeaderItem(1).setToolTip("mean distance |query − key| attended, in tokens")
@@ -139,9 +141,11 @@ class AttentionView(QWidget):
             for j in range(H):
                 self.table.setItem(i * H + j, 0, QTableWidgetItem(f"{result.entropy[i, j]:.2f} nats"))
                 self.table.setItem(i * H + j, 1, QTableWidgetItem(f"{result.distance[i, j]:.1f} tokens"))
-        table_width = (self.table.verticalHeader().width() + self.table.horizontalHeader().length()
-                       + self.table.verticalScrollBar().sizeHint().width() + 2 * self.table.frameWidth())
-        self._side.setMaximumWidth(table_width + 4)  # the grid takes the rest
+        shape = (L, H, len(result.maps.tokens))
+        if shape != self._shape:  # a new model or prompt: size the table and the grid to fit, once
+            self._shape = shape
+            self._fit_table()
+            self._fit_split()
         if self.stack.currentIndex() == 0:
             maps = result.maps
             self.grid.set_stack(maps.weights, maps.tokens, maps.tokens, kind="probability",
@@ -177,11 +181,28 @@ class AttentionView(QWidget):
             f"{self.result.entropy[l, h]:.2f} nats (spread evenly over the allowed keys: {uniform:.2f}) · "
             f"mean distance attended {self.result.distance[l, h]:.1f} tokens")
 
+    def _fit_table(self) -> None:
+        """Narrow the per-head table to its columns, so the grid takes the rest of the width."""
+        t = self.table
+        t.resizeColumnsToContents()
+        scrollbar = t.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent)
+        width = (t.verticalHeader().sizeHint().width() + sum(t.columnWidth(c) for c in range(t.columnCount()))
+                 + scrollbar + 2 * t.frameWidth())
+        self._side.setFixedWidth(width + 2)
+
+    def _fit_split(self) -> None:
+        """Give the grid (or the large view) the height its aspect wants, within a third and two thirds."""
+        L, H, T = self._shape or (1, 1, 1)
+        rows_per_col = L / H if self.stack.currentIndex() == 0 else 1.0
+        total = sum(self._split.sizes())
+        want = int(max(self.stack.width() - 70, 100) * rows_per_col) + 70  # + title, axes, colour bar
+        top = max(total // 3, min(want, 2 * total // 3))
+        self._split.setSizes([top, total - top])
+
     def _on_mode_toggled(self, mode: int, checked: bool) -> None:
         if checked:
             self.stack.setCurrentIndex(mode)
-            total = sum(self._split.sizes())
-            self._split.setSizes([total // 2, total - total // 2] if mode == 0 else [2 * total // 3, total // 3])
+            self._fit_split()
             if self.result is not None:
                 self.show_result(self.result)
 
