@@ -159,13 +159,15 @@ def main() -> int:
 
     ratio = statistics.median(g / b for g, b in zip(gui_tps, bare_tps))
     lag_ms = [x * 1000 for x in probe.lags]
+    shown = ", ".join(n for n in window.pane_names if n not in args.hide)
     print(f"tiny ({cfg.model.n_layer} layers × {cfg.model.n_head} heads, d_model {cfg.model.d_model}, "
-          f"context {cfg.model.n_ctx}, batch {cfg.train.batch_size}), panes: {', '.join(n for n in window.pane_names if n not in args.hide)}; "
+          f"context {cfg.model.n_ctx}, batch {cfg.train.batch_size}), panes: {shown}; "
           f"{args.rounds} rounds × {args.steps} steps; load average {os.getloadavg()[0]:.2f} on "
           f"{os.cpu_count()} cores")
-    print(f"event-loop lag while training (10 ms probe, {len(lag_ms)} ticks): p50 {percentile(lag_ms, 0.5):.1f} ms, "
-          f"p99 {percentile(lag_ms, 0.99):.1f} ms, max {max(lag_ms):.1f} ms  (goal p99 ≤ 50 ms); the GUI thread "
-          f"was on a CPU {statistics.median(busy):.1%} of the time")
+    print(f"event-loop lag while training (10 ms probe, {len(lag_ms)} ticks): "
+          f"p50 {percentile(lag_ms, 0.5):.1f} ms, p99 {percentile(lag_ms, 0.99):.1f} ms, "
+          f"max {max(lag_ms):.1f} ms  (goal p99 ≤ 50 ms); the GUI thread was on a CPU "
+          f"{statistics.median(busy):.1%} of the time")
     print(f"training tokens/s in the app / headless: {ratio:.3f} (median of rounds; GUI "
           f"{statistics.median(gui_tps):,.0f}, headless {statistics.median(bare_tps):,.0f})  (goal ≥ 0.9)")
     print(f"window on screen after launch: {statistics.median(launches):.2f} s (median of {len(launches)}: "

@@ -34,7 +34,8 @@ _LOADED = time.perf_counter()
 
 def make_application(argv: list[str] | None = None) -> QApplication:
     app = QApplication.instance() or QApplication(argv if argv is not None else sys.argv[:1])
-    # no organization name: per-user data then lives in ~/.local/share/gpt-explorer, not …/gpt-explorer/gpt-explorer
+    # No organization name: per-user data lives in ~/.local/share/gpt-explorer (not …/gpt-explorer twice),
+    # and no display name, which Qt would append to every window title.
     app.setApplicationName(settings.APPLICATION)
     theme.apply_theme(app, settings.theme())
     return app

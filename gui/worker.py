@@ -70,7 +70,8 @@ def describe_error(e: BaseException) -> str:
     if isinstance(e, UserError):
         return text
     traceback.print_exception(e, file=sys.stderr)
-    return (f"Training stopped on an internal error ({type(e).__name__}: {text.splitlines()[0][:200] if text else ''}). "
+    first = text.splitlines()[0][:200] if text else ""
+    return (f"Training stopped on an internal error ({type(e).__name__}: {first}). "
             "The details are on the terminal; the run's last checkpoint is kept.")
 
 

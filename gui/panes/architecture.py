@@ -3,15 +3,13 @@
 A preset chooser and a form for every field of the model, training and data configs; every problem
 `validate()` finds is shown beside its field while the user types, and Train waits for a valid config.
 Only a valid draft becomes `Session.config`. Beside the form: the parameter count by the closed formula and
-by torch (counted on the meta device, off the GUI thread, with the vocabulary the corpus really gives),
+by torch (the model built off the GUI thread, with the vocabulary the corpus really gives),
 the training memory estimate, and the block diagram whose weights select themselves in the Session.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
-from dataclasses import dataclass
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QScrollArea,
@@ -19,7 +17,6 @@ from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushB
 
 from engine.config import (ConfigError, DataConfig, ExperimentConfig, ModelConfig, Problem, TrainConfig,
                            human_count, memory_estimate_bytes, parameter_count)
-from engine.errors import UserError
 from engine.presets import load_preset, preset_names
 
 from ..jobs import LatestJob
@@ -27,64 +24,10 @@ from ..session import Session
 from ..widgets import dialogs
 from ..widgets.block_diagram import BlockDiagram
 from ..widgets.config_form import SectionForm
-from ..worker import ensure_torch
+from .architecture_compute import TORCH_COUNT_LIMIT, Inspection, inspect_config
 
 SECTIONS = (("model", ModelConfig, "Model"), ("train", TrainConfig, "Training"), ("data", DataConfig, "Data"))
 EDITABLE_STATES = ("idle", "stopped", "finished", "error")
-
-
-@dataclass(frozen=True)
-class Inspection:
-    """What the builder learns off the GUI thread: the corpus's vocabulary (or why it cannot be used)
-    and torch's own parameter count of the model built with that vocabulary."""
-
-    vocab_size: int | None
-    corpus_problem: str | None
-    torch_count: int | None
-    model: ModelConfig
-
-
-@functools.lru_cache(maxsize=2)
-def _corpus_text(corpus: str) -> str:
-    from engine.corpus import load_corpus
-
-    return load_corpus(corpus)
-
-
-@functools.lru_cache(maxsize=16)
-def _dataset_vocab(data: DataConfig, n_ctx: int) -> int:
-    from engine.data import Dataset
-
-    return Dataset.build(data, n_ctx, _corpus_text(data.corpus)).tokenizer.vocab_size
-
-
-TORCH_COUNT_LIMIT = 50_000_000  # larger models are not built just to be counted
-
-
-def torch_parameter_count(model: ModelConfig) -> int | None:
-    """Build the GPT on the CPU and count its parameters; None above TORCH_COUNT_LIMIT.
-
-    (The meta device would need no memory, but building there took a second even for the tiny preset,
-    in torch's decompositions, and was not safe beside another thread using torch.)
-    """
-    if parameter_count(model) > TORCH_COUNT_LIMIT:
-        return None
-    from engine.model import GPT
-
-    return sum(p.numel() for p in GPT(model).parameters())
-
-
-def inspect_config(cfg: ExperimentConfig) -> Inspection:
-    ensure_torch()  # engine.data and engine.model import it
-    vocab = problem = None
-    if not cfg.data.validate():
-        try:
-            vocab = _dataset_vocab(cfg.data, cfg.model.n_ctx)
-        except UserError as e:
-            problem = str(e)
-    model = dataclasses.replace(cfg.model, vocab_size=vocab or cfg.model.vocab_size)
-    count = torch_parameter_count(model) if not model.validate() else None
-    return Inspection(vocab, problem, count, model)
 
 
 class ArchitecturePane(QWidget):
@@ -186,6 +129,7 @@ class ArchitecturePane(QWidget):
         self.train_button.clicked.connect(self._on_train_clicked)
         self._debounce.timeout.connect(self._on_debounce_timeout)
         self._inspect.sig_done.connect(self._on_inspected)
+        self._inspect.sig_failed.connect(self._on_inspection_failed)
         self.session.sig_config_changed.connect(self._on_config_changed)
         self.session.sig_training_state_changed.connect(self._on_training_state_changed)
         self.session.sig_weight_selected.connect(self.diagram.select)
@@ -290,6 +234,9 @@ class ArchitecturePane(QWidget):
         self._inspected_data = data
         self.inspection = inspection
         self._on_edited()
+
+    def _on_inspection_failed(self, _data, message: str) -> None:
+        self.params.setText(self.params.text().replace("torch counting…", f"torch could not count: {message}"))
 
     def _on_preset_activated(self, index: int) -> None:
         cfg = self._presets[self.preset.itemText(index)]
