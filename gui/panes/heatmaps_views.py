@@ -297,6 +297,7 @@ class PositionalView(QWidget):
         self.curve_title = QLabel(" ")
         self.shift_note = QLabel(" ")
         self.shift_note.setWordWrap(True)
+        self.shift_note.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         curve_box = QWidget()
         curve_layout = QVBoxLayout(curve_box)
         curve_layout.setContentsMargins(0, 0, 0, 0)
@@ -336,11 +337,11 @@ class PositionalView(QWidget):
                                "position", "dimension")
         self.similarity.set_matrix(r.similarity, None, None, "signed", "similarity P·Pᵀ", "position",
                                    "position")
+        self.shift_map.setVisible(r.M is not None)
+        self.shift.setEnabled(r.M is not None)
         if r.M is None:
-            self.shift_map.set_matrix(np.full((d, d), np.nan), None, None, "signed", "shift map Mₖ",
-                                      "dimension", "dimension")
-            self.shift_note.setText(f"A fixed linear map taking position p to p + k exists for sinusoidal "
-                                    f"encodings; this model's are {r.kind}.")
+            self.shift_note.setText(f"A fixed linear map Mₖ taking the encoding of position p to that of p + k "
+                                    f"exists for sinusoidal encodings; this model's are {r.kind}.")
         else:
             self.shift_map.set_matrix(r.M, None, None, "signed", f"shift map Mₖ, k = {r.shift}: "
                                       "P[p + k] = P[p]·Mₖ", "dimension", "dimension")

@@ -143,7 +143,7 @@ def test_positional_tab_shows_sinusoidal_formula_and_its_shift_map(qtbot, tok):
     np.testing.assert_allclose(pane.positional.similarity.matrix(), P @ P.T, rtol=1e-4, atol=1e-4)
     with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
         pane.positional.shift.setValue(5)
-    assert "k = 5" in pane.positional.shift_map.title()
+    assert "k = 5" in pane.positional.shift_map.title() and pane.positional.shift_map.isVisible()
     assert float(pane.positional.shift_note.text().rsplit(" ", 1)[1]) < 1e-5
     pane.positional.dimension.setValue(3)
     np.testing.assert_allclose(pane.positional.curve.getData()[1], P[:, 3])
@@ -160,6 +160,7 @@ def test_learned_encoding_follows_training(qtbot, tok):
     publish(qtbot, session, pane, model, step=6)
     np.testing.assert_allclose(pane.positional.matrix.matrix(), model.W_P.detach().numpy(), rtol=1e-6)
     assert "learned" in pane.positional.shift_note.text()
+    assert not pane.positional.shift_map.isVisible() and not pane.positional.shift.isEnabled()
 
 
 def test_pane_asks_for_weights_every_n_steps_only_while_visible(qtbot, tok):
