@@ -24,6 +24,7 @@ from ..session import Session
 from ..widgets import dialogs
 from ..widgets.block_diagram import BlockDiagram
 from ..widgets.config_form import SectionForm
+from ..widgets.fields import label
 from .architecture_compute import TORCH_COUNT_LIMIT, Inspection, inspect_config
 
 SECTIONS = (("model", ModelConfig, "Model"), ("train", TrainConfig, "Training"), ("data", DataConfig, "Data"))
@@ -182,7 +183,9 @@ class ArchitecturePane(QWidget):
                                 "File → New run, to change it.")
             self.status.setStyleSheet("")
         elif problems:
-            self.status.setText(f"{len(problems)} problem{'s' * (len(problems) > 1)}: {problems[0]}")
+            first = problems[0]
+            self.status.setText(f"{len(problems)} problem{'s' * (len(problems) > 1)}: "
+                                f"{label(first.field)}: {first.message}")
             self.status.setStyleSheet("color: #ff6b6b;")
         else:
             self.status.setText("Ready to train.")
