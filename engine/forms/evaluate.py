@@ -268,6 +268,27 @@ class Bound:
         raise TypeError(f"unknown operator {k}")
 
 
+def apply_operator(kind: str, base: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
+    """op_base[a] of FORMS §2 on tensors (Bound caches what depends on the base; this is the plain form)."""
+    if kind == "mm":
+        return (base > 0).to(a.dtype) * a
+    if kind == "gg":
+        return (0.5 * (1 + torch.erf(base / math.sqrt(2)))
+                + base * torch.exp(-0.5 * base * base) / math.sqrt(2 * math.pi)) * a
+    if kind == "aa":
+        return base * (a - (base * a).sum(-1, keepdim=True))
+    if kind == "aaC":
+        return base * (a - (base * a).sum(-2, keepdim=True))
+    if kind in ("ln", "lnC"):
+        x = base if kind == "ln" else base.transpose(-1, -2)
+        mu = x.mean(-1, keepdim=True)
+        r = 1 / torch.sqrt(((x - mu) ** 2).mean(-1, keepdim=True) + LN_EPS)
+        if kind == "ln":
+            return _ln(((x - mu) * r, r), a)
+        return _ln(((x - mu) * r, r), a.transpose(-1, -2)).transpose(-1, -2)
+    raise ValueError(f"unknown operator {kind!r}")
+
+
 def _sum_batch(g: torch.Tensor) -> torch.Tensor:
     """Sum the batch dimension (-3) of a per-sequence value; weights and constants have none."""
     return g.sum(-3) if g.dim() >= 3 else g
@@ -511,5 +532,5 @@ def terms(bound: Bound, forms: Forms, weight: str | None = None, limit: int | No
     return {t.id: _embed(net.param_of(t.symbol), t.symbol, values[t.id]) for t in listed}
 
 
-__all__ = ["Bound", "term_coefficients", "word_coefficient", "propagate", "backward", "total", "classes",
+__all__ = ["apply_operator", "Bound", "term_coefficients", "word_coefficient", "propagate", "backward", "total", "classes",
            "classes_summed", "terms"]

@@ -1,0 +1,82 @@
+"""The GPT as a network of definitions is the torch model: same parameters and shapes, same logits and
+loss on a batch, for every architectural option (DESIGN §3: one description, three uses)."""
+
+import itertools
+
+import pytest
+import torch
+
+from engine.config import ConfigError, ModelConfig
+from engine.forms import gpt
+from engine.forms.printing import text
+from engine.model import GPT, weight_names
+
+from .helpers import gpt_case, small_config
+
+OPTIONS = list(itertools.product(["pre", "post", "none"], [True, False], ["gelu", "relu"], [False, True],
+                                 ["cross_entropy", "squared_error"], ["learned", "sinusoidal", "none"]))
+
+
+@pytest.mark.parametrize("norm, residual, activation, tied, loss, pos", OPTIONS[::5] + OPTIONS[1::7])
+def test_the_words_compute_the_torch_model(norm, residual, activation, tied, loss, pos):
+    cfg = small_config(norm=norm, residual=residual, activation=activation, tied=tied, loss=loss, pos_encoding=pos,
+                       mask="banded", band=2)
+    net, f, bound, ref, (w, x, y) = gpt_case(cfg)
+    model = GPT(cfg).double().eval()
+    model.load_state_dict(w)
+    with torch.no_grad():
+        logits, loss_value = model(x, y)
+    assert torch.allclose(bound.values["Z"], logits, rtol=1e-13, atol=1e-13)
+    # the error E is −∂L/∂logits, so <E, dZ> is −dL
+    z = logits.detach().clone().requires_grad_(True)
+    model.loss(z, y).backward()
+    assert torch.allclose(bound.values["E"], -z.grad, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("tied, pos, norm", [(False, "learned", "pre"), (True, "sinusoidal", "post"),
+                                             (True, "none", "none")])
+def test_parameters_are_the_models_state_dict_keys_and_shapes(tied, pos, norm):
+    cfg = small_config(tied=tied, pos_encoding=pos, norm=norm)
+    net = gpt.network(cfg)
+    model = GPT(cfg)
+    assert {p.name: p.shape for p in net.params} == {k: tuple(v.shape) for k, v in model.named_parameters()}
+    assert [p.name for p in net.params] == weight_names(cfg)
+
+
+def test_heads_are_column_blocks_of_wq_and_row_blocks_of_wo():
+    net = gpt.network(small_config(n_head=2, d_model=8))
+    wq = net.param("blocks.0.W_Q")
+    wo = net.param("blocks.0.W_O")
+    assert [s.name for s in wq.symbols] == ["blocks.0.W_Q.h0", "blocks.0.W_Q.h1"]
+    assert [s.block for s in wq.symbols] == [(1, 0, 4), (1, 4, 8)]
+    assert [s.block for s in wo.symbols] == [(0, 0, 4), (0, 4, 8)]
+    assert wq.text == "WQ_0" and wq.symbols[1].text == "WQ_{0,1}"
+
+
+def test_the_definitions_read_as_the_model_docstring():
+    net = gpt.network(small_config(n_head=1, n_layer=1, tied=True, norm="pre", pos_encoding="learned"))
+    eq = {a.text: text(w) for a, w in net.equations()}
+    assert eq["X_0"] == "O W_E + J W_P"
+    assert eq["Z_0"] == "d_k^{-1/2} A_0 WQ_0 WK_0^t A_0^t"
+    assert eq["H_0"] == "X_0 + S_0 A_0 WV_0 WO_0"
+    assert eq["X_1"] == "H_0 + R_0 Wout_0 + C bout_0"
+    assert eq["Z"] == "F W_E^t + C b_U"
+    assert eq["E"] == "N^{-1} (T - P)"
+
+
+def test_an_impossible_config_is_refused_with_its_reason():
+    with pytest.raises(ConfigError, match="heads"):
+        gpt.network(ModelConfig(n_head=3, d_model=8))
+
+
+def test_binding_needs_every_weight():
+    cfg = small_config()
+    net = gpt.network(cfg)
+    w = {k: v for k, v in GPT(cfg).state_dict().items() if k != "W_E"}
+    with pytest.raises(KeyError, match="W_E"):
+        gpt.bind(net, w, torch.zeros(1, 3, dtype=torch.long), torch.zeros(1, 3, dtype=torch.long))
+
+
+def test_the_derivation_is_cached_per_architecture():
+    assert gpt.derive(small_config()) is gpt.derive(small_config())
+    assert gpt.derive(small_config()) is not gpt.derive(small_config(norm="post"))
