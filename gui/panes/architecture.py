@@ -24,7 +24,7 @@ from ..session import Session
 from ..widgets import dialogs
 from ..widgets.block_diagram import BlockDiagram
 from ..widgets.config_form import SectionForm
-from ..widgets.fields import label
+from ..widgets.fields import label as field_label
 from .architecture_compute import TORCH_COUNT_LIMIT, Inspection, inspect_config
 
 SECTIONS = (("model", ModelConfig, "Model"), ("train", TrainConfig, "Training"), ("data", DataConfig, "Data"))
@@ -185,7 +185,7 @@ class ArchitecturePane(QWidget):
         elif problems:
             first = problems[0]
             self.status.setText(f"{len(problems)} problem{'s' * (len(problems) > 1)}: "
-                                f"{label(first.field)}: {first.message}")
+                                f"{field_label(first.field)}: {first.message}")
             self.status.setStyleSheet("color: #ff6b6b;")
         else:
             self.status.setText("Ready to train.")

@@ -48,6 +48,7 @@ def test_heads_not_dividing_d_model_shows_the_message_and_disables_train(qtbot, 
     problem = arch.forms["model"].problem_labels["n_head"]
     assert problem.isVisibleTo(arch) and problem.text() == "3 heads do not divide d_model = 16"
     assert not arch.train_button.isEnabled()
+    assert arch.status.text() == "1 problem: Heads: 3 heads do not divide d_model = 16"
     assert not w.panes["pane_training"].buttons["train"].isEnabled()
     assert not w.actions["train"].isEnabled()
     assert w.session.config == before  # only valid drafts reach the session
