@@ -30,8 +30,10 @@ from .model import GPT
 from .presets import load_preset
 from .schedule import lr_at
 
-HEATMAP_HZ = 10.0
-CHUNK = 25  # steps the two loops take in turn within a round, so a burst of other load hits both alike  # the heatmaps pane's refresh goal (DESIGN §7): attention maps at most this often
+# The heatmaps pane's default while training (gui/panes/heatmaps.py, refresh_every): it asks the worker
+# for a weights copy every 10 steps and recomputes every layer's attention maps from it.
+REFRESH_EVERY = 10
+CHUNK = 25  # steps the two loops take in turn within a round, so a burst of other load hits both alike
 
 
 class BareLoop:
@@ -78,18 +80,15 @@ class BareLoop:
 
 
 def app_round(trainer, n: int) -> None:
-    """n steps as the app runs them: every report is consumed, and at the heatmaps' refresh rate the
+    """n steps as the app runs them: every report is consumed, and every REFRESH_EVERY steps the
     weights are copied for the panes and the attention maps of the heatmap prompt are computed."""
     from .probes import attention_maps, prompt_ids
 
     ids = prompt_ids(trainer.tokenizer, trainer.probe.prompt, trainer.cfg.model.n_ctx)
-    last_refresh = 0.0
-    for _report in trainer.steps(n):
-        now = time.perf_counter()
-        if now - last_refresh >= 1.0 / HEATMAP_HZ:
+    for report in trainer.steps(n):
+        if report.step % REFRESH_EVERY == 0:
             trainer.weights_copy()
             attention_maps(trainer.model, ids)
-            last_refresh = now
 
 
 @dataclass(frozen=True)

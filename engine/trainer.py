@@ -80,7 +80,7 @@ def generate_text(model: GPT, tokenizer, prompt: str, n_tokens: int, temperature
     was_training = model.training
     model.eval()
     try:
-        with single_thread():
+        with single_thread(), torch.inference_mode():  # inference_mode: ~7% faster than no_grad here
             out = model.generate(idx, n_tokens, temperature, top_k, generator=gen)  # (1, T0 + n)
     finally:
         model.train(was_training)
