@@ -185,3 +185,25 @@ def test_train_in_a_real_process_never_loads_qt(files, tmp_path):
     assert len(list((tmp_path / "runs").glob("small-*/config.toml"))) == 1  # the default run directory
     bad = cli_subprocess("train", "--config", str(files["small.toml"]), "--corpus", "missing.txt", cwd=tmp_path)
     assert bad.returncode == 2 and "corpus file not found" in one_error_line(bad.returncode, bad.stderr)
+
+
+def test_progress_on_a_terminal_is_one_line_rewritten_in_place():
+    import io
+
+    from engine.cli.train import Progress
+    from engine.trainer import StepReport
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    stream = Terminal()
+    progress = Progress(stream)
+    for step in range(1, 5):
+        val = 2.5 if step == 4 else None
+        progress.update(StepReport(step, 4, 3.0, val, 1e-3, 0.5, 1000.0, step * 0.1, (4 - step) * 0.1,
+                                   None, False, False, "done" if step == 4 else None, None))
+    progress.finish()
+    text = stream.getvalue()
+    assert text.startswith("\rstep 1/4") and "\rstep 4/4" in text and "val 2.5000" in text
+    assert text.count("\n") == 1 and text.endswith("\n")
