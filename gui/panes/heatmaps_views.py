@@ -137,10 +137,13 @@ class AttentionView(QWidget):
         if self.table.rowCount() != L * H:
             self.table.setRowCount(L * H)
             self.table.setVerticalHeaderLabels([f"L{i} H{j}" for i in range(L) for j in range(H)])
+            for row in range(L * H):
+                for col in range(2):
+                    self.table.setItem(row, col, QTableWidgetItem())
         for i in range(L):
             for j in range(H):
-                self.table.setItem(i * H + j, 0, QTableWidgetItem(f"{result.entropy[i, j]:.2f} nats"))
-                self.table.setItem(i * H + j, 1, QTableWidgetItem(f"{result.distance[i, j]:.1f} tokens"))
+                self.table.item(i * H + j, 0).setText(f"{result.entropy[i, j]:.2f} nats")
+                self.table.item(i * H + j, 1).setText(f"{result.distance[i, j]:.1f} tokens")
         shape = (L, H, len(result.maps.tokens))
         if shape != self._shape:  # a new model or prompt: size the table and the grid to fit, once
             self._shape = shape

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QAction, QBrush, QColor, QFont, QFontMetrics, QPainter
+from PySide6.QtCore import QEvent, QPointF, QRect, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import QAction, QBrush, QColor, QFont, QFontMetrics, QPainter, QPixmap
 from PySide6.QtWidgets import (QGraphicsItem, QHBoxLayout, QLabel, QSizePolicy, QToolButton,
                                QVBoxLayout, QWidget)
 
@@ -42,11 +42,13 @@ def colormap(kind: str) -> pg.ColorMap:
 
 class MaskedBackdrop(QGraphicsItem):
     """A hatched rectangle behind the image; NaN pixels are transparent, so masked entries show hatched.
-    The hatch is drawn in device pixels, so its density does not change with zoom."""
+    The hatch is drawn in device pixels, so its density does not change with zoom, from a pixmap kept
+    until the view's size changes (a pattern fill per frame cost more than the image itself)."""
 
     def __init__(self):
         super().__init__()
         self._rect = QRectF()
+        self._pixmap: QPixmap | None = None
         self.setZValue(-10)
 
     def set_rect(self, rect: QRectF) -> None:
@@ -57,11 +59,19 @@ class MaskedBackdrop(QGraphicsItem):
         return self._rect
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
-        device = painter.transform().mapRect(self._rect)
+        device = painter.transform().mapRect(self._rect).toAlignedRect()
+        device = device.intersected(QRect(0, 0, painter.device().width(), painter.device().height()))
+        if device.isEmpty():
+            return
+        if self._pixmap is None or self._pixmap.size() != device.size():
+            self._pixmap = QPixmap(device.size())
+            self._pixmap.fill(QColor(export.MASKED_FILL))
+            hatch = QPainter(self._pixmap)
+            hatch.fillRect(self._pixmap.rect(), QBrush(QColor(export.MASKED_HATCH), Qt.BrushStyle.BDiagPattern))
+            hatch.end()
         painter.save()
         painter.resetTransform()
-        painter.fillRect(device, QColor(export.MASKED_FILL))
-        painter.fillRect(device, QBrush(QColor(export.MASKED_HATCH), Qt.BrushStyle.BDiagPattern))
+        painter.drawPixmap(device.topLeft(), self._pixmap)
         painter.restore()
 
 
@@ -82,6 +92,7 @@ class HeatmapWidget(QWidget):
         self._kind, self._title, self._row_title, self._col_title = "probability", title, "", ""
         self._levels = (0.0, 1.0)
         self._tick_key: tuple = ()
+        self._label_widths: dict[tuple[str, ...], int] = {}
         self._exporter = LatestJob(self)
         self._exporter.sig_done.connect(self._on_exported)
         self._exporter.sig_failed.connect(self._on_export_failed)
@@ -265,12 +276,10 @@ class HeatmapWidget(QWidget):
         current zoom (re-run on zoom, pan and resize, so zooming in reveals every token)."""
         vb = self._plot.vb
         (x0, x1), (y0, y1) = vb.viewRange()
-        metrics = QFontMetrics(self._tick_font)
         key = []
         for name, labels, span, pixels in (("bottom", self._col_labels, x1 - x0, vb.width()),
                                            ("left", self._row_labels, y1 - y0, vb.height())):
-            need = (max(map(metrics.horizontalAdvance, labels)) + 6 if name == "bottom"
-                    else metrics.height() + 2)
+            need = self._label_size(tuple(labels), name == "bottom")
             per_cell = pixels / span if span > 0 and pixels > 0 else need
             step = 1
             while step * per_cell < need and step < len(labels):
@@ -281,6 +290,18 @@ class HeatmapWidget(QWidget):
         self._tick_key = tuple(key)
         for name, step, labels in key:
             self._plot.getAxis(name).setTicks([[(i + 0.5, labels[i]) for i in range(0, len(labels), step)]])
+
+    def _label_size(self, labels: tuple[str, ...], horizontal: bool) -> int:
+        """Pixels one label needs along its axis: the widest label across, one line of text down
+        (measured once per set of labels: every refresh asks)."""
+        if not horizontal:
+            return QFontMetrics(self._tick_font).height() + 2
+        if labels not in self._label_widths:
+            if len(self._label_widths) > 8:
+                self._label_widths.clear()
+            metrics = QFontMetrics(self._tick_font)
+            self._label_widths[labels] = max(map(metrics.horizontalAdvance, labels)) + 6
+        return self._label_widths[labels]
 
     def _restyle(self) -> None:
         colors = theme.plot_colors()
