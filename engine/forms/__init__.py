@@ -1,8 +1,35 @@
 """The forms engine (FORMS.md): the training error's differential pulled back to every weight, derived
 symbolically, evaluated term by term, and verified against autograd. Never imports Qt.
 
-Modules: words (the interned DAG), rules (Leibniz, expandAll, expandmm, shiftmm, cycle, finish), network
-(definitions and their monomials), chain (the note's encoder(n)), gpt (the GPT of a ModelConfig), derive
-(terms, IDs, route classes, counts, one term's stages), evaluate (numbers), verify (autograd), printing
-(text, LaTeX, HTML), sympy_bridge, console (the note's command language).
+Modules, one concept each: words (the interned DAG), rules (Leibniz, expandAll, expandmm, cycle, shift,
+shiftmm, finish), network (named values defined by words, their labelled Leibniz monomials), chain (the
+note's encoder(n)), gpt (the GPT of a ModelConfig), derive (terms with IDs, route classes, counts, one
+term's stages), evaluate (numbers), snapshot (a GPT's numbers on a probe batch), verify (autograd),
+printing (text, LaTeX for mathtext, HTML), sympy_bridge (import it explicitly: it loads sympy), console
+(the note's command language).
+
+What the GUI calls:
+
+    forms = derive(cfg)                     # Forms, cached per ModelConfig; or Forms(encoder(n, ...))
+    forms.counts(); forms.count(w)          # terms per weight, without enumerating
+    forms.terms(w, limit=2500)              # [Term]: .id .weight .symbol .route_class .op_count .G .P
+    forms.term(id); forms.term_at(k)        # by stable ID / Leibniz position
+    forms.stages(term)                      # [(stage, word)]: form, expandAll, expandmm, shifts, finish
+    forms.net.equations(); forms.net.form   # encoder(n) and form, as words
+    text(w); latex(w); mathtext(w); html(w)
+    snap = Snapshot(cfg, weights, x, y)     # a snapshot's weights on the probe batch
+    snap.total(w); snap.classes(w); snap.terms(w); snap.term(id)
+    Console().run(line)                     # [Output(kind, content)]
 """
+
+from .chain import ChainSpec, encoder
+from .console import Console, ConsoleError, Output
+from .derive import DEFAULT_LIMIT, Forms, Term, TooManyTerms, forms, route_class
+from .gpt import bind, derive, network
+from .printing import html, latex, mathtext, text
+from .snapshot import Snapshot
+from .words import Label
+
+__all__ = ["ChainSpec", "encoder", "Console", "ConsoleError", "Output", "DEFAULT_LIMIT", "Forms", "Term",
+           "TooManyTerms", "forms", "route_class", "bind", "derive", "network", "html", "latex", "mathtext",
+           "text", "Snapshot", "Label"]

@@ -49,6 +49,14 @@ def _mul(a, b):
     return a @ b
 
 
+def _raw_shape(v):
+    if isinstance(v, torch.Tensor):
+        return v.shape
+    if isinstance(v, DiagValue):
+        return ("diag", v.v.shape)
+    return ()
+
+
 def _shape(v) -> tuple[int, int, int, bool]:
     """(batch, rows, cols, is_diag) of a factor's value, for the cost of a product order."""
     if isinstance(v, DiagValue):
@@ -179,11 +187,10 @@ class Bound:
         vals = [self.value(f, memo) for f in fs]
         if len(fs) == 1:
             return c, vals[0], None
-        shapes = [_shape(v) for v in vals]
-        key = (w, tuple(shapes))
+        key = (w, tuple(_raw_shape(v) for v in vals))
         plan = self._plans.get(key)
         if plan is None:
-            plan = self._plans[key] = _plan(shapes, [w.free and not f.free for f in fs])
+            plan = self._plans[key] = _plan([_shape(v) for v in vals], [w.free and not f.free for f in fs])
         i, j, left, right = plan
         return c, self._run(left, fs, vals), self._run(right, fs, vals)
 
@@ -289,6 +296,14 @@ def apply_operator(kind: str, base: torch.Tensor, a: torch.Tensor) -> torch.Tens
     raise ValueError(f"unknown operator {kind!r}")
 
 
+def _sum(values):
+    it = iter(values)
+    out = next(it)
+    for v in it:
+        out = out + v
+    return out
+
+
 def _sum_batch(g: torch.Tensor) -> torch.Tensor:
     """Sum the batch dimension (-3) of a per-sequence value; weights and constants have none."""
     return g.sum(-3) if g.dim() >= 3 else g
@@ -381,6 +396,8 @@ def _placeholder(atom: Sym) -> Sym:
 
 def _group(keys: list, values: torch.Tensor) -> tuple[list, torch.Tensor]:
     """Add up the stacked values (leading dimension) whose keys are equal."""
+    if len(keys) > 1 and keys.count(keys[0]) == len(keys):
+        return [keys[0]], values.sum(0, keepdim=True)
     index: dict = {}
     for k in keys:
         index.setdefault(k, len(index))
@@ -394,6 +411,9 @@ def _group(keys: list, values: torch.Tensor) -> tuple[list, torch.Tensor]:
 def _combine(pieces: list[tuple[list, torch.Tensor]]) -> tuple[list, torch.Tensor]:
     if len(pieces) == 1:
         return pieces[0]
+    first = pieces[0][0]
+    if len(first) == 1 and all(ks == first for ks, _ in pieces):  # one state: just add
+        return first, _sum(v for _, v in pieces)
     vals = torch.broadcast_tensors(*[v for _, v in pieces]) if len({v.shape[1:] for _, v in pieces}) > 1 \
         else [v for _, v in pieces]
     return _group([k for ks, _ in pieces for k in ks], torch.cat(list(vals), 0))

@@ -105,3 +105,18 @@ def test_asking_for_too_many_terms_says_to_use_classes():
     net, f, bound, _ = chain_case(4)
     with pytest.raises(TooManyTerms, match="route classes"):
         evaluate.terms(bound, f, limit=100)
+
+
+def test_a_snapshot_answers_the_weight_pane_in_float32():
+    from engine.forms import Snapshot
+    from .helpers import small_config as cfg_of
+    cfg = cfg_of()
+    net, f, bound, ref, (w, x, y) = gpt_case(cfg)
+    snap = Snapshot(cfg, {k: v.float() for k, v in w.items()}, x, y)
+    tot = snap.total("blocks.0.W_V")["blocks.0.W_V"]
+    assert tot.dtype == torch.float32 and torch.allclose(tot.double(), ref["blocks.0.W_V"], rtol=1e-4, atol=1e-6)
+    cls = snap.classes("blocks.0.W_V")["blocks.0.W_V"]
+    assert torch.allclose(sum(cls.values()), tot, rtol=1e-4, atol=1e-6)
+    terms = snap.terms("blocks.0.W_V")
+    t = next(iter(terms))
+    assert torch.allclose(snap.term(t), terms[t], rtol=1e-4, atol=1e-6)
