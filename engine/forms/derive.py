@@ -235,6 +235,18 @@ class Forms:
             prefix = prefix if label is None else prefix + (label,)
         return word
 
+    def form_stages(self, limit: int | None = DEFAULT_LIMIT) -> list[tuple[str, Word]]:
+        """(stage, word) for the note's pipeline on the whole form: form, expandAll, expandmm, shiftmm,
+        cycle (a sum of traces, one per term in Leibniz order); finish each summand for its G."""
+        n = self.count()
+        if limit is not None and n > limit:
+            raise TooManyTerms(f"the form has {n} terms, more than {limit}: step through one term instead")
+        net = self.net
+        shifted = rules.shiftmm(rules.expandmm(net.form, net.substitute))
+        return [("form", net.form), ("expandAll", rules.expand_all(net.form, net.substitute)),
+                ("expandmm", rules.expandmm(net.form, net.substitute)), ("shiftmm", shifted),
+                ("cycle", rules.cycle(shifted))]
+
     def stages(self, term: Term) -> list[tuple[str, Word]]:
         """(stage, word) for the note's pipeline on one term: form, expandAll, expandmm, every shift and
         cycle, and the finished coefficient G."""

@@ -120,3 +120,16 @@ def test_stages_of_one_term_end_with_its_coefficient():
     assert names.count("shift mm") + names.count("shift aa") + names.count("shift aaC") == t.op_count
     assert stages[-1][1] is t.G
     assert text(stages[1][1]) == "trace(E^t mm(U_1, dU_1) W_1)"
+
+
+def test_the_whole_form_steps_through_the_notes_pipeline():
+    f = Forms(encoder(2, residual=True))
+    stages = dict(f.form_stages())
+    assert list(stages) == ["form", "expandAll", "expandmm", "shiftmm", "cycle"]
+    # dR_1 W_1, R_1 dW_1, C df_1, and through the residual dX_1 the same three of layer 0
+    assert [text(t) for t in rules.flatten(stages["expandAll"])][3:] == \
+        ["trace(E^t mm(U_1, dU_1) W_1)", "trace(E^t R_1 dW_1)", "trace(E^t C df_1)"]
+    finished = [rules.finish(t)[1] for t in rules.flatten(stages["cycle"])]
+    assert finished == [t.G for t in f.terms()]
+    with pytest.raises(Exception, match="more than"):
+        Forms(encoder(6, residual=True)).form_stages()
