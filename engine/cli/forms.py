@@ -4,7 +4,6 @@ line — terms, counts, verification against autograd, and the note's console.""
 from __future__ import annotations
 
 import argparse
-import sys
 
 from ..errors import UserError
 
@@ -70,7 +69,7 @@ def _weight(net, name: str):
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..forms.console import Console, ConsoleError
+    from ..forms.console import Console
     from ..forms.derive import DEFAULT_LIMIT, Forms
 
     explicit = args.chain is not None or args.preset or args.config
@@ -93,7 +92,6 @@ def run(args: argparse.Namespace) -> int:
         _term(forms, args.term, args.format)
     if not (args.count or args.verify or args.term or args.eval_line is not None):
         _list(forms, args.weight, args.format, DEFAULT_LIMIT)
-    del ConsoleError
     return status
 
 
