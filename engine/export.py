@@ -55,23 +55,12 @@ def levels_for(matrix: np.ndarray, kind: str) -> tuple[float, float]:
     return (lo - 0.5, hi + 0.5) if lo == hi else (lo, hi)
 
 
-def tick_levels(n: int, max_major: int = 16) -> list[list[int]]:
-    """Indices to label on an axis of n cells, coarse to fine: every s-th, then every other, then the rest.
-
-    The coarsest level always shows; a plot shows finer levels when they fit (pyqtgraph's AxisItem does
-    this for explicit ticks, so zooming in reveals every token).
-    """
+def label_step(n: int, max_labels: int) -> int:
+    """Label every s-th of n cells, s the smallest power of two that keeps to max_labels labels."""
     step = 1
-    while n / step > max_major:
+    while -(-n // step) > max_labels:
         step *= 2
-    levels, seen = [], set()
-    while step >= 1:
-        level = [i for i in range(0, n, step) if i not in seen]
-        if level:
-            levels.append(level)
-            seen.update(level)
-        step //= 4 if step >= 4 else 2
-    return levels
+    return step
 
 
 def display_matrix(matrix) -> np.ndarray:
@@ -119,9 +108,8 @@ def grid_figure(stack, *, row_labels=None, col_labels=None, kind: str = "probabi
             ax = axes[r, c]
             im = _draw(ax, a[r, c], kind, levels)
             ax.set_title(tile_title.format(r, c), fontsize=8)
-            _label_axis(ax.set_yticks, row_labels, n, max_major=12, hide=c != 0, n_levels=1)
-            _label_axis(ax.set_xticks, col_labels, m, max_major=12, rotate=True, hide=r != R - 1,
-                        n_levels=1)
+            _label_axis(ax.set_yticks, row_labels, n, max_labels=16, hide=c != 0)
+            _label_axis(ax.set_xticks, col_labels, m, max_labels=16, rotate=True, hide=r != R - 1)
     fig.colorbar(im, ax=axes, shrink=0.6)
     fig.suptitle(_escape(title))
     return fig
@@ -260,16 +248,14 @@ def _draw(ax, a: np.ndarray, kind: str, levels: tuple[float, float] | None = Non
                      origin="upper", zorder=1)
 
 
-def _label_axis(set_ticks, labels, n: int, max_major: int = 32, rotate: bool = False,
-                hide: bool = False, n_levels: int = 2) -> None:
-    """Every label up to 2·max_major cells, else the n_levels coarsest tick levels."""
+def _label_axis(set_ticks, labels, n: int, max_labels: int = 64, rotate: bool = False,
+                hide: bool = False) -> None:
     if hide:
         set_ticks([], [])
         return
     labels = axis_labels(labels, n)
-    shown = range(n) if n <= 2 * max_major else \
-        sorted(i for level in tick_levels(n, max_major)[:n_levels] for i in level)
-    size = 8 if len(shown) <= 24 else 6 if len(shown) <= 64 else 5
+    shown = range(0, n, label_step(n, max_labels))
+    size = 8 if len(shown) <= 24 else 6 if len(shown) <= 48 else 5
     set_ticks(list(shown), [_escape(labels[i]) for i in shown], fontsize=size,
               rotation=90 if rotate else 0)
 

@@ -66,7 +66,7 @@ class HeatmapGrid(HeatmapWidget):
         self._stack = a
         self._tokens = (export.axis_labels(row_labels, a.shape[2]), export.axis_labels(col_labels, a.shape[3]))
         self.set_matrix(mosaic(a), kind=kind, title=title, row_title=self._tile_names[0],
-                        col_title=self._tile_names[1], levels=levels or export.levels_for(a, kind))
+                        col_title=self._tile_names[1], levels=levels)
         if layout_changed:
             self._draw_gaps()
             self.select_tile(*(self._selected or (0, 0)))
