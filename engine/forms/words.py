@@ -16,6 +16,7 @@ Path labels (`Label`) are attached to differentials by the Leibniz step: the lab
 
 from __future__ import annotations
 
+import threading
 import weakref
 from dataclasses import dataclass
 from fractions import Fraction
@@ -36,6 +37,7 @@ _DIFFERENTIABLE = ("weight", "atom", "var")
 _SEEDS = ("error", "placeholder")
 
 _TABLE: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+_LOCK = threading.Lock()  # a pane may derive on a worker thread while another prints: one node per word
 _EMPTY: frozenset = frozenset()
 
 
@@ -82,13 +84,14 @@ class Word:
 
 
 def _intern(cls, key, fill):
-    w = _TABLE.get(key)
-    if w is None:
-        w = object.__new__(cls)
-        w._t = None
-        fill(w)
-        _TABLE[key] = w
-    return w
+    with _LOCK:
+        w = _TABLE.get(key)
+        if w is None:
+            w = object.__new__(cls)
+            w._t = None
+            fill(w)
+            _TABLE[key] = w
+        return w
 
 
 def _inherit(w: Word, parts) -> None:
