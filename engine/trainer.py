@@ -213,6 +213,9 @@ class Trainer:
             if self.writer is not None and not halted and self._ckpt_step != self.step:
                 self.save_checkpoint()
             raise
+        finally:
+            if self.writer is not None:
+                self.writer.close()  # the logs reopen when training goes on
 
     def _timed(self, report: StepReport) -> StepReport:
         """Fill in the clock fields once the step's bookkeeping is counted."""
