@@ -5,20 +5,22 @@ training tokens/s ≥ 0.9× the same training with the pane hidden).
 TrainingWorker, wired to a Session as the controller wires it, with the HeatmapsPane on screen. Phases
 alternate in one process so drift and neighbours' load fall on both sides:
 
-    hidden    the pane is hidden: it asks for no weights, so the worker copies none
-    visible   the pane shows the grid and refreshes every step (the most a user can ask for)
+    hidden         the pane is hidden: it asks for no weights, so the worker copies none
+    every 10       the pane shows the grid and refreshes every 10 steps (its default)
+    every 1        it refreshes every step (the most a user can ask for)
 
 Then, still training, the pane's whole refresh path (attention for the prompt on a pool thread, then the
 grid, the four detail views and the summary table on the GUI thread) is driven back to back for a while:
 that is its refresh rate, counted as frames the grid actually painted. Prints tokens/s of each phase,
 their ratio and the refresh rates.
 
-    /work/venv/bin/python benchmarks/heatmap_refresh.py [--seconds 4] [--rounds 8]
+    /work/venv/bin/python benchmarks/heatmap_refresh.py [--seconds 4] [--rounds 6] [--threads N]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import statistics
 import sys
@@ -34,6 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 CORPUS = ROOT.parent / "shared" / "data" / "tinyshakespeare.txt"
 QUEUED = Qt.ConnectionType.QueuedConnection
+MODES = ["hidden", 10, 1]  # the pane hidden; refreshing every 10 steps (the default); every step
 
 
 class PaintCounter(QObject):
@@ -58,7 +61,9 @@ def wait(seconds: float) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seconds", type=float, default=4.0, help="length of each phase")
-    ap.add_argument("--rounds", type=int, default=8, help="hidden/visible pairs, in ABBA order")
+    ap.add_argument("--rounds", type=int, default=6, help="rounds of the three phases, order rotated")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="torch threads for training (default: the preset's, 0 = every core)")
     args = ap.parse_args()
 
     from engine.presets import load_preset
@@ -72,11 +77,12 @@ def main() -> int:
     app = QApplication(sys.argv[:1])
     theme.apply_theme(app, "dark")
     cfg = load_preset("nanogpt-cpu")
+    if args.threads is not None:
+        cfg = cfg.replace(train=dataclasses.replace(cfg.train, torch_threads=args.threads))
     text = CORPUS.read_text(encoding="utf-8") if CORPUS.is_file() else None
     session = Session(cfg)
     pane = HeatmapsPane(session)
     pane.resize(1400, 900)
-    pane.refresh_every.setValue(1)
     frames = PaintCounter(pane.attention.grid._view.viewport())
 
     worker = TrainingWorker(lambda: Trainer(cfg, text=text), weights_every=0)
@@ -92,18 +98,21 @@ def main() -> int:
         wait(0.1)
     tokens_per_step = cfg.train.batch_size * cfg.model.n_ctx
 
-    def phase(visible: bool) -> tuple[float, float, float]:
-        pane.setVisible(visible)
+    def phase(every: int | None) -> tuple[float, float, float]:
+        """Train for a while with the pane hidden (None) or refreshing every `every` steps."""
+        if every is not None:
+            pane.refresh_every.setValue(every)
+        pane.setVisible(every is not None)
         wait(1.0)  # let the switch settle
         n0, f0, t0 = len(steps), frames.count, time.perf_counter()
         wait(args.seconds)
         dt = time.perf_counter() - t0
         return (len(steps) - n0) * tokens_per_step / dt, (frames.count - f0) / dt, (len(steps) - n0) / dt
 
-    results = {"hidden": [], "visible": []}
-    for i in range(args.rounds):  # ABBA order: a steady drift falls on both sides alike
-        for mode in (("hidden", "visible") if i % 2 == 0 else ("visible", "hidden")):
-            results[mode].append(phase(mode == "visible"))
+    results: dict[str | int, list] = {mode: [] for mode in MODES}
+    for i in range(args.rounds):  # each round rotates the order, so drift and neighbours fall on all alike
+        for mode in MODES[i % 3:] + MODES[:i % 3]:
+            results[mode].append(phase(None if mode == "hidden" else mode))
 
     # The refresh path back to back: each finished result asks for the next, from the newest weights.
     pane.show()
@@ -127,16 +136,21 @@ def main() -> int:
         wait(0.05)
 
     hidden = statistics.median(r[0] for r in results["hidden"])
-    visible = statistics.median(r[0] for r in results["visible"])
     print(f"nanogpt-cpu ({cfg.model.n_layer} layers × {cfg.model.n_head} heads, context {cfg.model.n_ctx}), "
           f"{args.rounds} rounds × {args.seconds:.0f} s per phase, prompt of {len(pane.state.prompt)} tokens, "
+          f"training on {cfg.train.torch_threads or 'every'} torch thread(s), "
           f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
-    for i, (h, v) in enumerate(zip(results["hidden"], results["visible"])):
-        print(f"  round {i}: hidden {h[0]:7.0f} tokens/s | visible {v[0]:7.0f} tokens/s, grid {v[1]:5.2f} "
-              f"frames/s at {v[2]:5.2f} steps/s | ratio {v[0] / h[0]:.3f}")
-    pair = statistics.median(v[0] / h[0] for h, v in zip(results["hidden"], results["visible"]))
-    print(f"training tokens/s, pane visible (refresh every step) / hidden: {visible / hidden:.3f} as the ratio "
-          f"of medians, {pair:.3f} as the median of the rounds' ratios  (goal ≥ 0.9)")
+    for i in range(args.rounds):
+        cells = [f"{mode if mode == 'hidden' else f'every {mode}'}: {results[mode][i][0]:6.0f} tok/s "
+                 f"{results[mode][i][1]:5.2f} frames/s" for mode in MODES]
+        print(f"  round {i}: " + " | ".join(cells))
+    for mode in MODES[1:]:
+        rows = results[mode]
+        pair = statistics.median(r[0] / h[0] for h, r in zip(results["hidden"], rows))
+        print(f"pane visible, refreshing every {mode} step(s): {statistics.median(r[0] for r in rows):.0f} "
+              f"tokens/s vs {hidden:.0f} hidden = {statistics.median(r[0] for r in rows) / hidden:.3f} (ratio of "
+              f"medians), {pair:.3f} (median of the rounds' ratios); grid "
+              f"{statistics.median(r[1] for r in rows):.1f} frames/s  (goal ≥ 0.9)")
     print(f"grid refreshes back to back while training: {stress[2]:.1f}/s computed and shown, "
           f"{stress[1]:.1f} frames/s painted (goal ≥ 10); training meanwhile {stress[0]:.0f} tokens/s "
           f"= {stress[0] / hidden:.3f} × hidden")

@@ -10,6 +10,7 @@ GUI thread only hands finished arrays to the views. Choosing a layer or head re-
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 from PySide6.QtCore import Qt, Signal
@@ -25,6 +26,7 @@ from .heatmaps_compute import TABS, HeatmapsComputer, Request, Source
 from .heatmaps_views import AttentionView, MasksView, PositionalView
 
 DEFAULT_PROMPT = "Before we proceed any further, hear me speak."
+MAX_REFRESH_HZ = 12  # however small N is: more is not seen, and each refresh costs training ~10 ms of CPU
 
 
 @dataclass
@@ -66,6 +68,7 @@ class HeatmapsPane(QWidget):
         self._results: dict[str, tuple[tuple, object]] = {}  # tab -> (request key, result)
         self._asked: tuple | None = None                       # key of the newest request submitted
         self._last_live_step: int | None = None
+        self._last_live_time = 0.0
         self._build()
         self._connect()
         self._on_run_opened(session.run)
@@ -173,11 +176,11 @@ class HeatmapsPane(QWidget):
     def _on_weights_ready(self, step: int, _weights) -> None:
         if not self.isVisible() or self.state.step is not None:
             return
-        last = self._last_live_step
-        running = self.session.training_state == "running"
-        if running and last is not None and 0 <= step - last < self.state.refresh_every:
+        last, now = self._last_live_step, time.monotonic()
+        if self.session.training_state == "running" and last is not None and 0 <= step - last and (
+                step - last < self.state.refresh_every or now - self._last_live_time < 1 / MAX_REFRESH_HZ):
             return
-        self._last_live_step = step
+        self._last_live_step, self._last_live_time = step, now
         self.refresh()
 
     def _on_result(self, key: tuple, result) -> None:

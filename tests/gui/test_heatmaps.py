@@ -14,6 +14,7 @@ from engine import probes
 from engine.config import ExperimentConfig, ModelConfig
 from engine.data import CharTokenizer
 from engine.model import GPT
+from gui.panes import heatmaps
 from gui.panes.heatmaps import HeatmapsPane
 from gui.session import Session
 from gui.widgets.heatmap_grid import GAP
@@ -163,7 +164,19 @@ def test_learned_encoding_follows_training(qtbot, tok):
     assert not pane.positional.shift_map.isVisible() and not pane.positional.shift.isEnabled()
 
 
-def test_pane_asks_for_weights_every_n_steps_only_while_visible(qtbot, tok):
+class Clock:
+    """time.monotonic for the pane: advances `tick` seconds per call."""
+
+    def __init__(self, tick: float):
+        self.now, self.tick = 1000.0, tick
+
+    def __call__(self) -> float:
+        self.now += self.tick
+        return self.now
+
+
+def test_pane_asks_for_weights_every_n_steps_only_while_visible(qtbot, tok, monkeypatch):
+    monkeypatch.setattr(heatmaps.time, "monotonic", Clock(1.0))
     session, pane, model = make(qtbot, tok)
     assert session.weights_every == 10
     pane.refresh_every.setValue(4)
@@ -179,6 +192,21 @@ def test_pane_asks_for_weights_every_n_steps_only_while_visible(qtbot, tok):
     assert session.weights_every == 0
     session.publish_weights(17, weights)
     assert asked == [1, 5, 9, 13]
+
+
+def test_refreshes_are_capped_however_fast_training_steps(qtbot, tok, monkeypatch):
+    monkeypatch.setattr(heatmaps.time, "monotonic", Clock(0.01))  # 100 steps a second
+    session, pane, model = make(qtbot, tok)
+    pane.refresh_every.setValue(1)
+    session.set_training_state("running")
+    asked = []
+    pane._job.submit = lambda key, *a: asked.append(key[1][1])
+    weights = {k: v.clone() for k, v in model.state_dict().items()}
+    for step in range(1, 101):  # one second of training
+        session.publish_weights(step, weights)
+    assert len(asked) == heatmaps.MAX_REFRESH_HZ and asked[0] == 1
+    session.set_training_state("paused")  # coming to rest always shows the weights it rests on
+    assert asked[-1] == 100
 
 
 def test_nothing_to_show_says_how_to_get_something(qtbot, tok):
