@@ -38,8 +38,18 @@ def format_of(path: str | Path, allowed: Sequence[str] = FIGURE_FORMATS + DATA_F
     return fmt
 
 
+def nice_ceil(x: float) -> float:
+    """The smallest of 1, 2, 2.5, 5 × 10^k that is ≥ x (1 for 0): colour-bar ends that stay put while a
+    matrix drifts during training (and a colour bar whose range changes must be laid out again)."""
+    if not x > 0:
+        return 1.0
+    scale = 10.0 ** math.floor(math.log10(x))
+    return next(f * scale for f in (1, 2, 2.5, 5, 10) if f * scale >= x * (1 - 1e-12))
+
+
 def levels_for(matrix: np.ndarray, kind: str) -> tuple[float, float]:
-    """Colour levels: [0, 1] for probabilities, symmetric ±max|x| for signed, min..max for sequential."""
+    """Colour levels: [0, 1] for probabilities, symmetric ±nice_ceil(max|x|) for signed, min..max for
+    sequential."""
     if kind not in COLORMAPS:
         raise ValueError(f"unknown heatmap kind {kind!r}; one of {', '.join(COLORMAPS)}")
     if kind == "probability":
@@ -49,7 +59,7 @@ def levels_for(matrix: np.ndarray, kind: str) -> tuple[float, float]:
     if finite.size == 0:
         return (-1.0, 1.0) if kind == "signed" else (0.0, 1.0)
     if kind == "signed":
-        m = float(np.abs(finite).max()) or 1.0
+        m = nice_ceil(float(np.abs(finite).max()))
         return -m, m
     lo, hi = float(finite.min()), float(finite.max())
     return (lo - 0.5, hi + 0.5) if lo == hi else (lo, hi)

@@ -26,7 +26,11 @@ from .heatmaps_compute import TABS, HeatmapsComputer, Request, Source
 from .heatmaps_views import AttentionView, MasksView, PositionalView
 
 DEFAULT_PROMPT = "Before we proceed any further, hear me speak."
-MAX_REFRESH_HZ = 12  # however small N is: more is not seen, and each refresh costs training ~10 ms of CPU
+# While training runs, however small N is: the attention grid refreshes at most MAX_REFRESH_HZ times a
+# second, everything else (the chosen head's views, the table, the masks and positional tabs) at most
+# DETAIL_HZ; more is not seen, and measured here each detail frame cost training ~15 ms of CPU.
+MAX_REFRESH_HZ = 12
+DETAIL_HZ = 4
 
 
 @dataclass
@@ -68,7 +72,7 @@ class HeatmapsPane(QWidget):
         self._results: dict[str, tuple[tuple, object]] = {}  # tab -> (request key, result)
         self._asked: tuple | None = None                       # key of the newest request submitted
         self._last_live_step: int | None = None
-        self._last_live_time = 0.0
+        self._last_live_time = self._last_detail_time = 0.0
         self._build()
         self._connect()
         self._on_run_opened(session.run)
@@ -177,8 +181,9 @@ class HeatmapsPane(QWidget):
         if not self.isVisible() or self.state.step is not None:
             return
         last, now = self._last_live_step, time.monotonic()
-        if self.session.training_state == "running" and last is not None and 0 <= step - last and (
-                step - last < self.state.refresh_every or now - self._last_live_time < 1 / MAX_REFRESH_HZ):
+        hz = MAX_REFRESH_HZ if self.state.tab == "attention" else DETAIL_HZ
+        if self._running() and last is not None and 0 <= step - last and (
+                step - last < self.state.refresh_every or now - self._last_live_time < 1 / hz):
             return
         self._last_live_step, self._last_live_time = step, now
         self.refresh()
@@ -192,9 +197,16 @@ class HeatmapsPane(QWidget):
         self.tabs.show()
         if tab != self.state.tab:
             return
+        if tab == "attention":
+            now = time.monotonic()
+            details = not self._running() or now - self._last_detail_time >= 1 / DETAIL_HZ
+            self._last_detail_time = now if details else self._last_detail_time
+            self.attention.show_result(result, details)  # the views keep the chosen layer and head
+            return
         self.views[tab].show_result(result)
-        if tab != "positional":
-            self.views[tab].select(self.state.layer, self.state.head)
+
+    def _running(self) -> bool:
+        return self.session.training_state == "running"
 
     def _on_failed(self, key: tuple, message: str) -> None:
         if key == self._asked:

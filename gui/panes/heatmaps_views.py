@@ -90,6 +90,9 @@ class AttentionView(QWidget):
         self.mode.addButton(one, 1)
         self.summary = QLabel(" ")
         self.summary.setWordWrap(True)
+        # two lines, fixed: a label that changes height re-lays out every view below it, every frame
+        self.summary.setFixedHeight(2 * self.summary.fontMetrics().lineSpacing() + 4)
+        self.summary.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         self.table = QTableWidget(0, 2)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
@@ -99,7 +102,8 @@ class AttentionView(QWidget):
         self.table.setHorizontalHeaderLabels(["entropy", "distance"])
         self.table.horizontalHeaderItem(0).setToolTip("mean entropy of the head's attention rows, in nats")
         self.table.horizontalHeaderItem(1).setToolTip("mean distance |query − key| attended, in tokens")
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        # sized once to its contents (_fit_table): resizing to contents on every new number costs a frame
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.table.verticalHeader().setDefaultSectionSize(self.table.fontMetrics().height() + 4)
         self.steps = [HeatmapWidget(title=f"scores {QK}"), HeatmapWidget(title="mask"),
                       HeatmapWidget(title="scores after the mask"), HeatmapWidget(title="weights: softmax")]
@@ -130,8 +134,19 @@ class AttentionView(QWidget):
         self.grid.sig_tile_clicked.connect(self.sig_head_chosen)
         self.table.cellClicked.connect(lambda row, _col: self.sig_head_chosen.emit(*divmod(row, self._heads)))
 
-    def show_result(self, result: AttentionResult) -> None:
+    def show_result(self, result: AttentionResult, details: bool = True) -> None:
+        """Show a result; with details=False only the grid (the pane skips the rest between frames while
+        training runs fast: four more views and the table cost more than the grid)."""
         self.result = result
+        if self.stack.currentIndex() == 0:
+            maps = result.maps
+            self.grid.set_stack(maps.weights, maps.tokens, maps.tokens, kind="probability",
+                                title=f"attention weights · step {result.step}")
+        if details or self.stack.currentIndex() == 1:
+            self._show_table(result)
+            self._render_head()
+
+    def _show_table(self, result: AttentionResult) -> None:
         L, H = result.entropy.shape
         self._heads = H
         if self.table.rowCount() != L * H:
@@ -149,11 +164,6 @@ class AttentionView(QWidget):
             self._shape = shape
             self._fit_table()
             self._fit_split()
-        if self.stack.currentIndex() == 0:
-            maps = result.maps
-            self.grid.set_stack(maps.weights, maps.tokens, maps.tokens, kind="probability",
-                                title=f"attention weights · step {result.step}")
-        self._render_head()
 
     def select(self, layer: int, head: int) -> None:
         self.layer, self.head = layer, head
@@ -188,6 +198,8 @@ class AttentionView(QWidget):
         """Narrow the per-head table to its columns, so the grid takes the rest of the width."""
         t = self.table
         t.resizeColumnsToContents()
+        for c in range(t.columnCount()):  # room for longer numbers than the first ones
+            t.setColumnWidth(c, t.columnWidth(c) + t.fontMetrics().horizontalAdvance("00"))
         scrollbar = t.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent)
         width = (t.verticalHeader().sizeHint().width() + sum(t.columnWidth(c) for c in range(t.columnCount()))
                  + scrollbar + 2 * t.frameWidth())

@@ -47,7 +47,8 @@ def test_figure_draws_the_same_numbers_colormap_and_levels():
     np.testing.assert_array_equal(np.isnan(shown), ~np.isfinite(a))
     np.testing.assert_array_equal(shown[np.isfinite(a)], a[np.isfinite(a)])
     m = np.abs(a[np.isfinite(a)]).max()
-    assert im.get_clim() == (-m, m)
+    lo, hi = im.get_clim()
+    assert (lo, hi) == export.levels_for(a, "signed") and -lo == hi >= m
     assert im.get_cmap().name.startswith(export.COLORMAPS["signed"])
     assert export.matrix_figure(a, kind="probability").axes[0].images[0].get_clim() == (0, 1)
     assert export.matrix_figure(a, kind="signed", levels=(-3, 3)).axes[0].images[0].get_clim() == (-3, 3)
@@ -105,3 +106,6 @@ def test_levels_and_ticks():
     assert export.levels_for(np.array([[3.0, 5.0]]), "sequential") == (3.0, 5.0)
     assert export.levels_for(np.full((2, 2), np.nan), "sequential") == (0.0, 1.0)
     assert [export.label_step(n, 16) for n in (5, 16, 17, 64, 65)] == [1, 1, 2, 4, 8]
+    assert [export.nice_ceil(x) for x in (0.0, 0.03, 0.7, 1.0, 1.3, 2.2, 3.1, 7.9, 80.0)] == \
+        [1.0, 0.05, 1.0, 1.0, 2.0, 2.5, 5.0, 10.0, 100.0]
+    assert export.levels_for(np.array([[0.37, -0.1]]), "signed") == (-0.5, 0.5)

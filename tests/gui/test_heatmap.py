@@ -77,7 +77,7 @@ def test_minus_infinity_is_displayed_as_nan(heatmap, monkeypatch):
     assert not np.isinf(shown).any()
     assert np.isnan(shown[np.triu_indices(4, 1)]).all()
     np.testing.assert_array_equal(shown[np.tril_indices(4)], scores[np.tril_indices(4)])
-    assert heatmap.image_item.getLevels().tolist() == [-8, 8]  # symmetric about zero, ignoring −inf
+    assert heatmap.image_item.getLevels().tolist() == [-10, 10]  # symmetric, a round ±10 ≥ 8; −inf ignored
     heatmap.set_matrix(scores, kind="signed", levels=(-20, 20))  # a scale shared with another view
     assert heatmap.image_item.getLevels().tolist() == [-20, 20] and heatmap._bar.levels() == (-20, 20)
     written = {}

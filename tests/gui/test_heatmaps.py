@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 
 import numpy as np
 import pytest
@@ -168,7 +169,7 @@ class Clock:
     """time.monotonic for the pane: advances `tick` seconds per call."""
 
     def __init__(self, tick: float):
-        self.now, self.tick = 1000.0, tick
+        self.now, self.tick = time.monotonic() + 1000.0, tick  # later than any real reading so far
 
     def __call__(self) -> float:
         self.now += self.tick
@@ -207,6 +208,23 @@ def test_refreshes_are_capped_however_fast_training_steps(qtbot, tok, monkeypatc
     assert len(asked) == heatmaps.MAX_REFRESH_HZ and asked[0] == 1
     session.set_training_state("paused")  # coming to rest always shows the weights it rests on
     assert asked[-1] == 100
+
+
+def test_while_training_runs_the_details_follow_the_grid_more_slowly(qtbot, tok, monkeypatch):
+    session, pane, model = make(qtbot, tok)
+    publish(qtbot, session, pane, model)
+    key, result = pane._results["attention"]
+    monkeypatch.setattr(heatmaps.time, "monotonic", Clock(0.05))  # a result every 50 ms
+    session.set_training_state("running")
+    details = []
+    monkeypatch.setattr(pane.attention, "_render_head", lambda: details.append(pane.attention.result.step))
+    for step in range(6, 26):  # one second
+        pane._on_result(key, dataclasses.replace(result, step=step))
+    assert "step 25" in pane.attention.grid.title()
+    assert len(details) == heatmaps.DETAIL_HZ and details[0] == 6
+    session.set_training_state("paused")
+    pane._on_result(key, dataclasses.replace(result, step=26))
+    assert details[-1] == 26
 
 
 def test_nothing_to_show_says_how_to_get_something(qtbot, tok):
