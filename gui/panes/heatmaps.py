@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QLineEdit, QSpinBox, QTabWidget, QVBoxLayout,
                                QWidget)
 
@@ -73,6 +73,8 @@ class HeatmapsPane(QWidget):
         self._asked: tuple | None = None                       # key of the newest request submitted
         self._last_live_step: int | None = None
         self._last_live_time = self._last_detail_time = 0.0
+        self._deferred = QTimer(self, singleShot=True)
+        self._deferred.timeout.connect(self._refresh_live)
         self._build()
         self._connect()
         self._on_run_opened(session.run)
@@ -181,11 +183,21 @@ class HeatmapsPane(QWidget):
         if not self.isVisible() or self.state.step is not None:
             return
         last, now = self._last_live_step, time.monotonic()
-        hz = MAX_REFRESH_HZ if self.state.tab == "attention" else DETAIL_HZ
-        if self._running() and last is not None and 0 <= step - last and (
-                step - last < self.state.refresh_every or now - self._last_live_time < 1 / hz):
+        if self._running() and last is not None and 0 <= step - last:
+            if step - last < self.state.refresh_every:
+                return
+            hz = MAX_REFRESH_HZ if self.state.tab == "attention" else DETAIL_HZ
+            wait = 1 / hz - (now - self._last_live_time)
+            if wait > 0:  # too soon: show the newest weights when the time comes, not the next step's
+                if not self._deferred.isActive():
+                    self._deferred.start(int(wait * 1000) + 1)
+                return
+        self._refresh_live()
+
+    def _refresh_live(self) -> None:
+        if not self.isVisible() or self.state.step is not None:
             return
-        self._last_live_step, self._last_live_time = step, now
+        self._last_live_step, self._last_live_time = self.session.weights_step, time.monotonic()
         self.refresh()
 
     def _on_result(self, key: tuple, result) -> None:
