@@ -24,7 +24,9 @@ from ..jobs import LatestJob
 from ..session import Session
 from ..widgets.heatmap import EXPORT_FILTERS
 from .heatmaps_compute import TABS, HeatmapsComputer, Request, Source
-from .heatmaps_views import AttentionView, MasksView, PositionalView
+from .heatmaps_attention import AttentionView
+from .heatmaps_masks import MasksView
+from .heatmaps_positional import PositionalView
 
 DEFAULT_PROMPT = "Before we proceed any further, hear me speak."
 # While training runs, however small N is, the attention grid refreshes at most MAX_REFRESH_HZ times a

@@ -1,0 +1,80 @@
+"""The Masks tab of the heatmaps pane: the mask in force beside causal, banded (β on a slider) and none,
+for the prompt's length, and the chosen head's attention under each, computed with the same weights.
+Render-only, from a MasksResult (gui.panes.heatmaps_compute)."""
+
+from __future__ import annotations
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QLabel, QSlider, QVBoxLayout, QWidget
+
+from ..widgets.heatmap import HeatmapWidget
+from ..widgets.tiles import Tiles, row_of
+from .heatmaps_compute import MasksResult
+
+
+class MasksView(QWidget):
+    """The mask in force beside causal, banded (β on a slider) and none, and the chosen head's attention
+    under each, computed with the same weights."""
+
+    sig_band_changed = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.result: MasksResult | None = None
+        self.layer = self.head = 0
+        self.band = QSlider(Qt.Orientation.Horizontal)
+        self.band.setRange(1, 63)
+        self.band.setValue(4)
+        self.band.setMinimumWidth(160)
+        self.band_label = QLabel("β = 4")
+        self.note = QLabel(" ")
+        self.note.setWordWrap(True)
+        self.masks = [HeatmapWidget(colorbar=False) for _ in range(4)]
+        self.attention = [HeatmapWidget() for _ in range(4)]
+        units = []
+        for m, a in zip(self.masks, self.attention):
+            unit = QWidget()
+            column = QVBoxLayout(unit)
+            column.setContentsMargins(0, 0, 0, 0)
+            column.addWidget(m, 1)
+            column.addWidget(a, 1)
+            units.append(unit)
+        tiles = Tiles(units)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        layout.addLayout(row_of(QLabel("band β of the banded mask:"), self.band, self.band_label))
+        layout.addWidget(self.note)
+        layout.addWidget(tiles, 1)
+        # scrubbing the slider asks for at most a few recomputations a second (STYLE: pg.SignalProxy)
+        self._proxy = pg.SignalProxy(self.band.valueChanged, rateLimit=8, slot=self._on_band_scrubbed)
+        self.band.valueChanged.connect(lambda v: self.band_label.setText(f"β = {v}"))
+
+    def set_context(self, n_ctx: int) -> None:
+        self.band.setMaximum(max(1, n_ctx - 1))
+
+    def show_result(self, result: MasksResult) -> None:
+        self.result = result
+        t = result.tokens
+        for w, name in zip(self.masks, result.names):
+            w.set_matrix(result.masks[name], t, t, "probability", f"mask: {name}", "query", "key")
+        self._render_head()
+
+    def select(self, layer: int, head: int) -> None:
+        self.layer, self.head = layer, head
+        self._render_head()
+
+    def _render_head(self) -> None:
+        r = self.result
+        if r is None or self.layer >= r.weights[r.in_force].shape[0] or self.head >= r.weights[r.in_force].shape[1]:
+            return
+        for w, name in zip(self.attention, r.names):
+            w.set_matrix(r.weights[name][self.layer, self.head], r.tokens, r.tokens, "probability",
+                         f"attention, {name}" if name == r.in_force else f"attention under {name}",
+                         "query", "key")
+        self.note.setText(f"The mask in force and the alternatives for {len(r.tokens)} tokens; below, layer "
+                          f"{self.layer} · head {self.head} at step {r.step} under each mask, with the same "
+                          "weights (the whole model runs under that mask).")
+
+    def _on_band_scrubbed(self, args) -> None:
+        self.sig_band_changed.emit(int(args[0]))
