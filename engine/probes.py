@@ -90,25 +90,31 @@ def head_summaries(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return entropy, distance
 
 
-def with_mask(model: GPT, kind: str, band: int) -> GPT:
-    """The same weights in a model whose mask is `kind` (band β for banded), in eval mode."""
+def with_mask(model: GPT, kind: str, band: int, reuse: GPT | None = None) -> GPT:
+    """The same weights in a model whose mask is `kind` (band β for banded), in eval mode. `reuse`, a model
+    built by an earlier call for the same config and mask, is loaded instead of building a new one."""
     cfg = dataclasses.replace(model.cfg, mask=kind, band=band)
     p = next(model.parameters())
-    other = GPT(cfg).to(device=p.device, dtype=p.dtype)
+    other = reuse if reuse is not None and reuse.cfg == cfg else GPT(cfg).to(device=p.device, dtype=p.dtype)
     other.load_state_dict(model.state_dict())
     return other.eval()
 
 
-def attention_under_masks(model: GPT, ids: np.ndarray,
-                          masks_by_name: dict[str, tuple[str, int]]) -> dict[str, np.ndarray]:
+def attention_under_masks(model: GPT, ids: np.ndarray, masks_by_name: dict[str, tuple[str, int]],
+                          models: dict | None = None) -> dict[str, np.ndarray]:
     """Attention weights (L, H, T, T, NaN where masked) under each named (kind, band), same weights.
 
     The whole model runs under the other mask, so from layer 1 on a head also sees how the earlier layers
-    changed; in layer 0 this is exactly the head's own scores under the other mask.
+    changed; in layer 0 this is exactly the head's own scores under the other mask. `models`, a dict the
+    caller keeps, holds the re-masked models between calls so a refresh does not build them again.
     """
+    models = {} if models is None else models
     out = {}
     for name, (kind, band) in masks_by_name.items():
-        m = model if (kind, band) == (model.cfg.mask, model.cfg.band) else with_mask(model, kind, band)
+        if (kind, band) == (model.cfg.mask, model.cfg.band):
+            m = model
+        else:
+            m = models[kind, band] = with_mask(model, kind, band, models.get((kind, band)))
         out[name] = attention_maps(m, ids).weights
     return out
 

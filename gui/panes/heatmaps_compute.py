@@ -91,6 +91,7 @@ class HeatmapsComputer:
 
     def __init__(self):
         self._model = None
+        self._masked: dict = {}  # (kind, band) -> the same model under another mask, reused
 
     def __call__(self, request: Request):
         import torch  # torch loads here, on the job's thread, never on the GUI thread at start-up
@@ -117,7 +118,7 @@ class HeatmapsComputer:
         weights = source.weights if source.weights is not None else source.run.load_weights(source.step)
         cfg = dataclasses.replace(source.config, vocab_size=int(weights["W_E"].shape[0]))
         if self._model is None or self._model.cfg != cfg:
-            self._model = GPT(cfg).eval()
+            self._model, self._masked = GPT(cfg).eval(), {}
         try:
             self._model.load_state_dict(weights)
         except RuntimeError as e:
@@ -133,7 +134,7 @@ class HeatmapsComputer:
         variants = {in_force: (cfg.mask, cfg.band), "causal": ("causal", band),
                     mask_label("banded", band): ("banded", band), "none": ("none", band)}
         masks = {name: probes.mask_matrix(kind, T, b) for name, (kind, b) in variants.items()}
-        weights = probes.attention_under_masks(model, ids, variants)
+        weights = probes.attention_under_masks(model, ids, variants, self._masked)
         return MasksResult(request.source.step, tokens, in_force, tuple(variants), masks, weights)
 
     def _positional(self, model, request: Request) -> PositionalResult:

@@ -92,6 +92,17 @@ def test_other_masks_use_the_same_weights():
     assert not np.allclose(np.nan_to_num(got["none"]), np.nan_to_num(maps.weights[0, 1]))
 
 
+def test_remasked_models_are_reused_with_new_weights():
+    m, ids, kept = model(mask="causal"), probes.prompt_ids(TOK, "Before we", 16), {}
+    first = probes.attention_under_masks(m, ids, {"none": ("none", 8)}, kept)["none"]
+    built = kept["none", 8]
+    with torch.no_grad():
+        m.blocks[0].W_Q.mul_(3.0)
+    second = probes.attention_under_masks(m, ids, {"none": ("none", 8)}, kept)["none"]
+    assert kept["none", 8] is built and not np.allclose(first, second)
+    np.testing.assert_array_equal(second, probes.attention_maps(probes.with_mask(m, "none", 8), ids).weights)
+
+
 def test_sinusoidal_encoding_equals_the_formula():
     m = model(pos_encoding="sinusoidal")
     P = probes.positional_matrix(m)
