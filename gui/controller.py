@@ -18,7 +18,7 @@ from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, Signal
 from engine.config import ExperimentConfig
 
 from . import settings
-from .jobs import LatestJob
+from .jobs import JobQueue
 from .session import Session
 from .worker import SampleRequest, TrainingWorker, device_name, ensure_torch
 
@@ -67,7 +67,7 @@ class TrainingController(QObject):
         self.session = session
         self.worker: TrainingWorker | None = None
         self.run_dir: Path | None = None
-        self._jobs = LatestJob(self)
+        self._jobs = JobQueue(self)
         self._connect()
 
     def _connect(self) -> None:

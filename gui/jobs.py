@@ -5,6 +5,9 @@ replaces any request still waiting, so a view that asks faster than it can compu
 one result instead of building a queue (and never slows whoever feeds it). Results and errors come back
 as signals, delivered on the GUI thread through Qt's queued connections. Functions must take and return
 owned data (copies, numpy arrays), never widgets.
+
+`JobQueue` is the same runner for requests that must all be answered (a sample a user asked for, a file
+to export, the device probe): it keeps every request and runs them one after another, in order.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ class LatestJob(QObject):
         self._relay = _Relay(self)
         self._relay.sig_finished.connect(self._on_finished)
         self._running = False
-        self._pending: tuple[Any, Callable, tuple] | None = None
+        self._queue: list[tuple[Any, Callable, tuple]] = []
 
     @property
     def busy(self) -> bool:
@@ -43,7 +46,7 @@ class LatestJob(QObject):
     def submit(self, tag: Any, fn: Callable, *args: Any) -> None:
         """Run fn(*args) now, or after the running call, dropping an older request still waiting."""
         if self._running:
-            self._pending = (tag, fn, args)
+            self._queue[:] = [(tag, fn, args)]
             return
         self._start(tag, fn, args)
 
@@ -68,10 +71,20 @@ class LatestJob(QObject):
 
     def _on_finished(self, tag: Any, result: Any, error: str | None) -> None:
         self._running = False
-        if self._pending is not None:
-            pending, self._pending = self._pending, None
-            self._start(*pending)
+        if self._queue:
+            self._start(*self._queue.pop(0))
         if error is None:
             self.sig_done.emit(tag, result)
         else:
             self.sig_failed.emit(tag, error)
+
+
+class JobQueue(LatestJob):
+    """Like LatestJob, but no request is dropped: each waits its turn."""
+
+    def submit(self, tag: Any, fn: Callable, *args: Any) -> None:
+        """Run fn(*args) now, or after every request submitted before it."""
+        if self._running:
+            self._queue.append((tag, fn, args))
+            return
+        self._start(tag, fn, args)

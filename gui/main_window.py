@@ -20,7 +20,7 @@ from engine.presets import DEFAULT_PRESET, load_preset
 
 from . import settings, theme
 from .controller import TrainingController
-from .jobs import LatestJob
+from .jobs import JobQueue
 from .menus import build_menus
 from .panes import pane_classes
 from .session import Session
@@ -59,7 +59,7 @@ class MainWindow(QMainWindow):
         self.setObjectName("main_window")
         self.session = Session(initial_config(), self)
         self.controller = TrainingController(self.session, self)
-        self._exports = LatestJob(self)
+        self._exports = JobQueue(self)
         self.panes: dict[str, QWidget] = {}
         self.docks: dict[str, QDockWidget] = {}
         self.layout_restored = False
