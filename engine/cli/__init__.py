@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
 from collections.abc import Callable, Sequence
@@ -55,3 +56,7 @@ def main(argv: Sequence[str] | None = None,
     except KeyboardInterrupt:
         print("gpt-explorer: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (`gpt-explorer forms … | head`): stop quietly, as cat does
+        # Python would complain once more when it flushes stdout at exit; point stdout at nothing instead
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
