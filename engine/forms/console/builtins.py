@@ -10,7 +10,7 @@ from ..derive import Term, TooManyTerms
 from ..network import Network
 from ..words import Sym, add, prod, transpose
 from .syntax import ConsoleError
-from .values import Builtin, Form, NoteList, Output, kind_of
+from .values import Builtin, Form, Html, Latex, NoteList, Output, kind_of
 
 MAX_TERMS = 10_000  # what the console will expand or list at once
 
@@ -166,10 +166,10 @@ def builtins(c) -> dict[str, Builtin]:
             raise ConsoleError(pos, str(e)) from None
 
     def show(pos, v):
-        c.out.append(Output("text", c.string(v)))
+        c.out.append(c.output(v))
 
     def show_html(pos, v):
-        c.out.append(Output("html", v if isinstance(v, str) else c.string(v, "html")))
+        c.out.append(Output("html", v if isinstance(v, str) else c.string(v, "html"), c.rows(v)))
 
     def log(pos, *vs):
         c.out.append(Output("text", " ".join(c.string(v) for v in vs)))
@@ -178,10 +178,10 @@ def builtins(c) -> dict[str, Builtin]:
         return c.string(v, "text")
 
     def html(pos, v):
-        return c.string(v, "html")
+        return Html(c.string(v, "html"))
 
     def latex(pos, v):
-        return c.string(v, "latex")
+        return Latex(c.string(v, "latex"))
 
     def help_(pos, topic=None):
         if topic is None:

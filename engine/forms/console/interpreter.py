@@ -15,7 +15,7 @@ from ..words import Diff, Op, Prod, Sum, Sym, T, Trace, Word, Zero, add, prod, t
 from .builtins import builtins
 from .syntax import (Assign, Attr, Call, ConsoleError, Expr, Index, ListLit, Name, Node, Number, SetAttr,
                      String, parse)
-from .values import NOTE_OPS, Form, NoteList, Output, kind_of
+from .values import NOTE_OPS, Form, Html, Latex, NoteList, Output, kind_of
 
 
 class Console:
@@ -37,7 +37,7 @@ class Console:
             last = self.statement(st)
             if k == len(statements) - 1 and isinstance(st, Expr) and last is not None:
                 if not (isinstance(st.value, Call) and st.value.name in _SILENT):
-                    self.out.append(Output("text", self.string(last)))
+                    self.out.append(self.output(last))
         return self.out
 
     def statement(self, st: Node):
@@ -155,6 +155,37 @@ class Console:
         if f is None or f.net is not net:
             f = self._forms[id(net)] = Forms(net)
         return f
+
+    def output(self, v) -> Output:
+        """What show(v) prints: HTML made by html(x) as HTML, LaTeX made by latex(x) as mathematics,
+        anything else in the note's notation (with its rows as mathematics, for a GUI)."""
+        if isinstance(v, Html):
+            return Output("html", str(v))
+        if isinstance(v, Latex):
+            return Output("latex", str(v), (("", str(v)),) if v else ())
+        return Output("text", self.string(v), self.rows(v))
+
+    def rows(self, v) -> tuple[tuple[str, str], ...]:
+        """(label, LaTeX) rows of a value that is mathematics; () for strings, numbers and the rest."""
+        if isinstance(v, Form):
+            w = v.word
+            if type(w) is Sum and all(type(t) is Trace for t in w.terms):
+                return tuple(("", printing.latex(t)) for t in w.terms)
+            return (("", printing.latex(w)),)
+        if isinstance(v, Term):
+            return ((v.id, printing.latex(v.G)),)
+        if isinstance(v, Network):
+            rows = [("", f"{printing.latex(a)} = {printing.latex(w)}") for a, w in v.equations()]
+            return tuple(rows) + (("form", printing.latex(v.form)),)
+        if isinstance(v, NoteList) and v.op is not None:
+            return self.rows(self.note_word(v, v.op, 0))
+        if isinstance(v, list):
+            out = []
+            for k, x in enumerate(v):
+                for label, tex in self.rows(x):
+                    out.append((f"[{k}] {label}".strip(), tex))
+            return tuple(out)
+        return ()
 
     def string(self, v, fmt: str = "text") -> str:
         if isinstance(v, str):

@@ -14,6 +14,17 @@ from ..words import Word
 class Output:
     kind: str      # "text" | "html" | "latex"
     content: str
+    # the value as mathematics, when it is a word, a term, a network or a list of them: one
+    # (label, LaTeX for mathtext, no dollars) per row, so a GUI can render what `content` spells as text
+    rows: tuple[tuple[str, str], ...] = ()
+
+
+class Html(str):
+    """A string the console made with html(x): show() displays it as HTML, not as its source."""
+
+
+class Latex(str):
+    """A string the console made with latex(x): show() displays it as mathematics."""
 
 
 @dataclass(frozen=True)

@@ -96,3 +96,20 @@ def test_anything_outside_the_language_is_rejected_with_position_and_expectation
 def test_the_console_refuses_to_expand_huge_forms():
     with pytest.raises(ConsoleError, match="more than the console expands"):
         run("expandmm(form(encoder(8, \"residual\")))")
+
+
+def test_show_of_html_and_latex_strings_says_which_they_are():
+    c = Console()
+    run("z = flatten(expandmm(form(encoder(2))))", c)
+    assert [o.kind for o in run("show(html(shiftmm(z[13]))); show(latex(z[13])); show(z[13])", c)] == \
+        ["html", "latex", "text"]
+
+
+def test_outputs_carry_their_mathematics_as_rows():
+    c = Console()
+    (out,) = run("forms(2)", c)
+    assert len(out.rows) == 24 and out.rows[9][0] == "[9] K_0 via X_1@Z_1#1"
+    (net,) = run("encoder(1)", c)
+    assert net.rows[-1][0] == "form" and len(net.rows) == 7
+    (n,) = run("log(forms(2).length)", c)
+    assert n.rows == ()
