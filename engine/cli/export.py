@@ -1,6 +1,7 @@
 """`gpt-explorer export`: a figure, or the numbers behind it, from a run directory alone (DESIGN §6).
 
-The format comes from --out's suffix (.png .svg .pdf through matplotlib; .csv .npy for the data). Each
+The format comes from --out's suffix (.png .svg .pdf through matplotlib; .csv .npy for the data; .gif .mp4
+for the coefficient's animation over the saved steps). Each
 --what is one entry of `HANDLERS`, a function (Run, args) -> Path; another part of the engine adds its own
 export by putting its function in that dict (the weight pane's engine fills 'coefficient'). Never loads Qt.
 """
@@ -22,13 +23,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "export", help="export a plot (PNG, SVG, PDF) or its data (CSV, NPY) from a run",
         description="Write one of a run's views to --out; the format comes from the file's suffix: .png "
                     ".svg .pdf for a figure, .csv .npy for its numbers. Masked entries are NaN in the data "
-                    "and hatched in figures.")
+                    "and hatched in figures. For --what coefficient: .npy holds G at --step, .csv the norms "
+                    "over every saved step, .gif/.mp4 an animation of G over the saved steps.")
     p.add_argument("--run", metavar="DIR", required=True, help="the run directory to read")
     p.add_argument("--what", required=True, choices=WHATS,
                    help="loss: train and validation loss curves; attention: attention weights for the prompt "
                         "(every layer and head, one layer with --layer, one head with --layer and --head); "
                         "mask: the mask in force for the prompt's length; posenc: the positional encoding "
-                        "matrix (positions × dimensions); coefficient: a weight's coefficient matrix")
+                        "matrix (positions × dimensions); coefficient: a weight's coefficient matrix G = −∂L/∂W on "
+                        "the run's probe batch, split by the form into route classes (needs --weight)")
     p.add_argument("--step", type=int, metavar="S",
                    help="use the weights saved at this step (default: the newest saved step)")
     p.add_argument("--layer", type=int, metavar="L", help="attention: only this layer (from 0)")
@@ -45,7 +48,9 @@ def run(args: argparse.Namespace) -> int:
     from ..runs import Run
 
     out = Path(args.out)
-    export.format_of(out)  # a bad suffix is refused before any work
+    # a bad suffix is refused before any work
+    export.format_of(out, _coefficient_formats() if args.what == "coefficient" else export.FIGURE_FORMATS
+                     + export.DATA_FORMATS)
     if not out.parent.is_dir():
         raise UserError(f"cannot write {out}: the folder {out.parent} does not exist")
     run_ = Run(args.run)
@@ -119,8 +124,24 @@ def export_posenc(run_, args) -> Path:
                                 title=f"{run_.config.model.pos_encoding} positional encoding · step {step}")
 
 
+def _coefficient_formats() -> tuple[str, ...]:
+    from ..coefficients_export import FORMATS
+
+    return FORMATS
+
+
 def export_coefficient(run_, args) -> Path:
-    raise UserError("coefficient export needs the weight pane engine, which this installation does not have yet")
+    from ..coefficients_cache import CoefficientStore
+    from ..coefficients_export import check_step, check_weight, export_coefficient
+
+    store = CoefficientStore(run_)
+    check_weight(store, args.weight)
+    step = check_step(store, args.step)  # before an animation spends minutes, even though it uses every step
+    progress = None
+    if Path(args.out).suffix.lower() in (".gif", ".mp4"):
+        def progress(done: int, total: int) -> None:
+            print(f"\ranimation {100 * done // total}%", end="" if done < total else "\n", file=sys.stderr, flush=True)
+    return export_coefficient(args.out, store, args.weight, step, progress)
 
 
 HANDLERS: dict[str, Callable] = {"loss": export_loss, "attention": export_attention, "mask": export_mask,

@@ -1,0 +1,164 @@
+"""A weight's coefficient over training: what the weight pane and `export --what coefficient` show.
+
+For one weight W of a run at one saved step s, on the run's fixed probe batch (FORMS.md §1 read-out):
+
+    G          the form's coefficient, Σ over route classes of Σ G_t^t = −∂L/∂W (engine.forms.Snapshot)
+    grad       −∂L/∂W by autograd on engine.model.GPT in eval mode, the same dtype: the check
+    agreement  max|G − grad| / max|grad| (FORMS §6 metric): what the pane's badge shows
+    classes    route class -> its matrix (FORMS §7 automaton; they sum to G exactly)
+    terms      term ID -> its matrix, when the weight has at most TERM_LIMIT terms (else empty)
+
+and between s and the next saved step s' the update the optimizer applied, ΔW = W(s') − W(s), beside the
+gradient flow G(s) it would follow under plain gradient descent: cos(ΔW, G) and ‖ΔW‖/‖G‖ (`Update`).
+Matrices keep the weight's own shape (a bias is a vector). Norms are Frobenius. `CoefficientStore`
+(coefficients_cache.py) caches records in memory and under RUN/cache/coefficients.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from .config import ModelConfig
+
+TERM_LIMIT = 64  # per-term splits for a weight with at most this many terms (lines in a chart stay readable)
+DTYPES = {"float32": torch.float32, "float64": torch.float64}
+
+
+@dataclass(frozen=True)
+class Summary:
+    """The numbers of one step the charts draw (small: kept for every step computed)."""
+
+    step: int
+    norm: float                      # ‖G‖
+    grad_norm: float                 # ‖grad‖ (autograd)
+    agreement: float
+    class_norms: dict[str, float]
+    term_norms: dict[str, float]
+
+
+@dataclass(frozen=True, eq=False)
+class StepCoefficient:
+    weight: str
+    step: int
+    W: np.ndarray                    # the weight at this step
+    G: np.ndarray                    # the form's coefficient (Σ classes)
+    grad: np.ndarray                 # −∂L/∂W by autograd
+    agreement: float
+    classes: dict[str, np.ndarray]   # route class -> matrix, in the order the automaton reached them
+    terms: dict[str, np.ndarray] = field(default_factory=dict)  # term ID -> matrix (small weights only)
+    term_count: int = 0              # terms the weight has in all (terms may be empty when it is large)
+
+    def summary(self) -> Summary:
+        return Summary(self.step, norm(self.G), norm(self.grad), self.agreement,
+                       {k: norm(v) for k, v in self.classes.items()}, {k: norm(v) for k, v in self.terms.items()})
+
+    def part(self, name: str | None) -> np.ndarray:
+        """G (None), a class's matrix or a term's matrix by name."""
+        if name is None:
+            return self.G
+        if name in self.classes:
+            return self.classes[name]
+        return self.terms[name]
+
+    @property
+    def nbytes(self) -> int:
+        return sum(a.nbytes for a in (self.W, self.G, self.grad, *self.classes.values(), *self.terms.values()))
+
+
+@dataclass(frozen=True, eq=False)
+class Update:
+    """What the optimizer did between two saved steps, beside the gradient flow at the first."""
+
+    weight: str
+    step: int
+    next_step: int
+    dW: np.ndarray                   # W(next_step) − W(step)
+    cosine: float                    # cos(ΔW, G(step)); NaN when either is zero
+    ratio: float                     # ‖ΔW‖ / ‖G(step)‖; NaN when G is zero
+
+
+def norm(a: np.ndarray) -> float:
+    return float(np.sqrt(np.sum(np.square(a, dtype=np.float64))))
+
+
+def cosine(a: np.ndarray, b: np.ndarray) -> float:
+    na, nb = norm(a), norm(b)
+    if na == 0 or nb == 0:
+        return float("nan")
+    return float(np.sum(a.astype(np.float64) * b.astype(np.float64)) / (na * nb))
+
+
+def agreement(G: np.ndarray, grad: np.ndarray) -> float:
+    """max|G − grad| / max|grad| (the absolute difference when grad is zero)."""
+    delta = float(np.max(np.abs(G.astype(np.float64) - grad.astype(np.float64)), initial=0.0))
+    scale = float(np.max(np.abs(grad), initial=0.0))
+    return delta / scale if scale > 0 else delta
+
+
+def autograd_coefficients(cfg: ModelConfig, weights: Mapping[str, torch.Tensor], x, y,
+                          dtype: torch.dtype = torch.float32) -> dict[str, torch.Tensor]:
+    """−∂L/∂W of every weight on the batch (x, y) by one backward pass of engine.model.GPT, eval mode."""
+    from .model import GPT
+
+    model = GPT(cfg).to(dtype).eval()
+    model.load_state_dict({k: v.to(dtype) for k, v in weights.items()})
+    with torch.enable_grad():
+        _, loss = model(torch.as_tensor(x), torch.as_tensor(y))
+        loss.backward()
+    return {k: -p.grad.detach() for k, p in model.named_parameters()}
+
+
+def step_coefficient(cfg: ModelConfig, weights: Mapping[str, torch.Tensor], x, y, weight: str, step: int,
+                     dtype: torch.dtype = torch.float32, term_limit: int = TERM_LIMIT) -> StepCoefficient:
+    """Everything the pane shows of `weight` at one step: the form's classes (and terms when few), their
+    sum G, autograd's −∂L/∂W and their agreement."""
+    from .forms import Snapshot, derive
+
+    if weight not in weights:
+        raise KeyError(f"no weight {weight!r} in this model")
+    forms = derive(cfg)
+    count = forms.count(weight)
+    snap = Snapshot(cfg, weights, torch.as_tensor(x), torch.as_tensor(y), dtype)
+    classes = {k: v.numpy().copy() for k, v in snap.classes(weight)[weight].items()}
+    terms = {}
+    if count <= term_limit:
+        terms = {k: v.numpy().copy() for k, v in snap.terms(weight, limit=term_limit).items()}
+    W = weights[weight].detach().to(dtype).numpy().copy()
+    G = np.zeros_like(W)
+    for m in classes.values():
+        G = G + m
+    grad = autograd_coefficients(cfg, weights, x, y, dtype)[weight].numpy().copy()
+    return StepCoefficient(weight, step, W, G, grad, agreement(G, grad), classes, terms, count)
+
+
+def update_between(record: StepCoefficient, next_step: int, next_weight: np.ndarray) -> Update:
+    """ΔW from the record's step to `next_step` (the weight saved there), against the record's G."""
+    dW = np.asarray(next_weight, dtype=record.W.dtype) - record.W
+    g = norm(record.G)
+    return Update(record.weight, record.step, next_step, dW, cosine(dW, record.G),
+                  norm(dW) / g if g > 0 else float("nan"))
+
+
+def as_matrix(a: np.ndarray) -> np.ndarray:
+    """A vector (bias, gain) as one row, so every weight shows as a matrix."""
+    return a.reshape(1, -1) if a.ndim == 1 else a
+
+
+def class_description(name: str) -> str:
+    """A route class's ID in words (FORMS §7: the first branch off the residual stream a route takes)."""
+    if name == "direct":
+        return "routes that branch off the residual stream at no later layer"
+    if name == "unembed":
+        return "routes through the tied unembedding"
+    parts = name.split(".")
+    where = {"q": "query", "k": "key", "v": "value", "mlp": "MLP"}.get(parts[1], parts[1])
+    head = f", head {parts[2][1:]}" if len(parts) > 2 else ""
+    return f"routes whose first branch is layer {parts[0][1:]}'s {where}{head}"
+
+
+__all__ = ["TERM_LIMIT", "DTYPES", "Summary", "StepCoefficient", "Update", "norm", "cosine", "agreement",
+           "autograd_coefficients", "step_coefficient", "update_between", "as_matrix", "class_description"]

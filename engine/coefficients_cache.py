@@ -1,0 +1,217 @@
+"""`CoefficientStore`: a run's coefficient records (engine/coefficients.py), cached in memory and on disk.
+
+    RUN/cache/coefficients/<dtype>/<weight>/step-NNNNNN.npz
+
+Each file holds one StepCoefficient and a fingerprint of what it was computed from (the weights file's size
+and mtime, the probe batch, a format version); one that does not match, or does not read, is computed
+again and rewritten (atomically: a temporary name, then a rename). The cache is safe to delete and Run never
+reads it. In memory, records are kept least-recently-used within a byte budget; the small per-step
+summaries the charts draw are kept for every step computed. Thread-safe: a job thread computes while the
+GUI thread peeks at what is in memory (`peek`, `summaries`), which never blocks on a computation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import threading
+from collections import OrderedDict
+from pathlib import Path
+
+import numpy as np
+
+from . import coefficients as co
+from .runs import CHECKPOINTS, MODEL_FILE, SNAPSHOTS, Run, RunError, atomic_write_bytes, step_name
+
+CACHE_DIR = Path("cache") / "coefficients"
+VERSION = 1
+
+
+class CoefficientStore:
+    def __init__(self, run: Run, dtype: str = "float32", memory_mb: float = 256, disk: bool = True):
+        if dtype not in co.DTYPES:
+            raise ValueError(f"dtype must be one of {', '.join(co.DTYPES)}")
+        self.run, self.dtype, self.disk = run, dtype, disk
+        self.cfg = run.config.model
+        probe = run.probe()
+        self.x, self.y = probe.x, probe.y
+        self._probe_hash = hashlib.sha1(probe.x.tobytes() + probe.y.tobytes()).hexdigest()
+        self._budget = int(memory_mb * 1e6)
+        self._lock = threading.RLock()
+        self._records: OrderedDict[tuple, object] = OrderedDict()  # (kind, weight, step) -> record/Update
+        self._bytes = 0
+        self._summaries: dict[str, dict[int, co.Summary]] = {}
+        self._geometry: dict[str, dict[int, tuple[float, float, float]]] = {}  # step -> (cos, ratio, ‖ΔW‖)
+        self._weights: tuple[int, dict] | None = None
+        self.computed = 0  # records computed (not read from a cache): tests and the benchmark read it
+
+    # ---- what there is --------------------------------------------------------------------------
+
+    def steps(self) -> list[int]:
+        """Saved steps (snapshots and checkpoints), listed afresh: a live run keeps adding them."""
+        return sorted(set(self.run.snapshot_steps()) | set(self.run.checkpoint_steps()))
+
+    def weight_names(self) -> list[str]:
+        from .model import weight_names
+
+        return weight_names(self.cfg)
+
+    def folder(self, weight: str) -> Path:
+        return self.run.path / CACHE_DIR / self.dtype / weight
+
+    # ---- GUI-thread reads (memory only, never compute) ------------------------------------------
+
+    def peek(self, weight: str, step: int) -> co.StepCoefficient | None:
+        with self._lock:
+            return self._get(("record", weight, step))
+
+    def peek_update(self, weight: str, step: int) -> co.Update | None:
+        with self._lock:
+            return self._get(("update", weight, step))
+
+    def summaries(self, weight: str) -> dict[int, co.Summary]:
+        with self._lock:
+            return dict(self._summaries.get(weight, {}))
+
+    def geometry(self, weight: str) -> dict[int, tuple[float, float, float]]:
+        """step -> (cos(ΔW, G), ‖ΔW‖/‖G‖, ‖ΔW‖) for the updates computed so far."""
+        with self._lock:
+            return dict(self._geometry.get(weight, {}))
+
+    # ---- job-thread reads (compute when needed) -------------------------------------------------
+
+    def record(self, weight: str, step: int) -> co.StepCoefficient:
+        got = self.peek(weight, step)
+        if got is not None:
+            return got
+        got = self._read(weight, step)
+        if got is None:
+            weights = self._load(step)
+            got = co.step_coefficient(self.cfg, weights, self.x, self.y, weight, step, co.DTYPES[self.dtype])
+            self.computed += 1
+            self._write(got)
+        self._keep(("record", weight, step), got)
+        with self._lock:
+            self._summaries.setdefault(weight, {})[step] = got.summary()
+        return got
+
+    def update(self, weight: str, step: int) -> co.Update | None:
+        """ΔW from `step` to the next saved step (None at the newest step)."""
+        got = self.peek_update(weight, step)
+        if got is not None:
+            return got
+        later = [s for s in self.steps() if s > step]
+        if not later:
+            return None
+        rec = self.record(weight, step)
+        nxt = self._load(later[0])[weight].to(co.DTYPES[self.dtype]).numpy()
+        got = co.update_between(rec, later[0], nxt)
+        self._keep(("update", weight, step), got)
+        with self._lock:
+            self._geometry.setdefault(weight, {})[step] = (got.cosine, got.ratio, co.norm(got.dW))
+        return got
+
+    def stack(self, weight: str, steps: list[int] | None = None, part: str | None = None) -> np.ndarray:
+        """(steps, *shape): G (or one class or term) at every step, in order."""
+        steps = self.steps() if steps is None else steps
+        return np.stack([self.record(weight, s).part(part) for s in steps])
+
+    def norms_table(self, weight: str, steps: list[int] | None = None) -> dict[str, list[float]]:
+        """Columns for a CSV: step, ‖G‖, ‖grad‖, agreement, each class's and term's norm, and the
+        update's ‖ΔW‖, cosine and ratio (NaN at the newest step)."""
+        steps = self.steps() if steps is None else steps
+        recs = [self.record(weight, s).summary() for s in steps]
+        ups = [self.update(weight, s) for s in steps]
+        cols: dict[str, list[float]] = {"step": [float(s) for s in steps], "norm_G": [r.norm for r in recs],
+                                        "norm_grad": [r.grad_norm for r in recs],
+                                        "agreement": [r.agreement for r in recs]}
+        for kind, attr in (("class", "class_norms"), ("term", "term_norms")):
+            names = list(dict.fromkeys(k for r in recs for k in getattr(r, attr)))
+            for k in names:
+                cols[f"{kind}:{k}"] = [getattr(r, attr).get(k, 0.0) for r in recs]
+        nan = float("nan")
+        cols["norm_dW"] = [co.norm(u.dW) if u else nan for u in ups]
+        cols["cos_dW_G"] = [u.cosine if u else nan for u in ups]
+        cols["ratio_dW_G"] = [u.ratio if u else nan for u in ups]
+        return cols
+
+    # ---- memory ---------------------------------------------------------------------------------
+
+    def _get(self, key):
+        got = self._records.get(key)
+        if got is not None:
+            self._records.move_to_end(key)
+        return got
+
+    def _keep(self, key, value) -> None:
+        size = value.nbytes if isinstance(value, co.StepCoefficient) else value.dW.nbytes
+        with self._lock:
+            if key in self._records:
+                return
+            self._records[key] = value
+            self._bytes += size
+            while self._bytes > self._budget and len(self._records) > 1:
+                _, old = self._records.popitem(last=False)
+                self._bytes -= old.nbytes if isinstance(old, co.StepCoefficient) else old.dW.nbytes
+
+    def _load(self, step: int) -> dict:
+        with self._lock:
+            if self._weights is not None and self._weights[0] == step:
+                return self._weights[1]
+        weights = self.run.load_weights(step)
+        with self._lock:
+            self._weights = (step, weights)
+        return weights
+
+    # ---- disk -----------------------------------------------------------------------------------
+
+    def _source(self, step: int) -> Path:
+        snap = self.run.path / SNAPSHOTS / f"{step_name(step)}.safetensors"
+        return snap if snap.is_file() else self.run.path / CHECKPOINTS / step_name(step) / MODEL_FILE
+
+    def _fingerprint(self, step: int) -> str:
+        try:
+            st = self._source(step).stat()
+        except OSError:
+            raise RunError(f"{self.run.path} has no weights saved at step {step}") from None
+        return f"v{VERSION}:{st.st_size}:{st.st_mtime_ns}:{self._probe_hash}"
+
+    def _path(self, weight: str, step: int) -> Path:
+        return self.folder(weight) / f"{step_name(step)}.npz"
+
+    def _read(self, weight: str, step: int) -> co.StepCoefficient | None:
+        path = self._path(weight, step)
+        if not self.disk or not path.is_file():
+            return None
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                if str(z["fingerprint"]) != self._fingerprint(step):
+                    return None
+                classes = dict(zip(map(str, z["class_names"]), z["classes"]))
+                terms = dict(zip(map(str, z["term_ids"]), z["terms"])) if len(z["term_ids"]) else {}
+                return co.StepCoefficient(weight, step, z["W"], z["G"], z["grad"], float(z["agreement"]),
+                                          classes, terms, int(z["term_count"]))
+        except RunError:
+            raise
+        except Exception:  # truncated, corrupt or foreign: compute again and overwrite
+            return None
+
+    def _write(self, rec: co.StepCoefficient) -> None:
+        if not self.disk:
+            return
+        shape = rec.W.shape
+        buf = io.BytesIO()
+        np.savez(buf, fingerprint=np.array(self._fingerprint(rec.step)), W=rec.W, G=rec.G, grad=rec.grad,
+                 agreement=np.array(rec.agreement), term_count=np.array(rec.term_count),
+                 class_names=np.array(list(rec.classes), dtype=str),
+                 classes=np.stack(list(rec.classes.values())) if rec.classes else np.zeros((0, *shape)),
+                 term_ids=np.array(list(rec.terms), dtype=str),
+                 terms=np.stack(list(rec.terms.values())) if rec.terms else np.zeros((0, *shape)))
+        try:
+            self.folder(rec.weight).mkdir(parents=True, exist_ok=True)
+            atomic_write_bytes(self._path(rec.weight, rec.step), buf.getvalue())
+        except OSError:  # a read-only run still shows everything; it only computes again next time
+            pass
+
+
+__all__ = ["CoefficientStore", "CACHE_DIR", "VERSION"]
