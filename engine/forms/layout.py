@@ -1,0 +1,129 @@
+"""Formulas laid out for the screen and for snapshots: LaTeX lines no wider than a width, and their pixels.
+
+The printers (printing/latex.py) write one long line and matplotlib's mathtext cannot break one, so a
+formula too wide for its space is cut at its products' thin spaces ``\\,`` and its sums' signs, outside any
+braces, and packed greedily into lines; continuation lines are indented. Brackets that would be split
+across lines are written plainly (``[`` instead of ``\\left[``: a ``\\left`` must close on its own line).
+Widths are measured with mathtext itself. `render` turns lines into an RGBA array with mathtext's Agg
+rasteriser (no figure, no usetex). Everything here holds one lock around matplotlib's parsers, so the
+forms pane's renderer and an export may run on two threads.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import threading
+
+import numpy as np
+
+CONTINUATION = r"\quad\quad "
+_LOCK = threading.Lock()
+_BRACKETS = ((r"\left[", "["), (r"\right]", "]"), (r"\left(", "("), (r"\right)", ")"))
+_SIGN = re.compile(r" [+-] ")
+
+
+class FormulaError(ValueError):
+    """mathtext could not read a formula (shown as text instead)."""
+
+
+def loosen(tex: str) -> str:
+    """The formula with plain brackets, so a line may end inside one."""
+    for a, b in _BRACKETS:
+        tex = tex.replace(a, b)
+    return tex
+
+
+def chunks(tex: str) -> list[str]:
+    """Pieces a line may break between: at ``\\,`` and before a sum's sign, outside braces."""
+    out, depth, start, i = [], 0, 0, 0
+    while i < len(tex):
+        ch = tex[i]
+        if ch == "\\" and tex.startswith(r"\,", i) and depth == 0:
+            out.append(tex[start:i])
+            i += 2
+            start = i
+            continue
+        if ch == "\\" and i + 1 < len(tex):
+            i += 2
+            continue
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+        elif depth == 0 and _SIGN.match(tex, i - 1 if i else 0) and ch in "+-" and i > start:
+            out.append(tex[start:i - 1])
+            start = i
+        i += 1
+    out.append(tex[start:])
+    return [c.strip() for c in out if c.strip()]
+
+
+@functools.lru_cache(maxsize=20_000)
+def width(tex: str, fontsize: float = 12.0) -> float:
+    """The formula's width in points (1/72 inch) at this font size."""
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.mathtext import MathTextParser
+
+    with _LOCK:
+        try:
+            return float(_parser("path").parse(f"${tex}$", dpi=72, prop=FontProperties(size=fontsize))[0])
+        except ValueError as e:
+            raise FormulaError(f"mathtext cannot read {tex[:80]!r}: {str(e).splitlines()[0]}") from None
+
+
+@functools.cache
+def _parser(kind: str):
+    from matplotlib.mathtext import MathTextParser
+
+    return MathTextParser(kind)
+
+
+def wrap(tex: str, max_width: float, fontsize: float = 12.0) -> list[str]:
+    """Lines of at most `max_width` points (a single piece wider than that keeps a line of its own)."""
+    if width(tex, fontsize) <= max_width:
+        return [tex]
+    pieces = chunks(loosen(tex))
+    indent = width(CONTINUATION + "x", fontsize) - width("x", fontsize)
+    space = width(r"x\,x", fontsize) - width("xx", fontsize)
+    lines: list[list[str]] = [[]]
+    used = 0.0
+    for piece in pieces:
+        w = width(piece, fontsize)
+        room = max_width - (indent if len(lines) > 1 else 0.0)
+        if lines[-1] and used + space + w > room:
+            lines.append([])
+            used = 0.0
+        used += (space if lines[-1] else 0.0) + w
+        lines[-1].append(piece)
+    return [(CONTINUATION if k else "") + r"\,".join(parts) for k, parts in enumerate(lines)]
+
+
+def render(lines: list[str], fontsize: float = 12.0, dpi: float = 100.0, color=(0, 0, 0),
+           line_gap: float = 0.35) -> np.ndarray:
+    """The lines rendered one under another, left-aligned: an (H, W, 4) uint8 RGBA array whose alpha is
+    the ink, `color` (RGB 0–255) its colour. Raises FormulaError for what mathtext cannot read."""
+    from matplotlib.font_manager import FontProperties
+
+    prop = FontProperties(size=fontsize)
+    images = []
+    with _LOCK:
+        for line in lines:
+            try:
+                images.append(np.asarray(_parser("agg").parse(f"${line}$", dpi=dpi, prop=prop).image))
+            except ValueError as e:
+                raise FormulaError(f"mathtext cannot read {line[:80]!r}: {str(e).splitlines()[0]}") from None
+    gap = int(round(line_gap * fontsize * dpi / 72))
+    pad = 2
+    W = max(a.shape[1] for a in images) + 2 * pad
+    H = sum(a.shape[0] for a in images) + gap * (len(images) - 1) + 2 * pad
+    out = np.zeros((H, W, 4), dtype=np.uint8)
+    out[..., :3] = np.asarray(color, dtype=np.uint8)
+    y = pad
+    for a in images:
+        out[y:y + a.shape[0], pad:pad + a.shape[1], 3] = a
+        y += a.shape[0] + gap
+    return out
+
+
+__all__ = ["FormulaError", "CONTINUATION", "loosen", "chunks", "width", "wrap", "render"]

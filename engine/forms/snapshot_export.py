@@ -1,0 +1,221 @@
+"""Formula snapshots (DESIGN §1.7): a term, a weight's coefficient, a walkthrough stage or the whole form,
+written as LaTeX (.tex, a document that compiles on its own), SVG or PNG (matplotlib mathtext, no usetex),
+or HTML (the engine's HTML printer). Pure functions without Qt, like engine/export.py, whose `format_of`
+chooses the format by the file's suffix.
+
+A `Sheet` is what gets written: a title, a line under it, and (label, formula) rows. Rows too wide for the
+page are wrapped by layout.wrap; a sheet longer than a page continues on further pages — in the .tex and
+.html as one document, in SVG and PNG as further files ``name-p2.svg``, ``name-p3.svg``, …
+"""
+
+from __future__ import annotations
+
+import html as html_escape
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import UserError
+from ..export import format_of
+from . import layout, printing
+from .derive import DEFAULT_LIMIT, Forms, Term, TooManyTerms
+from .words import Sum, Trace, Word
+
+FORMATS = ("tex", "svg", "png", "html")
+FILTERS = "LaTeX document (*.tex);;SVG image (*.svg);;PNG image (*.png);;HTML page (*.html)"
+FONT_PT = 12.0          # formula size in SVG and PNG
+PAGE_WIDTH_PT = 620.0   # SVG and PNG: formula lines wrap at this width
+PAGE_LINES = 48         # SVG and PNG: formula lines per page
+TEX_WIDTH_PT = 440.0    # the .tex wraps at this width (A4 with 2 cm margins at 10 pt is ~480 pt)
+
+
+@dataclass(frozen=True)
+class Formula:
+    label: str          # plain text (a term ID, a stage name), may be ""
+    tex: str            # LaTeX as printing.latex writes it (mathtext-safe), no dollars
+    html: str = ""      # the same formula from the HTML printer, when it came from a word
+
+
+@dataclass(frozen=True)
+class Sheet:
+    title: str
+    formulas: tuple[Formula, ...]
+    subtitle: str = ""
+
+
+def formula(label: str, w: Word, lhs: str = "", lhs_html: str | None = None) -> Formula:
+    """A row from a word; `lhs` (LaTeX, e.g. "G =") is put in front, `lhs_html` in the HTML (default lhs)."""
+    lhs_html = lhs if lhs_html is None else lhs_html
+    return Formula(label, f"{lhs} {printing.latex(w)}".strip(),
+                   (html_escape.escape(lhs_html) + " " if lhs_html else "") + printing.html(w))
+
+
+def word_rows(w: Word, label: str = "") -> tuple[Formula, ...]:
+    """A sum of traces (a stage of the whole form) as one row per trace; anything else as one row."""
+    if type(w) is Sum and all(type(t) is Trace for t in w.terms):
+        return tuple(formula(f"{label} [{k}]".strip(), t) for k, t in enumerate(w.terms))
+    return (formula(label, w),)
+
+
+def term_sheet(forms: Forms, term: Term) -> Sheet:
+    """One term: its word as the expansion writes it, and its coefficient G."""
+    return Sheet(f"Term {term.id}", (formula("term", forms.term_word(term)), formula("coefficient", term.G, "G =")),
+                 f"{forms.net.title} · weight {term.weight} · route {term.route_class} · "
+                 f"{term.op_count} operators")
+
+
+def weight_sheet(forms: Forms, weight: str, limit: int = DEFAULT_LIMIT) -> Sheet:
+    """A weight's coefficient: the G of each of its terms (they add up to the weight's G)."""
+    try:
+        terms = forms.terms(weight, limit)
+    except TooManyTerms as e:
+        raise UserError(f"{e}; export one term instead") from None
+    rows = tuple(formula(t.id, t.G, "G =") for t in terms)
+    return Sheet(f"Coefficient of {weight}", rows,
+                 f"{forms.net.title} · {len(rows)} terms · the weight's G is their sum, read as trace(G dW)")
+
+
+def stage_sheet(forms: Forms, stage: str, w: Word, term: Term | None = None) -> Sheet:
+    """A walkthrough stage of the whole form, or of one term."""
+    what = f"term {term.id}" if term is not None else "the whole form"
+    return Sheet(f"{stage} — {what}", word_rows(w), forms.net.title)
+
+
+def form_sheet(forms: Forms, limit: int = DEFAULT_LIMIT) -> Sheet:
+    """The whole form, finished: every term's ID and coefficient, in Leibniz order."""
+    try:
+        terms = forms.terms(None, limit)
+    except TooManyTerms as e:
+        raise UserError(f"{e}; export one weight or one term instead") from None
+    return Sheet(f"The form of {forms.net.title}", tuple(formula(t.id, t.G, "G =") for t in terms),
+                 f"{len(terms)} terms, one per route; ω = Σ trace(G dW)")
+
+
+def equations_sheet(forms: Forms) -> Sheet:
+    """encoder(n): the network's definitions and its form."""
+    rows = tuple(Formula("", f"{printing.latex(a)} = {printing.latex(w)}",
+                         f"{printing.html(a)} = {printing.html(w)}") for a, w in forms.net.equations())
+    return Sheet(forms.net.title, rows + (formula("form", forms.net.form, r"\omega =", "ω ="),))
+
+
+# ---- writing ----
+
+def export_sheet(path: str | Path, sheet: Sheet) -> list[Path]:
+    """Write the sheet by the path's suffix; returns every file written (further pages of SVG and PNG)."""
+    fmt = format_of(path, FORMATS)
+    path = Path(path)
+    if not sheet.formulas:
+        raise UserError("nothing to export: the sheet has no formulas")
+    try:
+        if fmt == "tex":
+            path.write_text(tex_document(sheet), encoding="utf-8")
+            return [path]
+        if fmt == "html":
+            path.write_text(html_document(sheet), encoding="utf-8")
+            return [path]
+        return _write_pages(path, sheet, fmt)
+    except layout.FormulaError as e:
+        raise UserError(str(e)) from None
+    except OSError as e:
+        raise UserError(f"cannot write {path}: {e.strerror}") from None
+
+
+def tex_document(sheet: Sheet) -> str:
+    """A standalone LaTeX document (article, amsmath): one align* per formula, wrapped lines."""
+    out = [r"\documentclass[10pt]{article}", r"\usepackage[a4paper,margin=2cm]{geometry}",
+           r"\usepackage{amsmath}", r"\allowdisplaybreaks", r"\setlength{\parindent}{0pt}",
+           r"\begin{document}", r"\section*{" + _tex_text(sheet.title) + "}"]
+    if sheet.subtitle:
+        out.append(_tex_text(sheet.subtitle) + r"\par")
+    for f in sheet.formulas:
+        if f.label:
+            out.append(r"\medskip\texttt{" + _tex_text(f.label) + "}")
+        lines = layout.wrap(f.tex, TEX_WIDTH_PT, 10.0)
+        out.append(r"\begin{align*}")
+        out.append(" \\\\\n".join("  &" + line for line in lines))
+        out.append(r"\end{align*}")
+    out.append(r"\end{document}")
+    return "\n".join(out) + "\n"
+
+
+def html_document(sheet: Sheet) -> str:
+    """A well-formed (XHTML-compatible) page: each formula from the HTML printer, its LaTeX in a title."""
+    esc = html_escape.escape
+    rows = []
+    for f in sheet.formulas:
+        math = f.html or f"<code>{esc(f.tex)}</code>"
+        label = f'<div class="label">{esc(f.label)}</div>' if f.label else ""
+        rows.append(f'<div class="row">{label}<div class="math" title="{esc(f.tex)}">{math}</div></div>')
+    return ("<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\n<head>\n"
+            "<meta charset=\"utf-8\"/>\n"
+            f"<title>{esc(sheet.title)}</title>\n"
+            "<style>body{font-family:serif;margin:2em;max-width:60em} .label{font-family:monospace;"
+            "color:#555;margin-top:1em} .math{font-style:italic;overflow-wrap:anywhere;line-height:1.8}"
+            "</style>\n</head>\n<body>\n"
+            f"<h1>{esc(sheet.title)}</h1>\n" + (f"<p>{esc(sheet.subtitle)}</p>\n" if sheet.subtitle else "")
+            + "\n".join(rows) + "\n</body>\n</html>\n")
+
+
+def pages(sheet: Sheet, width_pt: float = PAGE_WIDTH_PT, fontsize: float = FONT_PT,
+          page_lines: int = PAGE_LINES) -> list[list[tuple[str, list[str]]]]:
+    """The sheet's rows as (label, wrapped lines), split into pages of about `page_lines` lines."""
+    out: list[list[tuple[str, list[str]]]] = [[]]
+    used = 0
+    for f in sheet.formulas:
+        lines = layout.wrap(f.tex, width_pt, fontsize)
+        need = len(lines) + (1 if f.label else 0)
+        if out[-1] and used + need > page_lines:
+            out.append([])
+            used = 0
+        out[-1].append((f.label, lines))
+        used += need
+    return out
+
+
+def page_paths(path: Path, n: int) -> list[Path]:
+    return [path] + [path.with_name(f"{path.stem}-p{k}{path.suffix}") for k in range(2, n + 1)]
+
+
+def _write_pages(path: Path, sheet: Sheet, fmt: str) -> list[Path]:
+    import matplotlib
+    from matplotlib.figure import Figure
+
+    laid = pages(sheet)
+    paths = page_paths(path, len(laid))
+    fs = FONT_PT
+    for k, (page, target) in enumerate(zip(laid, paths)):
+        items = [("title", sheet.title + (f"  (page {k + 1} of {len(laid)})" if len(laid) > 1 else ""))]
+        if sheet.subtitle and k == 0:
+            items.append(("note", sheet.subtitle))
+        for label, lines in page:
+            if label:
+                items.append(("label", label))
+            items += [("math", line) for line in lines]
+        pitch = {"title": 2.0 * fs, "note": 1.6 * fs, "label": 1.5 * fs, "math": 2.1 * fs}
+        height = sum(pitch[kind] for kind, _ in items) + 1.5 * fs
+        widest = max([layout.width(t, fs) for kind, t in items if kind == "math"] + [0.0])
+        width = max(widest, PAGE_WIDTH_PT * 0.5) + 2 * fs
+        fig = Figure(figsize=(width / 72, height / 72))
+        y = height - 0.5 * fs
+        for kind, text in items:
+            y -= pitch[kind]
+            s = f"${text}$" if kind == "math" else text.replace("$", r"\$")
+            style = {"title": dict(fontsize=fs * 1.15, weight="bold"), "note": dict(fontsize=fs * 0.8, color="#444"),
+                     "label": dict(fontsize=fs * 0.8, family="monospace", color="#333"),
+                     "math": dict(fontsize=fs)}[kind]
+            fig.text(fs / width, y / height, s, va="baseline", ha="left", **style)
+        with layout._LOCK, matplotlib.rc_context({"svg.fonttype": "path"}):
+            fig.savefig(target, format=fmt, dpi=150, facecolor="white")
+    return paths
+
+
+def _tex_text(s: str) -> str:
+    """Plain text for LaTeX's text mode (IDs have _ @ # { } and the like)."""
+    repl = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "_": r"\_", "#": r"\#", "&": r"\&",
+            "%": r"\%", "$": r"\$", "^": r"\^{}", "~": r"\~{}", "·": r"\textperiodcentered{}",
+            "ω": r"$\omega$", "Σ": r"$\Sigma$", "—": "---", "−": "-"}
+    return "".join(repl.get(ch, ch) for ch in s)
+
+
+__all__ = ["FORMATS", "FILTERS", "Formula", "Sheet", "formula", "word_rows", "term_sheet", "weight_sheet",
+           "stage_sheet", "form_sheet", "equations_sheet", "export_sheet", "tex_document", "html_document",
+           "pages", "page_paths"]

@@ -1,0 +1,97 @@
+"""Formula snapshots (engine/forms/snapshot_export.py) and the layout under them: every format writes a
+valid file — the .tex compiles when a TeX install is present, the SVG parses, the PNG opens, the HTML is
+well-formed — long formulas wrap within the page and long forms continue on further pages."""
+
+import shutil
+import subprocess
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+
+from engine.errors import UserError
+from engine.forms import Forms, encoder, latex, layout
+from engine.forms import snapshot_export as se
+
+
+@pytest.fixture(scope="module")
+def depth2():
+    return Forms(encoder(2))
+
+
+def sheets(f):
+    t = f.term("K_0 via X_1@Z_1#1")
+    return {"term": se.term_sheet(f, t), "weight": se.weight_sheet(f, "K_0"),
+            "stage": se.stage_sheet(f, "shiftmm", f.form_stages()[3][1]), "form": se.form_sheet(f),
+            "equations": se.equations_sheet(f)}
+
+
+@pytest.mark.parametrize("what", ["term", "weight", "stage", "form", "equations"])
+def test_every_format_writes_a_valid_file(tmp_path, depth2, what):
+    sheet = sheets(depth2)[what]
+    for ext in ("svg", "png", "html", "tex"):
+        paths = se.export_sheet(tmp_path / f"{what}.{ext}", sheet)
+        assert paths and all(p.stat().st_size > 0 for p in paths)
+        for p in paths:
+            if ext == "svg":
+                assert ET.parse(p).getroot().tag.endswith("svg")
+            elif ext == "png":
+                from PIL import Image
+                with Image.open(p) as im:
+                    im.verify()
+            elif ext == "html":
+                root = ET.fromstring(p.read_text(encoding="utf-8").split("\n", 1)[1])
+                assert root.tag.endswith("html")
+    tex = (tmp_path / f"{what}.tex").read_text(encoding="utf-8")
+    assert tex.startswith(r"\documentclass") and tex.rstrip().endswith(r"\end{document}")
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="no TeX install")
+@pytest.mark.parametrize("what", ["term", "form", "equations"])
+def test_the_tex_compiles_on_its_own(tmp_path, depth2, what):
+    se.export_sheet(tmp_path / "f.tex", sheets(depth2)[what])
+    done = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "f.tex"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert (tmp_path / "f.pdf").stat().st_size > 0
+
+
+def test_the_term_sheet_holds_the_terms_word_and_its_G(depth2):
+    t = depth2.term("K_0 via X_1@Z_1#1")
+    sheet = se.term_sheet(depth2, t)
+    assert sheet.formulas[1].tex == "G = " + latex(t.G)
+    assert "4 operators" in sheet.subtitle and "L1.k" in sheet.subtitle
+    assert len(se.weight_sheet(depth2, "K_0").formulas) == 3
+
+
+def test_long_formulas_wrap_within_the_width():
+    f = Forms(encoder(3))
+    tex = latex(f.term_word(f.term_at(0)))
+    assert layout.width(tex) > 400
+    lines = layout.wrap(tex, 300)
+    assert len(lines) >= 2
+    assert all(layout.width(line) <= 300 + 1 for line in lines)
+    assert all(r"\left" not in line and r"\right" not in line for line in lines)
+    img = layout.render(lines, 12, 100, (10, 20, 30))
+    assert img.dtype == np.uint8 and img.shape[2] == 4 and img[..., 3].max() > 0
+    assert (img[..., :3] == (10, 20, 30)).all()
+
+
+def test_a_long_form_continues_on_further_pages(tmp_path, depth2):
+    sheet = se.form_sheet(depth2)
+    laid = se.pages(sheet)
+    assert len(laid) >= 2 and sum(len(rows) for rows in laid) == 24
+    assert all(sum(1 + len(lines) for _, lines in page) <= se.PAGE_LINES for page in laid)
+    paths = se.export_sheet(tmp_path / "form.png", sheet)
+    assert [p.name for p in paths] == ["form.png"] + [f"form-p{k}.png" for k in range(2, len(laid) + 1)]
+
+
+def test_chunks_break_outside_braces_only():
+    assert layout.chunks(r"a + b - c\,d_{x\,y}") == ["a", "+ b", "- c", r"d_{x\,y}"]
+
+
+def test_unknown_suffixes_and_too_many_terms_are_user_errors(tmp_path, depth2):
+    with pytest.raises(UserError, match=r"\.tex"):
+        se.export_sheet(tmp_path / "f.pdf", se.form_sheet(depth2))
+    with pytest.raises(UserError, match="more than"):
+        se.form_sheet(Forms(encoder(6, residual=True)))
