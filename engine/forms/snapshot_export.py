@@ -156,8 +156,9 @@ def html_document(sheet: Sheet) -> str:
 
 
 def pages(sheet: Sheet, width_pt: float = PAGE_WIDTH_PT, fontsize: float = FONT_PT,
-          page_lines: int = PAGE_LINES) -> list[list[tuple[str, list[str]]]]:
+          page_lines: int | None = None) -> list[list[tuple[str, list[str]]]]:
     """The sheet's rows as (label, wrapped lines), split into pages of about `page_lines` lines."""
+    page_lines = PAGE_LINES if page_lines is None else page_lines
     out: list[list[tuple[str, list[str]]]] = [[]]
     used = 0
     for f in sheet.formulas:

@@ -77,7 +77,8 @@ def test_long_formulas_wrap_within_the_width():
     assert (img[..., :3] == (10, 20, 30)).all()
 
 
-def test_a_long_form_continues_on_further_pages(tmp_path, depth2):
+def test_a_long_form_continues_on_further_pages(tmp_path, depth2, monkeypatch):
+    monkeypatch.setattr(se, "PAGE_LINES", 20)
     sheet = se.form_sheet(depth2)
     laid = se.pages(sheet)
     assert len(laid) >= 2 and sum(len(rows) for rows in laid) == 24
