@@ -31,18 +31,3 @@ class HtmlPrinter(Printer):
 
     def _print_Scalar(self, w):
         return w.html + ("" if w.power == 1 else "<sup>" + str(w.power).replace("-", self.minus) + "</sup>")
-
-    def _print_Op(self, w):
-        return f"{w.kind}({self.doprint(w.base)}, {self.doprint(w.arg)})"
-
-    def _print_Fn(self, w):
-        return f"{w.kind}({self.doprint(w.arg)})"
-
-    def _print_Diag(self, w):
-        return f"diag({self.doprint(w.arg)})"
-
-    def _print_DiagOf(self, w):
-        return f"diag({self.doprint(w.arg)})"
-
-    def _print_Trace(self, w):
-        return f"trace({self.doprint(w.arg)})"

@@ -79,5 +79,21 @@ class Printer:
     def _print_Zero(self, w) -> str:
         return "0"
 
+    # operators and functions read as applications, name(args), unless a printer has a notation for them
+    def _print_Op(self, w):
+        return f"{w.kind}({self.doprint(w.base)}, {self.doprint(w.arg)})"
+
+    def _print_Fn(self, w):
+        return f"{w.kind}({self.doprint(w.arg)})"
+
+    def _print_Diag(self, w):
+        return f"diag({self.doprint(w.arg)})"
+
+    def _print_DiagOf(self, w):
+        return f"diag({self.doprint(w.arg)})"
+
+    def _print_Trace(self, w):
+        return f"trace({self.doprint(w.arg)})"
+
     def _print_Num(self, w: Num) -> str:
         return self.number(w.value)

@@ -21,18 +21,3 @@ class TextPrinter(Printer):
 
     def _print_Scalar(self, w):
         return w.text + _power(w.power)
-
-    def _print_Op(self, w):
-        return f"{w.kind}({self.doprint(w.base)}, {self.doprint(w.arg)})"
-
-    def _print_Fn(self, w):
-        return f"{w.kind}({self.doprint(w.arg)})"
-
-    def _print_Diag(self, w):
-        return f"diag({self.doprint(w.arg)})"
-
-    def _print_DiagOf(self, w):
-        return f"diag({self.doprint(w.arg)})"
-
-    def _print_Trace(self, w):
-        return f"trace({self.doprint(w.arg)})"
