@@ -36,7 +36,27 @@ class Tokenizer(Protocol):
     def to_dict(self) -> dict: ...
 
 
-class CharTokenizer:
+class _Vocabulary:
+    """What every tokenizer does with its list of token strings: decode, name tokens, save."""
+
+    kind: str
+    vocab: list[str]
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.vocab)
+
+    def decode(self, ids) -> str:
+        return "".join(self.vocab[int(i)] for i in ids)
+
+    def token_strings(self, ids) -> list[str]:
+        return [self.vocab[int(i)] for i in ids]
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "vocab": self.vocab}
+
+
+class CharTokenizer(_Vocabulary):
     """One token per character of the corpus's alphabet (sorted, as nanoGPT's Shakespeare-char)."""
 
     kind = "char"
@@ -48,10 +68,6 @@ class CharTokenizer:
     @classmethod
     def fit(cls, text: str) -> CharTokenizer:
         return cls(sorted(set(text)))
-
-    @property
-    def vocab_size(self) -> int:
-        return len(self.vocab)
 
     def encode(self, text: str) -> list[int]:
         return self.encode_array(text).tolist()
@@ -68,17 +84,8 @@ class CharTokenizer:
             raise CorpusError(f"characters not in the vocabulary: {''.join(unknown)[:20]!r}")
         return order[pos].astype(np.int64)
 
-    def decode(self, ids) -> str:
-        return "".join(self.vocab[int(i)] for i in ids)
 
-    def token_strings(self, ids) -> list[str]:
-        return [self.vocab[int(i)] for i in ids]
-
-    def to_dict(self) -> dict:
-        return {"kind": self.kind, "vocab": self.vocab}
-
-
-class WordTokenizer:
+class WordTokenizer(_Vocabulary):
     """Words, punctuation, runs of spaces and newlines; the `max_vocab` most frequent, the rest <unk>."""
 
     kind = "word"
@@ -96,24 +103,11 @@ class WordTokenizer:
         ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
         return cls([UNK] + [w for w, _ in ranked[: max(max_vocab - 1, 1)]])
 
-    @property
-    def vocab_size(self) -> int:
-        return len(self.vocab)
-
     def encode(self, text: str) -> list[int]:
         return [self._index.get(w, 0) for w in _WORD.findall(text)]
 
     def encode_array(self, text: str) -> np.ndarray:
         return np.array(self.encode(text), dtype=np.int64)
-
-    def decode(self, ids) -> str:
-        return "".join(self.vocab[int(i)] for i in ids)
-
-    def token_strings(self, ids) -> list[str]:
-        return [self.vocab[int(i)] for i in ids]
-
-    def to_dict(self) -> dict:
-        return {"kind": self.kind, "vocab": self.vocab}
 
 
 def tokenizer_from_dict(d: dict) -> Tokenizer:
