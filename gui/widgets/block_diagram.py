@@ -233,7 +233,7 @@ class _Drawing:
         pen = QPen(QColor(self.c.foreground), 1)
         for h in range(1, self.cfg.n_head):
             x = rect.left() + rect.width() * h / self.cfg.n_head
-            for y0, y1 in ((rect.top(), rect.top() + 5), (rect.bottom() - 5, rect.bottom())):
+            for y0, y1 in ((rect.top(), rect.top() + 3), (rect.bottom() - 3, rect.bottom())):  # clear of the label
                 tick = self.scene.addLine(x, y0, x, y1, pen)
                 tick.setParentItem(box)
                 tick.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
