@@ -1,0 +1,320 @@
+"""The Weight pane (DESIGN §1.6, issue 7): one weight's coefficient matrix G = −∂L/∂W on the run's probe
+batch over training, split by the form into route classes (and terms, for small weights).
+
+A weight is opened by clicking it anywhere (the architecture diagram, a term in the forms pane: any
+`Session.select_weight`) or from the list here. The timeline scrubs and plays over the run's saved steps;
+beside G (or the class or term chosen in the list, whose formula is rendered below it) are the weight
+itself and the update the optimizer applied up to the next saved step; charts show the norms over
+training and the update's geometry; a badge gives the agreement of the summed classes with autograd.
+Everything is computed on pool threads by `CoefficientFeeder` and cached (weight_compute.py); the GUI
+thread shows only what is in memory. During training the timeline follows the newest snapshot.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QPalette, QPixmap
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QScrollArea, QSplitter, QTabWidget,
+                               QVBoxLayout, QWidget)
+
+from ..jobs import LatestJob
+from ..session import Session
+from ..widgets.heatmap import HeatmapWidget
+from ..widgets.timeline import Timeline
+from .weight_compute import CoefficientFeeder, render_formula
+from .weight_export import WeightExporter
+from .weight_views import GeometryChart, NormsChart, PartsList, series
+
+CHART_HZ = 4            # charts redraw at most this often while steps arrive
+AGREEMENT_OK = 1e-4     # the badge turns amber above this (float32 round-off is ~1e-6)
+
+
+@dataclass
+class WeightState:
+    weight: str | None = None
+    step: int | None = None
+    kind: str = "total"         # total | class | term: what the main heatmap shows
+    part: str | None = None     # the class or term shown (None for G)
+    split: str = "classes"      # the norms chart: classes | terms
+    mode: str = "lines"         # the norms chart: lines | shares
+    log: bool = True            # the norms chart's lines on a log axis (classes differ by decades)
+
+
+class WeightPane(QWidget):
+    title = "Weight"
+    object_name = "pane_weight"
+
+    def __init__(self, session: Session, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.session = session
+        self.state = WeightState(weight=session.selected_weight)
+        self.feeder = CoefficientFeeder(self)
+        self._formula_job = LatestJob(self)
+        self._chart_timer = QTimer(self, singleShot=True, interval=int(1000 / CHART_HZ))
+        self._build()
+        self.exporter = WeightExporter(self)
+        self._connect()
+        self._on_run_opened(session.run)
+
+    # ---- layout ----------------------------------------------------------------------------
+
+    def _build(self) -> None:
+        self.weight_box = QComboBox()
+        self.weight_box.setToolTip("The weight whose coefficient is shown (or click one in another pane)")
+        self.weight_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.badge = QLabel()
+        self.badge.setToolTip("max|Σ classes − autograd's −∂L/∂W| / max|−∂L/∂W| at this step")
+        self.timeline = Timeline()
+        self.status = QLabel()
+        self.status.setWordWrap(True)
+        top = QHBoxLayout()
+        top.setContentsMargins(0, 0, 0, 0)
+        top.addWidget(QLabel("Weight:"))
+        top.addWidget(self.weight_box)
+        top.addWidget(self.badge, 1)
+        self.export_row = top
+        self.G_map = HeatmapWidget(title="G")
+        self.W_map = HeatmapWidget(title="W")
+        self.dW_map = HeatmapWidget(title="ΔW")
+        maps = QSplitter(Qt.Orientation.Horizontal)
+        for m in (self.G_map, self.W_map, self.dW_map):
+            maps.addWidget(m)
+        self.parts = PartsList()
+        self.caption = QLabel()
+        self.caption.setWordWrap(True)
+        self.formula = QLabel()
+        self.formula.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        scroll = QScrollArea()
+        scroll.setWidget(self.formula)
+        scroll.setWidgetResizable(True)
+        scroll.setMaximumHeight(90)
+        left = QWidget()
+        col = QVBoxLayout(left)
+        col.setContentsMargins(0, 0, 0, 0)
+        col.addWidget(self.parts, 1)
+        col.addWidget(self.caption)
+        col.addWidget(scroll)
+        self.split_box, self.mode_box = QComboBox(), QComboBox()
+        self.split_box.addItems(["route classes", "terms"])
+        self.mode_box.addItems(["lines", "stacked shares"])
+        self.log_box = QCheckBox("log scale")
+        self.log_box.setChecked(self.state.log)
+        self.norms = NormsChart()
+        self.geometry = GeometryChart()
+        self.geometry_label = QLabel()
+        norms_tab, geometry_tab = QWidget(), QWidget()
+        row = QHBoxLayout()
+        for w in (QLabel("Split:"), self.split_box, QLabel("Show:"), self.mode_box, self.log_box):
+            row.addWidget(w)
+        row.addStretch(1)
+        col = QVBoxLayout(norms_tab)
+        col.setContentsMargins(0, 0, 0, 0)
+        col.addLayout(row)
+        col.addWidget(self.norms, 1)
+        col = QVBoxLayout(geometry_tab)
+        col.setContentsMargins(0, 0, 0, 0)
+        col.addWidget(self.geometry_label)
+        col.addWidget(self.geometry, 1)
+        self.tabs = QTabWidget()
+        self.tabs.addTab(norms_tab, "Norms over training")
+        self.tabs.addTab(geometry_tab, "Optimizer vs −∇")
+        bottom = QSplitter(Qt.Orientation.Horizontal)
+        bottom.addWidget(left)
+        bottom.addWidget(self.tabs)
+        bottom.setSizes([300, 500])
+        body = QSplitter(Qt.Orientation.Vertical)
+        body.addWidget(maps)
+        body.addWidget(bottom)
+        body.setSizes([500, 400])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(top)
+        layout.addWidget(self.timeline)
+        layout.addWidget(self.status)
+        layout.addWidget(body, 1)
+
+    def _connect(self) -> None:
+        s = self.session
+        s.sig_weight_selected.connect(self.select_weight)
+        s.sig_run_opened.connect(self._on_run_opened)
+        s.sig_step_reported.connect(self._on_step_reported)
+        s.sig_training_state_changed.connect(lambda _state: self._refresh_steps())
+        self.feeder.sig_store_ready.connect(self._on_store_ready)
+        self.feeder.sig_computed.connect(self._on_computed)
+        self.feeder.sig_failed.connect(lambda message: self._say(message, error=True))
+        self.weight_box.currentTextChanged.connect(self._on_weight_chosen)
+        self.timeline.sig_step_changed.connect(self._on_step_changed)
+        self.parts.sig_part_chosen.connect(self._on_part_chosen)
+        self.split_box.currentIndexChanged.connect(self._on_chart_options)
+        self.mode_box.currentIndexChanged.connect(self._on_chart_options)
+        self.log_box.toggled.connect(self._on_chart_options)
+        self._chart_timer.timeout.connect(self._draw_charts)
+        self._formula_job.sig_done.connect(self._on_formula)
+        self._formula_job.sig_failed.connect(lambda _tag, message: self.caption.setText(message))
+
+    # ---- public ----------------------------------------------------------------------------
+
+    def select_weight(self, name: str) -> None:
+        """Open a weight (a state-dict key; a head's block such as blocks.0.W_Q.h1 opens its matrix)."""
+        names = [self.weight_box.itemText(i) for i in range(self.weight_box.count())]
+        if names and name not in names and name.rsplit(".", 1)[0] in names:
+            name = name.rsplit(".", 1)[0]
+        dock = self.parentWidget()
+        if dock is not None and hasattr(dock, "raise_") and dock.inherits("QDockWidget"):
+            dock.show()
+            dock.raise_()
+        if name == self.state.weight and self.weight_box.currentText() == name:
+            return
+        self.state.weight = name
+        if names and name not in names:
+            self._say(f"This model has no weight {name}.", error=True)
+            return
+        self.weight_box.setCurrentText(name)
+        self._on_weight_chosen(name)
+
+    def record(self):
+        """The record on screen (None while it is computed)."""
+        st, store = self.state, self.feeder.store
+        if store is None or st.weight is None or st.step is None:
+            return None
+        return store.peek(st.weight, st.step)
+
+    def export_job(self):
+        return self.exporter.export_job()
+
+    # ---- handlers --------------------------------------------------------------------------
+
+    def _on_run_opened(self, run) -> None:
+        self.timeline.set_steps([])
+        self.feeder.open_run(run)
+        if run is None:
+            self._say("Train, or open a run: the coefficients are computed from the run's saved snapshots.")
+
+    def _on_store_ready(self, store) -> None:
+        if store is None:
+            return
+        self.weight_box.blockSignals(True)
+        self.weight_box.clear()
+        self.weight_box.addItems(store.weight_names())
+        self.weight_box.blockSignals(False)
+        if self.state.weight not in store.weight_names():
+            self.state.weight = store.weight_names()[1 if len(store.weight_names()) > 1 else 0]
+        self.weight_box.setCurrentText(self.state.weight)
+        self._say("")
+        self._refresh_steps()
+        self._on_weight_chosen(self.state.weight)
+
+    def _on_step_reported(self, report) -> None:
+        if report.snapshot or report.checkpoint or report.event == "done":
+            self._refresh_steps()
+
+    def _refresh_steps(self) -> None:
+        store = self.feeder.store
+        if store is not None:
+            self.timeline.set_steps(store.steps())  # a directory listing: well under a millisecond
+            self._want()
+
+    def _on_weight_chosen(self, name: str) -> None:
+        if not name or self.feeder.store is None:
+            return
+        self.state.weight, self.state.kind, self.state.part = name, "total", None
+        self.norms._key = ()  # parts change with the weight
+        self._want()
+        self._show()
+        self._draw_charts()
+        self._ask_formula()
+
+    def _on_step_changed(self, step: int) -> None:
+        self.state.step = step
+        self._show()
+        self._want()
+
+    def _want(self) -> None:
+        self.feeder.want(self.state.weight, self.state.step, self.timeline.steps)
+
+    def _on_computed(self, weight: str, step: int) -> None:
+        if weight != self.state.weight:
+            return
+        if step == self.state.step:
+            self._show()
+        if not self._chart_timer.isActive():
+            self._chart_timer.start()
+
+    def _on_part_chosen(self, kind: str, name) -> None:
+        if (kind, name) == (self.state.kind, self.state.part):
+            return
+        self.state.kind, self.state.part = kind, name
+        self._show()
+        self._ask_formula()
+
+    def _on_chart_options(self, _value) -> None:
+        self.state.split = ("classes", "terms")[self.split_box.currentIndex()]
+        self.state.mode = ("lines", "shares")[self.mode_box.currentIndex()]
+        self.state.log = self.log_box.isChecked()
+        self.log_box.setEnabled(self.state.mode == "lines")
+        self._draw_charts()
+
+    # ---- showing ---------------------------------------------------------------------------
+
+    def _show(self) -> None:
+        from engine.coefficients import as_matrix  # loaded: the store imported it on a pool thread
+
+        st, rec = self.state, self.record()
+        self.norms.set_cursor(st.step)
+        self.geometry.set_cursor(st.step)
+        if rec is None:
+            if st.step is not None and st.weight is not None:
+                self._say(f"computing {st.weight} at step {st.step}…")
+            return
+        self._say("")
+        part = st.part if st.kind != "total" and (st.part in rec.classes or st.part in rec.terms) else None
+        what = "G" if part is None else f"G [{part}]"
+        self.G_map.set_matrix(as_matrix(rec.part(part)), kind="signed", title=f"{what} · step {rec.step}")
+        self.W_map.set_matrix(as_matrix(rec.W), kind="signed", title=f"W = {st.weight} · step {rec.step}")
+        update = self.feeder.store.peek_update(st.weight, st.step)
+        if update is not None:
+            self.dW_map.set_matrix(as_matrix(update.dW), kind="signed",
+                                   title=f"ΔW = W({update.next_step}) − W({update.step})")
+            self.geometry_label.setText(f"step {update.step} → {update.next_step}: cos(ΔW, G) = "
+                                        f"{update.cosine:.3f}, ‖ΔW‖/‖G‖ = {update.ratio:.3g}")
+        else:
+            self.dW_map.set_matrix(as_matrix(rec.W) * float("nan"), kind="signed",
+                                   title="ΔW: no later saved step yet")
+            self.geometry_label.setText(f"step {rec.step} is the newest saved step: no update after it yet")
+        ok = rec.agreement <= AGREEMENT_OK
+        color = "#2b8a3e" if ok else "#e8590c"
+        self.badge.setText(f"<span style='color:{color}'>{'✓' if ok else '⚠'} Σ classes vs autograd: "
+                           f"{rec.agreement:.1e}</span>")
+        self.parts.show_step(rec)
+        self.parts.select(st.kind if part is not None else "total", part)
+
+    def _draw_charts(self) -> None:
+        store, st = self.feeder.store, self.state
+        if store is None or st.weight is None:
+            return
+        steps, total, parts = series(self.timeline.steps, store.summaries(st.weight), st.split)
+        self.norms.show_series(steps, total, parts, st.mode, st.log)
+        self.geometry.show_geometry(store.geometry(st.weight))
+
+    def _ask_formula(self) -> None:
+        store, st = self.feeder.store, self.state
+        if store is None or st.weight is None:
+            return
+        self.caption.setText("rendering the formula…")
+        self._formula_job.submit((st.weight, st.kind, st.part), render_formula, store.cfg, st.weight, st.kind,
+                                 st.part, self.palette().color(QPalette.ColorRole.WindowText).name())
+
+    def _on_formula(self, tag, result) -> None:
+        if tag != (self.state.weight, self.state.kind, self.state.part):
+            return
+        caption, png = result
+        self.caption.setText(caption)
+        pixmap = QPixmap()
+        pixmap.loadFromData(png, "PNG")
+        self.formula.setPixmap(pixmap)
+
+    def _say(self, text: str, error: bool = False) -> None:
+        self.status.setText(f"<span style='color:#e8590c'>{text}</span>" if error and text else text)
+        self.status.setVisible(bool(text))

@@ -1,0 +1,126 @@
+"""Exports of the weight pane: the heatmap at a step (PNG, SVG, PDF, or G as NPY), an animation over the
+saved steps (GIF, MP4) with a progress bar, the stack of matrices over steps (NPY) and the norms (CSV).
+
+Each runs on a pool thread (gui.jobs.JobQueue: every request is answered) with the engine's pure
+functions (engine/coefficients_export.py) on the pane's CoefficientStore, so a file holds the numbers the
+pane shows. Progress comes back through a relay signal, queued to the GUI thread.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QMenu, QProgressBar, QToolButton
+
+from ..jobs import JobQueue
+from ..widgets import dialogs
+
+FILTERS = {
+    "heatmap": "PNG image (*.png);;SVG image (*.svg);;PDF document (*.pdf);;NumPy array of G (*.npy)",
+    "animation": "GIF animation (*.gif);;MP4 video (*.mp4)",
+    "stack": "NumPy array, steps × matrix (*.npy)",
+    "norms": "CSV table (*.csv)",
+}
+ALL = ("PNG image (*.png);;SVG image (*.svg);;PDF document (*.pdf);;NumPy array of G (*.npy);;"
+       "CSV norms over steps (*.csv);;GIF animation (*.gif);;MP4 video (*.mp4)")
+
+
+class _Relay(QObject):
+    sig_progress = Signal(int, int)
+
+
+def _run(kind: str, path, store, weight: str, step: int | None, part: str | None, progress):
+    from ..worker import ensure_torch
+
+    ensure_torch()
+    from engine import coefficients_export as ce
+
+    if kind == "stack":
+        return ce.save_stack(path, store, weight, part)
+    return ce.export_coefficient(path, store, weight, step, progress, part)
+
+
+class WeightExporter(QObject):
+    """The pane's Export… button and File → Export…; `export(kind, path)` is what both call."""
+
+    sig_exported = Signal(object)   # Path
+    sig_failed = Signal(str)
+
+    def __init__(self, pane):
+        super().__init__(pane)
+        self.pane = pane
+        self._relay = _Relay(self)
+        self._jobs = JobQueue(self)
+        self.progress = QProgressBar()
+        self.progress.setMaximumWidth(160)
+        self.progress.setFormat("exporting %p%")
+        self.progress.hide()
+        self.button = QToolButton()
+        self.button.setText("Export…")
+        self.button.setToolTip("Save the heatmap, an animation over training, the matrices or the norms")
+        self.button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        menu = QMenu(self.button)
+        for kind, label in (("heatmap", "Heatmap at this step…"), ("animation", "Animation over steps…"),
+                            ("stack", "Matrices over steps (NPY)…"), ("norms", "Norms over steps (CSV)…")):
+            action = QAction(label, menu)
+            action.triggered.connect(lambda _checked=False, k=kind: self.ask(k))
+            menu.addAction(action)
+        self.button.setMenu(menu)
+        pane.export_row.addWidget(self.progress)
+        pane.export_row.addWidget(self.button)
+        self._relay.sig_progress.connect(self._on_progress)
+        self._jobs.sig_done.connect(self._on_done)
+        self._jobs.sig_failed.connect(self._on_failed)
+
+    def _target(self):
+        st = self.pane.state
+        store = self.pane.feeder.store
+        if store is None or st.weight is None:
+            return None
+        return store, st.weight, st.step, st.part if st.kind != "total" else None
+
+    def ask(self, kind: str) -> None:
+        target = self._target()
+        if target is None:
+            self.pane.session.post_message("Nothing to export yet: train, or open a run, first.", "info")
+            return
+        suffix = {"heatmap": "png", "animation": "gif", "stack": "npy", "norms": "csv"}[kind]
+        name = f"{target[1]}-{'G' if kind != 'stack' else 'stack'}.{suffix}"
+        path = dialogs.ask_path(self.pane, "save", "Export coefficient", FILTERS[kind], suggested=name)
+        if path is not None:
+            self.export(kind, path)
+
+    def export(self, kind: str, path) -> None:
+        """Write `kind` ("heatmap", "animation", "stack", "norms"; the file's suffix sets the format)."""
+        target = self._target()
+        if target is None:
+            self.sig_failed.emit("nothing to export yet")
+            return
+        relay = self._relay
+        self.progress.setValue(0)
+        self.progress.setVisible(kind == "animation" or Path(path).suffix.lower() in (".gif", ".mp4"))
+        self._jobs.submit(path, _run, kind, path, *target, relay.sig_progress.emit)
+
+    def export_job(self):
+        """File → Export…: (filters, suggested name, fn(path) -> Path), by the suffix chosen."""
+        target = self._target()
+        if target is None:
+            return None
+        relay = self._relay
+        return ALL, f"{target[1]}-G.png", lambda path: _run("file", path, *target, relay.sig_progress.emit)
+
+    def _on_progress(self, done: int, total: int) -> None:
+        self.progress.setMaximum(total)
+        self.progress.setValue(done)
+
+    def _on_done(self, _tag, path) -> None:
+        self.progress.hide()
+        self.pane.session.post_message(f"Exported {path}", "info")
+        self.sig_exported.emit(Path(path))
+
+    def _on_failed(self, _tag, message: str) -> None:
+        self.progress.hide()
+        self.pane.session.post_message(f"Export failed: {message}")
+        self.sig_failed.emit(message)

@@ -1,0 +1,245 @@
+"""The weight pane's views over training (issue 7): the norms of G and of its route classes or terms as
+lines or as stacked shares, the optimizer's geometry (cos(ΔW, G) and ‖ΔW‖/‖G‖), and the list of parts.
+
+They are handed plain numbers (engine.coefficients.Summary per step, the store's geometry) and only set
+data; a cursor marks the timeline's step. A part's share at a step is ‖part‖ / Σ ‖parts‖: the parts are
+not orthogonal, so norms do not add up to ‖G‖, but shares say which routes carry the weight's coefficient
+and when that changes. Lines are drawn in one colour per part, the same in the chart and the list.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtGui import QBrush, QColor
+from PySide6.QtWidgets import QHeaderView, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
+
+from ..theme import plot_colors
+
+PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
+           "#9c755f", "#bab0ac")
+TOTAL = "G"
+
+
+def color_of(index: int) -> str:
+    return PALETTE[index % len(PALETTE)]
+
+
+def series(steps: list[int], summaries: dict, split: str) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    """(steps computed, ‖G‖, part -> norms) over the steps whose summary is known, in step order."""
+    known = [s for s in steps if s in summaries]
+    attr = "class_norms" if split == "classes" else "term_norms"
+    names = list(dict.fromkeys(k for s in known for k in getattr(summaries[s], attr)))
+    parts = {k: np.array([getattr(summaries[s], attr).get(k, 0.0) for s in known]) for k in names}
+    return np.array(known, float), np.array([summaries[s].norm for s in known]), parts
+
+
+def shares(parts: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Each part's ‖part‖ / Σ‖parts‖ per step (0 where every part is 0)."""
+    if not parts:
+        return {}
+    total = np.sum(list(parts.values()), axis=0)
+    safe = np.where(total > 0, total, 1.0)
+    return {k: v / safe for k, v in parts.items()}
+
+
+class _Chart(QWidget):
+    """A pyqtgraph layout with themed axes, a step cursor and restyling on palette changes."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.graphics = pg.GraphicsLayoutWidget()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.graphics)
+        self.plots: list[pg.PlotItem] = []
+        self.cursors: list[pg.InfiniteLine] = []
+
+    def add_plot(self, row: int, left: str) -> pg.PlotItem:
+        plot = self.graphics.addPlot(row=row, col=0)
+        plot.setLabel("left", left)
+        plot.setMenuEnabled(False)
+        if self.plots:
+            plot.setXLink(self.plots[0])
+        cursor = pg.InfiniteLine(angle=90, movable=False)
+        plot.addItem(cursor, ignoreBounds=True)
+        self.plots.append(plot)
+        self.cursors.append(cursor)
+        self._restyle()
+        return plot
+
+    def set_cursor(self, step: int | None) -> None:
+        for c in self.cursors:
+            c.setVisible(step is not None)
+            if step is not None:
+                c.setPos(step)
+
+    def _restyle(self) -> None:
+        c = plot_colors()
+        self.graphics.setBackground(c.background)
+        for plot in self.plots:
+            plot.showGrid(x=True, y=True, alpha=c.grid_alpha)
+            for name in ("left", "bottom"):
+                plot.getAxis(name).setPen(c.foreground)
+                plot.getAxis(name).setTextPen(c.foreground)
+        for cursor in self.cursors:
+            cursor.setPen(pg.mkPen(c.accent, width=1, style=Qt.PenStyle.DashLine))
+
+    def changeEvent(self, event) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self._restyle()
+
+
+class NormsChart(_Chart):
+    """‖G‖ and each part's norm over the steps (lines), or the parts' shares stacked to 1 (shares)."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.plot = self.add_plot(0, "norm")
+        self.plot.setLabel("bottom", "step")
+        self.plot.addLegend(offset=(-10, 10), labelTextSize="8pt")
+        self.curves: dict[str, pg.PlotDataItem] = {}
+        self.fills: list[pg.FillBetweenItem] = []
+        self.mode = "lines"
+        self._key: tuple = ()
+
+    def show_series(self, steps: np.ndarray, total: np.ndarray, parts: dict[str, np.ndarray], mode: str,
+                    log: bool = False) -> None:
+        """mode "lines": ‖G‖ and each part's norm (log: on a log axis, zeros left out); "shares": stacked."""
+        key = (mode, tuple(parts), log and mode == "lines")
+        if key != self._key:
+            self._rebuild(parts, mode)
+            self.plot.setLogMode(y=key[2])
+            self._key = key
+        if mode == "lines":
+            shown = (lambda v: np.where(v > 0, v, np.nan)) if log else (lambda v: v)
+            self.curves[TOTAL].setData(steps, shown(total))
+            for name, values in parts.items():
+                self.curves[name].setData(steps, shown(values))
+            return
+        cumulative = np.zeros_like(total)
+        for name, share in shares(parts).items():
+            cumulative = cumulative + share
+            self.curves[name].setData(steps, cumulative)
+        self.curves["_floor"].setData(steps, np.zeros_like(total))
+
+    def _rebuild(self, parts: dict, mode: str) -> None:
+        for item in list(self.curves.values()) + self.fills:
+            self.plot.removeItem(item)
+        self.plot.legend.clear()
+        self.curves, self.fills, self.mode = {}, [], mode
+        fg = plot_colors().foreground
+        if mode == "lines":
+            self.plot.setLabel("left", "norm")
+            self.plot.enableAutoRange()
+            self.curves[TOTAL] = self.plot.plot([], [], name="‖G‖", pen=pg.mkPen(fg, width=2.5), connect="finite")
+            for i, name in enumerate(parts):
+                self.curves[name] = self.plot.plot([], [], name=name, pen=pg.mkPen(color_of(i), width=1.5),
+                                                   connect="finite")
+            return
+        self.plot.setLabel("left", "share of Σ‖part‖")
+        self.plot.enableAutoRange(axis="x")
+        self.plot.setYRange(0, 1, padding=0.02)
+        below = self.curves["_floor"] = self.plot.plot([], [], pen=None)
+        for i, name in enumerate(parts):
+            top = self.curves[name] = self.plot.plot([], [], name=name, pen=pg.mkPen(color_of(i), width=1))
+            color = QColor(color_of(i))
+            color.setAlpha(170)
+            fill = pg.FillBetweenItem(below, top, brush=pg.mkBrush(color))
+            self.plot.addItem(fill)
+            self.fills.append(fill)
+            below = top
+
+
+class GeometryChart(_Chart):
+    """cos(ΔW, G) and ‖ΔW‖/‖G‖ over the steps: how far the optimizer's update is from the gradient flow."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.cos_plot = self.add_plot(0, "cos(ΔW, G)")
+        self.ratio_plot = self.add_plot(1, "‖ΔW‖ / ‖G‖")
+        self.ratio_plot.setLabel("bottom", "step")
+        self.cos_plot.setYRange(-1, 1, padding=0.02)
+        self.ratio_plot.setLogMode(y=True)
+        c = plot_colors()
+        self.cos_curve = self.cos_plot.plot([], [], pen=pg.mkPen(c.train, width=1.5), symbol="o", symbolSize=4)
+        self.ratio_curve = self.ratio_plot.plot([], [], pen=pg.mkPen(c.val, width=1.5), symbol="o", symbolSize=4)
+
+    def show_geometry(self, geometry: dict[int, tuple[float, float, float]]) -> None:
+        steps = sorted(s for s, g in geometry.items() if math.isfinite(g[0]))
+        self.cos_curve.setData(np.array(steps, float), np.array([geometry[s][0] for s in steps]))
+        ok = [s for s in steps if geometry[s][1] > 0 and math.isfinite(geometry[s][1])]
+        self.ratio_curve.setData(np.array(ok, float), np.array([geometry[s][1] for s in ok]))
+
+
+class PartsList(QTreeWidget):
+    """G, its route classes and (small weights) its terms, with their norms and shares at the step."""
+
+    sig_part_chosen = Signal(str, object)  # kind ("total" | "class" | "term"), name (None for G)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setColumnCount(3)
+        self.setHeaderLabels(["part", "‖·‖", "share"])
+        self.setRootIsDecorated(True)
+        self.setUniformRowHeights(True)
+        self.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.header().setStretchLastSection(False)
+        self.total = QTreeWidgetItem(self, ["G (all terms)", "", ""])
+        self.total.setData(0, Qt.ItemDataRole.UserRole, ("total", None))
+        self.groups = {k: QTreeWidgetItem(self, [label, "", ""]) for k, label in
+                       (("class", "route classes"), ("term", "terms"))}
+        for g in self.groups.values():
+            g.setFlags(g.flags() & ~Qt.ItemFlag.ItemIsSelectable)
+            g.setExpanded(True)
+        self.items: dict[tuple[str, str], QTreeWidgetItem] = {}
+        self._names: dict[str, tuple] = {"class": (), "term": ()}
+        self.currentItemChanged.connect(self._on_current_changed)
+
+    def show_step(self, record, term_count: int | None = None) -> None:
+        """Norms and shares of the record's parts (names rebuilt only when they change)."""
+        from engine.coefficients import norm
+
+        self._ensure("class", tuple(record.classes))
+        self._ensure("term", tuple(record.terms))
+        self.total.setText(1, f"{norm(record.G):.4g}")
+        for kind, parts in (("class", record.classes), ("term", record.terms)):
+            norms = {k: norm(v) for k, v in parts.items()}
+            whole = sum(norms.values()) or 1.0
+            for k, n in norms.items():
+                item = self.items[(kind, k)]
+                item.setText(1, f"{n:.4g}")
+                item.setText(2, f"{100 * n / whole:.1f}%")
+        terms = self.groups["term"]
+        if record.terms:
+            terms.setText(0, f"terms ({len(record.terms)})")
+        else:
+            terms.setText(0, f"terms: {record.term_count}, too many to split (route classes instead)")
+
+    def _ensure(self, kind: str, names: tuple) -> None:
+        if names == self._names[kind]:
+            return
+        group = self.groups[kind]
+        for k in self._names[kind]:
+            group.removeChild(self.items.pop((kind, k)))
+        for i, k in enumerate(names):
+            item = QTreeWidgetItem(group, [k, "", ""])
+            item.setData(0, Qt.ItemDataRole.UserRole, (kind, k))
+            item.setForeground(0, QBrush(QColor(color_of(i))))
+            item.setToolTip(0, k)
+            self.items[(kind, k)] = item
+        self._names[kind] = names
+
+    def select(self, kind: str, name: str | None) -> None:
+        item = self.total if kind == "total" else self.items.get((kind, name))
+        if item is not None and item is not self.currentItem():
+            self.setCurrentItem(item)
+
+    def _on_current_changed(self, item, _previous) -> None:
+        data = item.data(0, Qt.ItemDataRole.UserRole) if item is not None else None
+        if data:
+            self.sig_part_chosen.emit(*data)
