@@ -189,7 +189,7 @@ class Forms:
     def term(self, term_id: str) -> Term:
         """The term with this ID (found by following its labels, not by enumerating every term)."""
         name, _, rest = term_id.partition(" via ")
-        labels = tuple(reversed([s.strip() for s in rest.split(",")])) if rest.strip() else ()
+        labels = tuple(reversed(_labels(rest)))
         try:
             want = frozenset(s.name for s in self._symbols(name.strip()))
         except KeyError:
@@ -265,9 +265,21 @@ def _fits(label: Label | None, labels: tuple[str, ...]) -> bool:
     return bool(labels) and str(label) == labels[0]
 
 
+def _labels(rest: str) -> list[str]:
+    """The labels of an ID after " via ", split at commas outside braces (a head's Z_{1,0} has one)."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(rest):
+        depth += (ch == "{") - (ch == "}")
+        if ch == "," and depth == 0:
+            parts.append(rest[start:i])
+            start = i + 1
+    parts.append(rest[start:])
+    return [p.strip() for p in parts if p.strip()]
+
+
 def _normal(term_id: str) -> str:
     name, _, rest = term_id.partition(" via ")
-    parts = [s.strip() for s in rest.split(",") if s.strip()]
+    parts = _labels(rest)
     return name.strip() + (" via " + ", ".join(parts) if parts else "")
 
 

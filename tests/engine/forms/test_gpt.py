@@ -80,3 +80,15 @@ def test_binding_needs_every_weight():
 def test_the_derivation_is_cached_per_architecture():
     assert gpt.derive(small_config()) is gpt.derive(small_config())
     assert gpt.derive(small_config()) is not gpt.derive(small_config(norm="post"))
+
+
+def test_every_term_is_found_by_its_id_even_with_a_heads_comma():
+    """IDs of multi-head models hold labels such as A_1@Z_{1,0}#0: the comma inside braces is not a
+    separator between labels."""
+    from engine.forms import derive
+
+    f = derive(ModelConfig(n_layer=2, n_head=2, d_model=8, d_ff=16, n_ctx=8, vocab_size=5))
+    terms = f.terms("blocks.0.W_V", limit=None)
+    assert any("{1,0}" in t.id for t in terms)
+    for t in terms:
+        assert f.term(t.id) is not None and f.term(t.id).index == t.index
