@@ -1,0 +1,251 @@
+"""The Forms pane (DESIGN §1.5): the training error's differential form pulled back to the weights
+(FORMS.md), for the note's encoder chain or for the model of the Architecture pane.
+
+Three tabs over one derivation: Walkthrough (the note's pipeline, stage by stage), Terms (weights with
+their counts, terms, one term's word, G and numbers at the current step) and Console (the note's command
+line). The derivation runs on a pool thread; choosing a weight here selects it app-wide
+(Session.select_weight) and a weight selected elsewhere is shown here. Export… writes formula snapshots
+(engine.forms.snapshot_export) off the GUI thread; Copy LaTeX puts the chosen formula on the clipboard.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QLabel, QMenu, QTabWidget, QToolButton, QVBoxLayout, QWidget
+
+from engine.config import ExperimentConfig
+from engine.forms import latex
+from engine.forms import snapshot_export as se
+
+from ..jobs import LatestJob
+from ..session import Session
+from ..widgets import dialogs
+from .forms_console import ConsoleView
+from .forms_source import SourceBar, SourceChoice, derive_source
+from .forms_terms import TermsView
+from .forms_values import TermValues, ValueRequest, term_values
+from .forms_walkthrough import WalkthroughView
+
+TABS = ("walkthrough", "terms", "console")
+WEIGHTS_EVERY = 50   # steps between the weight copies this pane asks for while training (values follow)
+
+
+@dataclass
+class FormsState:
+    source: SourceChoice
+    weight: str | None = None
+    term_id: str | None = None
+    tab: str = "terms"
+
+
+class FormsPane(QWidget):
+    title = "Forms"
+    object_name = "pane_forms"
+
+    def __init__(self, session: Session, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.session = session
+        self.forms = None
+        self.counts: dict[str, int] = {}
+        self._derive = LatestJob(self)
+        self._values = LatestJob(self)
+        self._exports = LatestJob(self)
+        self._build()
+        self.state = FormsState(self.source.choice(), tab="terms")
+        self._connect()
+        self._on_source_changed(self.source.choice())
+
+    # ---- layout ----------------------------------------------------------------------------
+
+    def _build(self) -> None:
+        self.source = SourceBar()
+        self.export_button = QToolButton()
+        self.export_button.setText("Export…")
+        self.export_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        menu = QMenu(self.export_button)
+        self.export_actions = {
+            "term": menu.addAction("This term…"), "weight": menu.addAction("This weight's coefficient…"),
+            "stage": menu.addAction("This walkthrough stage…"), "form": menu.addAction("The whole form (paged)…"),
+        }
+        menu.addSeparator()
+        self.copy_action = menu.addAction("Copy LaTeX of the chosen formula")
+        self.export_button.setMenu(menu)
+        self.source.add_widget(self.export_button)
+        self.status = QLabel()
+        self.status.setObjectName("forms_status")
+        self.status.setWordWrap(True)
+        self.walkthrough, self.terms, self.console = WalkthroughView(), TermsView(), ConsoleView()
+        self.tabs = QTabWidget()
+        for view, label in zip((self.walkthrough, self.terms, self.console), ("Walkthrough", "Terms", "Console")):
+            self.tabs.addTab(view, label)
+        self.tabs.setCurrentIndex(TABS.index("terms"))
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.source)
+        layout.addWidget(self.status)
+        layout.addWidget(self.tabs, 1)
+
+    def _connect(self) -> None:
+        self.source.sig_changed.connect(self._on_source_changed)
+        self._derive.sig_done.connect(self._on_derived)
+        self._derive.sig_failed.connect(self._on_derive_failed)
+        self._values.sig_done.connect(self._on_values)
+        self._values.sig_failed.connect(self._on_values_failed)
+        self._exports.sig_done.connect(self._on_exported)
+        self._exports.sig_failed.connect(lambda _tag, msg: self.session.post_message(f"Export failed: {msg}"))
+        self.terms.sig_weight_chosen.connect(self._on_weight_chosen)
+        self.terms.sig_term_chosen.connect(self._on_term_chosen)
+        self.tabs.currentChanged.connect(lambda i: setattr(self.state, "tab", TABS[i]))
+        for what, action in self.export_actions.items():
+            action.triggered.connect(lambda _=False, w=what: self.export_dialog(w))
+        self.copy_action.triggered.connect(self.copy_latex)
+        self.session.sig_config_changed.connect(self._on_config_changed)
+        self.session.sig_weight_selected.connect(self._on_weight_selected)
+        self.session.sig_run_opened.connect(lambda _run: self._ask_values())
+        self.session.sig_weights_ready.connect(lambda _step, _w: self._ask_values())
+
+    # ---- the derivation --------------------------------------------------------------------
+
+    def _on_source_changed(self, choice: SourceChoice) -> None:
+        self.state.source = choice
+        model = self.session.config.model if choice.kind == "model" else None
+        self.status.setText(f"Deriving {choice.describe(model)}…")
+        self._derive.submit(choice, derive_source, choice, model)
+
+    def _on_config_changed(self, cfg: ExperimentConfig) -> None:
+        if self.state.source.kind == "model":
+            self._on_source_changed(self.state.source)
+
+    def _on_derived(self, choice: SourceChoice, result) -> None:
+        if choice != self.state.source:
+            return
+        self.forms, self.counts, seconds = result
+        n = sum(self.counts.values())
+        self.status.setText(f"{self.forms.net.title}: {n:,} terms over {len(self.counts)} weights "
+                            f"(derived in {seconds * 1000:.0f} ms). Every term is one route from a weight to "
+                            "the output; its coefficients add up to −∂L/∂W.")
+        self.terms.set_forms(self.forms, self.counts)
+        self.walkthrough.set_forms(self.forms)
+        self.console.set_network(self.forms.net)
+        want = self.state.weight if self.state.weight in self.counts else self.session.selected_weight
+        if want in self.counts:
+            self.terms.select_weight(want)
+        self._update_weights_wish()
+
+    def _on_derive_failed(self, _choice, message: str) -> None:
+        self.status.setText(f"Cannot derive the form: {message}")
+
+    # ---- selection -------------------------------------------------------------------------
+
+    def _on_weight_chosen(self, name: str) -> None:
+        self.state.weight = name
+        if self.state.source.kind == "model" and name != self.session.selected_weight:
+            self.session.select_weight(name)
+
+    def _on_weight_selected(self, name: str) -> None:
+        if name != self.terms.weight and name in self.counts:
+            self.state.weight = name
+            self.terms.select_weight(name)
+
+    def _on_term_chosen(self, term) -> None:
+        self.state.term_id = term.id
+        self.walkthrough.set_term(term)
+        self._ask_values()
+
+    # ---- numbers at the current step -------------------------------------------------------
+
+    def _update_weights_wish(self) -> None:
+        live = self.state.source.kind == "model" and self.session.run is not None
+        self.session.want_weights(self.object_name, WEIGHTS_EVERY if live else 0)
+
+    def _ask_values(self) -> None:
+        term, run = self.terms.term, self.session.run
+        if term is None or self.forms is None:
+            return
+        if self.state.source.kind != "model":
+            self.terms.detail.show_values(None, "Numbers are shown for the model's terms when a run is open "
+                                                "(the note's chain has no run).")
+            return
+        if run is None:
+            self.terms.detail.show_values(None, "Open or train a run to see this term's value at the current step.")
+            return
+        model = self.session.config.model
+        if run.config.model != model:
+            self.terms.detail.show_values(None, "The open run's model differs from the Architecture pane's: "
+                                                "its values are not this form's.")
+            return
+        weights, step = None, run.latest_step()
+        if self.session.weights is not None and self.session.weights_step >= 0:
+            weights, step = self.session.weights, self.session.weights_step
+        elif step == 0 and not run.checkpoint_steps():
+            self.terms.detail.show_values(None, "The run has no saved weights yet.")
+            return
+        self.terms.detail.show_values(None, f"Computing the value at step {step}…")
+        req = ValueRequest(model, str(run.path), step, term.id, term.weight, weights)
+        self._values.submit(term.id, term_values, req)
+
+    def _on_values(self, term_id: str, values: TermValues) -> None:
+        self.terms.detail.show_values(values, "")
+
+    def _on_values_failed(self, _term_id, message: str) -> None:
+        self.terms.detail.show_values(None, f"No value: {message}")
+
+    # ---- export ----------------------------------------------------------------------------
+
+    def sheet_builder(self, what: str):
+        """A function making the sheet of `what` (term, weight, stage, form), or None if nothing is chosen.
+        It captures engine objects only, so it may run on a pool thread."""
+        forms, term, weight = self.forms, self.terms.term, self.terms.weight
+        if forms is None:
+            return None
+        if what == "term" and term is not None:
+            return lambda: se.term_sheet(forms, term)
+        if what == "weight" and weight is not None:
+            return lambda: se.weight_sheet(forms, weight)
+        if what == "stage" and self.walkthrough.sheet is not None:
+            sheet = self.walkthrough.sheet
+            return lambda: sheet
+        if what == "form":
+            return lambda: se.form_sheet(forms)
+        return None
+
+    def _default_export(self) -> str:
+        if self.state.tab == "walkthrough":
+            return "stage"
+        return "term" if self.terms.term is not None else "weight"
+
+    def export_job(self):
+        what = self._default_export()
+        build = self.sheet_builder(what)
+        if build is None:
+            return None
+        name = {"term": "term", "weight": self.terms.weight or "weight", "stage": "stage", "form": "form"}[what]
+        return se.FILTERS, f"{name}.tex", lambda path: se.export_sheet(path, build())[0]
+
+    def export_dialog(self, what: str) -> None:
+        build = self.sheet_builder(what)
+        if build is None:
+            self.session.post_message("Choose a weight, a term or a walkthrough stage first.", "warning")
+            return
+        path = dialogs.ask_path(self, "save", "Export formula", se.FILTERS, suggested=f"{what}.tex")
+        if path is not None:
+            self._exports.submit(what, lambda: se.export_sheet(path, build()))
+
+    def _on_exported(self, _what, paths) -> None:
+        shown = str(paths[0]) + (f" and {len(paths) - 1} more pages" if len(paths) > 1 else "")
+        self.session.post_message(f"Formula exported to {shown}", "info")
+
+    def chosen_latex(self) -> str | None:
+        if self.state.tab == "walkthrough" and self.walkthrough.sheet is not None:
+            return "\n".join(f.tex for f in self.walkthrough.sheet.formulas)
+        term = self.terms.term
+        return None if term is None else "G = " + latex(term.G)
+
+    def copy_latex(self) -> None:
+        tex = self.chosen_latex()
+        if tex is None:
+            self.session.post_message("Choose a term or a walkthrough stage first.", "warning")
+            return
+        QGuiApplication.clipboard().setText(tex)
+        self.session.post_message("LaTeX copied to the clipboard.", "info")

@@ -1,0 +1,230 @@
+"""The forms pane's console: the note's command line (engine.forms.console) with a prompt that keeps its
+history (Up and Down), outputs rendered as mathematics, HTML or text, and a log for errors, as in the
+note's screenshots. Lines run off the GUI thread, one at a time; the console evaluates only the forms
+language, never Python (DESIGN §8): whatever it cannot parse is an error in the log.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QFont, QFontDatabase, QPalette
+from PySide6.QtWidgets import (QCheckBox, QFrame, QLabel, QLineEdit, QPlainTextEdit, QPushButton,
+                               QScrollArea, QSplitter, QVBoxLayout, QWidget)
+
+from engine.forms import Console, Output
+
+from ..jobs import LatestJob
+from ..widgets.formula import FormulaView
+from ..widgets.tiles import row_of
+
+ROWS_SHOWN = 40     # formulas rendered per output; the rest are counted, and show as text
+BLOCKS_KEPT = 200   # outputs kept in the view
+
+
+class History:
+    """Lines entered, oldest first; `previous` and `next` walk them like a shell (the line being typed is
+    kept and comes back after the newest)."""
+
+    def __init__(self, limit: int = 500):
+        self.lines: list[str] = []
+        self.limit = limit
+        self._pos = 0
+        self._draft = ""
+
+    def add(self, line: str) -> None:
+        if line and (not self.lines or self.lines[-1] != line):
+            self.lines.append(line)
+            del self.lines[:-self.limit]
+        self._pos = len(self.lines)
+        self._draft = ""
+
+    def previous(self, current: str) -> str:
+        if self._pos == len(self.lines):
+            self._draft = current
+        self._pos = max(0, self._pos - 1)
+        return self.lines[self._pos] if self.lines else current
+
+    def next(self, current: str) -> str:
+        if self._pos >= len(self.lines):
+            return current
+        self._pos += 1
+        return self._draft if self._pos == len(self.lines) else self.lines[self._pos]
+
+
+class Prompt(QLineEdit):
+    """Enter runs the line (returnPressed); Up and Down walk the history."""
+
+    def __init__(self, history: History, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.history = history
+
+    def keyPressEvent(self, event) -> None:
+        if event.key() == Qt.Key.Key_Up:
+            self.setText(self.history.previous(self.text()))
+        elif event.key() == Qt.Key.Key_Down:
+            self.setText(self.history.next(self.text()))
+        else:
+            super().keyPressEvent(event)
+
+
+def _mono() -> QFont:
+    return QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+
+
+class ConsoleView(QWidget):
+    sig_ran = Signal(str, object)   # line, [Output]
+    sig_failed = Signal(str, str)   # line, error message
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.console = Console()
+        self.history = History()
+        self._job = LatestJob(self)
+        self._build()
+        self._job.sig_done.connect(self._on_done)
+        self._job.sig_failed.connect(self._on_failed)
+        self.prompt.returnPressed.connect(self._on_return)
+        self.clear_button.clicked.connect(self.clear)
+
+    def _build(self) -> None:
+        self.body = QWidget()
+        self.blocks = QVBoxLayout(self.body)
+        self.blocks.setAlignment(Qt.AlignmentFlag.AlignTop)
+        self.scroll = QScrollArea()
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setWidget(self.body)
+        self.log = QPlainTextEdit()
+        self.log.setObjectName("console_log")
+        self.log.setReadOnly(True)
+        self.log.setFont(_mono())
+        self.log.setPlaceholderText("Errors appear here.")
+        self.prompt = Prompt(self.history)
+        self.prompt.setObjectName("console_prompt")
+        self.prompt.setFont(_mono())
+        self.prompt.setPlaceholderText("show(html(shiftmm(z[13])))   ·   forms(2, 4)   ·   help   (Enter runs, ↑ ↓ history)")
+        self.as_math = QCheckBox("Words as mathematics")
+        self.as_math.setChecked(True)
+        self.as_math.setToolTip("Render words, terms and networks with mathtext; off: the note's text notation")
+        self.clear_button = QPushButton("Clear")
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self.scroll)
+        split.addWidget(self.log)
+        split.setStretchFactor(0, 4)
+        split.setStretchFactor(1, 1)
+        split.setSizes([600, 110])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(split, 1)
+        layout.addWidget(self.prompt)
+        layout.addLayout(row_of(self.as_math, self.clear_button))
+        self._add(QLabel("The note's console. Type help for its functions; net is the chosen source's network."))
+
+    # ---- running ----
+
+    def set_network(self, net) -> None:
+        self.console.env["net"] = net
+
+    def run_line(self, line: str) -> None:
+        line = line.strip()
+        if not line or self._job.busy:
+            return
+        self.history.add(line)
+        self.prompt.clear()
+        self.prompt.setEnabled(False)
+        self._add(self._echo(line))
+        self._job.submit(line, self.console.run, line)
+
+    def _on_return(self) -> None:
+        self.run_line(self.prompt.text())
+
+    def _on_done(self, line: str, outputs: list[Output]) -> None:
+        self._ready()
+        for out in outputs:
+            self._add(self._output(out))
+        self.sig_ran.emit(line, outputs)
+
+    def _on_failed(self, line: str, message: str) -> None:
+        self._ready()
+        self.log.appendPlainText(f"{line}\n  error: {message}")
+        err = QLabel(f"error: {message}  (details in the log below)")
+        err.setWordWrap(True)
+        err.setStyleSheet(f"color: {self.palette().color(QPalette.ColorRole.BrightText).name()};")
+        self._add(err)
+        self.sig_failed.emit(line, message)
+
+    def _ready(self) -> None:
+        self.prompt.setEnabled(True)
+        self.prompt.setFocus()
+
+    # ---- output ----
+
+    def _echo(self, line: str) -> QLabel:
+        label = QLabel("› " + line)
+        label.setFont(_mono())
+        label.setTextFormat(Qt.TextFormat.PlainText)
+        label.setStyleSheet("color: palette(link);")
+        label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        return label
+
+    def _output(self, out: Output) -> QWidget:
+        box = QFrame()
+        col = QVBoxLayout(box)
+        col.setContentsMargins(12, 0, 0, 6)
+        if out.kind == "html":
+            label = QLabel(out.content)
+            label.setTextFormat(Qt.TextFormat.RichText)
+            label.setProperty("output_kind", "html")
+        elif out.rows and self.as_math.isChecked():
+            for k, (tag, tex) in enumerate(out.rows[:ROWS_SHOWN]):
+                if tag:
+                    col.addWidget(self._tag(tag))
+                col.addWidget(FormulaView(tex, _text_row(out, k)))
+            if len(out.rows) > ROWS_SHOWN:
+                col.addWidget(QLabel(f"… and {len(out.rows) - ROWS_SHOWN} more (as text: turn off "
+                                     "“Words as mathematics”)"))
+            box.setProperty("output_kind", "math")
+            return box
+        else:
+            label = QLabel(out.content)
+            label.setFont(_mono())
+            label.setTextFormat(Qt.TextFormat.PlainText)
+            label.setProperty("output_kind", "text")
+        label.setWordWrap(True)
+        label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        col.addWidget(label)
+        box.setProperty("output_kind", label.property("output_kind"))
+        return box
+
+    def _tag(self, text: str) -> QLabel:
+        tag = QLabel(text)
+        tag.setFont(_mono())
+        tag.setStyleSheet("color: palette(placeholder-text);")
+        return tag
+
+    def _add(self, widget: QWidget) -> None:
+        self.blocks.addWidget(widget)
+        while self.blocks.count() > BLOCKS_KEPT:
+            old = self.blocks.takeAt(0).widget()
+            if old is not None:
+                old.deleteLater()
+        QTimer.singleShot(0, self._scroll_to_end)
+
+    def _scroll_to_end(self) -> None:
+        bar = self.scroll.verticalScrollBar()
+        bar.setValue(bar.maximum())
+
+    def outputs(self) -> list[QWidget]:
+        return [self.blocks.itemAt(i).widget() for i in range(self.blocks.count())]
+
+    def clear(self) -> None:
+        while self.blocks.count():
+            old = self.blocks.takeAt(0).widget()
+            if old is not None:
+                old.deleteLater()
+        self.log.clear()
+
+
+def _text_row(out: Output, k: int) -> str:
+    """The k-th row's text notation, when the content has one line per row (a fallback while rendering)."""
+    lines = out.content.split("\n")
+    return lines[k] if len(lines) == len(out.rows) else ""

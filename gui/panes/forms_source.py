@@ -1,0 +1,118 @@
+"""What the forms pane inspects: the note's encoder chain (depth 1–6 and its options) or the model of the
+Architecture pane — `SourceChoice`, the bar that edits it, and `derive_source`, which derives it on a pool
+thread (engine.forms: `Forms(encoder(…))`, or `gpt.derive(model)`, cached per architecture)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QSpinBox, QWidget
+
+from engine.config import ModelConfig
+
+from ..worker import ensure_torch
+
+KINDS = ("chain", "model")
+MAX_DEPTH = 6
+MAX_HEADS = 4
+
+
+@dataclass(frozen=True)
+class SourceChoice:
+    kind: str = "chain"          # "chain": the note's encoder(n); "model": the Architecture pane's model
+    depth: int = 2
+    residual: bool = False
+    heads: int = 1
+    layer_norm: bool = False
+    cross_entropy: bool = False
+    causal: bool = False
+
+    def chain_options(self) -> dict:
+        return dict(residual=self.residual, heads=self.heads, layer_norm=self.layer_norm,
+                    cross_entropy=self.cross_entropy, causal=self.causal)
+
+    def describe(self, model: ModelConfig | None = None) -> str:
+        if self.kind == "model":
+            return "the Architecture pane's model" if model is None else \
+                f"the model ({model.n_layer} layers, {model.n_head} heads)"
+        opts = [k for k in ("residual", "layer_norm", "cross_entropy", "causal") if getattr(self, k)]
+        opts += [f"heads={self.heads}"] if self.heads > 1 else []
+        return f"encoder({', '.join([str(self.depth)] + opts)})"
+
+
+def derive_source(choice: SourceChoice, model: ModelConfig | None):
+    """(Forms, counts per weight, seconds taken): runs on a pool thread."""
+    ensure_torch()  # the forms engine's network modules import torch
+    from engine.forms import Forms, derive, encoder
+
+    t0 = time.perf_counter()
+    if choice.kind == "model":
+        forms = derive(model)
+    else:
+        forms = Forms(encoder(choice.depth, **choice.chain_options()))
+    counts = forms.counts()
+    return forms, counts, time.perf_counter() - t0
+
+
+class SourceBar(QWidget):
+    sig_changed = Signal(object)  # SourceChoice
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.kind = QComboBox()
+        self.kind.setObjectName("forms_source")
+        self.kind.addItems(["The note's encoder chain", "The Architecture pane's model"])
+        self.depth = QSpinBox()
+        self.depth.setObjectName("forms_depth")
+        self.depth.setRange(1, MAX_DEPTH)
+        self.depth.setValue(2)
+        self.depth.setPrefix("depth ")
+        self.heads = QSpinBox()
+        self.heads.setRange(1, MAX_HEADS)
+        self.heads.setPrefix("heads ")
+        self.flags = {name: QCheckBox(label) for name, label in (
+            ("residual", "residual"), ("layer_norm", "layer norm"), ("cross_entropy", "cross-entropy head"),
+            ("causal", "causal mask"))}
+        self.kind.setToolTip("Inspect the note's chain, or the model being built and trained")
+        self.depth.setToolTip("Layers of the chain (the note goes to 6: 2184 terms)")
+        self.heads.setToolTip("Attention heads per layer of the chain")
+        self.row = QHBoxLayout(self)
+        self.row.setContentsMargins(0, 0, 0, 0)
+        self.row.addWidget(QLabel("Source:"))
+        self.row.addWidget(self.kind)
+        self.chain_widgets = [self.depth, self.heads, *self.flags.values()]
+        for w in self.chain_widgets:
+            self.row.addWidget(w)
+        self.row.addStretch(1)
+        self.kind.currentIndexChanged.connect(self._on_edited)
+        self.depth.valueChanged.connect(self._on_edited)
+        self.heads.valueChanged.connect(self._on_edited)
+        for box in self.flags.values():
+            box.toggled.connect(self._on_edited)
+
+    def add_widget(self, widget: QWidget) -> None:
+        self.row.addWidget(widget)
+
+    def choice(self) -> SourceChoice:
+        return SourceChoice(KINDS[self.kind.currentIndex()], self.depth.value(),
+                            heads=self.heads.value(), **{k: b.isChecked() for k, b in self.flags.items()})
+
+    def set_choice(self, choice: SourceChoice) -> None:
+        widgets = [self.kind, self.depth, self.heads, *self.flags.values()]
+        blocked = [w.blockSignals(True) for w in widgets]
+        self.kind.setCurrentIndex(KINDS.index(choice.kind))
+        self.depth.setValue(choice.depth)
+        self.heads.setValue(choice.heads)
+        for k, box in self.flags.items():
+            box.setChecked(getattr(choice, k))
+        for w, b in zip(widgets, blocked):
+            w.blockSignals(b)
+        self._on_edited()
+
+    def _on_edited(self, *_) -> None:
+        chain = self.kind.currentIndex() == 0
+        for w in self.chain_widgets:
+            w.setVisible(chain)
+        self.sig_changed.emit(self.choice())

@@ -1,0 +1,300 @@
+"""The forms pane's term browser: weights with their term counts, the terms of the chosen weight, and the
+chosen term's detail (forms_term_detail.py).
+
+Terms are listed by a model/view table (`TermTable`, uniform rows, nothing rendered) that a pool thread
+fills in Leibniz order a batch at a time (`TermLoader`): the list shows its first rows at once, a progress
+bar counts the rest, Cancel stops, and a weight with more terms than LOAD_CAP stops there with a button for
+the next LOAD_CAP. Counts come from the derivation without enumerating, so a GPT's millions of routes are
+counted, never listed all at once.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QThreadPool, Qt, Signal
+from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QProgressBar,
+                               QPushButton, QSplitter, QTreeView, QTreeWidget, QTreeWidgetItem, QVBoxLayout,
+                               QWidget)
+
+from engine.forms.derive import Forms, Term
+
+from .forms_term_detail import TermDetail
+
+LOAD_CAP = 5000   # terms listed per "load" of a weight
+BATCH = 250       # terms per batch sent to the GUI thread
+
+
+class TermTable(QAbstractTableModel):
+    HEADERS = ("#", "Term ID", "Route", "Ops")
+
+    def __init__(self, parent: QObject | None = None):
+        super().__init__(parent)
+        self.terms: list[Term] = []
+
+    def rowCount(self, parent=QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self.terms)
+
+    def columnCount(self, parent=QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self.HEADERS)
+
+    def data(self, index: QModelIndex, role=Qt.ItemDataRole.DisplayRole):
+        if not index.isValid():
+            return None
+        t = self.terms[index.row()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return (t.index, t.id, t.route_class, t.op_count)[index.column()]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return f"{t.id}\nroute class {t.route_class}, {t.op_count} operators, term {t.index} in Leibniz order"
+        return None
+
+    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return self.HEADERS[section]
+        return None
+
+    def clear(self) -> None:
+        self.beginResetModel()
+        self.terms = []
+        self.endResetModel()
+
+    def extend(self, terms: list[Term]) -> None:
+        if terms:
+            n = len(self.terms)
+            self.beginInsertRows(QModelIndex(), n, n + len(terms) - 1)
+            self.terms.extend(terms)
+            self.endInsertRows()
+
+
+class TermLoader(QObject):
+    """Enumerates a weight's terms on a pool thread, LOAD_CAP at a time, in batches."""
+
+    sig_batch = Signal(int, object)         # generation, [Term]
+    sig_finished = Signal(int, int, bool)   # generation, terms listed so far, whether that is all
+
+    def __init__(self, parent: QObject | None = None):
+        super().__init__(parent)
+        self.generation = 0
+        self._cancel = threading.Event()
+        self._iter = None
+        self.running = False
+
+    def start(self, forms: Forms, weight: str) -> None:
+        self.cancel()
+        self.generation += 1
+        self._cancel = threading.Event()
+        self._iter = forms.iter_terms(weight)
+        self._run(0)
+
+    def more(self, listed: int) -> None:
+        if self._iter is not None and not self.running:
+            self._cancel = threading.Event()
+            self._run(listed)
+
+    def cancel(self) -> None:
+        self._cancel.set()
+
+    def _run(self, listed: int) -> None:
+        gen, cancel, it, relay = self.generation, self._cancel, self._iter, self
+        self.running = True
+
+        def work() -> None:
+            n, batch, done = listed, [], False
+            try:
+                while not cancel.is_set() and n - listed < LOAD_CAP:
+                    try:
+                        batch.append(next(it))
+                    except StopIteration:
+                        done = True
+                        break
+                    n += 1
+                    if len(batch) == BATCH:
+                        relay.sig_batch.emit(gen, batch)
+                        batch = []
+                relay.sig_batch.emit(gen, batch)
+                relay.sig_finished.emit(gen, n, done)
+            except RuntimeError:  # the pane was deleted while this ran
+                pass
+
+        QThreadPool.globalInstance().start(work)
+
+    def finished(self) -> None:
+        self.running = False
+
+
+class TermsView(QWidget):
+    sig_weight_chosen = Signal(str)     # the user chose a weight in the list
+    sig_term_chosen = Signal(object)    # Term
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.forms: Forms | None = None
+        self.weight: str | None = None
+        self._complete = False
+        self.table = TermTable(self)
+        self.loader = TermLoader(self)
+        self._build()
+        self._connect()
+
+    def _build(self) -> None:
+        self.weights = QTreeWidget()
+        self.weights.setObjectName("forms_weights")
+        self.weights.setHeaderLabels(["Weight", "Terms"])
+        self.weights.setRootIsDecorated(False)
+        self.weights.setUniformRowHeights(True)
+        self.weights.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.weights.header().setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        self.weights.header().setStretchLastSection(False)
+        self.list = QTreeView()
+        self.list.setObjectName("forms_terms")
+        self.list.setModel(self.table)
+        self.list.setRootIsDecorated(False)
+        self.list.setUniformRowHeights(True)
+        self.list.setAlternatingRowColors(True)
+        self.list.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        head = self.list.header()
+        head.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        for col in (0, 2, 3):
+            head.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+        head.setStretchLastSection(False)
+        self.progress = QProgressBar()
+        self.progress.setTextVisible(True)
+        self.cancel_button = QPushButton("Cancel")
+        self.more_button = QPushButton(f"List {LOAD_CAP:,} more")
+        self.list_status = QLabel()
+        self.list_status.setWordWrap(True)
+        row = QHBoxLayout()
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.progress, 1)
+        row.addWidget(self.cancel_button)
+        row.addWidget(self.more_button)
+        middle = QWidget()
+        col = QVBoxLayout(middle)
+        col.setContentsMargins(0, 0, 0, 0)
+        col.addWidget(self.list, 1)
+        col.addWidget(self.list_status)
+        col.addLayout(row)
+        self.detail = TermDetail()
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(self.weights)
+        split.addWidget(middle)
+        split.setStretchFactor(0, 1)
+        split.setStretchFactor(1, 2)
+        outer = QSplitter(Qt.Orientation.Vertical)
+        outer.addWidget(split)
+        outer.addWidget(self.detail)
+        outer.setStretchFactor(0, 1)
+        outer.setStretchFactor(1, 2)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(outer)
+        self._show_progress(False)
+
+    def _connect(self) -> None:
+        self.weights.currentItemChanged.connect(self._on_weight_item_changed)
+        self.list.selectionModel().currentRowChanged.connect(self._on_term_row_changed)
+        self.loader.sig_batch.connect(self._on_batch)
+        self.loader.sig_finished.connect(self._on_loaded)
+        self.cancel_button.clicked.connect(self.loader.cancel)
+        self.more_button.clicked.connect(lambda: self._load_more())
+
+    # ---- what the pane tells it ----
+
+    def set_forms(self, forms: Forms, counts: dict[str, int]) -> None:
+        self.forms = forms
+        self.weight = None
+        was = self.weights.blockSignals(True)
+        self.weights.clear()
+        for name, n in counts.items():
+            item = QTreeWidgetItem([name, f"{n:,}"])
+            item.setData(0, Qt.ItemDataRole.UserRole, name)
+            item.setTextAlignment(1, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            self.weights.addTopLevelItem(item)
+        self.weights.blockSignals(was)
+        self.loader.cancel()
+        self.table.clear()
+        self.detail.clear()
+        self.list_status.setText("Choose a weight to list its terms.")
+
+    def select_weight(self, name: str) -> bool:
+        """Show `name`'s terms (without emitting sig_weight_chosen); False when it is not a weight here."""
+        for i in range(self.weights.topLevelItemCount()):
+            item = self.weights.topLevelItem(i)
+            if item.data(0, Qt.ItemDataRole.UserRole) == name:
+                was = self.weights.blockSignals(True)
+                self.weights.setCurrentItem(item)
+                self.weights.blockSignals(was)
+                self._list(name)
+                return True
+        return False
+
+    def select_term(self, term_id: str) -> bool:
+        for row, t in enumerate(self.table.terms):
+            if t.id == term_id:
+                self.list.setCurrentIndex(self.table.index(row, 1))
+                return True
+        return False
+
+    # ---- listing ----
+
+    def _list(self, name: str) -> None:
+        if self.forms is None or name == self.weight:
+            return
+        self.weight = name
+        self.table.clear()
+        self.detail.clear()
+        self._complete = False
+        total = self.forms.count(name)
+        self.progress.setRange(0, max(1, min(total, LOAD_CAP)))
+        self.progress.setValue(0)
+        self.progress.setFormat(f"listing %v of {total:,} terms")
+        self._show_progress(True)
+        self.list_status.setText("")
+        self.loader.start(self.forms, name)
+
+    def _load_more(self) -> None:
+        n = len(self.table.terms)
+        total = self.forms.count(self.weight)
+        self.progress.setRange(n, min(total, n + LOAD_CAP))
+        self._show_progress(True)
+        self.loader.more(n)
+
+    def _show_progress(self, running: bool) -> None:
+        self.progress.setVisible(running)
+        self.cancel_button.setVisible(running)
+        self.more_button.setVisible(not running and self.weight is not None and not self._complete
+                                    and self.forms is not None and bool(self.table.terms))
+
+    def _on_batch(self, gen: int, terms: list) -> None:
+        if gen == self.loader.generation:
+            self.table.extend(terms)
+            self.progress.setValue(len(self.table.terms))
+            if terms and not self.list.currentIndex().isValid():
+                self.list.setCurrentIndex(self.table.index(0, 1))
+
+    def _on_loaded(self, gen: int, listed: int, complete: bool) -> None:
+        self.loader.finished()
+        if gen != self.loader.generation:
+            return
+        self._complete = complete
+        total = self.forms.count(self.weight) if self.forms is not None else listed
+        self.list_status.setText(f"{total:,} terms of {self.weight}." if complete else
+                                 f"Listed the first {listed:,} of {total:,} terms of {self.weight} in Leibniz order.")
+        self._show_progress(False)
+
+    def _on_weight_item_changed(self, item, _previous) -> None:
+        if item is not None:
+            name = item.data(0, Qt.ItemDataRole.UserRole)
+            self._list(name)
+            self.sig_weight_chosen.emit(name)
+
+    def _on_term_row_changed(self, index: QModelIndex, _previous) -> None:
+        if index.isValid() and self.forms is not None:
+            term = self.table.terms[index.row()]
+            self.detail.show_term(self.forms, term)
+            self.sig_term_chosen.emit(term)
+
+    @property
+    def term(self) -> Term | None:
+        index = self.list.currentIndex()
+        return self.table.terms[index.row()] if index.isValid() else None

@@ -1,0 +1,176 @@
+"""The forms pane's walkthrough: the note's pipeline — encoder(n), form, expandAll, expandmm, shiftmm,
+cycle — as steps to go through for the whole form or for one term, each stage rendered as mathematics
+(FORMS.md §1–3: layers composed by substitution, shifts with the transposes of §3).
+
+Stages are derived and printed on a pool thread (`stage_sheets`); a whole form with more terms than the
+engine lists (DEFAULT_LIMIT) walks only as far as the form itself and says to follow one term instead.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QComboBox, QLabel, QListWidget, QPushButton, QSplitter, QVBoxLayout, QWidget)
+
+from engine.forms import snapshot_export as se
+from engine.forms.derive import Forms, Term, TooManyTerms
+
+from ..jobs import LatestJob
+from ..widgets.formula import FormulaList
+from ..widgets.tiles import row_of
+
+SCOPES = ("whole form", "one term")
+ABOUT = {
+    "encoder": "The network: every named value defined by a word in the values before it (FORMS §1).",
+    "form": "ω = trace(Eᵗ dF): the differential of the error's form, to be pulled back to the weights.",
+    "expandAll": "The Leibniz rule with every named value's differential substituted by its definition's "
+                 "(layers compose by substitution), multiplied out — outside operator arguments.",
+    "expandmm": "expandAll through operator arguments as well (operators are linear): one summand per "
+                "route, each carrying exactly one differential of a weight.",
+    "shiftmm": "Each operator shifted onto the rest of the trace, with the transposes of FORMS §3, until "
+               "the weight's differential stands outside every operator.",
+    "cycle": "trace(L f R) → trace(R L f): the differential last; what precedes it is the coefficient.",
+    "shift": "One shift: trace(P op_B[A]) → trace(opᵀ_{Bᵗ}[P] A), the transposed kind on the transposed base.",
+    "finish": "trace(P dW) gives G = P; trace(P dWᵗ) gives G = Pᵗ; trace(P diag(dg)) gives diag(P).",
+}
+
+
+def stage_sheets(forms: Forms, term: Term | None) -> tuple[list[tuple[str, se.Sheet]], str]:
+    """(stage name, sheet) for each step, and a note when the whole form is too large to walk through."""
+    out = [("encoder", se.equations_sheet(forms))]
+    note = ""
+    if term is None:
+        try:
+            stages = forms.form_stages()
+        except TooManyTerms as e:
+            stages = [("form", forms.net.form)]
+            note = f"{e}. Choose “one term” to follow a route through every stage."
+        out += [(name, se.stage_sheet(forms, name, w)) for name, w in stages]
+    else:
+        out += [(name, se.stage_sheet(forms, name, w, term)) for name, w in forms.stages(term)]
+    return out, note
+
+
+class WalkthroughView(QWidget):
+    sig_stage_changed = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.forms: Forms | None = None
+        self.term: Term | None = None
+        self.shown_term: Term | None = None   # the term the shown stages follow (None: the whole form)
+        self.sheets: list[tuple[str, se.Sheet]] = []
+        self._job = LatestJob(self)
+        self._build()
+        self._connect()
+
+    def _build(self) -> None:
+        self.scope = QComboBox()
+        self.scope.setObjectName("walk_scope")
+        self.scope.addItems([s.capitalize() for s in SCOPES])
+        self.scope.setToolTip("Walk the whole form, or the route of the term chosen in Terms")
+        self.prev_button = QPushButton("◀ Previous stage")
+        self.next_button = QPushButton("Next stage ▶")
+        self.stages = QListWidget()
+        self.stages.setObjectName("walk_stages")
+        self.stages.setMaximumWidth(200)
+        self.about = QLabel()
+        self.about.setWordWrap(True)
+        self.about.setObjectName("walk_about")
+        self.note = QLabel()
+        self.note.setWordWrap(True)
+        self.note.hide()
+        self.rows = FormulaList()
+        right = QWidget()
+        col = QVBoxLayout(right)
+        col.setContentsMargins(0, 0, 0, 0)
+        col.addWidget(self.about)
+        col.addWidget(self.note)
+        col.addWidget(self.rows, 1)
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(self.stages)
+        split.addWidget(right)
+        split.setStretchFactor(1, 1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(row_of(QLabel("Walk through:"), self.scope, self.prev_button, self.next_button))
+        layout.addWidget(split, 1)
+
+    def _connect(self) -> None:
+        self.scope.currentIndexChanged.connect(lambda *_: self.refresh())
+        self.prev_button.clicked.connect(lambda: self.step(-1))
+        self.next_button.clicked.connect(lambda: self.step(+1))
+        self.stages.currentRowChanged.connect(self._on_stage_row_changed)
+        self._job.sig_done.connect(self._on_sheets)
+        self._job.sig_failed.connect(self._on_failed)
+
+    @property
+    def one_term(self) -> bool:
+        return self.scope.currentIndex() == 1
+
+    def set_forms(self, forms: Forms) -> None:
+        self.forms, self.term = forms, None
+        self.refresh()
+
+    def set_term(self, term: Term | None) -> None:
+        self.term = term
+        if self.one_term:
+            self.refresh()
+
+    def refresh(self) -> None:
+        if self.forms is None:
+            return
+        term = None
+        if self.one_term:
+            term = self.term or self.forms.term_at(0)
+        self.about.setText("Deriving the stages…")
+        self._job.submit((self.forms, term), stage_sheets, self.forms, term)
+
+    def step(self, delta: int) -> None:
+        row = self.stages.currentRow() + delta
+        if 0 <= row < self.stages.count():
+            self.stages.setCurrentRow(row)
+
+    @property
+    def sheet(self) -> se.Sheet | None:
+        row = self.stages.currentRow()
+        return self.sheets[row][1] if 0 <= row < len(self.sheets) else None
+
+    def _on_sheets(self, tag, result) -> None:
+        forms, term = tag
+        if forms is not self.forms:
+            return
+        sheets, note = result
+        self.shown_term = term
+        keep = self.stages.currentItem().text() if self.stages.currentItem() else ""
+        self.sheets = sheets
+        self.note.setText(note)
+        self.note.setVisible(bool(note))
+        was = self.stages.blockSignals(True)
+        self.stages.clear()
+        names = [self._stage_label(name, forms) for name, _ in sheets]
+        self.stages.addItems(names)
+        self.stages.blockSignals(was)
+        self.stages.setCurrentRow(names.index(keep) if keep in names else 0)
+        self._on_stage_row_changed(self.stages.currentRow())
+
+    def _stage_label(self, name: str, forms: Forms) -> str:
+        if name == "encoder":
+            spec = getattr(forms.net.spec, "depth", None)
+            return f"encoder({spec})" if spec is not None else "network"
+        return name
+
+    def _on_failed(self, _tag, message: str) -> None:
+        self.about.setText(f"Could not derive the stages: {message}")
+
+    def _on_stage_row_changed(self, row: int) -> None:
+        if not 0 <= row < len(self.sheets):
+            return
+        name, sheet = self.sheets[row]
+        key = name.split()[0]
+        what = f"term {self.shown_term.id}" if self.shown_term is not None else "the whole form"
+        self.about.setText(f"<b>{self.stages.item(row).text()}</b> — {what} — step {row + 1} of "
+                           f"{len(self.sheets)}. {ABOUT.get(key, '')}")
+        self.rows.set_rows([(f.label, f.tex, f.html or f.tex) for f in sheet.formulas])
+        self.prev_button.setEnabled(row > 0)
+        self.next_button.setEnabled(row < len(self.sheets) - 1)
+        self.sig_stage_changed.emit(row)
