@@ -49,6 +49,7 @@ class FormsPane(QWidget):
         self.session = session
         self.forms = None
         self.counts: dict[str, int] = {}
+        self._valued_step: int | None = None   # the step whose values were last asked for
         self._derive = LatestJob(self)
         self._values = LatestJob(self)
         self._exports = LatestJob(self)
@@ -102,8 +103,8 @@ class FormsPane(QWidget):
         self.copy_action.triggered.connect(self.copy_latex)
         self.session.sig_config_changed.connect(self._on_config_changed)
         self.session.sig_weight_selected.connect(self._on_weight_selected)
-        self.session.sig_run_opened.connect(lambda _run: self._ask_values())
-        self.session.sig_weights_ready.connect(lambda _step, _w: self._ask_values())
+        self.session.sig_run_opened.connect(self._on_run_opened)
+        self.session.sig_weights_ready.connect(self._on_weights_ready)
 
     # ---- the derivation --------------------------------------------------------------------
 
@@ -155,6 +156,17 @@ class FormsPane(QWidget):
 
     # ---- numbers at the current step -------------------------------------------------------
 
+    def _on_run_opened(self, _run) -> None:
+        self._valued_step = None
+        self._update_weights_wish()
+        self._ask_values()
+
+    def _on_weights_ready(self, step: int, _weights) -> None:
+        """Follow training, but recompute a term's value at most every WEIGHTS_EVERY steps (another pane
+        may ask for weights far more often)."""
+        if self._valued_step is None or abs(step - self._valued_step) >= WEIGHTS_EVERY:
+            self._ask_values()
+
     def _update_weights_wish(self) -> None:
         live = self.state.source.kind == "model" and self.session.run is not None
         self.session.want_weights(self.object_name, WEIGHTS_EVERY if live else 0)
@@ -181,7 +193,9 @@ class FormsPane(QWidget):
         elif step == 0 and not run.checkpoint_steps():
             self.terms.detail.show_values(None, "The run has no saved weights yet.")
             return
-        self.terms.detail.show_values(None, f"Computing the value at step {step}…")
+        if self.terms.detail.values_term != term.id:  # while training, the last value stays until the next
+            self.terms.detail.show_values(None, f"Computing the value at step {step}…")
+        self._valued_step = step
         req = ValueRequest(model, str(run.path), step, term.id, term.weight, weights)
         self._values.submit(term.id, term_values, req)
 

@@ -27,6 +27,7 @@ class TermDetail(QScrollArea):
         self.setWidgetResizable(True)
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.term: Term | None = None
+        self.values_term: str | None = None   # the term whose values are shown
         body = QWidget()
         self.title = QLabel()
         self.title.setObjectName("term_title")
@@ -94,6 +95,7 @@ class TermDetail(QScrollArea):
     def show_values(self, values: TermValues | None, message: str) -> None:
         """The term's numbers, or a sentence saying why there are none (no run open, still computing…)."""
         has = values is not None and self.term is not None and values.term_id == self.term.id
+        self.values_term = values.term_id if has else None
         self.values.setVisible(has)
         self.values_note.setText("" if has else message)
         self.values_note.setVisible(not has and bool(message))
