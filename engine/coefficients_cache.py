@@ -27,11 +27,38 @@ CACHE_DIR = Path("cache") / "coefficients"
 VERSION = 1
 
 
+def compute_record(run_path: str, dtype: str, weight: str, step: int) -> co.StepCoefficient:
+    """One record from the run directory alone (a top-level function, so another process can run it)."""
+    import torch
+
+    torch.set_num_threads(1)  # under OpenMP per calling thread: whoever trains keeps its own threads
+    run = _runs.get(run_path)
+    if run is None:
+        run = _runs[run_path] = Run(run_path)
+    probe = run.probe()
+    return co.step_coefficient(run.config.model, run.load_weights(step), probe.x, probe.y, weight, step,
+                               co.DTYPES[dtype])
+
+
+_runs: dict[str, Run] = {}
+
+
+def prepare(cfg) -> None:
+    """Import torch and derive the forms of `cfg` in this process, before the first record asks."""
+    from .forms import derive
+
+    derive(cfg)
+
+
 class CoefficientStore:
-    def __init__(self, run: Run, dtype: str = "float32", memory_mb: float = 256, disk: bool = True):
+    """`compute(weight, step) -> StepCoefficient`, when given, replaces computing in this thread (the
+    weight pane computes in another process, so the GUI thread never waits for this one's interpreter)."""
+
+    def __init__(self, run: Run, dtype: str = "float32", memory_mb: float = 256, disk: bool = True,
+                 compute=None):
         if dtype not in co.DTYPES:
             raise ValueError(f"dtype must be one of {', '.join(co.DTYPES)}")
-        self.run, self.dtype, self.disk = run, dtype, disk
+        self.run, self.dtype, self.disk, self._compute = run, dtype, disk, compute
         self.cfg = run.config.model
         probe = run.probe()
         self.x, self.y = probe.x, probe.y
@@ -86,8 +113,11 @@ class CoefficientStore:
             return got
         got = self._read(weight, step)
         if got is None:
-            weights = self._load(step)
-            got = co.step_coefficient(self.cfg, weights, self.x, self.y, weight, step, co.DTYPES[self.dtype])
+            if self._compute is not None:
+                got = self._compute(weight, step)
+            else:
+                got = co.step_coefficient(self.cfg, self._load(step), self.x, self.y, weight, step,
+                                          co.DTYPES[self.dtype])
             self.computed += 1
             self._write(got)
         self._keep(("record", weight, step), got)
@@ -214,4 +244,4 @@ class CoefficientStore:
             pass
 
 
-__all__ = ["CoefficientStore", "CACHE_DIR", "VERSION"]
+__all__ = ["CoefficientStore", "compute_record", "prepare", "CACHE_DIR", "VERSION"]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QElapsedTimer, Qt, QTimer
 from PySide6.QtGui import QPalette, QPixmap
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QScrollArea, QSplitter, QTabWidget,
                                QVBoxLayout, QWidget)
@@ -25,9 +25,10 @@ from ..widgets.heatmap import HeatmapWidget
 from ..widgets.timeline import Timeline
 from .weight_compute import CoefficientFeeder, render_formula
 from .weight_export import WeightExporter
-from .weight_views import GeometryChart, NormsChart, PartsList, series
+from .weight_views import GeometryChart, NormsChart, PartsList, cache_axes, series
 
 CHART_HZ = 4            # charts redraw at most this often while steps arrive
+MAX_FPS = 30            # scrubbing faster than this shows the newest step at this rate (a frame is ~15 ms)
 AGREEMENT_OK = 1e-4     # the badge turns amber above this (float32 round-off is ~1e-6)
 
 
@@ -53,6 +54,8 @@ class WeightPane(QWidget):
         self.feeder = CoefficientFeeder(self)
         self._formula_job = LatestJob(self)
         self._chart_timer = QTimer(self, singleShot=True, interval=int(1000 / CHART_HZ))
+        self._frame_timer = QTimer(self, singleShot=True)
+        self._frame_clock = QElapsedTimer()
         self._build()
         self.exporter = WeightExporter(self)
         self._connect()
@@ -81,6 +84,7 @@ class WeightPane(QWidget):
         maps = QSplitter(Qt.Orientation.Horizontal)
         for m in (self.G_map, self.W_map, self.dW_map):
             maps.addWidget(m)
+            cache_axes(m.plot_item)
         self.parts = PartsList()
         self.caption = QLabel()
         self.caption.setWordWrap(True)
@@ -151,6 +155,7 @@ class WeightPane(QWidget):
         self.mode_box.currentIndexChanged.connect(self._on_chart_options)
         self.log_box.toggled.connect(self._on_chart_options)
         self._chart_timer.timeout.connect(self._draw_charts)
+        self._frame_timer.timeout.connect(self._show)
         self._formula_job.sig_done.connect(self._on_formula)
         self._formula_job.sig_failed.connect(lambda _tag, message: self.caption.setText(message))
 
@@ -171,7 +176,9 @@ class WeightPane(QWidget):
         if names and name not in names:
             self._say(f"This model has no weight {name}.", error=True)
             return
+        self.weight_box.blockSignals(True)
         self.weight_box.setCurrentText(name)
+        self.weight_box.blockSignals(False)
         self._on_weight_chosen(name)
 
     def record(self):
@@ -198,10 +205,10 @@ class WeightPane(QWidget):
         self.weight_box.blockSignals(True)
         self.weight_box.clear()
         self.weight_box.addItems(store.weight_names())
-        self.weight_box.blockSignals(False)
         if self.state.weight not in store.weight_names():
             self.state.weight = store.weight_names()[1 if len(store.weight_names()) > 1 else 0]
         self.weight_box.setCurrentText(self.state.weight)
+        self.weight_box.blockSignals(False)
         self._say("")
         self._refresh_steps()
         self._on_weight_chosen(self.state.weight)
@@ -228,8 +235,12 @@ class WeightPane(QWidget):
 
     def _on_step_changed(self, step: int) -> None:
         self.state.step = step
-        self._show()
         self._want()
+        wait = int(1000 / MAX_FPS) - (self._frame_clock.elapsed() if self._frame_clock.isValid() else 10**6)
+        if wait <= 0:
+            self._show()
+        elif not self._frame_timer.isActive():
+            self._frame_timer.start(wait)  # shows the step of that moment, not this one
 
     def _want(self) -> None:
         self.feeder.want(self.state.weight, self.state.step, self.timeline.steps)
@@ -261,6 +272,7 @@ class WeightPane(QWidget):
     def _show(self) -> None:
         from engine.coefficients import as_matrix  # loaded: the store imported it on a pool thread
 
+        self._frame_clock.start()
         st, rec = self.state, self.record()
         self.norms.set_cursor(st.step)
         self.geometry.set_cursor(st.step)

@@ -4,32 +4,66 @@
 thread: it imports torch) and fills it one step at a time through a `LatestJob`: the step on screen first,
 then the rest of the timeline for the charts, each job computing one step's record and the update to the
 next saved step. The GUI thread only peeks at what is in memory, so scrubbing never waits; a step not yet
-in memory asks for it and shows when it arrives. `render_formula` turns the engine's mathtext into PNG
-bytes with matplotlib, on a pool thread too (the pane makes the pixmap).
+in memory asks for it and shows when it arrives.
+
+Records and formulas are computed in a separate process (one for the app, started on first use): the
+forms engine is mostly Python, and on a pool thread it held the interpreter lock so that the GUI thread,
+whose every pyqtgraph paint calls back into Python, stalled 50–180 ms at a time while scrubbing (measured
+here with a 5 ms timer probe). The pool thread only waits for the process, reads the result and the cache.
 """
 
 from __future__ import annotations
 
-import io
+import functools
+import multiprocessing
+import threading
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 
 from PySide6.QtCore import QObject, Signal
+
+from engine.errors import UserError
 
 from ..jobs import LatestJob
 from ..worker import ensure_torch
 
+_executor: ProcessPoolExecutor | None = None
+_executor_lock = threading.Lock()
+
+
+def in_process(fn, *args):
+    """fn(*args) in the app's computing process (spawned: it never inherits the GUI's threads)."""
+    global _executor
+    with _executor_lock:
+        if _executor is None:
+            _executor = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+        executor = _executor
+    try:
+        return executor.submit(fn, *args).result()
+    except BrokenProcessPool:
+        with _executor_lock:
+            _executor = None  # the next request starts a new process
+        raise UserError("the process computing coefficients stopped unexpectedly; try again") from None
+
 
 def _open_store(run):
     ensure_torch()
-    from engine.coefficients_cache import CoefficientStore
+    from engine.coefficients_cache import CoefficientStore, compute_record, prepare
 
-    return CoefficientStore(run)
+    # engine functions only cross to the other process, so it never imports Qt
+    store = CoefficientStore(run, compute=functools.partial(in_process, compute_record, str(run.path), "float32"))
+    in_process(prepare, store.cfg)  # start the process and derive the forms now, not on the first click
+    return store
+
+
+def render_formula(cfg, weight: str, kind: str, part, color: str):
+    """(caption, PNG bytes) of the formula, rendered in the computing process."""
+    from engine.coefficients_formula import render_formula as render
+
+    return in_process(render, cfg, weight, kind, part, color)
 
 
 def _compute(store, weight: str, step: int):
-    ensure_torch()
-    import torch
-
-    torch.set_num_threads(1)  # per calling thread under OpenMP: training keeps its own threads
     store.record(weight, step)
     store.update(weight, step)
     return weight, step
@@ -113,46 +147,3 @@ class CoefficientFeeder(QObject):
         self._next()
 
 
-def formula_text(cfg, weight: str, kind: str, part: str | None, limit: int = 2500) -> tuple[str, str]:
-    """(caption, mathtext) for G of a weight (kind "total"), one of its route classes ("class") or one of
-    its terms ("term", part its ID)."""
-    ensure_torch()
-    from engine.coefficients import class_description
-    from engine.forms import TooManyTerms, derive, mathtext
-
-    forms = derive(cfg)
-    param = forms.net.param(weight)
-    if kind == "total":
-        return (f"G of {weight}: Σ over its {forms.count(weight)} terms = −∂L/∂W",
-                rf"$G = -\partial L / \partial {param.tex}$")
-    if kind == "term":
-        # by enumeration: Forms.term(id) splits the ID at commas, which labels like Z_{1,0} contain
-        term = next((t for t in forms.terms(weight, limit) if t.id == part), None)
-        if term is None:
-            return f"no term {part} in this model", ""
-        return f"term {part}: G =", mathtext(term.G)
-    try:
-        members = [t for t in forms.terms(weight, limit) if t.route_class == part]
-    except TooManyTerms:
-        return f"class {part}: {class_description(part)} (too many terms to list)", ""
-    if not members:
-        return f"class {part}: {class_description(part)}", ""
-    shortest = min(members, key=lambda t: t.op_count)
-    caption = (f"class {part}: {class_description(part)}; the sum of {len(members)} term(s), "
-               f"the shortest of which ({shortest.id}) is")
-    return caption, mathtext(shortest.G)
-
-
-def render_formula(cfg, weight: str, kind: str, part: str | None, color: str,
-                   fontsize: int = 13) -> tuple[str, bytes]:
-    """(caption, PNG bytes of the formula, or b"" when there is none) via matplotlib's mathtext."""
-    caption, text = formula_text(cfg, weight, kind, part)
-    if not text:
-        return caption, b""
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(0.01, 0.01))
-    fig.text(0, 0, text, fontsize=fontsize, color=color)
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, transparent=True, bbox_inches="tight", pad_inches=0.05)
-    return caption, buf.getvalue()

@@ -15,13 +15,27 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
-from PySide6.QtWidgets import QHeaderView, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGraphicsItem, QHeaderView, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
 from ..theme import plot_colors
 
 PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
            "#9c755f", "#bab0ac")
 TOTAL = "G"
+CACHED = QGraphicsItem.CacheMode.DeviceCoordinateCache
+
+
+def cache_axes(plot: pg.PlotItem) -> None:
+    """Axes drawn from a pixmap, re-rendered only when their range changes: a cursor moving over the
+    plot repaints what it crosses, and axes repainted per frame were most of a scrub's cost."""
+    for name in ("left", "bottom"):
+        plot.getAxis(name).setCacheMode(CACHED)
+
+
+def cached(item: pg.PlotDataItem) -> pg.PlotDataItem:
+    """A curve drawn from a pixmap until its data or the view changes (the step cursor crosses it)."""
+    item.curve.setCacheMode(CACHED)
+    return item
 
 
 def color_of(index: int) -> str:
@@ -62,6 +76,7 @@ class _Chart(QWidget):
         plot = self.graphics.addPlot(row=row, col=0)
         plot.setLabel("left", left)
         plot.setMenuEnabled(False)
+        cache_axes(plot)
         if self.plots:
             plot.setXLink(self.plots[0])
         cursor = pg.InfiniteLine(angle=90, movable=False)
@@ -136,20 +151,22 @@ class NormsChart(_Chart):
         if mode == "lines":
             self.plot.setLabel("left", "norm")
             self.plot.enableAutoRange()
-            self.curves[TOTAL] = self.plot.plot([], [], name="‖G‖", pen=pg.mkPen(fg, width=2.5), connect="finite")
+            self.curves[TOTAL] = cached(self.plot.plot([], [], name="‖G‖", pen=pg.mkPen(fg, width=2.5),
+                                                        connect="finite"))
             for i, name in enumerate(parts):
-                self.curves[name] = self.plot.plot([], [], name=name, pen=pg.mkPen(color_of(i), width=1.5),
-                                                   connect="finite")
+                self.curves[name] = cached(self.plot.plot([], [], name=name, connect="finite",
+                                                          pen=pg.mkPen(color_of(i), width=1.5)))
             return
         self.plot.setLabel("left", "share of Σ‖part‖")
         self.plot.enableAutoRange(axis="x")
         self.plot.setYRange(0, 1, padding=0.02)
         below = self.curves["_floor"] = self.plot.plot([], [], pen=None)
         for i, name in enumerate(parts):
-            top = self.curves[name] = self.plot.plot([], [], name=name, pen=pg.mkPen(color_of(i), width=1))
+            top = self.curves[name] = cached(self.plot.plot([], [], name=name, pen=pg.mkPen(color_of(i), width=1)))
             color = QColor(color_of(i))
             color.setAlpha(170)
             fill = pg.FillBetweenItem(below, top, brush=pg.mkBrush(color))
+            fill.setCacheMode(CACHED)
             self.plot.addItem(fill)
             self.fills.append(fill)
             below = top
@@ -166,8 +183,8 @@ class GeometryChart(_Chart):
         self.cos_plot.setYRange(-1, 1, padding=0.02)
         self.ratio_plot.setLogMode(y=True)
         c = plot_colors()
-        self.cos_curve = self.cos_plot.plot([], [], pen=pg.mkPen(c.train, width=1.5), symbol="o", symbolSize=4)
-        self.ratio_curve = self.ratio_plot.plot([], [], pen=pg.mkPen(c.val, width=1.5), symbol="o", symbolSize=4)
+        self.cos_curve = cached(self.cos_plot.plot([], [], pen=pg.mkPen(c.train, width=1.5)))
+        self.ratio_curve = cached(self.ratio_plot.plot([], [], pen=pg.mkPen(c.val, width=1.5)))
 
     def show_geometry(self, geometry: dict[int, tuple[float, float, float]]) -> None:
         steps = sorted(s for s, g in geometry.items() if math.isfinite(g[0]))
@@ -223,8 +240,10 @@ class PartsList(QTreeWidget):
     def _ensure(self, kind: str, names: tuple) -> None:
         if names == self._names[kind]:
             return
-        group = self.groups[kind]
-        for k in self._names[kind]:
+        group, old = self.groups[kind], self._names[kind]
+        self._names[kind] = names
+        self.blockSignals(True)  # removing the current item moves the selection: not the user's choice
+        for k in old:
             group.removeChild(self.items.pop((kind, k)))
         for i, k in enumerate(names):
             item = QTreeWidgetItem(group, [k, "", ""])
@@ -232,7 +251,7 @@ class PartsList(QTreeWidget):
             item.setForeground(0, QBrush(QColor(color_of(i))))
             item.setToolTip(0, k)
             self.items[(kind, k)] = item
-        self._names[kind] = names
+        self.blockSignals(False)
 
     def select(self, kind: str, name: str | None) -> None:
         item = self.total if kind == "total" else self.items.get((kind, name))

@@ -1,0 +1,202 @@
+"""The Weight pane (issue 7): it shows the engine's numbers at the step the timeline names, opens a weight
+clicked in another pane, exports valid files with the same numbers, and never blocks the GUI thread."""
+
+from __future__ import annotations
+
+import csv
+import time
+
+import numpy as np
+import pytest
+from PIL import Image
+from PySide6.QtCore import Qt, QTimer
+
+from engine.coefficients import as_matrix
+from engine.coefficients_cache import CoefficientStore
+from engine.runs import Run
+from gui.panes.weight import WeightPane
+from gui.session import Session
+
+from ..engine.test_coefficients import tiny_run
+from .conftest import QT_NOISE, tiny_config
+
+pytestmark = [pytest.mark.qt_log_level_fail("WARNING"), pytest.mark.qt_log_ignore(QT_NOISE)]
+WAIT = 30_000
+
+
+@pytest.fixture(scope="module")
+def run_path(tmp_path_factory):
+    return tiny_run(tmp_path_factory.mktemp("weight-pane") / "run").path
+
+
+@pytest.fixture
+def reference(run_path):
+    """The engine's numbers, computed without the pane and without its cache."""
+    return CoefficientStore(Run(run_path), disk=False)
+
+
+def make(qtbot, run_path, weight="blocks.1.W_Q"):
+    session = Session()
+    pane = WeightPane(session)
+    qtbot.addWidget(pane)
+    pane.resize(1400, 900)
+    pane.show()
+    qtbot.waitExposed(pane)
+    session.set_run(Run(run_path))
+    qtbot.waitUntil(lambda: pane.feeder.store is not None, timeout=WAIT)
+    session.select_weight(weight)
+    wait_shown(qtbot, pane)
+    return session, pane
+
+
+def wait_shown(qtbot, pane):
+    """Until the record of the timeline's step is on screen."""
+    def shown():
+        rec = pane.record()
+        return rec is not None and rec.step == pane.timeline.step() and rec.weight == pane.state.weight \
+            and pane.G_map.title().endswith(f"step {rec.step}")
+    qtbot.waitUntil(shown, timeout=WAIT)
+
+
+def wait_warm(qtbot, pane):
+    qtbot.waitUntil(lambda: not pane.feeder.missing() and not pane.feeder.busy, timeout=WAIT)
+
+
+def test_the_heatmap_shows_G_at_the_step_the_timeline_names(qtbot, run_path, reference):
+    _, pane = make(qtbot, run_path)
+    steps = reference.steps()
+    assert pane.timeline.steps == steps and pane.timeline.step() == steps[-1]  # follows the newest
+    pane.timeline.setFocus()
+    for k in range(len(steps) - 1, -1, -1):
+        if k < len(steps) - 1:
+            qtbot.keyClick(pane.timeline, Qt.Key.Key_Left)
+        wait_shown(qtbot, pane)
+        step = steps[k]
+        assert pane.timeline.label.text().startswith(f"step {step} ")
+        rec = reference.record("blocks.1.W_Q", step)
+        np.testing.assert_allclose(pane.G_map.matrix(), rec.G, rtol=1e-6, atol=0)
+        np.testing.assert_array_equal(pane.W_map.matrix(), rec.W)
+        assert pane.G_map.title() == f"G · step {step}"
+        assert f"{rec.agreement:.1e}" in pane.badge.text()
+    assert not pane.timeline.following  # moving back in time stops following
+
+
+def test_the_update_is_the_difference_of_stored_weights(qtbot, run_path):
+    _, pane = make(qtbot, run_path, "blocks.0.W_out")
+    run = Run(run_path)
+    pane.timeline.set_step(2)
+    wait_shown(qtbot, pane)
+    qtbot.waitUntil(lambda: pane.dW_map.title() == "ΔW = W(3) − W(2)", timeout=WAIT)
+    want = run.load_weights(3)["blocks.0.W_out"].numpy() - run.load_weights(2)["blocks.0.W_out"].numpy()
+    np.testing.assert_array_equal(pane.dW_map.matrix(), want)
+    pane.timeline.step_by(10)  # the newest step has no update after it
+    wait_shown(qtbot, pane)
+    assert pane.dW_map.title().startswith("ΔW: no later") and np.isnan(pane.dW_map.matrix()).all()
+
+
+def test_choosing_a_class_or_term_shows_its_matrix_and_formula(qtbot, run_path, reference):
+    _, pane = make(qtbot, run_path, "blocks.1.W_Q")
+    rec = reference.record("blocks.1.W_Q", pane.timeline.step())
+    pane.parts.setCurrentItem(pane.parts.items[("class", "L1.mlp")])
+    np.testing.assert_allclose(pane.G_map.matrix(), rec.classes["L1.mlp"], rtol=1e-6, atol=0)
+    assert pane.G_map.title().startswith("G [L1.mlp]")
+    qtbot.waitUntil(lambda: pane.caption.text().startswith("class L1.mlp"), timeout=WAIT)
+    assert not pane.formula.pixmap().isNull()
+    term = next(iter(rec.terms))
+    pane.parts.setCurrentItem(pane.parts.items[("term", term)])
+    np.testing.assert_allclose(pane.G_map.matrix(), rec.terms[term], rtol=1e-6, atol=0)
+    qtbot.waitUntil(lambda: pane.caption.text().startswith(f"term {term}"), timeout=WAIT)
+    assert not pane.formula.pixmap().isNull()
+    wait_warm(qtbot, pane)
+    pane.split_box.setCurrentIndex(1)  # the norms chart by term
+    curve = pane.norms.curves[term]
+    x, y = curve.xData, curve.yData  # as given (getData is log10 on the log axis)
+    np.testing.assert_array_equal(x, reference.steps())
+    np.testing.assert_allclose(y[-1], np.linalg.norm(rec.terms[term]), rtol=1e-6)
+
+
+def test_clicking_a_weight_in_the_diagram_opens_it_here_and_follows_training(qtbot, make_window, corpus_file):
+    w = make_window(tiny_config(corpus_file, steps=400, snapshot_every=40))
+    pane = w.panes["pane_weight"]
+    diagram = w.panes["pane_architecture"].diagram
+    w.session.request_training("train")
+    qtbot.waitUntil(lambda: pane.feeder.store is not None and len(pane.timeline.steps) >= 2, timeout=WAIT)
+    item = diagram.items["blocks.0.W_V"]
+    diagram.ensureVisible(item)
+    qtbot.mouseClick(diagram.viewport(), Qt.MouseButton.LeftButton,
+                     pos=diagram.mapFromScene(item.sceneBoundingRect().center()))
+    assert pane.state.weight == "blocks.0.W_V" and pane.weight_box.currentText() == "blocks.0.W_V"
+    assert pane.isVisible()  # its dock was raised
+    qtbot.waitUntil(lambda: w.session.training_state == "finished", timeout=60_000)
+    qtbot.waitUntil(lambda: pane.timeline.steps[-1:] == [400], timeout=WAIT)
+    wait_shown(qtbot, pane)
+    assert pane.record().step == 400 and pane.record().weight == "blocks.0.W_V"
+
+
+def test_exports_are_valid_files_with_the_same_numbers(qtbot, run_path, reference, tmp_path):
+    _, pane = make(qtbot, run_path, "blocks.1.W_K")
+    pane.timeline.set_step(4)
+    wait_shown(qtbot, pane)
+    ex = pane.exporter
+    for kind, name in (("heatmap", "g.npy"), ("heatmap", "g.png"), ("norms", "n.csv"), ("stack", "s.npy"),
+                       ("animation", "a.gif")):
+        with qtbot.waitSignal(ex.sig_exported, timeout=WAIT):
+            ex.export(kind, tmp_path / name)
+    np.testing.assert_allclose(np.load(tmp_path / "g.npy"), reference.record("blocks.1.W_K", 4).G, rtol=1e-6)
+    assert (tmp_path / "g.png").read_bytes().startswith(b"\x89PNG")
+    rows = list(csv.reader(open(tmp_path / "n.csv", encoding="utf-8")))
+    assert [float(r[0]) for r in rows[1:]] == reference.steps()
+    stack = np.load(tmp_path / "s.npy")
+    np.testing.assert_allclose(stack, reference.stack("blocks.1.W_K"), rtol=1e-6)
+    with Image.open(tmp_path / "a.gif") as im:
+        assert im.n_frames == len(reference.steps())
+    assert ex.progress.value() == ex.progress.maximum() > 0
+    filters, suggested, fn = pane.export_job()
+    assert suggested.endswith(".png") and "*.gif" in filters
+    fn(tmp_path / "file-menu.npy")
+    np.testing.assert_allclose(np.load(tmp_path / "file-menu.npy"), reference.record("blocks.1.W_K", 4).G,
+                               rtol=1e-6)
+
+
+@pytest.mark.parametrize("warm", [False, True])
+def test_scrubbing_never_blocks_the_gui_thread(qtbot, run_path, warm):
+    """A 5 ms timer probe takes, at every tick, the CPU time the GUI thread spent since the last one, while
+    the timeline scrubs back and forth every 15 ms (cold: the steps are computed meanwhile; warm: all in
+    memory). CPU time, not wall time: on a shared machine the wall-clock gap also holds time the OS gave to
+    other processes (the computing one among them), which is no work of the GUI thread."""
+    _, pane = make(qtbot, run_path, "blocks.0.W_K" if warm else "blocks.0.W_V")
+    if warm:
+        wait_warm(qtbot, pane)
+    busy, walls = [], []
+    last = [time.thread_time(), time.perf_counter()]
+    probe, scrub = QTimer(), QTimer()
+    probe.setInterval(5)
+    scrub.setInterval(15)
+    direction = [-1]
+
+    def tick():
+        cpu, wall = time.thread_time(), time.perf_counter()
+        busy.append(1000 * (cpu - last[0]))
+        walls.append(1000 * (wall - last[1]))
+        last[:] = cpu, wall
+
+    def move():
+        steps = pane.timeline.steps
+        i = steps.index(pane.timeline.step())
+        if not 0 <= i + direction[0] < len(steps):
+            direction[0] *= -1
+        pane.timeline.step_by(direction[0])
+
+    probe.timeout.connect(tick)
+    scrub.timeout.connect(move)
+    probe.start()
+    scrub.start()
+    end = time.monotonic() + 2.0
+    qtbot.waitUntil(lambda: time.monotonic() > end, timeout=10_000)
+    probe.stop()
+    scrub.stop()
+    assert len(busy) > 20
+    worst = max(busy[1:])
+    assert worst <= 50, f"the GUI thread worked {worst:.0f} ms between ticks (wall gaps up to {max(walls):.0f} ms)"
+    if not warm:
+        assert pane.record() is not None  # and the steps arrived meanwhile
