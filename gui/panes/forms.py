@@ -130,7 +130,9 @@ class FormsPane(QWidget):
         self.walkthrough.set_forms(self.forms)
         self.console.set_network(self.forms.net)
         want = self.state.weight if self.state.weight in self.counts else self.session.selected_weight
-        if want in self.counts:
+        if want not in self.counts:  # show something at once, without choosing a weight app-wide
+            want = next(iter(self.counts), None)
+        if want is not None:
             self.terms.select_weight(want)
         self._update_weights_wish()
 

@@ -121,6 +121,10 @@ class ConsoleView(QWidget):
 
     # ---- running ----
 
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        self.prompt.setFocus()
+
     def set_network(self, net) -> None:
         self.console.env["net"] = net
 
@@ -148,7 +152,7 @@ class ConsoleView(QWidget):
         self.log.appendPlainText(f"{line}\n  error: {message}")
         err = QLabel(f"error: {message}  (details in the log below)")
         err.setWordWrap(True)
-        err.setStyleSheet(f"color: {self.palette().color(QPalette.ColorRole.BrightText).name()};")
+        err.setForegroundRole(QPalette.ColorRole.BrightText)  # a role, not a colour: follows the theme
         self._add(err)
         self.sig_failed.emit(line, message)
 
@@ -162,7 +166,7 @@ class ConsoleView(QWidget):
         label = QLabel("› " + line)
         label.setFont(_mono())
         label.setTextFormat(Qt.TextFormat.PlainText)
-        label.setStyleSheet("color: palette(link);")
+        label.setForegroundRole(QPalette.ColorRole.Link)
         label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         return label
 
@@ -173,6 +177,9 @@ class ConsoleView(QWidget):
         if out.kind == "html":
             label = QLabel(out.content)
             label.setTextFormat(Qt.TextFormat.RichText)
+            font = label.font()
+            font.setPointSizeF(font.pointSizeF() * 1.2)  # sub- and superscripts need the room
+            label.setFont(font)
             label.setProperty("output_kind", "html")
         elif out.rows and self.as_math.isChecked():
             for k, (tag, tex) in enumerate(out.rows[:ROWS_SHOWN]):
@@ -198,7 +205,7 @@ class ConsoleView(QWidget):
     def _tag(self, text: str) -> QLabel:
         tag = QLabel(text)
         tag.setFont(_mono())
-        tag.setStyleSheet("color: palette(placeholder-text);")
+        tag.setForegroundRole(QPalette.ColorRole.PlaceholderText)
         return tag
 
     def _add(self, widget: QWidget) -> None:

@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QSpinBox, QWidget
+from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QSpinBox, QVBoxLayout, QWidget
 
 from engine.config import ModelConfig
 
@@ -78,14 +78,24 @@ class SourceBar(QWidget):
         self.kind.setToolTip("Inspect the note's chain, or the model being built and trained")
         self.depth.setToolTip("Layers of the chain (the note goes to 6: 2184 terms)")
         self.heads.setToolTip("Attention heads per layer of the chain")
-        self.row = QHBoxLayout(self)
+        # two rows, so the pane stays narrow enough for a dock beside others
+        self.row = QHBoxLayout()
         self.row.setContentsMargins(0, 0, 0, 0)
         self.row.addWidget(QLabel("Source:"))
         self.row.addWidget(self.kind)
+        self.row.addStretch(1)
+        self.options = QWidget()
+        options = QHBoxLayout(self.options)
+        options.setContentsMargins(0, 0, 0, 0)
+        options.addWidget(QLabel("Chain:"))
         self.chain_widgets = [self.depth, self.heads, *self.flags.values()]
         for w in self.chain_widgets:
-            self.row.addWidget(w)
-        self.row.addStretch(1)
+            options.addWidget(w)
+        options.addStretch(1)
+        col = QVBoxLayout(self)
+        col.setContentsMargins(0, 0, 0, 0)
+        col.addLayout(self.row)
+        col.addWidget(self.options)
         self.kind.currentIndexChanged.connect(self._on_edited)
         self.depth.valueChanged.connect(self._on_edited)
         self.heads.valueChanged.connect(self._on_edited)
@@ -112,7 +122,5 @@ class SourceBar(QWidget):
         self._on_edited()
 
     def _on_edited(self, *_) -> None:
-        chain = self.kind.currentIndex() == 0
-        for w in self.chain_widgets:
-            w.setVisible(chain)
+        self.options.setVisible(self.kind.currentIndex() == 0)
         self.sig_changed.emit(self.choice())

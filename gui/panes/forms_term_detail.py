@@ -62,9 +62,11 @@ class TermDetail(QScrollArea):
         col = QVBoxLayout(body)
         col.addWidget(self.title)
         col.addWidget(self.meta)
-        col.addWidget(_caption("Term (the word expandmm writes for this route)"))
+        self.captions = [_caption("Term (the word expandmm writes for this route)"),
+                         _caption("Coefficient G, read as trace(G dW)")]
+        col.addWidget(self.captions[0])
         col.addWidget(self.word)
-        col.addWidget(_caption("Coefficient G, read as trace(G dW)"))
+        col.addWidget(self.captions[1])
         col.addWidget(self.G)
         col.addWidget(self.values_caption)
         col.addWidget(self.values_note)
@@ -81,10 +83,14 @@ class TermDetail(QScrollArea):
         self.G.set_formula("")
         self.word.setText("")
         self.G.setText("")
+        for c in self.captions:
+            c.hide()
         self.show_values(None, "")
 
     def show_term(self, forms: Forms, term: Term) -> None:
         self.term = term
+        for c in self.captions:
+            c.show()
         self.title.setText(term.id)
         self.meta.setText(f"weight {term.weight} · route class {term.route_class} · {term.op_count} operators "
                           f"on its path (one shift each) · term {term.index} of {forms.count():,} in Leibniz order")

@@ -260,7 +260,8 @@ class FormulaList(QWidget):
             if label:
                 tag = QLabel(label)
                 tag.setObjectName("formula_label")
-                tag.setStyleSheet("font-family: monospace; color: palette(placeholder-text);")
+                tag.setStyleSheet("font-family: monospace;")
+                tag.setForegroundRole(QPalette.ColorRole.PlaceholderText)
                 tag.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
                 self.body_layout.addWidget(tag)
             self.body_layout.addWidget(FormulaView(tex, fallback))
