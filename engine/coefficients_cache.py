@@ -43,13 +43,6 @@ def compute_record(run_path: str, dtype: str, weight: str, step: int) -> co.Step
 _runs: dict[str, Run] = {}
 
 
-def prepare(cfg) -> None:
-    """Import torch and derive the forms of `cfg` in this process, before the first record asks."""
-    from .forms import derive
-
-    derive(cfg)
-
-
 class CoefficientStore:
     """`compute(weight, step) -> StepCoefficient`, when given, replaces computing in this thread (the
     weight pane computes in another process, so the GUI thread never waits for this one's interpreter)."""
@@ -244,4 +237,4 @@ class CoefficientStore:
             pass
 
 
-__all__ = ["CoefficientStore", "compute_record", "prepare", "CACHE_DIR", "VERSION"]
+__all__ = ["CoefficientStore", "compute_record", "CACHE_DIR", "VERSION"]

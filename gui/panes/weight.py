@@ -243,7 +243,15 @@ class WeightPane(QWidget):
             self._frame_timer.start(wait)  # shows the step of that moment, not this one
 
     def _want(self) -> None:
-        self.feeder.want(self.state.weight, self.state.step, self.timeline.steps)
+        """Ask for the step on screen, then the rest of the timeline: only while someone can see it (a
+        hidden pane costs training nothing)."""
+        if self.isVisible():
+            self.feeder.want(self.state.weight, self.state.step, self.timeline.steps)
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        self._refresh_steps()
+        self._want()
 
     def _on_computed(self, weight: str, step: int) -> None:
         if weight != self.state.weight:

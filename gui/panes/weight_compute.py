@@ -48,12 +48,11 @@ def in_process(fn, *args):
 
 def _open_store(run):
     ensure_torch()
-    from engine.coefficients_cache import CoefficientStore, compute_record, prepare
+    from engine.coefficients_cache import CoefficientStore, compute_record
 
-    # engine functions only cross to the other process, so it never imports Qt
-    store = CoefficientStore(run, compute=functools.partial(in_process, compute_record, str(run.path), "float32"))
-    in_process(prepare, store.cfg)  # start the process and derive the forms now, not on the first click
-    return store
+    # engine functions only cross to the other process, so it never imports Qt; the process starts with
+    # the first record asked for (the pane asks only while it is visible)
+    return CoefficientStore(run, compute=functools.partial(in_process, compute_record, str(run.path), "float32"))
 
 
 def render_formula(cfg, weight: str, kind: str, part, color: str):

@@ -89,7 +89,7 @@ def test_mask_posenc_and_loss(run, tmp_path, capsys):
     (["--what", "attention", "--layer", "2", "--out", "x.png"], "--layer must be between 0 and 1"),
     (["--what", "attention", "--head", "0", "--out", "x.png"], "--head needs --layer"),
     (["--what", "attention", "--step", "3", "--out", "x.npy"], "no weights saved at step 3"),
-    (["--what", "coefficient", "--weight", "blocks.0.W_K", "--out", "x.png"], "needs the weight pane engine"),
+    (["--what", "coefficient", "--weight", "blocks.7.W_K", "--out", "x.png"], "no weight 'blocks.7.W_K'"),
     (["--what", "mask", "--prompt", "", "--out", "x.png"], "the prompt is empty"),
 ])
 def test_mistakes_are_one_line_errors(run, tmp_path, capsys, argv, message):
