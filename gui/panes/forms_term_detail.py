@@ -112,5 +112,5 @@ class TermDetail(QScrollArea):
         self.heatmap.set_matrix(m, kind="signed", title=f"G of this term, step {values.step}")
         self.numbers.setText(
             f"step {values.step}\n‖G‖ = {values.norm:.4g}\n‖G of {values.weight}‖ = {values.total_norm:.4g}\n"
-            f"share of the weight's total: {values.share:+.1%}\n(⟨G, total⟩ / ‖total‖²: the shares of all "
+            f"share of the weight's total: {values.share:+.1%}\n(<G, total> / ‖total‖²: the shares of all "
             "terms of a weight add up to 100%)")

@@ -43,7 +43,7 @@ def stage_sheets(forms: Forms, term: Term | None) -> tuple[list[tuple[str, se.Sh
             stages = forms.form_stages()
         except TooManyTerms as e:
             stages = [("form", forms.net.form)]
-            note = f"{e}. Choose “one term” to follow a route through every stage."
+            note = f"{e}: choose “One term” above."
         out += [(name, se.stage_sheet(forms, name, w)) for name, w in stages]
     else:
         out += [(name, se.stage_sheet(forms, name, w, term)) for name, w in forms.stages(term)]
