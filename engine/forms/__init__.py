@@ -6,7 +6,8 @@ shiftmm, finish), network (named values defined by words, their labelled Leibniz
 note's encoder(n)), gpt (the GPT of a ModelConfig), derive (terms with IDs, route classes, counts, one
 term's stages), evaluate (numbers), snapshot (a GPT's numbers on a probe batch), verify (autograd),
 printing (text, LaTeX for mathtext, HTML), sympy_bridge (import it explicitly: it loads sympy), console
-(the note's command language).
+(the note's command language), layout (formulas wrapped to a width and rasterised by mathtext) and
+snapshot_export (a term, a weight's coefficient, a stage or the whole form as .tex, SVG, PNG, HTML).
 
 What the GUI calls:
 
@@ -19,7 +20,8 @@ What the GUI calls:
     text(w); latex(w); mathtext(w); html(w)
     snap = Snapshot(cfg, weights, x, y)     # a snapshot's weights on the probe batch
     snap.total(w); snap.classes(w); snap.terms(w); snap.term(id)
-    Console().run(line)                     # [Output(kind, content)]
+    Console().run(line)                     # [Output(kind, content, rows)]: rows = (label, LaTeX) of a value
+    snapshot_export.export_sheet(path, snapshot_export.term_sheet(forms, term))   # also weight_/stage_/form_sheet
 """
 
 from .chain import ChainSpec, encoder
