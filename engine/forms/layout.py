@@ -63,7 +63,6 @@ def chunks(tex: str) -> list[str]:
 def width(tex: str, fontsize: float = 12.0) -> float:
     """The formula's width in points (1/72 inch) at this font size."""
     from matplotlib.font_manager import FontProperties
-    from matplotlib.mathtext import MathTextParser
 
     with _LOCK:
         try:
