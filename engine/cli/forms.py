@@ -34,6 +34,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--verify", action="store_true",
                    help="compare the summed coefficients with autograd in float64 (random weights and probe "
                         "batch from a fixed seed) and exit non-zero if any relative error exceeds 1e-8")
+    p.add_argument("--out", metavar="FILE",
+                   help="write a formula snapshot instead of listing: the --term, else the --weight's coefficient, "
+                        "else the whole form; the format from the suffix (.tex .svg .png .html; long forms continue "
+                        "on further SVG/PNG pages, NAME-p2.png, ...)")
     p.add_argument("--eval", metavar="LINE", dest="eval_line",
                    help="run a line of the note's console language (e.g. \"forms(2).length\"); with a model "
                         "option the network is predefined as net")
@@ -88,9 +92,11 @@ def run(args: argparse.Namespace) -> int:
         _count(forms, args.weight)
     if args.verify:
         status = max(status, _verify(net, args.weight))
-    if args.term:
+    if args.out:
+        _snapshot(forms, args.term, args.weight, args.out)
+    elif args.term:
         _term(forms, args.term, args.format)
-    if not (args.count or args.verify or args.term or args.eval_line is not None):
+    if not (args.count or args.verify or args.term or args.out or args.eval_line is not None):
         _list(forms, args.weight, args.format, DEFAULT_LIMIT)
     return status
 
@@ -140,6 +146,23 @@ def _term(forms, term_id: str, fmt: str) -> None:
     print(t.id)
     print(f"weight {t.weight}, route class {t.route_class}, {t.op_count} operators, term {t.index} in Leibniz order")
     print(render(t.G, fmt))
+
+
+def _snapshot(forms, term_id, weight, out: str) -> None:
+    from ..forms import snapshot_export as se
+
+    se.format_of(out, se.FORMATS)  # a wrong suffix is refused before anything is derived
+    if term_id:
+        try:
+            sheet = se.term_sheet(forms, forms.term(term_id))
+        except KeyError as e:
+            raise UserError(str(e.args[0])) from None
+    elif weight:
+        sheet = se.weight_sheet(forms, forms.net.find(weight)[0].name)
+    else:
+        sheet = se.form_sheet(forms)
+    for path in se.export_sheet(out, sheet):
+        print(path)
 
 
 def _list(forms, weight, fmt: str, limit: int) -> None:

@@ -102,3 +102,20 @@ def test_eval_runs_a_console_line(capsys):
 def test_every_mistake_is_one_line_on_stderr(argv, message, capsys):
     rc, out, err = run_cli(capsys, "forms", *argv)
     assert message in one_error_line(rc, err)
+
+
+def test_out_writes_a_formula_snapshot_of_a_term_a_weight_or_the_form(capsys, tmp_path):
+    rc, out, _ = run_cli(capsys, "forms", "--chain", "2", "--term", "K_0 via X_1@Z_1#1", "--out", tmp_path / "t.tex")
+    assert rc == 0 and out.strip() == str(tmp_path / "t.tex")
+    assert r"\section*{Term K\_0 via X\_1@Z\_1\#1}" in (tmp_path / "t.tex").read_text(encoding="utf-8")
+    rc, out, _ = run_cli(capsys, "forms", "--chain", "2", "--weight", "K_0", "--out", tmp_path / "w.html")
+    assert rc == 0 and (tmp_path / "w.html").read_text(encoding="utf-8").count('class="row"') == 3
+    rc, out, _ = run_cli(capsys, "forms", "--chain", "1", "--out", tmp_path / "f.svg")
+    assert rc == 0 and (tmp_path / "f.svg").stat().st_size > 0
+
+
+def test_out_refuses_an_unknown_suffix_and_a_form_too_large(capsys, tmp_path):
+    rc, _, err = run_cli(capsys, "forms", "--chain", "2", "--out", tmp_path / "f.pdf")
+    assert ".tex" in one_error_line(rc, err)
+    rc, _, err = run_cli(capsys, "forms", "--preset", "nanogpt-cpu", "--out", tmp_path / "f.tex")
+    assert "more than" in one_error_line(rc, err)
