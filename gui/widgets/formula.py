@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from PySide6.QtCore import QObject, QThreadPool, QTimer, Qt, Signal
 from PySide6.QtGui import QImage, QPalette, QPixmap
 from PySide6.QtWidgets import (QApplication, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSizePolicy,
-                               QVBoxLayout, QWidget)
+                               QSpinBox, QVBoxLayout, QWidget)
 
 FONT_PT = 12.0
 WIDTH_STEP = 48        # widths are rounded down to this many pixels, so a resize re-renders rarely
@@ -219,6 +219,9 @@ class FormulaList(QWidget):
         self.page = 0
         self.prev_button, self.next_button = QPushButton("◀ Previous"), QPushButton("Next ▶")
         self.position = QLabel()
+        self.page_box = QSpinBox()  # a whole form at depth 6 is 73 pages: jump, don't click through
+        self.page_box.setPrefix("page ")
+        self.page_box.setKeyboardTracking(False)
         self.body = QWidget()
         self.body_layout = QVBoxLayout(self.body)
         self.body_layout.setAlignment(Qt.AlignmentFlag.AlignTop)
@@ -227,7 +230,7 @@ class FormulaList(QWidget):
         self.scroll.setWidget(self.body)
         nav = QHBoxLayout()
         nav.setContentsMargins(0, 0, 0, 0)
-        for w in (self.prev_button, self.position, self.next_button):
+        for w in (self.prev_button, self.page_box, self.next_button, self.position):
             nav.addWidget(w)
         nav.addStretch(1)
         layout = QVBoxLayout(self)
@@ -236,6 +239,7 @@ class FormulaList(QWidget):
         layout.addLayout(nav)
         self.prev_button.clicked.connect(lambda: self.show_page(self.page - 1))
         self.next_button.clicked.connect(lambda: self.show_page(self.page + 1))
+        self.page_box.valueChanged.connect(lambda v: self.show_page(v - 1) if v - 1 != self.page else None)
         self.set_rows([])
 
     @property
@@ -269,6 +273,11 @@ class FormulaList(QWidget):
         self.position.setText(f"rows {start + 1}–{min(n, start + self.PAGE)} of {n}" if n else "nothing to show")
         self.prev_button.setEnabled(self.page > 0)
         self.next_button.setEnabled(self.page < self.pages - 1)
-        self.prev_button.setVisible(self.pages > 1)
-        self.next_button.setVisible(self.pages > 1)
+        was = self.page_box.blockSignals(True)
+        self.page_box.setRange(1, self.pages)
+        self.page_box.setSuffix(f" of {self.pages}")
+        self.page_box.setValue(self.page + 1)
+        self.page_box.blockSignals(was)
+        for w in (self.prev_button, self.next_button, self.page_box):
+            w.setVisible(self.pages > 1)
         self.scroll.verticalScrollBar().setValue(0)

@@ -113,7 +113,11 @@ def test_a_terms_value_on_an_open_run_is_its_coefficient_at_that_step(qtbot, tmp
     session.set_run(run)
     weight = "blocks.0.W_V"
     choose_weight(qtbot, pane, weight)
-    with qtbot.waitSignal(pane._values.sig_done, timeout=30000) as got:
+    first = pane.terms.table.terms[0].id
+    # the pane showed its first weight's first term when it derived: wait for this term's answer
+    with qtbot.waitSignal(pane._values.sig_done, timeout=30000,
+                          check_params_cb=lambda tag, _values: tag == first) as got:
+        pane.terms.list.setCurrentIndex(pane.terms.table.index(1, 1))
         pane.terms.list.setCurrentIndex(pane.terms.table.index(0, 1))
     values = got.args[1]
     term = pane.terms.term

@@ -74,6 +74,7 @@ def test_a_long_list_shows_a_page_at_a_time(qtbot):
     lst.next_button.click()
     qtbot.waitUntil(lambda: len(lst.views()) == FormulaList.PAGE and lst.page == 1, timeout=5000)
     assert "rows 31–60 of 70" in lst.position.text()
-    lst.show_page(2)
+    lst.page_box.setValue(3)
     qtbot.waitUntil(lambda: len(lst.views()) == 10, timeout=5000)
+    assert lst.page == 2 and lst.page_box.suffix() == " of 3"
     assert not lst.next_button.isEnabled()
