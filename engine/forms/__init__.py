@@ -6,8 +6,8 @@ shiftmm, finish), network (named values defined by words, their labelled Leibniz
 note's encoder(n)), gpt (the GPT of a ModelConfig), derive (terms with IDs, route classes, counts, one
 term's stages), evaluate (numbers), snapshot (a GPT's numbers on a probe batch), verify (autograd),
 printing (text, LaTeX for mathtext, HTML), sympy_bridge (import it explicitly: it loads sympy), console
-(the note's command language), layout (formulas wrapped to a width and rasterised by mathtext) and
-snapshot_export (a term, a weight's coefficient, a stage or the whole form as .tex, SVG, PNG, HTML).
+(the note's command language) and snapshot_export (a term, a weight's coefficient, a stage or the whole
+form as .tex, SVG, PNG, HTML; formulas laid out by engine/formula_layout.py, which needs no torch).
 
 What the GUI calls:
 

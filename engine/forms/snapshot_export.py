@@ -4,7 +4,7 @@ or HTML (the engine's HTML printer). Pure functions without Qt, like engine/expo
 chooses the format by the file's suffix.
 
 A `Sheet` is what gets written: a title, a line under it, and (label, formula) rows. Rows too wide for the
-page are wrapped by layout.wrap; a sheet longer than a page continues on further pages — in the .tex and
+page are wrapped by engine.formula_layout.wrap; a sheet longer than a page continues on further pages — in the .tex and
 .html as one document, in SVG and PNG as further files ``name-p2.svg``, ``name-p3.svg``, …
 """
 
@@ -16,7 +16,8 @@ from pathlib import Path
 
 from ..errors import UserError
 from ..export import format_of
-from . import layout, printing
+from .. import formula_layout as layout
+from . import printing
 from .derive import DEFAULT_LIMIT, Forms, Term, TooManyTerms
 from .words import Sum, Trace, Word
 

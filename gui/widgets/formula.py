@@ -1,9 +1,12 @@
-"""Formulas on screen: LaTeX rendered by matplotlib's mathtext off the GUI thread, wrapped to the widget's
-width (engine.forms.layout), cached, and shown as a pixmap; the text notation stands in while it renders
-and whenever mathtext cannot read a formula.
+"""Formulas on screen: LaTeX rendered by matplotlib's mathtext away from the GUI thread, wrapped to the
+widget's width (engine.formula_layout), cached, and shown as a pixmap; the text notation stands in while it
+renders and whenever mathtext cannot read a formula.
 
-`FormulaRenderer` is one per application: a single render thread (mathtext is not made for two at once),
-an LRU cache of finished images keyed by (LaTeX, width, size, colour), and a signal when one is ready.
+`FormulaRenderer` is one per application. It renders in a separate process: mathtext's parser is pure
+Python, and on a thread it held the interpreter lock that the GUI thread needs at every call into Python
+while it paints (measured here: event-loop stalls of 0.3–1 s while a page of formulas rendered). Results
+come back as plain bytes; an LRU cache keeps finished images keyed by (LaTeX, width, size, colour). If no
+process can be started, a single thread renders instead.
 `FormulaView` shows one formula and asks again when its width or the theme's text colour changes.
 `FormulaList` shows many (label, formula) rows a page at a time, so a whole form never builds thousands
 of widgets.
@@ -11,13 +14,17 @@ of widgets.
 
 from __future__ import annotations
 
+import multiprocessing
 from collections import OrderedDict
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, QThreadPool, QTimer, Qt, Signal
 from PySide6.QtGui import QImage, QPalette, QPixmap
 from PySide6.QtWidgets import (QApplication, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSizePolicy,
                                QSpinBox, QVBoxLayout, QWidget)
+
+from engine.formula_layout import render_formula
 
 FONT_PT = 12.0
 WIDTH_STEP = 48        # widths are rounded down to this many pixels, so a resize re-renders rarely
@@ -33,36 +40,36 @@ class RenderKey:
     fontsize: float = FONT_PT
 
 
-def render_image(key: RenderKey) -> QImage:
-    """Wrap and rasterise one formula (runs on the render thread)."""
-    from engine.forms import layout
+def _render(key: RenderKey) -> tuple[bytes, int, int]:
+    return render_formula(key.tex, key.width, key.dpr, key.color, key.fontsize)
 
-    dpi = 96.0 * key.dpr
-    lines = layout.wrap(key.tex, key.width * 72.0 / 96.0, key.fontsize)
-    rgba = layout.render(lines, key.fontsize, dpi, key.color)
-    h, w, _ = rgba.shape
-    image = QImage(rgba.tobytes(), w, h, 4 * w, QImage.Format.Format_RGBA8888).copy()
-    image.setDevicePixelRatio(key.dpr)
-    return image
+
+def _message(e: BaseException) -> str:
+    return str(e).splitlines()[0] if str(e) else type(e).__name__
 
 
 class _Relay(QObject):
-    sig_finished = Signal(object, object, str)  # key, QImage or None, error
+    sig_finished = Signal(object, object, str)  # key, (bytes, w, h) or None, error
 
 
 class FormulaRenderer(QObject):
     sig_ready = Signal(object)            # RenderKey whose image is now in the cache
     sig_failed = Signal(object, str)      # RenderKey, why mathtext could not read it
 
-    def __init__(self, parent: QObject | None = None):
+    def __init__(self, parent: QObject | None = None, use_process: bool = True):
         super().__init__(parent)
-        self._pool = QThreadPool(self)
+        self._process: ProcessPoolExecutor | None = None
+        self._use_process = use_process
+        self._pool = QThreadPool(self)    # the fallback: one thread
         self._pool.setMaxThreadCount(1)
         self._cache: OrderedDict[RenderKey, QImage] = OrderedDict()
         self._failed: dict[RenderKey, str] = {}
         self._pending: set[RenderKey] = set()
         self._relay = _Relay(self)
         self._relay.sig_finished.connect(self._on_finished)
+        app = QApplication.instance()
+        if app is not None:
+            app.aboutToQuit.connect(self.shutdown)
 
     def image(self, key: RenderKey) -> QImage | None:
         got = self._cache.get(key)
@@ -78,13 +85,20 @@ class FormulaRenderer(QObject):
         if key in self._cache or key in self._failed or key in self._pending:
             return
         self._pending.add(key)
+        executor = self._executor()
+        if executor is not None:
+            try:
+                executor.submit(_render, key).add_done_callback(lambda f, k=key: self._on_future(k, f))
+                return
+            except Exception:  # the process died or cannot start: render on a thread from now on
+                self._use_process, self._process = False, None
         relay = self._relay
 
         def work() -> None:
             try:
-                result, error = render_image(key), ""
+                result, error = _render(key), ""
             except Exception as e:  # FormulaError, or a mathtext failure we did not foresee
-                result, error = None, str(e).splitlines()[0] if str(e) else type(e).__name__
+                result, error = None, _message(e)
             try:
                 relay.sig_finished.emit(key, result, error)
             except RuntimeError:  # the application is closing
@@ -92,15 +106,42 @@ class FormulaRenderer(QObject):
 
         self._pool.start(work)
 
+    def _executor(self) -> ProcessPoolExecutor | None:
+        if self._process is None and self._use_process:
+            try:  # spawn, never fork: this process has threads (Qt's, torch's)
+                self._process = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+            except Exception:
+                self._use_process = False
+        return self._process
+
+    def _on_future(self, key: RenderKey, future: Future) -> None:
+        """Runs on the executor's thread: hand the result to the GUI thread."""
+        try:
+            result, error = future.result(), ""
+        except Exception as e:
+            result, error = None, _message(e)
+        try:
+            self._relay.sig_finished.emit(key, result, error)
+        except RuntimeError:
+            pass
+
+    def shutdown(self) -> None:
+        if self._process is not None:
+            self._process.shutdown(wait=False, cancel_futures=True)
+            self._process = None
+
     def wait(self, msecs: int = 30_000) -> bool:
         return self._pool.waitForDone(msecs)
 
-    def _on_finished(self, key: RenderKey, image, error: str) -> None:
+    def _on_finished(self, key: RenderKey, result, error: str) -> None:
         self._pending.discard(key)
-        if image is None:
+        if result is None:
             self._failed[key] = error
             self.sig_failed.emit(key, error)
             return
+        data, w, h = result
+        image = QImage(data, w, h, 4 * w, QImage.Format.Format_RGBA8888).copy()
+        image.setDevicePixelRatio(key.dpr)
         self._cache[key] = image
         while len(self._cache) > CACHE_SIZE:
             self._cache.popitem(last=False)

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from engine.errors import UserError
-from engine.forms import Forms, encoder, latex, layout
+from engine import formula_layout as layout
+from engine.forms import Forms, encoder, latex
 from engine.forms import snapshot_export as se
 
 

@@ -78,3 +78,16 @@ def test_a_long_list_shows_a_page_at_a_time(qtbot):
     qtbot.waitUntil(lambda: len(lst.views()) == 10, timeout=5000)
     assert lst.page == 2 and lst.page_box.suffix() == " of 3"
     assert not lst.next_button.isEnabled()
+
+
+def test_rendering_runs_in_another_process_or_else_on_a_thread(qtbot):
+    from gui.widgets.formula import FormulaRenderer, RenderKey
+
+    key = RenderKey(r"\mathrm{tr}\left(E^{t}\,\mathrm{d}W\right)", 480, 1.0, (0, 0, 0))
+    for use_process in (True, False):
+        r = FormulaRenderer(use_process=use_process)
+        with qtbot.waitSignal(r.sig_ready, timeout=60000):
+            r.request(key)
+        assert (r._process is not None) == use_process
+        assert r.image(key).width() > 20
+        r.shutdown()

@@ -5,8 +5,10 @@ formula too wide for its space is cut at its products' thin spaces ``\\,`` and i
 braces, and packed greedily into lines; continuation lines are indented. Brackets that would be split
 across lines are written plainly (``[`` instead of ``\\left[``: a ``\\left`` must close on its own line).
 Widths are measured with mathtext itself. `render` turns lines into an RGBA array with mathtext's Agg
-rasteriser (no figure, no usetex). Everything here holds one lock around matplotlib's parsers, so the
-forms pane's renderer and an export may run on two threads.
+rasteriser (no figure, no usetex). Everything here holds one lock around matplotlib's parsers, so an
+export and a renderer may run on two threads. The module imports neither torch nor the forms engine, so
+`render_formula` is cheap to run in a separate process (the forms pane renders there: mathtext's parser is
+pure Python and would hold the interpreter lock the GUI thread needs).
 """
 
 from __future__ import annotations
@@ -125,4 +127,12 @@ def render(lines: list[str], fontsize: float = 12.0, dpi: float = 100.0, color=(
     return out
 
 
-__all__ = ["FormulaError", "CONTINUATION", "loosen", "chunks", "width", "wrap", "render"]
+def render_formula(tex: str, width_px: int, dpr: float, color, fontsize: float = 12.0) -> tuple[bytes, int, int]:
+    """One formula wrapped to `width_px` logical pixels (96 per inch) at device pixel ratio `dpr`, as
+    (RGBA bytes, width, height) in device pixels: plain data, to cross a process boundary."""
+    lines = wrap(tex, width_px * 72.0 / 96.0, fontsize)
+    rgba = render(lines, fontsize, 96.0 * dpr, color)
+    return rgba.tobytes(), rgba.shape[1], rgba.shape[0]
+
+
+__all__ = ["FormulaError", "CONTINUATION", "loosen", "chunks", "width", "wrap", "render", "render_formula"]
