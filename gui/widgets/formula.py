@@ -127,7 +127,7 @@ class FormulaRenderer(QObject):
 
     def shutdown(self) -> None:
         if self._process is not None:
-            self._process.shutdown(wait=False, cancel_futures=True)
+            self._process.shutdown(wait=True, cancel_futures=True)  # at most one render to finish
             self._process = None
 
     def wait(self, msecs: int = 30_000) -> bool:
