@@ -127,7 +127,7 @@ class CoefficientStore:
         if not later:
             return None
         rec = self.record(weight, step)
-        nxt = self._load(later[0])[weight].to(co.DTYPES[self.dtype]).numpy()
+        nxt = self._array(later[0], weight)
         got = co.update_between(rec, later[0], nxt)
         self._keep(("update", weight, step), got)
         with self._lock:
@@ -176,6 +176,18 @@ class CoefficientStore:
             while self._bytes > self._budget and len(self._records) > 1:
                 _, old = self._records.popitem(last=False)
                 self._bytes -= old.nbytes if isinstance(old, co.StepCoefficient) else old.dW.nbytes
+
+    def _array(self, step: int, weight: str) -> np.ndarray:
+        """One weight at a saved step, read with numpy alone: a thread that only waits for another
+        process never calls into torch (torch was seen to hang when a second thread used it while the
+        trainer's thread imported its lazily loaded parts)."""
+        from safetensors import safe_open
+
+        try:
+            with safe_open(str(self._source(step)), framework="numpy") as f:
+                return f.get_tensor(weight).astype(np.float64 if self.dtype == "float64" else np.float32)
+        except Exception as e:  # a missing, truncated or foreign file: one line for the user
+            raise RunError(f"the weights at step {step} cannot be read: {str(e).splitlines()[0][:160]}") from None
 
     def _load(self, step: int) -> dict:
         with self._lock:

@@ -51,6 +51,7 @@ class WeightPane(QWidget):
         super().__init__(parent)
         self.session = session
         self.state = WeightState(weight=session.selected_weight)
+        self._opened = False
         self.feeder = CoefficientFeeder(self)
         self._formula_job = LatestJob(self)
         self._chart_timer = QTimer(self, singleShot=True, interval=int(1000 / CHART_HZ))
@@ -127,7 +128,7 @@ class WeightPane(QWidget):
         bottom = QSplitter(Qt.Orientation.Horizontal)
         bottom.addWidget(left)
         bottom.addWidget(self.tabs)
-        bottom.setSizes([300, 500])
+        bottom.setSizes([420, 480])
         body = QSplitter(Qt.Orientation.Vertical)
         body.addWidget(maps)
         body.addWidget(bottom)
@@ -148,7 +149,7 @@ class WeightPane(QWidget):
         self.feeder.sig_store_ready.connect(self._on_store_ready)
         self.feeder.sig_computed.connect(self._on_computed)
         self.feeder.sig_failed.connect(lambda message: self._say(message, error=True))
-        self.weight_box.currentTextChanged.connect(self._on_weight_chosen)
+        self.weight_box.currentTextChanged.connect(self._on_weight_box)
         self.timeline.sig_step_changed.connect(self._on_step_changed)
         self.parts.sig_part_chosen.connect(self._on_part_chosen)
         self.split_box.currentIndexChanged.connect(self._on_chart_options)
@@ -195,6 +196,12 @@ class WeightPane(QWidget):
 
     def _on_run_opened(self, run) -> None:
         self.timeline.set_steps([])
+        self._opened = False  # the run is opened here when the pane is first seen: hidden, it costs nothing
+        if self.isVisible() or run is None:
+            self._open(run)
+
+    def _open(self, run) -> None:
+        self._opened = True
         self.feeder.open_run(run)
         if run is None:
             self._say("Train, or open a run: the coefficients are computed from the run's saved snapshots.")
@@ -223,6 +230,10 @@ class WeightPane(QWidget):
             self.timeline.set_steps(store.steps())  # a directory listing: well under a millisecond
             self._want()
 
+    def _on_weight_box(self, name: str) -> None:
+        if name:
+            self.session.select_weight(name)  # the other panes (the diagram) show the choice too
+
     def _on_weight_chosen(self, name: str) -> None:
         if not name or self.feeder.store is None:
             return
@@ -250,6 +261,8 @@ class WeightPane(QWidget):
 
     def showEvent(self, event) -> None:
         super().showEvent(event)
+        if not self._opened:
+            self._open(self.session.run)
         self._refresh_steps()
         self._want()
 
@@ -292,7 +305,7 @@ class WeightPane(QWidget):
         part = st.part if st.kind != "total" and (st.part in rec.classes or st.part in rec.terms) else None
         what = "G" if part is None else f"G [{part}]"
         self.G_map.set_matrix(as_matrix(rec.part(part)), kind="signed", title=f"{what} · step {rec.step}")
-        self.W_map.set_matrix(as_matrix(rec.W), kind="signed", title=f"W = {st.weight} · step {rec.step}")
+        self.W_map.set_matrix(as_matrix(rec.W), kind="signed", title=f"W · step {rec.step}")
         update = self.feeder.store.peek_update(st.weight, st.step)
         if update is not None:
             self.dW_map.set_matrix(as_matrix(update.dW), kind="signed",
@@ -301,7 +314,7 @@ class WeightPane(QWidget):
                                         f"{update.cosine:.3f}, ‖ΔW‖/‖G‖ = {update.ratio:.3g}")
         else:
             self.dW_map.set_matrix(as_matrix(rec.W) * float("nan"), kind="signed",
-                                   title="ΔW: no later saved step yet")
+                                   title="ΔW: none yet")
             self.geometry_label.setText(f"step {rec.step} is the newest saved step: no update after it yet")
         ok = rec.agreement <= AGREEMENT_OK
         color = "#2b8a3e" if ok else "#e8590c"
@@ -315,7 +328,7 @@ class WeightPane(QWidget):
         if store is None or st.weight is None:
             return
         steps, total, parts = series(self.timeline.steps, store.summaries(st.weight), st.split)
-        self.norms.show_series(steps, total, parts, st.mode, st.log)
+        self.norms.show_series(steps, total, parts, st.mode, st.log, st.weight)
         self.geometry.show_geometry(store.geometry(st.weight))
 
     def _ask_formula(self) -> None:

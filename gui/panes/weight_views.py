@@ -42,6 +42,13 @@ def color_of(index: int) -> str:
     return PALETTE[index % len(PALETTE)]
 
 
+def short_name(part: str, weight: str) -> str:
+    """A term's ID without its weight's name ("h0 via H_1@X_2#0"); a class's name as it is."""
+    if weight and part.startswith(weight):
+        return part[len(weight):].lstrip(". ") or part
+    return part
+
+
 def series(steps: list[int], summaries: dict, split: str) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
     """(steps computed, ‖G‖, part -> norms) over the steps whose summary is known, in step order."""
     known = [s for s in steps if s in summaries]
@@ -75,6 +82,7 @@ class _Chart(QWidget):
     def add_plot(self, row: int, left: str) -> pg.PlotItem:
         plot = self.graphics.addPlot(row=row, col=0)
         plot.setLabel("left", left)
+        plot.getAxis("left").enableAutoSIPrefix(False)  # "(x0.001)" on a log axis reads wrongly
         plot.setMenuEnabled(False)
         cache_axes(plot)
         if self.plots:
@@ -123,11 +131,11 @@ class NormsChart(_Chart):
         self._key: tuple = ()
 
     def show_series(self, steps: np.ndarray, total: np.ndarray, parts: dict[str, np.ndarray], mode: str,
-                    log: bool = False) -> None:
+                    log: bool = False, weight: str = "") -> None:
         """mode "lines": ‖G‖ and each part's norm (log: on a log axis, zeros left out); "shares": stacked."""
         key = (mode, tuple(parts), log and mode == "lines")
         if key != self._key:
-            self._rebuild(parts, mode)
+            self._rebuild(parts, mode, weight)
             self.plot.setLogMode(y=key[2])
             self._key = key
         if mode == "lines":
@@ -142,7 +150,7 @@ class NormsChart(_Chart):
             self.curves[name].setData(steps, cumulative)
         self.curves["_floor"].setData(steps, np.zeros_like(total))
 
-    def _rebuild(self, parts: dict, mode: str) -> None:
+    def _rebuild(self, parts: dict, mode: str, weight: str) -> None:
         for item in list(self.curves.values()) + self.fills:
             self.plot.removeItem(item)
         self.plot.legend.clear()
@@ -154,7 +162,7 @@ class NormsChart(_Chart):
             self.curves[TOTAL] = cached(self.plot.plot([], [], name="‖G‖", pen=pg.mkPen(fg, width=2.5),
                                                         connect="finite"))
             for i, name in enumerate(parts):
-                self.curves[name] = cached(self.plot.plot([], [], name=name, connect="finite",
+                self.curves[name] = cached(self.plot.plot([], [], name=short_name(name, weight), connect="finite",
                                                           pen=pg.mkPen(color_of(i), width=1.5)))
             return
         self.plot.setLabel("left", "share of Σ‖part‖")
@@ -162,7 +170,8 @@ class NormsChart(_Chart):
         self.plot.setYRange(0, 1, padding=0.02)
         below = self.curves["_floor"] = self.plot.plot([], [], pen=None)
         for i, name in enumerate(parts):
-            top = self.curves[name] = cached(self.plot.plot([], [], name=name, pen=pg.mkPen(color_of(i), width=1)))
+            top = self.curves[name] = cached(self.plot.plot([], [], name=short_name(name, weight),
+                                                            pen=pg.mkPen(color_of(i), width=1)))
             color = QColor(color_of(i))
             color.setAlpha(170)
             fill = pg.FillBetweenItem(below, top, brush=pg.mkBrush(color))
@@ -204,8 +213,15 @@ class PartsList(QTreeWidget):
         self.setHeaderLabels(["part", "‖·‖", "share"])
         self.setRootIsDecorated(True)
         self.setUniformRowHeights(True)
-        self.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        self.header().setStretchLastSection(False)
+        header = self.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        metrics = self.fontMetrics()
+        for column, widest in ((1, "0.0000e-00"), (2, "100.0%")):
+            # fixed widths: ResizeToContents measured every row on every change, ~1 ms per item per step
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Fixed)
+            header.resizeSection(column, metrics.horizontalAdvance(widest) + 14)
+        self.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.total = QTreeWidgetItem(self, ["G (all terms)", "", ""])
         self.total.setData(0, Qt.ItemDataRole.UserRole, ("total", None))
         self.groups = {k: QTreeWidgetItem(self, [label, "", ""]) for k, label in
@@ -214,12 +230,15 @@ class PartsList(QTreeWidget):
             g.setFlags(g.flags() & ~Qt.ItemFlag.ItemIsSelectable)
             g.setExpanded(True)
         self.items: dict[tuple[str, str], QTreeWidgetItem] = {}
+        self.weight = ""
         self._names: dict[str, tuple] = {"class": (), "term": ()}
         self.currentItemChanged.connect(self._on_current_changed)
 
-    def show_step(self, record, term_count: int | None = None) -> None:
+    def show_step(self, record) -> None:
         """Norms and shares of the record's parts (names rebuilt only when they change)."""
         from engine.coefficients import norm
+
+        self.weight = record.weight
 
         self._ensure("class", tuple(record.classes))
         self._ensure("term", tuple(record.terms))
@@ -235,7 +254,7 @@ class PartsList(QTreeWidget):
         if record.terms:
             terms.setText(0, f"terms ({len(record.terms)})")
         else:
-            terms.setText(0, f"terms: {record.term_count}, too many to split (route classes instead)")
+            terms.setText(0, f"terms ({record.term_count}: too many)")
 
     def _ensure(self, kind: str, names: tuple) -> None:
         if names == self._names[kind]:
@@ -246,7 +265,7 @@ class PartsList(QTreeWidget):
         for k in old:
             group.removeChild(self.items.pop((kind, k)))
         for i, k in enumerate(names):
-            item = QTreeWidgetItem(group, [k, "", ""])
+            item = QTreeWidgetItem(group, [short_name(k, self.weight), "", ""])
             item.setData(0, Qt.ItemDataRole.UserRole, (kind, k))
             item.setForeground(0, QBrush(QColor(color_of(i))))
             item.setToolTip(0, k)

@@ -131,6 +131,7 @@ class Timeline(QWidget):
     def _advance(self) -> None:
         if self.slider.value() >= len(self._steps) - 1:
             self.pause()
+            self.follow_box.setChecked(True)  # played up to the newest step: keep up with new ones
             return
         self.step_by(1)
 

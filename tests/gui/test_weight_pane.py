@@ -4,6 +4,7 @@ clicked in another pane, exports valid files with the same numbers, and never bl
 from __future__ import annotations
 
 import csv
+import gc
 import time
 
 import numpy as np
@@ -82,7 +83,9 @@ def test_the_heatmap_shows_G_at_the_step_the_timeline_names(qtbot, run_path, ref
 
 
 def test_the_update_is_the_difference_of_stored_weights(qtbot, run_path):
-    _, pane = make(qtbot, run_path, "blocks.0.W_out")
+    session, pane = make(qtbot, run_path, "blocks.1.W_V")
+    pane.weight_box.setCurrentText("blocks.0.W_out")  # the list here selects for every pane
+    assert session.selected_weight == "blocks.0.W_out" == pane.state.weight
     run = Run(run_path)
     pane.timeline.set_step(2)
     wait_shown(qtbot, pane)
@@ -91,7 +94,7 @@ def test_the_update_is_the_difference_of_stored_weights(qtbot, run_path):
     np.testing.assert_array_equal(pane.dW_map.matrix(), want)
     pane.timeline.step_by(10)  # the newest step has no update after it
     wait_shown(qtbot, pane)
-    assert pane.dW_map.title().startswith("ΔW: no later") and np.isnan(pane.dW_map.matrix()).all()
+    assert pane.dW_map.title() == "ΔW: none yet" and np.isnan(pane.dW_map.matrix()).all()
 
 
 def test_choosing_a_class_or_term_shows_its_matrix_and_formula(qtbot, run_path, reference):
@@ -187,16 +190,30 @@ def test_scrubbing_never_blocks_the_gui_thread(qtbot, run_path, warm):
             direction[0] *= -1
         pane.timeline.step_by(direction[0])
 
+    def collected(phase, info, started=[0.0]):
+        if phase == "start":
+            started[0] = time.perf_counter()
+        else:
+            pauses.append(1000 * (time.perf_counter() - started[0]))
+
+    pauses: list[float] = []
     probe.timeout.connect(tick)
     scrub.timeout.connect(move)
+    gc.collect()  # what earlier tests left to collect is not this pane's doing
+    gc.callbacks.append(collected)
+    last[:] = time.thread_time(), time.perf_counter()
     probe.start()
     scrub.start()
     end = time.monotonic() + 2.0
-    qtbot.waitUntil(lambda: time.monotonic() > end, timeout=10_000)
-    probe.stop()
-    scrub.stop()
+    try:
+        qtbot.waitUntil(lambda: time.monotonic() > end, timeout=10_000)
+    finally:
+        probe.stop()
+        scrub.stop()
+        gc.callbacks.remove(collected)
     assert len(busy) > 20
     worst = max(busy[1:])
-    assert worst <= 50, f"the GUI thread worked {worst:.0f} ms between ticks (wall gaps up to {max(walls):.0f} ms)"
+    assert worst <= 50, (f"the GUI thread worked {worst:.0f} ms between ticks (wall gaps up to {max(walls):.0f} "
+                         f"ms; longest garbage collection meanwhile {max(pauses, default=0):.0f} ms)")
     if not warm:
         assert pane.record() is not None  # and the steps arrived meanwhile
