@@ -195,7 +195,7 @@ class FormulaView(QLabel):
     def set_formula(self, tex: str, fallback: str = "") -> None:
         self._tex, self._fallback = tex, fallback or tex
         self._key = None
-        self._show_fallback()
+        self._show_pending()
         self._ask()
 
     def _width(self) -> int:
@@ -219,6 +219,14 @@ class FormulaView(QLabel):
     def _show(self, key: RenderKey) -> None:
         self.setWordWrap(False)  # a word-wrapping QLabel asks heightForWidth, which a pixmap answers with 0
         self.setPixmap(QPixmap.fromImage(self._renderer.image(key)))
+        self.setToolTip("")
+
+    def _show_pending(self) -> None:
+        """The text notation on one line (clipped) while the formula renders: a word-wrapped rich-text
+        label is laid out again at every relayout of its list, which cost the GUI thread ~0.5 s while a
+        page of 30 long formulas arrived one by one."""
+        self.setWordWrap(False)
+        self.setText(self._fallback)
         self.setToolTip("")
 
     def _show_fallback(self, error: str = "") -> None:
