@@ -118,22 +118,43 @@ def test_choosing_a_class_or_term_shows_its_matrix_and_formula(qtbot, run_path, 
     np.testing.assert_allclose(y[-1], np.linalg.norm(rec.terms[term]), rtol=1e-6)
 
 
-def test_clicking_a_weight_in_the_diagram_opens_it_here_and_follows_training(qtbot, make_window, corpus_file):
-    w = make_window(tiny_config(corpus_file, steps=400, snapshot_every=40))
+def test_clicking_a_weight_in_the_diagram_opens_it_here(qtbot, make_window, run_path, reference):
+    w = make_window(run_dir=run_path)
     pane = w.panes["pane_weight"]
     diagram = w.panes["pane_architecture"].diagram
-    w.session.request_training("train")
-    qtbot.waitUntil(lambda: pane.feeder.store is not None and len(pane.timeline.steps) >= 2, timeout=WAIT)
     item = diagram.items["blocks.0.W_V"]
     diagram.ensureVisible(item)
     qtbot.mouseClick(diagram.viewport(), Qt.MouseButton.LeftButton,
                      pos=diagram.mapFromScene(item.sceneBoundingRect().center()))
-    assert pane.state.weight == "blocks.0.W_V" and pane.weight_box.currentText() == "blocks.0.W_V"
     assert pane.isVisible()  # its dock was raised
-    qtbot.waitUntil(lambda: w.session.training_state == "finished", timeout=60_000)
-    qtbot.waitUntil(lambda: pane.timeline.steps[-1:] == [400], timeout=WAIT)
+    assert pane.state.weight == "blocks.0.W_V"
+    qtbot.waitUntil(lambda: pane.weight_box.currentText() == "blocks.0.W_V", timeout=WAIT)
     wait_shown(qtbot, pane)
-    assert pane.record().step == 400 and pane.record().weight == "blocks.0.W_V"
+    np.testing.assert_allclose(pane.G_map.matrix(), reference.record("blocks.0.W_V", 6).G, rtol=1e-6)
+
+
+def test_the_timeline_follows_new_snapshots_of_a_live_run(qtbot, run_path, tmp_path, reference):
+    """What training does, without a training thread: a snapshot is written and its step reported."""
+    import shutil
+    from types import SimpleNamespace
+
+    from engine.runs import RunWriter
+
+    path = tmp_path / "live"
+    shutil.copytree(run_path, path, ignore=shutil.ignore_patterns("cache"))
+    session, pane = make(qtbot, path, "blocks.1.W_in")
+    assert pane.timeline.step() == 6 and pane.timeline.following
+    run = Run(path)
+    weights = {k: v + 0.01 for k, v in run.load_weights(6).items()}
+    RunWriter(path, run.config).save_snapshot(8, weights)
+    session.report_step(SimpleNamespace(step=8, snapshot=True, checkpoint=False, event=None))
+    assert pane.timeline.steps[-1] == 8 and pane.timeline.step() == 8
+    wait_shown(qtbot, pane)
+    np.testing.assert_array_equal(pane.W_map.matrix(), weights["blocks.1.W_in"].numpy())
+    pane.timeline.set_step(6)  # the update from 6 to the new step appears too
+    wait_shown(qtbot, pane)
+    qtbot.waitUntil(lambda: pane.dW_map.title() == "ΔW = W(8) − W(6)", timeout=WAIT)
+    np.testing.assert_allclose(pane.dW_map.matrix(), 0.01, rtol=1e-4)
 
 
 def test_exports_are_valid_files_with_the_same_numbers(qtbot, run_path, reference, tmp_path):
@@ -161,17 +182,13 @@ def test_exports_are_valid_files_with_the_same_numbers(qtbot, run_path, referenc
                                rtol=1e-6)
 
 
-@pytest.mark.parametrize("warm", [False, True])
-def test_scrubbing_never_blocks_the_gui_thread(qtbot, run_path, warm):
-    """A 5 ms timer probe takes, at every tick, the CPU time the GUI thread spent since the last one, while
-    the timeline scrubs back and forth every 15 ms (cold: the steps are computed meanwhile; warm: all in
-    memory). CPU time, not wall time: on a shared machine the wall-clock gap also holds time the OS gave to
-    other processes (the computing one among them), which is no work of the GUI thread."""
-    _, pane = make(qtbot, run_path, "blocks.0.W_K" if warm else "blocks.0.W_V")
-    if warm:
-        wait_warm(qtbot, pane)
-    busy, walls = [], []
-    last = [time.thread_time(), time.perf_counter()]
+def scrub_and_probe(qtbot, pane, seconds: float = 2.0) -> tuple[float, float, float]:
+    """Scrub back and forth every 15 ms while a 5 ms timer probe takes, at every tick, the CPU time the GUI
+    thread spent since the last one. Returns (most CPU between two ticks, longest wall gap, longest garbage
+    collection), in ms. CPU time, not wall time: on a shared machine a wall-clock gap also holds time the OS
+    gave to other processes (the computing one among them), which is no work of the GUI thread."""
+    busy, walls, pauses = [], [], []
+    last = [0.0, 0.0]
     probe, scrub = QTimer(), QTimer()
     probe.setInterval(5)
     scrub.setInterval(15)
@@ -196,7 +213,6 @@ def test_scrubbing_never_blocks_the_gui_thread(qtbot, run_path, warm):
         else:
             pauses.append(1000 * (time.perf_counter() - started[0]))
 
-    pauses: list[float] = []
     probe.timeout.connect(tick)
     scrub.timeout.connect(move)
     gc.collect()  # what earlier tests left to collect is not this pane's doing
@@ -204,7 +220,7 @@ def test_scrubbing_never_blocks_the_gui_thread(qtbot, run_path, warm):
     last[:] = time.thread_time(), time.perf_counter()
     probe.start()
     scrub.start()
-    end = time.monotonic() + 2.0
+    end = time.monotonic() + seconds
     try:
         qtbot.waitUntil(lambda: time.monotonic() > end, timeout=10_000)
     finally:
@@ -212,8 +228,23 @@ def test_scrubbing_never_blocks_the_gui_thread(qtbot, run_path, warm):
         scrub.stop()
         gc.callbacks.remove(collected)
     assert len(busy) > 20
-    worst = max(busy[1:])
-    assert worst <= 50, (f"the GUI thread worked {worst:.0f} ms between ticks (wall gaps up to {max(walls):.0f} "
-                         f"ms; longest garbage collection meanwhile {max(pauses, default=0):.0f} ms)")
+    return max(busy[1:]), max(walls[1:]), max(pauses, default=0.0)
+
+
+@pytest.mark.parametrize("warm", [False, True])
+def test_scrubbing_never_blocks_the_gui_thread(qtbot, run_path, warm):
+    """Cold: the steps are computed meanwhile; warm: all in memory. A block by the pane's own work shows in
+    every measurement; a lone outlier (the OS, a neighbour on a shared machine) does not repeat, so a
+    measurement over 50 ms is taken once more, on steps not yet computed when cold, before judging."""
+    _, pane = make(qtbot, run_path, "blocks.0.W_K" if warm else "blocks.0.W_V")
+    if warm:
+        wait_warm(qtbot, pane)
+    worst, wall, collection = scrub_and_probe(qtbot, pane)
+    if worst > 50:
+        if not warm:
+            pane.select_weight("blocks.0.W_Q")
+        worst, wall, collection = scrub_and_probe(qtbot, pane)
+    assert worst <= 50, (f"the GUI thread worked {worst:.0f} ms between ticks (wall gaps up to {wall:.0f} ms; "
+                         f"longest garbage collection meanwhile {collection:.0f} ms)")
     if not warm:
         assert pane.record() is not None  # and the steps arrived meanwhile
