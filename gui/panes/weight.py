@@ -19,11 +19,10 @@ from PySide6.QtGui import QPalette, QPixmap
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QScrollArea, QSplitter, QTabWidget,
                                QVBoxLayout, QWidget)
 
-from ..jobs import LatestJob
 from ..session import Session
 from ..widgets.heatmap import HeatmapWidget
 from ..widgets.timeline import Timeline
-from .weight_compute import CoefficientFeeder, render_formula
+from .weight_compute import CoefficientFeeder, PooledJob, render_formula
 from .weight_export import WeightExporter
 from .weight_views import GeometryChart, NormsChart, PartsList, cache_axes, series
 
@@ -53,7 +52,7 @@ class WeightPane(QWidget):
         self.state = WeightState(weight=session.selected_weight)
         self._opened = False
         self.feeder = CoefficientFeeder(self)
-        self._formula_job = LatestJob(self)
+        self._formula_job = PooledJob(self)
         self._chart_timer = QTimer(self, singleShot=True, interval=int(1000 / CHART_HZ))
         self._frame_timer = QTimer(self, singleShot=True)
         self._frame_clock = QElapsedTimer()

@@ -20,12 +20,50 @@ import threading
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QThreadPool, Signal
 
 from engine.errors import UserError
 
 from ..jobs import LatestJob
 from ..worker import ensure_torch
+
+_POOL: QThreadPool | None = None
+
+
+def pool() -> QThreadPool:
+    """The pane's own threads: they mostly wait for the computing process, and must not queue behind other
+    panes' long jobs on Qt's global pool (two threads on a 2-core machine)."""
+    global _POOL
+    if _POOL is None:
+        _POOL = QThreadPool()
+        _POOL.setMaxThreadCount(2)
+    return _POOL
+
+
+class PooledJob(LatestJob):
+    """gui.jobs.LatestJob on the pane's own thread pool (the same work wrapper: errors become a message)."""
+
+    def _start(self, tag, fn, args) -> None:
+        import sys
+        import traceback
+
+        self._running = True
+        relay = self._relay
+
+        def work() -> None:
+            try:
+                result, error = fn(*args), None
+            except UserError as e:
+                result, error = None, str(e)
+            except Exception as e:  # a bug: keep its traceback on stderr, show one line to the user
+                traceback.print_exc(file=sys.stderr)
+                result, error = None, f"{type(e).__name__}: {e}"
+            try:
+                relay.sig_finished.emit(tag, result, error)
+            except RuntimeError:  # the owner was deleted while this ran
+                pass
+
+        pool().start(work)
 
 _executor: ProcessPoolExecutor | None = None
 _executor_lock = threading.Lock()
@@ -82,7 +120,7 @@ class CoefficientFeeder(QObject):
         self._run = None
         self._busy_with: tuple | None = None
         self._failed: set[tuple] = set()
-        self._job = LatestJob(self)
+        self._job = PooledJob(self)
         self._job.sig_done.connect(self._on_done)
         self._job.sig_failed.connect(self._on_failed)
 
