@@ -70,8 +70,10 @@ class WeightPane(QWidget):
         self.badge = QLabel()
         self.badge.setToolTip("max|Σ classes − autograd's −∂L/∂W| / max|−∂L/∂W| at this step")
         self.timeline = Timeline()
+        # one line that keeps its height: a line appearing and vanishing at every uncomputed step while
+        # scrubbing laid the whole pane out again (every heatmap and chart resized, tens of ms a frame)
         self.status = QLabel()
-        self.status.setWordWrap(True)
+        self.status.setFixedHeight(self.status.fontMetrics().height() + 4)
         top = QHBoxLayout()
         top.setContentsMargins(0, 0, 0, 0)
         top.addWidget(QLabel("Weight:"))
@@ -349,4 +351,4 @@ class WeightPane(QWidget):
 
     def _say(self, text: str, error: bool = False) -> None:
         self.status.setText(f"<span style='color:#e8590c'>{text}</span>" if error and text else text)
-        self.status.setVisible(bool(text))
+        self.status.setToolTip(text)  # a long message is clipped to the one line
