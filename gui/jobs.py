@@ -32,8 +32,9 @@ class LatestJob(QObject):
     sig_done = Signal(object, object)   # tag, result
     sig_failed = Signal(object, str)    # tag, a one-line message for the user
 
-    def __init__(self, parent: QObject | None = None):
+    def __init__(self, parent: QObject | None = None, pool: QThreadPool | None = None):
         super().__init__(parent)
+        self._pool = pool  # None: Qt's global pool
         self._relay = _Relay(self)
         self._relay.sig_finished.connect(self._on_finished)
         self._running = False
@@ -67,7 +68,7 @@ class LatestJob(QObject):
             except RuntimeError:  # the owner was deleted while this ran
                 pass
 
-        QThreadPool.globalInstance().start(work)
+        (self._pool or QThreadPool.globalInstance()).start(work)
 
     def _on_finished(self, tag: Any, result: Any, error: str | None) -> None:
         self._running = False

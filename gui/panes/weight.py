@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QScrol
 from ..session import Session
 from ..widgets.heatmap import HeatmapWidget
 from ..widgets.timeline import Timeline
-from .weight_compute import CoefficientFeeder, PooledJob, render_formula
+from .weight_compute import CoefficientFeeder, pooled_job, render_formula
 from .weight_export import WeightExporter
 from .weight_views import GeometryChart, NormsChart, PartsList, cache_axes, series
 
@@ -52,7 +52,7 @@ class WeightPane(QWidget):
         self.state = WeightState(weight=session.selected_weight)
         self._opened = False
         self.feeder = CoefficientFeeder(self)
-        self._formula_job = PooledJob(self)
+        self._formula_job = pooled_job(self)
         self._chart_timer = QTimer(self, singleShot=True, interval=int(1000 / CHART_HZ))
         self._frame_timer = QTimer(self, singleShot=True)
         self._frame_clock = QElapsedTimer()

@@ -15,7 +15,6 @@ here with a 5 ms timer probe). The pool thread only waits for the process, reads
 from __future__ import annotations
 
 import functools
-import multiprocessing
 import threading
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -25,6 +24,7 @@ from PySide6.QtCore import QObject, QThreadPool, Signal
 from engine.errors import UserError
 
 from ..jobs import LatestJob
+from ..processes import helper_pool
 from ..worker import ensure_torch
 
 _POOL: QThreadPool | None = None
@@ -40,30 +40,10 @@ def pool() -> QThreadPool:
     return _POOL
 
 
-class PooledJob(LatestJob):
-    """gui.jobs.LatestJob on the pane's own thread pool (the same work wrapper: errors become a message)."""
+def pooled_job(parent: QObject) -> LatestJob:
+    """A LatestJob on the pane's own thread pool."""
+    return LatestJob(parent, pool=pool())
 
-    def _start(self, tag, fn, args) -> None:
-        import sys
-        import traceback
-
-        self._running = True
-        relay = self._relay
-
-        def work() -> None:
-            try:
-                result, error = fn(*args), None
-            except UserError as e:
-                result, error = None, str(e)
-            except Exception as e:  # a bug: keep its traceback on stderr, show one line to the user
-                traceback.print_exc(file=sys.stderr)
-                result, error = None, f"{type(e).__name__}: {e}"
-            try:
-                relay.sig_finished.emit(tag, result, error)
-            except RuntimeError:  # the owner was deleted while this ran
-                pass
-
-        pool().start(work)
 
 _executor: ProcessPoolExecutor | None = None
 _executor_lock = threading.Lock()
@@ -74,7 +54,7 @@ def in_process(fn, *args):
     global _executor
     with _executor_lock:
         if _executor is None:
-            _executor = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+            _executor = helper_pool()
         executor = _executor
     try:
         return executor.submit(fn, *args).result()
@@ -120,7 +100,7 @@ class CoefficientFeeder(QObject):
         self._run = None
         self._busy_with: tuple | None = None
         self._failed: set[tuple] = set()
-        self._job = PooledJob(self)
+        self._job = pooled_job(self)
         self._job.sig_done.connect(self._on_done)
         self._job.sig_failed.connect(self._on_failed)
 

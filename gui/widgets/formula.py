@@ -14,7 +14,6 @@ of widgets.
 
 from __future__ import annotations
 
-import multiprocessing
 from collections import OrderedDict
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
@@ -25,6 +24,8 @@ from PySide6.QtWidgets import (QApplication, QHBoxLayout, QLabel, QPushButton, Q
                                QSpinBox, QVBoxLayout, QWidget)
 
 from engine.formula_layout import render_formula
+
+from ..processes import helper_pool
 
 FONT_PT = 12.0
 WIDTH_STEP = 48        # widths are rounded down to this many pixels, so a resize re-renders rarely
@@ -108,8 +109,8 @@ class FormulaRenderer(QObject):
 
     def _executor(self) -> ProcessPoolExecutor | None:
         if self._process is None and self._use_process:
-            try:  # spawn, never fork: this process has threads (Qt's, torch's)
-                self._process = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+            try:
+                self._process = helper_pool()
             except Exception:
                 self._use_process = False
         return self._process

@@ -1,0 +1,44 @@
+"""Helper processes are spawned one-worker pools that end when the app that started them ends."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from gui.processes import helper_pool
+
+APP = """
+import os, sys
+from gui.processes import helper_pool
+pool = helper_pool()
+print(pool.submit(os.getpid).result(), flush=True)
+os.kill(os.getpid(), 9)  # the app dies without shutting its pool down
+"""
+
+
+def test_the_pool_runs_work_in_another_process():
+    pool = helper_pool()
+    try:
+        assert pool.submit(os.getpid).result(timeout=60) != os.getpid()
+    finally:
+        pool.shutdown()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as f:  # a zombie waiting for init to reap it counts as gone
+        return f.read().split(")")[-1].split()[0] != "Z"
+
+
+def test_a_worker_exits_when_the_app_is_killed():
+    proc = subprocess.run([sys.executable, "-c", APP], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == -signal.SIGKILL
+    worker = int(proc.stdout.strip())
+    deadline = time.monotonic() + 10
+    while _alive(worker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(worker), f"worker {worker} outlived the app"
