@@ -32,8 +32,25 @@ def _process_age_s() -> float:
 _LOADED = time.perf_counter()
 
 
+_collector = None
+
+
+def collect_garbage_on_gui_thread() -> None:
+    """Python's cyclic garbage collector runs on whichever thread happens to allocate. When that is a worker
+    (a forms derivation, a feeder) and the garbage holds Qt objects, their C++ destructors run there, take
+    Qt's locks, and wait for the interpreter lock that the GUI thread holds while it waits for those same
+    Qt locks: the app froze so (seen in the test suite, a derivation's thread in gc beside a window closing).
+    pyqtgraph's GarbageCollector turns automatic collection off and collects from a timer on this thread."""
+    global _collector
+    if _collector is None:
+        from pyqtgraph.util.garbage_collector import GarbageCollector
+
+        _collector = GarbageCollector(interval=1.0)
+
+
 def make_application(argv: list[str] | None = None) -> QApplication:
     app = QApplication.instance() or QApplication(argv if argv is not None else sys.argv[:1])
+    collect_garbage_on_gui_thread()
     # No organization name: per-user data lives in ~/.local/share/gpt-explorer (not …/gpt-explorer twice),
     # and no display name, which Qt would append to every window title.
     app.setApplicationName(settings.APPLICATION)

@@ -12,6 +12,14 @@ from engine.config import DataConfig, ExperimentConfig, ModelConfig, TrainConfig
 QT_NOISE = r"This plugin does not support propagateSizeHints"
 
 
+@pytest.fixture(autouse=True, scope="session")
+def gc_on_gui_thread(qapp):
+    """As the app does: cyclic garbage (which may hold Qt objects) is collected on the GUI thread only."""
+    from gui.app import collect_garbage_on_gui_thread
+
+    collect_garbage_on_gui_thread()
+
+
 @pytest.fixture(autouse=True)
 def settings_folder(tmp_path):
     """QSettings (IniFormat, user scope) and the runs folder both live under tmp_path."""
