@@ -110,6 +110,12 @@ class _Chart(QWidget):
                 plot.getAxis(name).setTextPen(c.foreground)
         for cursor in self.cursors:
             cursor.setPen(pg.mkPen(c.accent, width=1, style=Qt.PenStyle.DashLine))
+        for plot in self.plots:
+            if plot.legend is not None:  # over the curves: a backdrop keeps its labels readable
+                backdrop = QColor(c.background)
+                backdrop.setAlpha(210)
+                plot.legend.setBrush(pg.mkBrush(backdrop))
+                plot.legend.setLabelTextColor(c.foreground)
 
     def changeEvent(self, event) -> None:
         super().changeEvent(event)
@@ -125,6 +131,7 @@ class NormsChart(_Chart):
         self.plot = self.add_plot(0, "norm")
         self.plot.setLabel("bottom", "step")
         self.plot.addLegend(offset=(-10, 10), labelTextSize="8pt")
+        self._restyle()
         self.curves: dict[str, pg.PlotDataItem] = {}
         self.fills: list[pg.FillBetweenItem] = []
         self.mode = "lines"
@@ -217,11 +224,14 @@ class PartsList(QTreeWidget):
         header.setStretchLastSection(False)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         metrics = self.fontMetrics()
-        for column, widest in ((1, "0.0000e-00"), (2, "100.0%")):
+        for column, widest in ((1, "8.88e-88"), (2, "100.0%")):
             # fixed widths: ResizeToContents measured every row on every change, ~1 ms per item per step
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.Fixed)
-            header.resizeSection(column, metrics.horizontalAdvance(widest) + 14)
-        self.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+            header.resizeSection(column, metrics.horizontalAdvance(widest) + 10)
+        self.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # long term IDs; the tooltip has them whole
+        # no narrower than its group labels beside the number columns (a class name is shorter)
+        part = metrics.horizontalAdvance("route classes") + self.indentation() + 8
+        self.setMinimumWidth(part + sum(header.sectionSize(c) for c in (1, 2)) + 2 * self.frameWidth())
         self.total = QTreeWidgetItem(self, ["G (all terms)", "", ""])
         self.total.setData(0, Qt.ItemDataRole.UserRole, ("total", None))
         self.groups = {k: QTreeWidgetItem(self, [label, "", ""]) for k, label in
@@ -236,25 +246,25 @@ class PartsList(QTreeWidget):
 
     def show_step(self, record) -> None:
         """Norms and shares of the record's parts (names rebuilt only when they change)."""
-        from engine.coefficients import norm
+        from engine.coefficients import TERM_LIMIT, norm
 
         self.weight = record.weight
 
         self._ensure("class", tuple(record.classes))
         self._ensure("term", tuple(record.terms))
-        self.total.setText(1, f"{norm(record.G):.4g}")
+        self.total.setText(1, f"{norm(record.G):.3g}")
         for kind, parts in (("class", record.classes), ("term", record.terms)):
             norms = {k: norm(v) for k, v in parts.items()}
             whole = sum(norms.values()) or 1.0
             for k, n in norms.items():
                 item = self.items[(kind, k)]
-                item.setText(1, f"{n:.4g}")
+                item.setText(1, f"{n:.3g}")
                 item.setText(2, f"{100 * n / whole:.1f}%")
         terms = self.groups["term"]
-        if record.terms:
-            terms.setText(0, f"terms ({len(record.terms)})")
-        else:
-            terms.setText(0, f"terms ({record.term_count}: too many)")
+        terms.setText(0, f"terms ({record.term_count})")
+        terms.setToolTip(0, "" if record.terms else
+                         f"{record.term_count} terms are more than the {TERM_LIMIT} the pane splits G into at every step; "
+                         "the route classes split G instead")
 
     def _ensure(self, kind: str, names: tuple) -> None:
         if names == self._names[kind]:
