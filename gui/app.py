@@ -9,6 +9,7 @@ Environment (for tests and benchmarks, not for users):
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -70,4 +71,20 @@ def run_app(run_dir: str | None = None, argv: list[str] | None = None) -> int:
     if quit_after:  # counted from when the panes are built, so a slow machine still boots fully
         window.sig_panes_ready.connect(lambda: QTimer.singleShot(int(quit_after), window.close))
     window.sig_panes_ready.connect(window.controller.probe_device)
+    close_on_signals(window)
     return app.exec()
+
+
+def close_on_signals(window) -> None:
+    """Ctrl+C in the terminal, or a `kill`, closes the window as its close button does: training stops at
+    the next step and is checkpointed, and the layout is saved. Python runs a signal handler only between
+    bytecodes, and the GUI thread sleeps inside Qt's event loop, so a slow timer wakes it to look."""
+    def close(signum, _frame) -> None:
+        print(f"{signal.Signals(signum).name}: closing the window (the run is saved)", file=sys.stderr)
+        window.close()
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, close)
+    waker = QTimer(window)
+    waker.timeout.connect(lambda: None)
+    waker.start(250)

@@ -4,6 +4,7 @@ app booted in a subprocess."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 
@@ -122,6 +123,23 @@ def test_the_real_app_boots_and_quits(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("shown ")
     assert "Traceback" not in done.stderr
+    assert (tmp_path / "config" / settings.ORGANIZATION / f"{settings.APPLICATION}.ini").is_file()
+
+
+def test_a_terminated_app_closes_its_window_and_saves(tmp_path):
+    """kill (or Ctrl+C in the terminal) closes the window as its close button does, with no traceback."""
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", GPT_EXPLORER_REPORT_SHOWN="1", HOME=str(tmp_path),
+               XDG_CONFIG_HOME=str(tmp_path / "config"), XDG_DATA_HOME=str(tmp_path / "data"))
+    app = subprocess.Popen([sys.executable, "-m", "gui.cli", "gui"], env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    try:
+        assert app.stdout.readline().startswith("shown ")
+        app.send_signal(signal.SIGTERM)
+        _, err = app.communicate(timeout=60)
+    finally:
+        app.kill()
+    assert app.returncode == 0, err
+    assert "SIGTERM: closing the window" in err and "Traceback" not in err
     assert (tmp_path / "config" / settings.ORGANIZATION / f"{settings.APPLICATION}.ini").is_file()
 
 
