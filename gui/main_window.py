@@ -91,9 +91,22 @@ class MainWindow(QMainWindow):
 
     def _build_panes(self, run_dir) -> None:
         self._build_docks()
+        self.loading.hide()  # first: the room it frees goes to the docks before a layout is restored
+        if self.isVisible():
+            # docks added to a window on screen are shown by Qt in the next turn of the event loop, which
+            # would undo a restored layout's closed docks and its widths: restore after that turn
+            QTimer.singleShot(0, lambda: self._restore_layout(run_dir))
+        else:
+            self._restore_layout(run_dir)
+
+    def _restore_layout(self, run_dir) -> None:
         self._default_state = self.saveState(settings.STATE_VERSION)
         self.layout_restored = settings.restore_layout(self, self.pane_names)
-        self.loading.hide()
+        if self.layout_restored and self.isVisible():
+            # the default layout on screen may have widened the window for panes the saved one closes: now
+            # that they are closed it can take its saved size, and then the docks their saved widths in it
+            settings.restore_geometry(self)
+            settings.restore_layout(self, self.pane_names)
         self.sig_panes_ready.emit()
         if run_dir is not None:
             self.open_run(run_dir)

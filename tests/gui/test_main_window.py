@@ -59,6 +59,30 @@ def test_the_layout_survives_a_restart(qtbot, make_window):
     assert again.height() == 770 != DEFAULT_SIZE[1]
 
 
+def test_a_restored_layout_keeps_its_closed_panes_closed_and_the_widths_of_the_others(qtbot, make_window):
+    """As the app starts: the window shows first and its panes are built after, in a restored layout."""
+    from gui.main_window import MainWindow
+
+    w = make_window()
+    for name in ("pane_heatmaps", "pane_forms", "pane_weight"):  # two columns fit the offscreen screen
+        w.docks[name].close()
+    qtbot.wait(50)  # their room is given back before the window can be narrower
+    w.resize(790, 700)
+    w.resizeDocks([w.docks["pane_architecture"]], [300], Qt.Orientation.Horizontal)
+    qtbot.wait(100)
+    before = w.docks["pane_architecture"].width()
+    w.close()
+    again = MainWindow(panes_after_show=True)
+    qtbot.addWidget(again)
+    with qtbot.waitSignal(again.sig_panes_ready, timeout=20_000):
+        again.show()
+    assert again.layout_restored
+    qtbot.wait(50)
+    assert not any(again.docks[name].isVisible() for name in ("pane_heatmaps", "pane_forms", "pane_weight"))
+    assert again.width() == 790
+    assert abs(again.docks["pane_architecture"].width() - before) <= 2
+
+
 def test_reset_layout_puts_every_pane_back(qtbot, make_window):
     w = make_window()
     w.docks["pane_training"].close()
