@@ -263,8 +263,8 @@ class PartsList(QTreeWidget):
         terms = self.groups["term"]
         terms.setText(0, f"terms ({record.term_count})")
         terms.setToolTip(0, "" if record.terms else
-                         f"{record.term_count} terms are more than the {TERM_LIMIT} the pane splits G into at every step; "
-                         "the route classes split G instead")
+                         f"{record.term_count} terms are more than the {TERM_LIMIT} the pane splits G into at "
+                         "every step; the route classes split G instead")
 
     def _ensure(self, kind: str, names: tuple) -> None:
         if names == self._names[kind]:

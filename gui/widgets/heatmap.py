@@ -27,6 +27,7 @@ from engine import export
 from .. import theme
 from ..jobs import LatestJob
 from . import dialogs
+from .elided_label import ElidedLabel
 
 EXPORT_FILTERS = ("PNG image (*.png);;SVG image (*.svg);;PDF document (*.pdf);;"
                   "CSV table (*.csv);;NumPy array (*.npy)")
@@ -211,9 +212,8 @@ class HeatmapWidget(QWidget):
     # --- construction ----------------------------------------------------------------------------
 
     def _build(self, colorbar: bool, aspect_locked: bool) -> None:
-        self._title_label = QLabel(self._title)
+        self._title_label = ElidedLabel(self._title)
         self._title_label.setStyleSheet("font-weight: bold")
-        self._title_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self._export_action = QAction("Export…", self)
         self._export_action.setToolTip("Save this heatmap as PNG, SVG or PDF, or its numbers as CSV or NPY")
         self._export_action.triggered.connect(self.export_dialog)

@@ -188,3 +188,23 @@ def test_labels_thin_out_to_fit_and_zooming_in_shows_every_token(heatmap):
     assert shown == tokens[::step]
     heatmap.plot_item.vb.setRange(xRange=(10, 14), yRange=(10, 14), padding=0)
     assert [label for _, label in bottom._tickLevels[0]] == tokens
+
+
+def test_a_title_too_long_for_its_view_ends_in_an_ellipsis_and_keeps_the_rest_in_its_tooltip(qtbot):
+    long = "encoding P (64 positions × 64 dimensions) of a learned positional encoding"
+    w = HeatmapWidget(title=long)
+    qtbot.addWidget(w)
+    w.resize(200, 200)
+    w.show()
+    qtbot.waitExposed(w)
+    label = w._title_label
+    assert label.width() < label.fontMetrics().horizontalAdvance(long)  # it did not widen the widget
+    assert label.toolTip() == long
+    w.set_matrix(np.eye(3), title="short")
+    assert label.toolTip() == "short"
+    label.setText(long)
+    shown = label.shown_text()
+    assert shown.endswith("…") and long.startswith(shown[:-1]) and len(shown) > 3
+    assert label.fontMetrics().horizontalAdvance(shown) <= label.contentsRect().width()
+    w.resize(900, 200)
+    qtbot.waitUntil(lambda: label.shown_text() == long)
