@@ -8,7 +8,7 @@
    the depth-4 chain on a 64-token probe ≤ 20×; route classes of a GPT weight ≤ 10×. Runs alternate with
    the backward they are compared with, and the best of each is taken, so a busy neighbour weighs on both.
 
-    /work/venv/bin/python benchmarks/forms_scaling.py [--rounds 7] [--dtype float32|float64] [--threads 1]
+    python benchmarks/forms_scaling.py [--rounds 7] [--dtype float32|float64] [--threads 1]
 """
 
 from __future__ import annotations

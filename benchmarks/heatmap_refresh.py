@@ -14,7 +14,7 @@ grid, the four detail views and the summary table on the GUI thread) is driven b
 that is its refresh rate, counted as frames the grid actually painted. Prints tokens/s of each phase,
 their ratio and the refresh rates.
 
-    /work/venv/bin/python benchmarks/heatmap_refresh.py [--seconds 4] [--rounds 6] [--threads N]
+    python benchmarks/heatmap_refresh.py [--seconds 4] [--rounds 6] [--threads N]
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@
    building the trainer in the worker, as pressing Train does. Prints p50/p99 event-loop lag (goal p99 ≤
    50 ms) and tokens/s of GUI training relative to headless (median of per-round ratios; goal ≥ 0.9).
 
-    /work/venv/bin/python benchmarks/ui_latency.py [--rounds 4] [--steps 100] [--launches 3]
+    python benchmarks/ui_latency.py [--rounds 4] [--steps 300] [--launches 3]
 """
 
 from __future__ import annotations
@@ -115,7 +115,9 @@ def headless_round(trainer, steps: int) -> float:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=4, help="GUI/headless pairs, alternating")
-    ap.add_argument("--steps", type=int, default=100, help="steps per round (tiny evaluates every 100)")
+    # 300: rounds of 100 steps (3–4 s) were too short for a shared machine, where the headless trainer alone
+    # varied 26–35k tokens/s from round to round; 4 × 300 steps fit tiny's 1500
+    ap.add_argument("--steps", type=int, default=300, help="steps per round (tiny evaluates every 100)")
     ap.add_argument("--launches", type=int, default=3, help="app launches timed")
     ap.add_argument("--hide", action="append", default=[], metavar="PANE",
                     help="close this pane's dock first (e.g. pane_heatmaps), to see what it costs")
@@ -132,6 +134,8 @@ def main() -> int:
     app = make_application(sys.argv[:1])
     settings.set_runs_root(tmp / "runs")
     cfg = load_preset("tiny")
+    if args.rounds * args.steps > cfg.train.steps:
+        raise SystemExit(f"--rounds × --steps must fit tiny's {cfg.train.steps} steps")
     settings.set_saved_config(cfg.to_toml())
     from engine.trainer import Trainer
     from gui.main_window import MainWindow

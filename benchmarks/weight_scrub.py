@@ -12,7 +12,7 @@
    same model on the same batch, alternating, medians. The derivation (once per architecture, cached)
    is timed apart.
 
-    /work/venv/bin/python benchmarks/weight_scrub.py [--seconds 3] [--reps 7] [--keep DIR]
+    python benchmarks/weight_scrub.py [--seconds 3] [--reps 7] [--keep DIR]
 """
 
 from __future__ import annotations
