@@ -77,6 +77,10 @@ class ArchitecturePane(QWidget):
             scroll = QScrollArea(self)
             scroll.setWidgetResizable(True)
             scroll.setWidget(form)
+            # scrolls down, never sideways: as narrow as the pane may be, every label and field shows whole
+            scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+            scroll.setMinimumWidth(form.minimumSizeHint().width() + scroll.verticalScrollBar().sizeHint().width()
+                                   + 2 * scroll.frameWidth())
             self.tabs.addTab(scroll, label)
             self.forms[section] = form
 

@@ -30,6 +30,7 @@ class SectionForm(QWidget):
         self._labels: dict[str, QLabel] = {}
         form = QFormLayout(self)
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)  # a narrow pane puts a field under its label
         docs = field_docs(cls)
         defaults = cls()
         for f in dataclasses.fields(cls):

@@ -11,7 +11,7 @@ import inspect
 import re
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushButton,
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLineEdit, QPushButton,
                                QSpinBox, QWidget)
 
 from engine import config as C
@@ -79,6 +79,14 @@ class FloatEdit(QLineEdit):
             return None
 
 
+def compact(box: QComboBox, chars: int = 12) -> QComboBox:
+    """A combo box as narrow as `chars` characters, whatever its items: a long item (a corpus file's path,
+    "squared error (the note's Euler form)") is elided in the box, not allowed to widen the whole pane."""
+    box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+    box.setMinimumContentsLength(chars)
+    return box
+
+
 class CorpusEdit(QWidget):
     """The bundled Shakespeare or a text file the user chooses."""
 
@@ -86,13 +94,11 @@ class CorpusEdit(QWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.combo = QComboBox(self)
+        self.combo = compact(QComboBox(self))
         self.combo.addItem("Shakespeare (bundled)", SHAKESPEARE)
         self.combo.addItem("Text file…", "")
         self.choose = QPushButton("Choose…", self)
         self.choose.setToolTip("Choose a UTF-8 text file to train on")
-        self.path_label = QLabel(self)
-        self.path_label.setWordWrap(True)
         row = QHBoxLayout(self)
         row.setContentsMargins(0, 0, 0, 0)
         row.addWidget(self.combo, 1)
@@ -134,7 +140,7 @@ def make_editor(key: str, default) -> QWidget:
     if key == "data.corpus":
         return CorpusEdit()
     if key in CHOICES:
-        box = QComboBox()
+        box = compact(QComboBox())
         for value in CHOICES[key]:
             box.addItem(CHOICE_LABELS.get(value, value), value)
         return box

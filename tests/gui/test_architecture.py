@@ -151,3 +151,21 @@ def test_the_form_is_locked_while_training_and_unlocked_when_stopped(qtbot, make
     w.session.request_training("stop")
     qtbot.waitUntil(lambda: w.session.training_state == "stopped", timeout=WAIT)
     assert arch.forms["model"].isEnabled() and arch.train_button.isEnabled()
+
+
+def test_at_its_narrowest_every_field_shows_whole_even_with_a_long_corpus_path(qtbot, make_window, tmp_path):
+    w = make_window()
+    arch = pane(w)
+    corpus = arch.forms["data"].editors["corpus"]
+    corpus.set_value(str(tmp_path / ("a-folder-with-a-long-name/" * 8) / "corpus.txt"))
+    w.resizeDocks([w.docks["pane_architecture"]], [1], Qt.Orientation.Horizontal)  # as narrow as it goes
+    for index, (section, form) in enumerate(arch.forms.items()):
+        arch.tabs.setCurrentIndex(index)
+        viewport = arch.tabs.currentWidget().viewport()
+        qtbot.waitUntil(lambda: form.isVisible())
+        qtbot.wait(50)  # a tab shown for the first time is fitted to its viewport
+        assert w.docks["pane_architecture"].width() < 400  # the long path did not widen the pane
+        for name, editor in form.editors.items():
+            right = editor.mapTo(viewport, editor.rect().topRight()).x()
+            assert 0 <= editor.mapTo(viewport, editor.rect().topLeft()).x() and right < viewport.width(), \
+                f"{section}.{name} is cut off at the pane's edge"
