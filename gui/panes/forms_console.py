@@ -166,6 +166,7 @@ class ConsoleView(QWidget):
         label = QLabel("› " + line)
         label.setFont(_mono())
         label.setTextFormat(Qt.TextFormat.PlainText)
+        label.setWordWrap(True)  # a long line would widen the transcript past the pane, and the error under it
         label.setForegroundRole(QPalette.ColorRole.Link)
         label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         return label

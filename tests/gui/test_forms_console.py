@@ -111,6 +111,15 @@ def test_bad_commands_show_an_error_and_never_run_python(qtbot, pane, tmp_path, 
     assert pane.console.prompt.isEnabled()
 
 
+def test_a_long_line_and_its_error_wrap_within_the_transcript(qtbot, pane):
+    pane.resize(700, 900)
+    line = "A = sym(\"A\"); B = sym(\"B\"); Y = otimes(oplus(A, B), A); Z = otimes(Y, Y); " * 3 + "log(1"
+    enter(qtbot, pane, line, ok=False)
+    viewport = pane.console.scroll.viewport()
+    qtbot.waitUntil(lambda: pane.console.body.width() <= viewport.width())
+    assert not pane.console.scroll.horizontalScrollBar().isVisible()
+
+
 @pytest.fixture
 def saving_to(monkeypatch, tmp_path):
     chosen = {}
