@@ -110,12 +110,9 @@ class _Chart(QWidget):
                 plot.getAxis(name).setTextPen(c.foreground)
         for cursor in self.cursors:
             cursor.setPen(pg.mkPen(c.accent, width=1, style=Qt.PenStyle.DashLine))
-        for plot in self.plots:
-            if plot.legend is not None:  # over the curves: a backdrop keeps its labels readable
-                backdrop = QColor(c.background)
-                backdrop.setAlpha(210)
-                plot.legend.setBrush(pg.mkBrush(backdrop))
-                plot.legend.setLabelTextColor(c.foreground)
+        legend = getattr(self, "legend", None)
+        if legend is not None:
+            legend.setLabelTextColor(c.foreground)
 
     def changeEvent(self, event) -> None:
         super().changeEvent(event)
@@ -130,7 +127,9 @@ class NormsChart(_Chart):
         super().__init__(parent)
         self.plot = self.add_plot(0, "norm")
         self.plot.setLabel("bottom", "step")
-        self.plot.addLegend(offset=(-10, 10), labelTextSize="8pt")
+        # beside the plot, not over it: with a line per route class it covered half the curves
+        self.legend = pg.LegendItem(labelTextSize="8pt", verSpacing=-6)
+        self.graphics.addItem(self.legend, row=0, col=1)
         self._restyle()
         self.curves: dict[str, pg.PlotDataItem] = {}
         self.fills: list[pg.FillBetweenItem] = []
@@ -160,25 +159,27 @@ class NormsChart(_Chart):
     def _rebuild(self, parts: dict, mode: str, weight: str) -> None:
         for item in list(self.curves.values()) + self.fills:
             self.plot.removeItem(item)
-        self.plot.legend.clear()
+        self.legend.clear()
         self.curves, self.fills, self.mode = {}, [], mode
-        fg = plot_colors().foreground
+
+        def line(key: str, label: str, pen) -> pg.PlotDataItem:
+            curve = self.curves[key] = cached(self.plot.plot([], [], pen=pen, connect="finite"))
+            self.legend.addItem(curve, label)
+            return curve
+
         if mode == "lines":
             self.plot.setLabel("left", "norm")
             self.plot.enableAutoRange()
-            self.curves[TOTAL] = cached(self.plot.plot([], [], name="‖G‖", pen=pg.mkPen(fg, width=2.5),
-                                                        connect="finite"))
+            line(TOTAL, "‖G‖", pg.mkPen(plot_colors().foreground, width=2.5))
             for i, name in enumerate(parts):
-                self.curves[name] = cached(self.plot.plot([], [], name=short_name(name, weight), connect="finite",
-                                                          pen=pg.mkPen(color_of(i), width=1.5)))
+                line(name, short_name(name, weight), pg.mkPen(color_of(i), width=1.5))
             return
         self.plot.setLabel("left", "share of Σ‖part‖")
         self.plot.enableAutoRange(axis="x")
         self.plot.setYRange(0, 1, padding=0.02)
         below = self.curves["_floor"] = self.plot.plot([], [], pen=None)
         for i, name in enumerate(parts):
-            top = self.curves[name] = cached(self.plot.plot([], [], name=short_name(name, weight),
-                                                            pen=pg.mkPen(color_of(i), width=1)))
+            top = line(name, short_name(name, weight), pg.mkPen(color_of(i), width=1))
             color = QColor(color_of(i))
             color.setAlpha(170)
             fill = pg.FillBetweenItem(below, top, brush=pg.mkBrush(color))
