@@ -95,11 +95,11 @@ class MainWindow(QMainWindow):
         if self.isVisible():
             # docks added to a window on screen are shown by Qt in the next turn of the event loop, which
             # would undo a restored layout's closed docks and its widths: restore after that turn
-            QTimer.singleShot(0, lambda: self._restore_layout(run_dir))
+            QTimer.singleShot(0, lambda: self._restore_layout_and_open(run_dir))
         else:
-            self._restore_layout(run_dir)
+            self._restore_layout_and_open(run_dir)
 
-    def _restore_layout(self, run_dir) -> None:
+    def _restore_layout_and_open(self, run_dir) -> None:
         self._default_state = self.saveState(settings.STATE_VERSION)
         self.layout_restored = settings.restore_layout(self, self.pane_names)
         if self.layout_restored and self.isVisible():
