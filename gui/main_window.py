@@ -26,6 +26,7 @@ from .panes import pane_classes
 from .session import Session
 from .widgets import dialogs
 from .widgets.banner import Banner
+from .widgets.seen import SeenWidget
 
 APP_NAME = "GPT Explorer"
 DEFAULT_SIZE = (1480, 900)
@@ -144,6 +145,8 @@ class MainWindow(QMainWindow):
             dock = QDockWidget(cls.title, self)
             dock.setObjectName(cls.object_name)
             dock.setWidget(pane)
+            if isinstance(pane, SeenWidget):  # a tab behind another is not seen, though Qt calls it visible
+                dock.visibilityChanged.connect(pane.set_tab_seen)
             self.panes[cls.object_name], self.docks[cls.object_name] = pane, dock
             toggle = dock.toggleViewAction()
             toggle.setStatusTip(f"Show or hide the {cls.title} pane")
@@ -156,6 +159,8 @@ class MainWindow(QMainWindow):
                 self.tabifyDockWidget(previous, dock)
             previous = dock if i < COLUMNS else previous
         self.view_menu.insertSeparator(toggles)
+        if previous is not None:
+            previous.raise_()  # the last column's first pane is its chosen tab, whether shown yet or not
         docks = list(self.docks.values())[:COLUMNS]
         self.resizeDocks(docks, [4, 5, 5][:len(docks)], Qt.Orientation.Horizontal)
 

@@ -23,6 +23,7 @@ from engine.errors import UserError
 from ..jobs import LatestJob
 from ..session import Session
 from ..widgets.heatmap import EXPORT_FILTERS
+from ..widgets.seen import SeenWidget
 from .heatmaps_compute import TABS, HeatmapsComputer, Request, Source
 from .heatmaps_attention import AttentionView
 from .heatmaps_masks import MasksView
@@ -63,7 +64,7 @@ class StepBox(QComboBox):
         super().showPopup()
 
 
-class HeatmapsPane(QWidget):
+class HeatmapsPane(SeenWidget):
     title = "Heatmaps"
     object_name = "pane_heatmaps"
 
@@ -184,7 +185,7 @@ class HeatmapsPane(QWidget):
     # ---- handlers --------------------------------------------------------------------------
 
     def _on_weights_ready(self, step: int, _weights) -> None:
-        if not self.isVisible() or self.state.step is not None:
+        if not self.seen() or self.state.step is not None:
             return
         last, now = self._last_live_step, time.monotonic()
         if self._running() and last is not None and 0 <= step - last:
@@ -199,7 +200,7 @@ class HeatmapsPane(QWidget):
         self._refresh_live()
 
     def _refresh_live(self) -> None:
-        if not self.isVisible() or self.state.step is not None:
+        if not self.seen() or self.state.step is not None:
             return
         self._last_live_step, self._last_live_time = self.session.weights_step, time.monotonic()
         self.refresh()
@@ -246,7 +247,7 @@ class HeatmapsPane(QWidget):
             self.prompt.setText(self.state.prompt)
         self._list_steps()
         self._on_config_changed(run.config if run is not None else self.session.config)
-        if self.isVisible():
+        if self.seen():
             self.refresh()
 
     def _on_config_changed(self, config) -> None:
@@ -257,7 +258,7 @@ class HeatmapsPane(QWidget):
 
     def _on_training_state_changed(self, state: str) -> None:
         self._list_steps()
-        if state != "running" and self.isVisible():
+        if state != "running" and self.seen():
             self.refresh()  # training came to rest: show exactly the weights it rests on
 
     def _list_steps(self) -> None:
@@ -284,7 +285,7 @@ class HeatmapsPane(QWidget):
 
     def _on_refresh_every_changed(self, every: int) -> None:
         self.state.refresh_every = every
-        if self.isVisible():
+        if self.seen():
             self.session.want_weights(self.object_name, every)
 
     def _choose_head(self, layer: int, head: int) -> None:
@@ -310,13 +311,9 @@ class HeatmapsPane(QWidget):
             self._on_result(*self._results[self.state.tab])
         self.refresh()
 
-    # ---- visibility: ask for weights only while someone can see them ------------------------
+    # ---- ask for weights only while someone can see them -------------------------------------
 
-    def showEvent(self, event) -> None:
-        super().showEvent(event)
-        self.session.want_weights(self.object_name, self.state.refresh_every)
-        self.refresh()
-
-    def hideEvent(self, event) -> None:
-        super().hideEvent(event)
-        self.session.want_weights(self.object_name, 0)
+    def seen_changed(self, seen: bool) -> None:
+        self.session.want_weights(self.object_name, self.state.refresh_every if seen else 0)
+        if seen:
+            self.refresh()

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QScrol
 
 from ..session import Session
 from ..widgets.heatmap import HeatmapWidget
+from ..widgets.seen import SeenWidget
 from ..widgets.timeline import Timeline
 from .weight_compute import CoefficientFeeder, pooled_job, render_formula
 from .weight_export import WeightExporter
@@ -42,7 +43,7 @@ class WeightState:
     log: bool = True            # the norms chart's lines on a log axis (classes differ by decades)
 
 
-class WeightPane(QWidget):
+class WeightPane(SeenWidget):
     title = "Weight"
     object_name = "pane_weight"
 
@@ -198,7 +199,7 @@ class WeightPane(QWidget):
     def _on_run_opened(self, run) -> None:
         self.timeline.set_steps([])
         self._opened = False  # the run is opened here when the pane is first seen: hidden, it costs nothing
-        if self.isVisible() or run is None:
+        if self.seen() or run is None:
             self._open(run)
 
     def _open(self, run) -> None:
@@ -257,11 +258,13 @@ class WeightPane(QWidget):
     def _want(self) -> None:
         """Ask for the step on screen, then the rest of the timeline: only while someone can see it (a
         hidden pane costs training nothing)."""
-        if self.isVisible():
+        if self.seen():
             self.feeder.want(self.state.weight, self.state.step, self.timeline.steps)
 
-    def showEvent(self, event) -> None:
-        super().showEvent(event)
+    def seen_changed(self, seen: bool) -> None:
+        if not seen:
+            self.feeder.want(None, None, [])  # what is being computed finishes; nothing more is started
+            return
         if not self._opened:
             self._open(self.session.run)
         self._refresh_steps()

@@ -203,7 +203,9 @@ class FormulaView(QLabel):
         return max(WIDTH_STEP * 4, (self.width() - 8) // WIDTH_STEP * WIDTH_STEP)
 
     def _ask(self) -> None:
-        if not self._tex or not self.isVisible():  # showEvent asks again, at the width it is given
+        # only what is on screen: a formula in a dock tabbed behind another, or scrolled out of its list,
+        # waits until it is painted (paintEvent asks again, at the width it is given then)
+        if not self._tex or self.visibleRegion().isEmpty():
             return
         c = self.palette().color(QPalette.ColorRole.WindowText)
         key = RenderKey(self._tex, self._width(), self.devicePixelRatioF(), (c.red(), c.green(), c.blue()))
@@ -251,6 +253,11 @@ class FormulaView(QLabel):
     def showEvent(self, event) -> None:
         super().showEvent(event)
         self._timer.start()
+
+    def paintEvent(self, event) -> None:
+        super().paintEvent(event)
+        if self._tex and self._key is None and not self._timer.isActive():
+            self._timer.start()
 
     def changeEvent(self, event) -> None:
         super().changeEvent(event)

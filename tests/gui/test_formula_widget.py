@@ -91,3 +91,18 @@ def test_rendering_runs_in_another_process_or_else_on_a_thread(qtbot):
         assert (r._process is not None) == use_process
         assert r.image(key).width() > 20
         r.shutdown()
+
+
+def test_a_formula_off_screen_renders_only_once_it_is_brought_into_view(qtbot):
+    """As in a dock tabbed behind another, which Qt moves off screen but still calls visible."""
+    w = host(qtbot, QWidget(), 600)
+    view = FormulaView("G = W_{off}^{t} X_{screen}", "")
+    view.setParent(w)
+    view.setGeometry(-2000, -2000, 500, 60)
+    view.show()
+    assert view.isVisible() and view.visibleRegion().isEmpty()
+    with qtbot.assertNotEmitted(renderer().sig_ready, wait=500):
+        pass
+    assert view._key is None  # nothing was asked of the renderer
+    view.move(10, 10)
+    qtbot.waitUntil(lambda: view.rendered, timeout=30000)

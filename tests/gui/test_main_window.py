@@ -83,6 +83,24 @@ def test_a_restored_layout_keeps_its_closed_panes_closed_and_the_widths_of_the_o
     assert abs(again.docks["pane_architecture"].width() - before) <= 2
 
 
+def test_a_pane_on_a_tab_behind_another_is_not_seen_and_computes_nothing(qtbot, make_window, corpus_file):
+    from .conftest import tiny_config
+
+    w = make_window(tiny_config(corpus_file, snapshot_every=5, steps=30))
+    heat, weight = w.panes["pane_heatmaps"], w.panes["pane_weight"]
+    assert weight.isVisible()  # what Qt says of a dock tabbed behind another: why panes ask seen()
+    assert heat.seen() and not weight.seen()  # the default layout shows the Heatmaps tab
+    assert w.session.weights_every == heat.state.refresh_every
+    w.actions["train"].trigger()
+    qtbot.waitUntil(lambda: w.session.training_state == "finished", timeout=30_000)
+    assert weight.feeder.store is None  # unseen, it opened no run and computed no coefficient
+
+    w.docks["pane_weight"].raise_()
+    qtbot.waitUntil(lambda: weight.seen() and not heat.seen())
+    assert w.session.weights_every == 0  # the Heatmaps pane withdrew its wish for weight copies
+    qtbot.waitUntil(lambda: weight.feeder.store is not None, timeout=30_000)
+
+
 def test_reset_layout_puts_every_pane_back(qtbot, make_window):
     w = make_window()
     w.docks["pane_training"].close()

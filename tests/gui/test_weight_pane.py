@@ -127,7 +127,7 @@ def test_clicking_a_weight_in_the_diagram_opens_it_here(qtbot, make_window):
     diagram.ensureVisible(item)
     qtbot.mouseClick(diagram.viewport(), Qt.MouseButton.LeftButton,
                      pos=diagram.mapFromScene(item.sceneBoundingRect().center()))
-    assert pane.isVisible()  # its dock was raised
+    assert pane.seen()  # its dock was raised: its tab is the one shown
     assert pane.state.weight == "blocks.0.W_V"
     assert pane.status.text().startswith("Train, or open a run")
 
