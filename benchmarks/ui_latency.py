@@ -158,14 +158,16 @@ def main() -> int:
             gui_tps.append(gui_round(window, reports, args.steps, probe, busy))
         print(f"  round {i}: GUI {gui_tps[-1]:8,.0f} tokens/s | headless {bare_tps[-1]:8,.0f} tokens/s | "
               f"ratio {gui_tps[-1] / bare_tps[-1]:.3f} | GUI thread busy {busy[-1]:.1%}", flush=True)
+    on_screen = [n for n, p in window.panes.items() if not p.visibleRegion().isEmpty()]
+    behind = [n for n in window.pane_names if n not in on_screen and n not in args.hide]
     window.close()
     app.processEvents()
 
     ratio = statistics.median(g / b for g, b in zip(gui_tps, bare_tps))
     lag_ms = [x * 1000 for x in probe.lags]
-    shown = ", ".join(n for n in window.pane_names if n not in args.hide)
+    shown = ", ".join(on_screen) + (f" (on tabs behind: {', '.join(behind)})" if behind else "")
     print(f"tiny ({cfg.model.n_layer} layers × {cfg.model.n_head} heads, d_model {cfg.model.d_model}, "
-          f"context {cfg.model.n_ctx}, batch {cfg.train.batch_size}), panes: {shown}; "
+          f"context {cfg.model.n_ctx}, batch {cfg.train.batch_size}), panes on screen: {shown}; "
           f"{args.rounds} rounds × {args.steps} steps; load average {os.getloadavg()[0]:.2f} on "
           f"{os.cpu_count()} cores")
     print(f"event-loop lag while training (10 ms probe, {len(lag_ms)} ticks): "
