@@ -32,10 +32,11 @@ from .heatmaps_positional import PositionalView
 DEFAULT_PROMPT = "Before we proceed any further, hear me speak."
 # While training runs, however small N is, the attention grid refreshes at most MAX_REFRESH_HZ times a
 # second and everything else (the chosen head's views, the table, the masks and positional tabs) at most
-# DETAIL_HZ: more is not seen, and CPU spent here is taken from training (measured on 2 cores: a grid
-# frame ~4 ms to compute and ~2 ms to draw, the rest of the attention tab ~6–9 ms more).
-MAX_REFRESH_HZ = 12
-DETAIL_HZ = 2
+# DETAIL_HZ: CPU spent here is taken from training, and a small model's training loop is Python that waits
+# for every bit of Python the GUI runs. Measured on 2 cores (benchmarks/ui_latency.py, tiny at ~40 steps a
+# second): the GUI thread busy 11.5% of the time with the grid at 12 Hz and details at 2, 8.9% at 4 and 1.
+MAX_REFRESH_HZ = 4
+DETAIL_HZ = 1
 
 
 @dataclass
@@ -96,7 +97,8 @@ class HeatmapsPane(SeenWidget):
         self.refresh_every.setRange(1, 10_000)
         self.refresh_every.setValue(self.state.refresh_every)
         self.refresh_every.setSuffix(" steps")
-        self.refresh_every.setToolTip("While training, recompute the heatmaps every N steps")
+        self.refresh_every.setToolTip(f"While training, recompute the heatmaps every N steps (the grid at most "
+                                      f"{MAX_REFRESH_HZ} times a second, the rest once a second)")
         self.layer = QSpinBox()
         self.head = QSpinBox()
         self.status = QLabel()

@@ -21,7 +21,8 @@ from ..session import Session
 from ..widgets.loss_plot import LossHistory, LossPlot
 from ..worker import SampleRequest
 
-REFRESH_MS = 250  # curves and numbers at 4 Hz: smooth to the eye, and pyqtgraph paints are not free
+REFRESH_MS = 500  # curves and numbers twice a second: live to the eye, and each pyqtgraph paint is Python that
+# a small model's training loop waits for (benchmarks/ui_latency.py)
 DEFAULT_PROMPT = "QUEEN OF WALES"
 EXPORT_FILTERS = ("PNG image (*.png);;SVG image (*.svg);;PDF document (*.pdf);;CSV table (*.csv);;"
                   "NumPy array (*.npy)")
