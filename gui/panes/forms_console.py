@@ -101,7 +101,8 @@ class ConsoleView(QWidget):
         self.prompt = Prompt(self.history)
         self.prompt.setObjectName("console_prompt")
         self.prompt.setFont(_mono())
-        self.prompt.setPlaceholderText("show(html(shiftmm(z[13])))   ·   forms(2, 4)   ·   help   (Enter runs, ↑ ↓ history)")
+        self.prompt.setPlaceholderText("show(html(shiftmm(z[13])))   ·   forms(2, 4)   ·   help   "
+                                       "(Enter runs, ↑ ↓ history)")
         self.as_math = QCheckBox("Words as mathematics")
         self.as_math.setChecked(True)
         self.as_math.setToolTip("Render words, terms and networks with mathtext; off: the note's text notation")

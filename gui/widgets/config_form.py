@@ -30,7 +30,8 @@ class SectionForm(QWidget):
         self._labels: dict[str, QLabel] = {}
         form = QFormLayout(self)
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
-        form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)  # a narrow pane puts a field under its label
+        # a pane too narrow for a label and its field beside it puts the field under the label
+        form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
         docs = field_docs(cls)
         defaults = cls()
         for f in dataclasses.fields(cls):

@@ -26,9 +26,11 @@ class ElidedLabel(QLabel):
 
     def shown_text(self) -> str:
         """What is painted: the text, or as much as fits followed by "…"."""
-        return self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideRight, self.contentsRect().width())
+        width = self.contentsRect().width()
+        return self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideRight, width)
 
     def paintEvent(self, _event) -> None:
         painter = QPainter(self)
         painter.setPen(self.palette().color(self.foregroundRole()))
-        painter.drawText(self.contentsRect(), int(self.alignment() | Qt.AlignmentFlag.AlignVCenter), self.shown_text())
+        flags = int(self.alignment() | Qt.AlignmentFlag.AlignVCenter)
+        painter.drawText(self.contentsRect(), flags, self.shown_text())
