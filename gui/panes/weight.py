@@ -109,7 +109,7 @@ class WeightPane(SeenWidget):
         self.log_box = QCheckBox("log scale")
         self.log_box.setChecked(self.state.log)
         self.norms = NormsChart()
-        self.geometry = GeometryChart()
+        self.geometry_chart = GeometryChart()
         self.geometry_label = QLabel()
         norms_tab, geometry_tab = QWidget(), QWidget()
         row = QHBoxLayout()
@@ -123,7 +123,7 @@ class WeightPane(SeenWidget):
         col = QVBoxLayout(geometry_tab)
         col.setContentsMargins(0, 0, 0, 0)
         col.addWidget(self.geometry_label)
-        col.addWidget(self.geometry, 1)
+        col.addWidget(self.geometry_chart, 1)
         self.tabs = QTabWidget()
         self.tabs.addTab(norms_tab, "Norms over training")
         self.tabs.addTab(geometry_tab, "Optimizer vs −∇")
@@ -300,7 +300,7 @@ class WeightPane(SeenWidget):
         self._frame_clock.start()
         st, rec = self.state, self.record()
         self.norms.set_cursor(st.step)
-        self.geometry.set_cursor(st.step)
+        self.geometry_chart.set_cursor(st.step)
         if rec is None:
             if st.step is not None and st.weight is not None:
                 self._say(f"computing {st.weight} at step {st.step}…")
@@ -333,7 +333,7 @@ class WeightPane(SeenWidget):
             return
         steps, total, parts = series(self.timeline.steps, store.summaries(st.weight), st.split)
         self.norms.show_series(steps, total, parts, st.mode, st.log, st.weight)
-        self.geometry.show_geometry(store.geometry(st.weight))
+        self.geometry_chart.show_geometry(store.geometry(st.weight))
 
     def _ask_formula(self) -> None:
         store, st = self.feeder.store, self.state
