@@ -69,7 +69,7 @@ def _open_store(run):
     from engine.coefficients_cache import CoefficientStore, compute_record
 
     # engine functions only cross to the other process, so it never imports Qt; the process starts with
-    # the first record asked for (the pane asks only while it is visible)
+    # the first record asked for (the pane asks only while it is seen)
     return CoefficientStore(run, compute=functools.partial(in_process, compute_record, str(run.path), "float32"))
 
 

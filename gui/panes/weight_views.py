@@ -110,9 +110,6 @@ class _Chart(QWidget):
                 plot.getAxis(name).setTextPen(c.foreground)
         for cursor in self.cursors:
             cursor.setPen(pg.mkPen(c.accent, width=1, style=Qt.PenStyle.DashLine))
-        legend = getattr(self, "legend", None)
-        if legend is not None:
-            legend.setLabelTextColor(c.foreground)
 
     def changeEvent(self, event) -> None:
         super().changeEvent(event)
@@ -123,14 +120,17 @@ class _Chart(QWidget):
 class NormsChart(_Chart):
     """‖G‖ and each part's norm over the steps (lines), or the parts' shares stacked to 1 (shares)."""
 
+    def _restyle(self) -> None:
+        super()._restyle()
+        self.legend.setLabelTextColor(plot_colors().foreground)
+
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.plot = self.add_plot(0, "norm")
-        self.plot.setLabel("bottom", "step")
         # beside the plot, not over it: with a line per route class it covered half the curves
         self.legend = pg.LegendItem(labelTextSize="8pt", verSpacing=-6)
+        self.plot = self.add_plot(0, "norm")
+        self.plot.setLabel("bottom", "step")
         self.graphics.addItem(self.legend, row=0, col=1)
-        self._restyle()
         self.curves: dict[str, pg.PlotDataItem] = {}
         self.fills: list[pg.FillBetweenItem] = []
         self.mode = "lines"
