@@ -3,10 +3,10 @@ training and for any saved step of a run.
 
 The pane binds to the Session in `_connect` and keeps its view state in `HeatmapsState`. While it is
 seen (visible, on its dock's chosen tab) it asks the training worker for a weights copy every N steps
-(`Session.want_weights`); each copy, or a browsed step of the run, becomes a `Request` that `HeatmapsComputer` answers on a pool thread
-(gui.jobs.LatestJob: one at a time, only the newest waiting, so training never waits for the pane), at
-most MAX_REFRESH_HZ times a second. The GUI thread only hands finished arrays to the views. Choosing a
-layer or head re-slices what is there.
+(`Session.want_weights`); each copy, or a browsed step of the run, becomes a `Request` that
+`HeatmapsComputer` answers on a pool thread (gui.jobs.LatestJob: one at a time, only the newest waiting,
+so training never waits for the pane), at most MAX_REFRESH_HZ times a second. The GUI thread only hands
+finished arrays to the views. Choosing a layer or head re-slices what is there.
 """
 
 from __future__ import annotations
