@@ -202,11 +202,15 @@ class ExperimentConfig:
 
     @classmethod
     def load(cls, path: str | Path) -> ExperimentConfig:
+        from .safe_io import CONFIG_CAP, UnsafeFileError, read_text
+
         path = Path(path)
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_text(path, CONFIG_CAP, "config")
         except FileNotFoundError:
             raise ConfigError(f"config file not found: {path}") from None
+        except UnsafeFileError as e:
+            raise ConfigError(str(e)) from None
         except (OSError, UnicodeDecodeError) as e:
             raise ConfigError(f"cannot read config {path}: {e}") from None
         try:

@@ -196,6 +196,8 @@ class Trainer:
         """Train to cfg.train.steps, or n more steps; closing the generator checkpoints the run."""
         stop_at = self.cfg.train.steps if n is None else min(self.cfg.train.steps, self.step + n)
         clock, halted = time.perf_counter(), False
+        if self.writer is not None:
+            self.writer.hold()  # one writer per run, for as long as this generator trains
         try:
             while self.step < stop_at:
                 loss, norm, lr = self._optimizer_step()
