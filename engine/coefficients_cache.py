@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from . import coefficients as co
+from .safe_io import UnsafeFileError, check_inside
 from .runs import CHECKPOINTS, MODEL_FILE, SNAPSHOTS, Run, RunError, atomic_write_bytes, step_name
 
 CACHE_DIR = Path("cache") / "coefficients"
@@ -211,12 +212,19 @@ class CoefficientStore:
             raise RunError(f"{self.run.path} has no weights saved at step {step}") from None
         return f"v{VERSION}:{st.st_size}:{st.st_mtime_ns}:{self._probe_hash}"
 
+    def _inside(self, path: Path) -> bool:
+        try:
+            check_inside(self.run.path, path)
+        except UnsafeFileError:
+            return False
+        return True
+
     def _path(self, weight: str, step: int) -> Path:
         return self.folder(weight) / f"{step_name(step)}.npz"
 
     def _read(self, weight: str, step: int) -> co.StepCoefficient | None:
         path = self._path(weight, step)
-        if not self.disk or not path.is_file():
+        if not self.disk or not path.is_file() or not self._inside(path):
             return None
         try:
             with np.load(path, allow_pickle=False) as z:
@@ -242,6 +250,8 @@ class CoefficientStore:
                  classes=np.stack(list(rec.classes.values())) if rec.classes else np.zeros((0, *shape)),
                  term_ids=np.array(list(rec.terms), dtype=str),
                  terms=np.stack(list(rec.terms.values())) if rec.terms else np.zeros((0, *shape)))
+        if not self._inside(self._path(rec.weight, rec.step)):
+            return  # a symlink in the cache's path: never write outside the run
         try:
             self.folder(rec.weight).mkdir(parents=True, exist_ok=True)
             atomic_write_bytes(self._path(rec.weight, rec.step), buf.getvalue())

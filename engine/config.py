@@ -169,7 +169,12 @@ class ExperimentConfig:
     data: DataConfig = field(default_factory=DataConfig)
 
     def validate(self) -> list[Problem]:
-        return self.model.validate() + self.train.validate() + self.data.validate()
+        problems = self.model.validate() + self.train.validate() + self.data.validate()
+        if problems:
+            return problems
+        from .limits import problems as limit_problems  # sizes, memory, seeds, non-finite numbers
+
+        return limit_problems(self)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

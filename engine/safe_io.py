@@ -89,3 +89,21 @@ def check_inside(root: str | Path, path: str | Path) -> Path:
             raise UnsafeFileError(f"{here} is a symbolic link; GPT Explorer writes only to regular paths "
                                   f"inside {root}")
     return path
+
+
+def check_output_path(out: str | Path) -> Path:
+    """Refuse, before any work, an output file whose folder is missing or unwritable, or that exists as
+    something other than a regular file (a directory, a device)."""
+    out = Path(out)
+    if out.exists() and not out.is_file():
+        raise UnsafeFileError(f"cannot write {out}: it is {'a directory' if out.is_dir() else 'not a regular file'}")
+    if not out.parent.is_dir():
+        raise UnsafeFileError(f"cannot write {out}: the folder {out.parent} does not exist")
+    if not os.access(out.parent, os.W_OK):
+        raise UnsafeFileError(f"cannot write {out}: the folder {out.parent} is not writable")
+    return out
+
+
+def write_failed(out: str | Path, e: OSError) -> UnsafeFileError:
+    """The one line for an output file that could not be written after all."""
+    return UnsafeFileError(f"cannot write {out}: {e.strerror or e}")

@@ -28,6 +28,7 @@ from .data import Dataset
 from .device import pick_device, set_threads, single_thread
 from .errors import UserError
 from .model import GPT
+from .run_integrity import NonFiniteWeights
 from .runs import Probe, Run, RunError, RunWriter
 from .schedule import lr_at
 
@@ -122,6 +123,7 @@ class Trainer:
             raise RunError(f"the corpus {cfg.data.corpus!r} no longer gives the vocabulary {run.path} was "
                            "trained with; the run cannot be resumed on it")
         self._restore(weights, state)
+        self.warnings = run.warnings  # a damaged newest checkpoint skipped is named here
         self.writer = RunWriter.reopen(run, self.step)
         if cfg != run.config:
             self.writer.write_config(cfg)
@@ -206,7 +208,12 @@ class Trainer:
                     halted = True  # the last good checkpoint must stay as it is, even if closed here
                     yield self._nan_report(loss, norm, lr)
                     return
-                report = self._after_step(loss, norm, lr)
+                try:
+                    report = self._after_step(loss, norm, lr)
+                except NonFiniteWeights as e:  # the loss was finite, the update was not: nothing saved
+                    halted = True
+                    yield self._nan_report(loss, norm, lr, str(e))
+                    return
                 clock = self._tick(clock)
                 if report is not None:
                     yield self._timed(report)
@@ -268,20 +275,10 @@ class Trainer:
             val = self.evaluate()
             if t.sample_tokens:
                 sample = self.sample(self.probe.prompt, t.sample_tokens, SAMPLE_TEMPERATURE, seed=t.seed + step)
-        snapshot = checkpoint = False
-        if self.writer is not None:
-            if sample is not None:
-                self.writer.log_sample({"step": step, "prompt": self.probe.prompt, "text": sample,
-                                        "temperature": SAMPLE_TEMPERATURE})
-            if step % t.snapshot_every == 0 or final:
-                self.writer.save_snapshot(step, self.weights_copy())
-                snapshot = True
-            if step % t.checkpoint_every == 0 or final or (val is not None and val < self.best_val):
-                if val is not None:
-                    self.best_val = min(self.best_val, val)
-                self.save_checkpoint(val)
-                checkpoint = True
-        elif val is not None:
+        snapshot = self.writer is not None and (step % t.snapshot_every == 0 or final)
+        checkpoint = self.writer is not None and (step % t.checkpoint_every == 0 or final
+                                                  or (val is not None and val < self.best_val))
+        if val is not None:
             self.best_val = min(self.best_val, val)
         if not (step % t.report_every == 0 or val is not None or snapshot or checkpoint):
             return None
@@ -289,16 +286,26 @@ class Trainer:
         report = StepReport(step, t.steps, loss, val, lr, norm, self._tps or 0.0, 0.0, 0.0, sample,
                             snapshot, checkpoint, "done" if final else None, done)
         if self.writer is not None:
+            # the rows first: a kill just after a checkpoint appears must not lose what it claims
             self.writer.log_metrics({"step": step, "train_loss": loss, "val_loss": val, "lr": lr,
                                      "grad_norm": norm, "tokens_per_s": report.tokens_per_s,
                                      "wall_s": round(self.wall_s, 3)})
+            if sample is not None:
+                self.writer.log_sample({"step": step, "prompt": self.probe.prompt, "text": sample,
+                                        "temperature": SAMPLE_TEMPERATURE})
+            if snapshot:
+                self.writer.save_snapshot(step, self.weights_copy())
+            if checkpoint:
+                self.save_checkpoint(val)
         return report
 
-    def _nan_report(self, loss: float, norm: float, lr: float) -> StepReport:
+    def _nan_report(self, loss: float, norm: float, lr: float, weights: str | None = None) -> StepReport:
         kept = (f"the last checkpoint (step {self._ckpt_step}) is kept" if self._ckpt_step is not None
                 else "no checkpoint was written yet")
         message = (f"step {self.step + 1}: the loss ({loss}) or gradient norm ({norm}) is not finite; "
                    f"training stopped before the weights changed and {kept}. Try a lower learning rate.")
+        if weights is not None:
+            message = f"{weights}; training stopped and {kept}. Try a lower learning rate."
         return StepReport(self.step, self.cfg.train.steps, loss, None, lr, norm, self._tps or 0.0,
                           self.wall_s, math.inf, None, False, False, "nan", message)
 
@@ -321,7 +328,9 @@ class Trainer:
 
 
 def _check(cfg: ExperimentConfig) -> None:
-    problems = cfg.validate()
+    from .limits import training_problems
+
+    problems = cfg.validate() or training_problems(cfg)
     if problems:
         raise ConfigError("; ".join(map(str, problems)))
 

@@ -46,17 +46,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from .. import export
     from ..runs import Run
+    from ..safe_io import check_output_path, write_failed
 
     out = Path(args.out)
     # a bad suffix is refused before any work
     export.format_of(out, _coefficient_formats() if args.what == "coefficient" else export.FIGURE_FORMATS
                      + export.DATA_FORMATS)
-    if not out.parent.is_dir():
-        raise UserError(f"cannot write {out}: the folder {out.parent} does not exist")
+    check_output_path(out)
     run_ = Run(args.run)
-    for warning in run_.warnings:
+    try:
+        written = HANDLERS[args.what](run_, args)
+    except OSError as e:  # unwritable after all (a full disk, a read-only file system)
+        raise write_failed(out, e) from None
+    for warning in run_.warnings:  # after loading: a damaged checkpoint skipped is named too
         print(f"gpt-explorer: warning: {warning}", file=sys.stderr)
-    written = HANDLERS[args.what](run_, args)
     print(f"wrote {written}")
     return 0
 

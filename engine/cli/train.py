@@ -64,20 +64,41 @@ def default_run_dir(name: str) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..runs import CONFIG, RunError
+    from ..run_integrity import is_half_made
+    from ..runs import CONFIG, MADE_FILES, Run, RunError
     from ..trainer import Trainer
 
     run_dir = Path(args.run) if args.run else None
-    if run_dir is not None and (run_dir / CONFIG).is_file():
+    if run_dir is not None and (run_dir / CONFIG).is_file() and Run(run_dir).checkpoint_steps():
         trainer = _resume(args, run_dir)
+    elif run_dir is not None and (run_dir / CONFIG).is_file():
+        trainer = _restart(args, run_dir)
     else:
-        if run_dir is not None and run_dir.exists() and (not run_dir.is_dir() or any(run_dir.iterdir())):
+        if run_dir is not None and run_dir.exists() and not is_half_made(run_dir, MADE_FILES):
             raise RunError(f"{run_dir} is not a run directory (it has no {CONFIG}) and is not empty; "
                            "choose a new directory or an existing run")
         cfg = build_config(args)
         run_dir = run_dir or default_run_dir(cfg.name)
         trainer = Trainer(cfg, run_dir)
     return _train(trainer, run_dir)
+
+
+def _restart(args: argparse.Namespace, run_dir: Path):
+    """A run stopped before its first checkpoint has nothing to resume from: train it afresh, same config."""
+    from ..run_lock import RunLock
+    from ..runs import CONFIG, Run
+    from ..trainer import Trainer
+
+    cfg = Run(run_dir).config
+    if args.preset or args.config or args.corpus is not None or args.seed is not None:
+        cfg = build_config(args)
+    elif args.steps is not None or args.device is not None:
+        cfg = cfg.replace(train=dataclasses.replace(
+            cfg.train, **{k: getattr(args, k) for k in ("steps", "device") if getattr(args, k) is not None}))
+    with RunLock(run_dir):  # not while another process is creating or training it
+        (run_dir / CONFIG).unlink()  # what is left is a half-made run, which Trainer clears
+    print(f"{run_dir} was stopped before its first checkpoint; starting it afresh", file=sys.stderr)
+    return Trainer(cfg, run_dir)
 
 
 def _resume(args: argparse.Namespace, run_dir: Path):
@@ -107,6 +128,8 @@ def _train(trainer, run_dir: Path) -> int:
         print(f"{run_dir} already finished at step {trainer.step}; pass --steps N (more than "
               f"{trainer.step}) to train it further", file=out)
         return 0
+    for warning in getattr(trainer, "warnings", ()):
+        print(f"gpt-explorer: warning: {warning}", file=sys.stderr)
     verb = f"resuming at step {trainer.step}" if trainer.step else "new run"
     print(f"{verb}: {run_dir}", file=out)
     print(f"model {cfg.name}: {human_count(parameter_count(cfg.model))} parameters; corpus "
@@ -141,7 +164,7 @@ def _train(trainer, run_dir: Path) -> int:
 
 
 class _StopFlag:
-    """Ctrl-C sets a flag read between steps, so stopping never interrupts a step half-way."""
+    """Ctrl-C (or SIGTERM) sets a flag read between steps, so stopping never interrupts a step half-way."""
 
     def __init__(self):
         self.requested = False
@@ -150,6 +173,7 @@ class _StopFlag:
     def __enter__(self):
         if threading.current_thread() is threading.main_thread():
             self._previous = signal.signal(signal.SIGINT, self._on_sigint)
+            self._previous_term = signal.signal(signal.SIGTERM, self._on_sigint)  # `kill`: the same checkpoint
         return self
 
     def _on_sigint(self, signum, frame):
@@ -158,6 +182,7 @@ class _StopFlag:
     def __exit__(self, *exc):
         if self._previous is not None:
             signal.signal(signal.SIGINT, self._previous)
+            signal.signal(signal.SIGTERM, self._previous_term)
         return False
 
 
