@@ -38,6 +38,7 @@ CONFIG, TOKENIZER, PROBE = "config.toml", "tokenizer.json", "probe.json"
 METRICS, SAMPLES = "metrics.jsonl", "samples.jsonl"
 CHECKPOINTS, SNAPSHOTS = "checkpoints", "snapshots"
 MODEL_FILE, STATE_FILE, BEST, INDEX = "model.safetensors", "state.pt", "best.json", "index.json"
+NUMERIC = ("train_loss", "val_loss", "lr", "grad_norm", "tokens_per_s", "wall_s", "temperature")  # in rows
 MADE_FILES = (TOKENIZER, PROBE, METRICS, SAMPLES, CHECKPOINTS, SNAPSHOTS, LOCK_FILE)  # all but config.toml
 
 
@@ -100,7 +101,8 @@ def read_jsonl(path: Path) -> tuple[list[dict], str | None]:
             except (UnicodeDecodeError, ValueError):
                 bad.append(i)
                 continue
-            if isinstance(row, dict) and isinstance(row.get("step"), int):
+            if isinstance(row, dict) and type(row.get("step")) is int and all(
+                    type(row.get(k)) in (int, float, type(None)) for k in NUMERIC):
                 rows.append(row)
             else:
                 bad.append(i)
@@ -189,9 +191,9 @@ def _steps_in(folder: Path, want_dir: bool) -> list[int]:
         s = parse_step(p.name)
         if s is None:
             continue
-        if want_dir and (p / MODEL_FILE).is_file() and (p / STATE_FILE).is_file():
+        if want_dir and (p / MODEL_FILE).exists() and (p / STATE_FILE).exists():  # read_checkpoint names a bad one
             found.append(s)
-        elif not want_dir and p.is_file() and p.suffix == ".safetensors":
+        elif not want_dir and p.exists() and p.suffix == ".safetensors":
             found.append(s)
     return sorted(found)
 
