@@ -76,7 +76,7 @@ def problems(cfg) -> list[Problem]:
             p.append(Problem(f"train.{name}", "must be a finite number"))
     if math.isfinite(t.lr) and t.lr > MAX_LR:
         p.append(Problem("train.lr", f"a learning rate above {MAX_LR:g} only diverges"))
-    if t.snapshot_budget_mb > MAX_BUDGET_MB:
+    if math.isfinite(t.snapshot_budget_mb) and t.snapshot_budget_mb > MAX_BUDGET_MB:
         p.append(Problem("train.snapshot_budget_mb", f"at most {MAX_BUDGET_MB:,.0f}"))
     if not math.isfinite(m.dropout):
         p.append(Problem("model.dropout", "must be a finite number"))
