@@ -162,3 +162,159 @@ def test_weights_that_became_non_finite_are_never_written(tmp_path):
     with pytest.raises(NonFiniteWeights):
         RunWriter(tmp_path / "run", run.config).save_snapshot(9, weights)
     assert 9 not in Run(tmp_path / "run").checkpoint_steps() + Run(tmp_path / "run").snapshot_steps()
+
+
+# ---- 5: a run killed while it is being created; temporaries left by killed writers -----------
+
+HALF_MADE = {"nothing but folders": ("checkpoints", "snapshots"),
+             "tokenizer written": ("checkpoints", "snapshots", "tokenizer.json"),
+             "everything but the config": ("checkpoints", "snapshots", "tokenizer.json", "probe.json",
+                                           "metrics.jsonl", "samples.jsonl", ".lock", ".probe.json.tmp77")}
+
+
+@pytest.mark.parametrize("case", HALF_MADE, ids=list(HALF_MADE))
+def test_a_run_killed_while_being_created_is_started_again(case, tmp_path, corpus, capsys):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    for name in HALF_MADE[case]:
+        (run_dir / name).mkdir() if "." not in name else (run_dir / name).write_text("{half")
+    path = config_file(tmp_path, corpus, steps=5, checkpoint_every=5)
+    assert main(["train", "--config", str(path), "--run", str(run_dir)]) == 0
+    assert Run(run_dir).checkpoint_steps() == [5]
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "tokenizer.json").write_text("{}")
+    (tmp_path / "mine" / "notes.txt").write_text("mine")  # anything else: not ours to clear
+    assert main(["train", "--config", str(path), "--run", str(tmp_path / "mine")]) == 2
+    assert "not a run directory" in one_line(capsys)
+    assert (tmp_path / "mine" / "notes.txt").read_text() == "mine"
+
+
+def test_temporaries_left_by_killed_writers_are_swept(tmp_path, corpus):
+    run_dir = finished(tmp_path, corpus)
+    litter = [run_dir / "checkpoints" / ".tmp-step-000010-4242", run_dir / "checkpoints" / ".old-step-000005-4242",
+              run_dir / "snapshots" / ".step-000010.safetensors.tmp4242", run_dir / ".config.toml.tmp4242",
+              run_dir / "snapshots" / ".step-000010.safetensors.sha256.tmp4242"]
+    for p in litter:
+        p.mkdir() if p.name.startswith((".tmp-", ".old-")) else p.write_bytes(b"x" * 100)
+    assert main(["train", "--run", str(run_dir), "--steps", "12"]) == 0
+    assert not any(p.exists() for p in litter)
+    assert Run(run_dir).checkpoint_steps()[-1] == 12
+
+
+# ---- 6: one writer per run --------------------------------------------------------------------
+
+def test_a_second_writer_is_refused_naming_the_holder(tmp_path, corpus, capsys):
+    run_dir = finished(tmp_path, corpus)
+    capsys.readouterr()
+    with RunLock(run_dir):
+        assert main(["train", "--run", str(run_dir), "--steps", "12"]) == 2
+        assert f"being trained by process {os.getpid()}" in one_line(capsys)
+        with pytest.raises(RunLockedError, match=str(os.getpid())):
+            RunLock(run_dir).acquire()
+    first = Trainer.resume(run_dir, steps=12)  # holds the lock from here on, as the app's training does
+    with pytest.raises(RunLockedError, match=str(os.getpid())):
+        Trainer.resume(run_dir, steps=14)
+    list(first.steps())  # the lock is let go when its training ends
+    assert Trainer.resume(run_dir, steps=14).step == 12
+
+
+def test_the_lock_of_another_process_and_a_stale_lock(tmp_path, corpus, capsys):
+    run_dir = finished(tmp_path, corpus)
+    capsys.readouterr()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys; from engine.run_lock import RunLock; l = RunLock(sys.argv[1]).acquire();"
+         " print('held', flush=True); sys.stdin.read()", str(run_dir)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        assert main(["train", "--run", str(run_dir), "--steps", "12"]) == 2
+        assert f"being trained by process {holder.pid}" in one_line(capsys)
+    finally:
+        holder.stdin.close()
+        holder.wait()
+    # the holder is gone; its .lock file (naming a dead pid) is simply taken over
+    assert (run_dir / ".lock").exists()
+    assert main(["train", "--run", str(run_dir), "--steps", "12"]) == 0
+
+
+# ---- 8: checksums, and the newest intact checkpoint -------------------------------------------
+
+def flip_last_byte(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[-1] ^= 0x5A  # inside the tensor data: the file stays well-formed
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("what", ["model.safetensors", "state.pt"])
+def test_garbled_bytes_in_a_checkpoint_are_noticed_and_the_older_one_used(what, tmp_path, corpus, capsys):
+    run_dir = finished(tmp_path, corpus)
+    flip_last_byte(run_dir / "checkpoints" / "step-000010" / what)
+    with pytest.raises(RunError, match="step-000010"):
+        Run(run_dir).load_checkpoint(10)
+    capsys.readouterr()
+    assert main(["sample", "--run", str(run_dir), "--tokens", "10", "--seed", "1"]) == 0
+    assert "skipped checkpoints/step-000010" in capsys.readouterr().err
+    assert main(["train", "--run", str(run_dir), "--steps", "12"]) == 0
+    out, err = capsys.readouterr()
+    assert "resuming at step 5" in out and "skipped checkpoints/step-000010" in err
+
+
+def test_garbled_snapshot_bytes_are_noticed(tmp_path, corpus):
+    run_dir = finished(tmp_path, corpus)
+    flip_last_byte(run_dir / "snapshots" / "step-000000.safetensors")
+    with pytest.raises(RunError, match="step-000000.safetensors does not match its checksum"):
+        Run(run_dir).load_weights(0)
+    flip_last_byte(run_dir / "snapshots" / "step-000005.safetensors")
+    run = Run(run_dir)
+    assert torch.equal(run.load_weights(5)["W_E"], run.load_checkpoint(5)[0]["W_E"])
+    assert any("step-000005.safetensors" in w and "checkpoint" in w for w in run.warnings)
+
+
+# ---- 10: killed at the wrong moment ------------------------------------------------------------
+
+class Killed(BaseException):
+    """Stands in for kill -9: nothing after it runs, no handler catches it."""
+
+
+def test_a_kill_right_after_a_checkpoint_keeps_its_metrics_row(tmp_path, monkeypatch):
+    from engine.corpus import shakespeare_text
+
+    real = RunWriter.save_checkpoint
+
+    def then_killed(self, step, *a, **k):
+        path = real(self, step, *a, **k)
+        if step == 4:
+            raise Killed
+        return path
+    monkeypatch.setattr(RunWriter, "save_checkpoint", then_killed)
+    text = shakespeare_text()[:20_000]
+    trainer = Trainer(small_config(steps=8, checkpoint_every=2, report_every=3), tmp_path / "run", text=text)
+    with pytest.raises(Killed):
+        list(trainer.steps())
+    del trainer
+    monkeypatch.setattr(RunWriter, "save_checkpoint", real)
+    assert [r["step"] for r in Run(tmp_path / "run").metrics()] == [2, 3, 4]
+    resumed = Trainer.resume(tmp_path / "run", text=text)
+    assert resumed.step == 4 and [r["step"] for r in Run(tmp_path / "run").metrics()] == [2, 3, 4]
+
+
+def test_sigterm_stops_training_like_ctrl_c():
+    from engine.cli.train import _StopFlag
+
+    before = signal.getsignal(signal.SIGTERM)
+    with _StopFlag() as stop:
+        os.kill(os.getpid(), signal.SIGTERM)  # would end the process without a checkpoint before
+        assert stop.requested
+    assert signal.getsignal(signal.SIGTERM) == before
+
+
+def test_a_run_killed_before_its_first_checkpoint_starts_afresh(tmp_path, corpus, capsys):
+    cfg = ExperimentConfig.load(config_file(tmp_path, corpus, steps=6, checkpoint_every=3))
+    trainer = Trainer(cfg, tmp_path / "run")  # config and snapshot 0 written, then "killed"
+    trainer.writer.close()
+    del trainer
+    (tmp_path / "run" / "checkpoints" / ".tmp-step-000003-4242").mkdir()
+    assert main(["train", "--run", str(tmp_path / "run")]) == 0
+    assert "stopped before its first checkpoint; starting it afresh" in capsys.readouterr().err
+    assert Run(tmp_path / "run").checkpoint_steps() == [3, 6]

@@ -16,7 +16,7 @@ from ..derive import Forms, Term
 from ..network import Network
 from ..words import Diff, Op, Prod, Sum, Sym, T, Trace, Word, Zero, add, prod, transpose
 from .builtins import builtins
-from .limits import MAX_SECONDS, MAX_STEPS
+from .limits import MAX_SECONDS, MAX_STEPS, leaf_count
 from .syntax import (Assign, Attr, Call, ConsoleError, Expr, Index, ListLit, Name, Node, Number, SetAttr,
                      String, parse)
 from .values import NOTE_OPS, Form, Html, Latex, NoteList, Output, kind_of
@@ -45,6 +45,7 @@ class Console:
             last = self.statement(st)
             if k == len(statements) - 1 and isinstance(st, Expr) and last is not None:
                 if not (isinstance(st.value, Call) and st.value.name in _SILENT):
+                    self.tick(st.pos, leaf_count(last))  # printing a list visits every item
                     self.out.append(self.output(last))
         return self.out
 
@@ -120,7 +121,9 @@ class Console:
                                              f"{', '.join(sorted(self.builtins))} (type help)")
             if not b.lo <= len(node.args) <= b.hi:
                 raise ConsoleError(node.pos, f"{node.name} takes {b.args or 'no arguments'}")
-            return b.fn(node.pos, *[self.eval(a) for a in node.args])
+            args = [self.eval(a) for a in node.args]
+            self.tick(node.pos, sum(leaf_count(a) for a in args if isinstance(a, list)))  # before the work
+            return b.fn(node.pos, *args)
         if isinstance(node, Index):
             return self.index(self.eval(node.target), self.eval(node.index), node)
         if isinstance(node, Attr):

@@ -26,3 +26,15 @@ def describe_count(n: int) -> str:
     if n < 10 ** 9:
         return f"{n:,}"
     return f"≈ 10^{len(str(n)) - 1}"
+
+
+def leaf_count(v, memo: dict[int, int] | None = None) -> int:
+    """Items a function (or the echo) would visit in a value: a list shared many times over, as in
+    b = [a, a, …]; c = [b, b, …], is a few bytes but millions of items to expand or print."""
+    if not isinstance(v, list):
+        return 1
+    memo = {} if memo is None else memo
+    got = memo.get(id(v))
+    if got is None:
+        got = memo[id(v)] = sum(leaf_count(x, memo) for x in v)
+    return got
