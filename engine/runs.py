@@ -13,7 +13,9 @@ Whole files are written to a temporary name and renamed into place; a checkpoint
 and verified under a temporary name, so a bad one never replaces a good one. JSON-lines files are
 appended one whole line per write, so a crash can only truncate the last line, which readers skip with a
 warning. Weights are safetensors and the state is loaded with ``weights_only=True``: opening someone's
-run never runs their code. The latest checkpoint is the one with the highest step.
+run never runs their code. Everything is read onto the CPU whatever device wrote it (a run trained on
+CUDA opens on a machine without one); a Trainer then moves weights and optimizer state to its own device.
+The latest checkpoint is the one with the highest step.
 """
 
 from __future__ import annotations
@@ -139,7 +141,7 @@ def read_checkpoint(path: Path) -> tuple[dict[str, torch.Tensor], dict]:
     """Weights and training state of one checkpoint directory; anything unreadable is a RunError."""
     where = f"{path.parent.name}/{path.name}"
     try:
-        weights = load_file(str(path / MODEL_FILE))
+        weights = load_file(str(path / MODEL_FILE), device="cpu")
     except FileNotFoundError:
         raise RunError(f"checkpoint {where} has no {MODEL_FILE}") from None
     except Exception as e:  # safetensors raises its own error type for truncated or garbage files
@@ -400,7 +402,7 @@ class Run:
             return self.load_checkpoint(step)[0]
         path = self.path / SNAPSHOTS / f"{step_name(step)}.safetensors"
         try:
-            return load_file(str(path))
+            return load_file(str(path), device="cpu")
         except Exception as e:  # safetensors' own error type for truncated or garbage files
             raise RunError(f"snapshot {path.name} is corrupt or truncated: {_first_line(e)}") from None
 
