@@ -121,8 +121,8 @@ class TrainConfig:
     # 0 = every core. Measured on 2 cores: with an idle GUI thread, 2 threads train 8 steps/s at
     # event-loop lag p99 5 ms, 1 thread 5 steps/s at p99 22–32 ms; so use every core and keep the GUI idle.
     torch_threads: int = 0
-    precision: str = "auto"     # training step's autocast: auto (bf16 on a CUDA GPU that has it, else float32) | float32 | bf16
-    compile: bool = False       # torch.compile the training forward; falls back to eager with a message if it cannot
+    precision: str = "auto"     # training step: auto (bf16 on a CUDA GPU that has it, else float32) | float32 | bf16
+    compile: bool = False       # torch.compile the training step; trains eagerly, saying why, if it cannot
 
     def validate(self) -> list[Problem]:
         p: list[Problem] = []

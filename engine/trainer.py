@@ -158,6 +158,7 @@ class Trainer:
         if t.compile:  # a trial step on a batch of the training shape, drawn from its own generator
             trial = self._batch("train", torch.Generator().manual_seed(t.seed))
             forward, self.compile_message = compile_or_eager(self.model, *trial, self.autocast_dtype)
+        self.compiled = forward is not self.model
         self._forward = group.wrap(forward, self.device)  # self.model keeps the state dict's names
         x, y = dataset.fixed_batch(t.probe_batch, cfg.model.n_ctx, t.seed)
         self.probe = Probe(x, y, dataset.text_head)

@@ -174,7 +174,7 @@ def _how(trainer) -> str:
     from ..acceleration import precision_name
 
     how = precision_name(trainer.autocast_dtype)
-    if trainer.cfg.train.compile and not trainer.compile_message:
+    if trainer.compiled:
         how += ", compiled"
     if trainer.group.world > 1:
         how += f", {trainer.group.world} processes"
