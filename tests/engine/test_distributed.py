@@ -9,7 +9,11 @@ another number of processes.
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -18,6 +22,8 @@ from engine.cli import main
 from engine.distributed import Group
 from engine.errors import UserError
 from engine.runs import Run
+
+ROOT = str(Path(__file__).resolve().parents[2])
 
 # dropout 0: with dropout each process draws its own masks, and equality holds only for the same N
 CONFIG = """name = "small"
@@ -127,3 +133,17 @@ def test_one_process_asked_for_is_the_ordinary_path(config, solo, tmp_path, caps
     assert main(["train", "--config", str(config), "--run", str(run_dir), "--nproc", "1"]) == 0
     assert "processes" not in capsys.readouterr().out
     assert json.loads(json.dumps(losses(Run(run_dir)))) == json.loads(json.dumps(losses(solo)))
+
+
+def test_the_same_command_under_torchrun_trains_the_same_run(config, solo, tmp_path):
+    """torchrun (its standalone rendezvous on this machine) starts two `gpt-explorer train` processes;
+    `--` keeps torchrun's own parser off `--run`, which it would take for an abbreviation of `--run-path`."""
+    run_dir = tmp_path / "run"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+                           "-m", "gui.cli", "--", "train", "--config", str(config), "--run", str(run_dir)],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.count("new run:") == 1 and "2 processes" in done.stdout
+    assert [p.name for p in tmp_path.iterdir()] == ["run"]
+    assert_same_training(Run(run_dir), solo)
