@@ -25,6 +25,7 @@ ACTIVATIONS = ("relu", "gelu")
 LOSSES = ("cross_entropy", "squared_error")
 TOKENIZERS = ("char", "word")
 DEVICES = ("auto", "cpu", "cuda", "mps")
+PRECISIONS = ("auto", "float32", "bf16")
 
 
 class ConfigError(UserError, ValueError):
@@ -120,6 +121,8 @@ class TrainConfig:
     # 0 = every core. Measured on 2 cores: with an idle GUI thread, 2 threads train 8 steps/s at
     # event-loop lag p99 5 ms, 1 thread 5 steps/s at p99 22–32 ms; so use every core and keep the GUI idle.
     torch_threads: int = 0
+    precision: str = "auto"     # training step: auto (bf16 on a CUDA GPU that has it, else float32) | float32 | bf16
+    compile: bool = False       # torch.compile the training step; trains eagerly, saying why, if it cannot
 
     def validate(self) -> list[Problem]:
         p: list[Problem] = []
@@ -140,6 +143,7 @@ class TrainConfig:
         if not self.snapshot_budget_mb > 0:
             p.append(Problem("train.snapshot_budget_mb", "must be > 0"))
         p += _choice(self, "device", DEVICES, "train")
+        p += _choice(self, "precision", PRECISIONS, "train")
         return p
 
 

@@ -13,7 +13,9 @@ Whole files are written to a temporary name and renamed into place; a checkpoint
 and verified under a temporary name, so a bad one never replaces a good one. JSON-lines files are
 appended one whole line per write, so a crash can only truncate the last line, which readers skip with a
 warning. Weights are safetensors and the state is loaded with ``weights_only=True``: opening someone's
-run never runs their code. The latest checkpoint is the one with the highest step.
+run never runs their code. Everything is read onto the CPU whatever device wrote it (a run trained on
+CUDA opens on a machine without one); a Trainer then moves weights and optimizer state to its own device.
+The latest checkpoint is the one with the highest step.
 """
 
 from __future__ import annotations
@@ -158,7 +160,7 @@ def read_checkpoint(path: Path) -> tuple[dict[str, torch.Tensor], dict]:
     except (UserError, OSError) as e:
         raise RunError(str(e)) from None
     try:
-        weights = load_file(str(path / MODEL_FILE))
+        weights = load_file(str(path / MODEL_FILE), device="cpu")
     except FileNotFoundError:
         raise RunError(f"checkpoint {where} has no {MODEL_FILE}") from None
     except Exception as e:  # safetensors raises its own error type for truncated or garbage files
@@ -480,7 +482,7 @@ class Run:
         try:
             check_regular(path, WEIGHTS_CAP, "snapshot")
             integrity.verify_sidecar(path)
-            weights = load_file(str(path))
+            weights = load_file(str(path), device="cpu")
         except UserError as e:
             damaged = f"snapshot {path.name} is damaged: {_first_line(e)}"
         except Exception as e:  # safetensors' own error type for truncated or garbage files

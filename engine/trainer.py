@@ -22,13 +22,15 @@ from pathlib import Path
 
 import torch
 
+from .acceleration import autocast, autocast_dtype, compile_or_eager
 from .config import ConfigError, ExperimentConfig, TrainConfig
 from .corpus import CorpusError
 from .data import Dataset
 from .device import pick_device, set_threads, single_thread
+from .distributed import SOLO, Group
 from .errors import UserError
 from .model import GPT
-from .run_integrity import NonFiniteWeights
+from .run_integrity import NonFiniteWeights, require_finite
 from .runs import Probe, Run, RunError, RunWriter
 from .schedule import lr_at
 
@@ -92,46 +94,48 @@ class Trainer:
     """Trains one GPT from an ExperimentConfig; `steps()` yields StepReports.
 
     `cfg` is the resolved config (vocab_size from the tokenizer). With `run_dir` the run directory is
-    created and written as training goes; without it nothing touches the disk.
+    created and written as training goes; without it nothing touches the disk. With a process `group`
+    (engine/distributed.py) each process trains on its share of every batch and only rank 0 writes.
     """
 
     def __init__(self, cfg: ExperimentConfig, run_dir: str | Path | None = None, *,
-                 dataset: Dataset | None = None, text: str | None = None):
-        self._setup(cfg, dataset, text)
+                 dataset: Dataset | None = None, text: str | None = None, group: Group = SOLO):
+        self._setup(cfg, dataset, text, group)
         self.writer: RunWriter | None = None
-        if run_dir is not None:
+        if run_dir is not None and group.rank == 0:
             self.writer = RunWriter.create(run_dir, self.cfg, self.tokenizer, self.probe)
             self.writer.save_snapshot(0, self.weights_copy())
 
     @classmethod
     def resume(cls, run_dir: str | Path, *, dataset: Dataset | None = None, text: str | None = None,
-               steps: int | None = None, device: str | None = None) -> Trainer:
+               steps: int | None = None, device: str | None = None, group: Group = SOLO,
+               **how) -> Trainer:
         """Continue a run exactly from its latest checkpoint. `steps` changes the total (and so the
-        learning-rate curve from here on); `device` moves it to another device."""
+        learning-rate curve from here on); `device` moves it to another device; `how` may change
+        `precision` and `compile`, which change how the step runs, not what it computes."""
         run = Run(run_dir)
         cfg = run.config
-        if steps is not None or device is not None:
-            cfg = cfg.replace(train=dataclasses.replace(
-                cfg.train, steps=cfg.train.steps if steps is None else steps,
-                device=cfg.train.device if device is None else device))
+        changes = {k: v for k, v in dict(steps=steps, device=device, **how).items() if v is not None}
+        if changes:
+            cfg = cfg.replace(train=dataclasses.replace(cfg.train, **changes))
         weights, state = run.load_checkpoint()
         if steps is not None and steps < state["step"]:
             raise RunError(f"--steps {steps} is fewer than the {state['step']} steps {run.path} has trained")
         self = cls.__new__(cls)
-        self._setup(cfg, dataset, text)
+        self._setup(cfg, dataset, text, group)
         if self.tokenizer.vocab != run.tokenizer.vocab:
             raise RunError(f"the corpus {cfg.data.corpus!r} no longer gives the vocabulary {run.path} was "
                            "trained with; the run cannot be resumed on it")
         self._restore(weights, state)
         self.warnings = run.warnings  # a damaged newest checkpoint skipped is named here
-        self.writer = RunWriter.reopen(run, self.step)
-        if cfg != run.config:
+        self.writer = RunWriter.reopen(run, self.step) if group.rank == 0 else None
+        if self.writer is not None and cfg != run.config:
             self.writer.write_config(cfg)
         return self
 
     # ---- set-up and state ------------------------------------------------------------------
 
-    def _setup(self, cfg: ExperimentConfig, dataset: Dataset | None, text: str | None) -> None:
+    def _setup(self, cfg: ExperimentConfig, dataset: Dataset | None, text: str | None, group: Group) -> None:
         _check(cfg)
         if dataset is None:
             dataset = Dataset.build(cfg.data, cfg.model.n_ctx, text)
@@ -142,7 +146,8 @@ class Trainer:
         t = cfg.train
         self.cfg, self.dataset, self.tokenizer = cfg, dataset, dataset.tokenizer
         self.threads = set_threads(t.torch_threads)
-        self.device = pick_device(t.device)
+        self.group = group
+        self.device = group.place(pick_device(t.device))
         torch.manual_seed(t.seed)  # initialisation and dropout draw from torch's global generator
         self.model = GPT(cfg.model).to(self.device)
         self.model.train()
@@ -150,6 +155,13 @@ class Trainer:
         # the state dict's tensors, detached; training and loading update them in place
         self._state_tensors = list(self.model.state_dict(keep_vars=False).items())
         self.batch_gen = torch.Generator().manual_seed(t.seed)
+        self.autocast_dtype = autocast_dtype(t.precision, self.device)
+        forward, self.compile_message = self.model, None
+        if t.compile:  # a trial step on a batch of the training shape, drawn from its own generator
+            trial = self._batch("train", torch.Generator().manual_seed(t.seed))
+            forward, self.compile_message = compile_or_eager(self.model, *trial, self.autocast_dtype)
+        self.compiled = forward is not self.model
+        self._forward = group.wrap(forward, self.device)  # self.model keeps the state dict's names
         x, y = dataset.fixed_batch(t.probe_batch, cfg.model.n_ctx, t.seed)
         self.probe = Probe(x, y, dataset.text_head)
         self.step, self.wall_s, self.best_val = 0, 0.0, math.inf
@@ -244,14 +256,17 @@ class Trainer:
         lr = lr_at(self.step, t)
         for group in self.optimizer.param_groups:
             group["lr"] = lr
-        x, y = self._batch("train", self.batch_gen)  # (B, T) each
-        _, loss = self.model(x, y)
+        x, y = self._batch("train", self.batch_gen)  # (B, T) each; this process's rows of the batch
+        with autocast(self.device, self.autocast_dtype):
+            _, loss = self._forward(x, y)
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         # clip_grad_norm_ returns the norm before clipping; on an inf gradient it writes NaN into the
         # gradients, which is harmless because the step below is then skipped.
         norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), t.grad_clip or math.inf)
-        loss_v, norm_v = (float(v) for v in torch.stack([loss.detach(), norm]).cpu())
+        # the whole batch's loss (every process's mean); the norm is the same everywhere already
+        stats = self.group.mean(torch.stack([loss.detach().float(), norm.float()]))
+        loss_v, norm_v = (float(v) for v in stats.cpu())
         if not (math.isfinite(loss_v) and math.isfinite(norm_v)):
             self.optimizer.zero_grad(set_to_none=True)
             return loss_v, norm_v, lr
@@ -263,7 +278,8 @@ class Trainer:
         return loss_v, norm_v, lr
 
     def _batch(self, split: str, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-        x, y = self.dataset.get_batch(split, self.cfg.train.batch_size, self.cfg.model.n_ctx, gen)
+        batch = self.dataset.get_batch(split, self.cfg.train.batch_size, self.cfg.model.n_ctx, gen)
+        x, y = self.group.shard(*batch)  # every process draws the whole batch and keeps its rows
         return x.to(self.device, non_blocking=True), y.to(self.device, non_blocking=True)
 
     def _after_step(self, loss: float, norm: float, lr: float) -> StepReport | None:
@@ -275,6 +291,9 @@ class Trainer:
             val = self.evaluate()
             if t.sample_tokens:
                 sample = self.sample(self.probe.prompt, t.sample_tokens, SAMPLE_TEMPERATURE, seed=t.seed + step)
+        if step % t.snapshot_every == 0 or step % t.checkpoint_every == 0 or final or (
+                val is not None and val < self.best_val):  # a save is due: on every process alike,
+            require_finite(dict(self._state_tensors), step)  # so that none writes and none goes on
         snapshot = self.writer is not None and (step % t.snapshot_every == 0 or final)
         checkpoint = self.writer is not None and (step % t.checkpoint_every == 0 or final
                                                   or (val is not None and val < self.best_val))
@@ -319,7 +338,7 @@ class Trainer:
             losses = [self.model(*self._batch("val", gen))[1] for _ in range(self.cfg.train.eval_batches)]
         finally:
             self.model.train(was_training)
-        return float(torch.stack(losses).mean())
+        return float(self.group.mean(torch.stack(losses).mean()))
 
     def sample(self, prompt: str, n_tokens: int, temperature: float = 1.0, top_k: int | None = None,
                seed: int | None = None) -> str:

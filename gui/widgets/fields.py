@@ -34,13 +34,14 @@ LABELS = {
     "train.snapshot_every": "Snapshot every (steps)", "train.snapshot_budget_mb": "Snapshot budget (MB)",
     "train.probe_batch": "Probe batch (sequences)", "train.sample_tokens": "Logged sample length",
     "train.seed": "Seed", "train.device": "Device", "train.torch_threads": "Torch threads (0 = all)",
+    "train.precision": "Precision", "train.compile": "Compile (torch.compile)",
     "data.corpus": "Corpus", "data.tokenizer": "Tokenizer", "data.max_vocab": "Word vocabulary",
     "data.val_fraction": "Validation fraction",
 }
 CHOICES = {
     "model.pos_encoding": C.POS_ENCODINGS, "model.mask": C.MASKS, "model.norm": C.NORMS,
     "model.activation": C.ACTIVATIONS, "model.loss": C.LOSSES, "data.tokenizer": C.TOKENIZERS,
-    "train.device": C.DEVICES,
+    "train.device": C.DEVICES, "train.precision": C.PRECISIONS,
 }
 CHOICE_LABELS = {
     "sinusoidal": "sinusoidal", "learned": "learned", "none": "none", "causal": "causal",
@@ -49,6 +50,9 @@ CHOICE_LABELS = {
     "char": "characters", "word": "words", "auto": "auto (CUDA, else CPU)", "cpu": "CPU", "cuda": "CUDA",
     "mps": "Apple MPS",
 }
+# Where one field's choice reads differently from the same word elsewhere.
+FIELD_CHOICE_LABELS = {"train.precision": {"auto": "auto (bf16 on a GPU that has it)", "float32": "float32",
+                                           "bf16": "bf16 (mixed precision)"}}
 # Fields only meaningful when another field has a given value.
 DEPENDS = {"model.band": ("model.mask", "banded"), "data.max_vocab": ("data.tokenizer", "word")}
 
@@ -141,8 +145,9 @@ def make_editor(key: str, default) -> QWidget:
         return CorpusEdit()
     if key in CHOICES:
         box = compact(QComboBox())
+        labels = {**CHOICE_LABELS, **FIELD_CHOICE_LABELS.get(key, {})}
         for value in CHOICES[key]:
-            box.addItem(CHOICE_LABELS.get(value, value), value)
+            box.addItem(labels.get(value, value), value)
         return box
     if isinstance(default, bool):
         return QCheckBox()
