@@ -36,7 +36,7 @@ def check_regular(path: str | Path, cap: int, what: str = "file") -> int:
     try:
         st = os.stat(path)
     except FileNotFoundError:
-        raise
+        raise  # the caller names a missing file in its own words
     except OSError as e:
         raise UnsafeFileError(f"cannot read {what} {path}: {e.strerror}") from None
     if not stat.S_ISREG(st.st_mode):
