@@ -16,6 +16,11 @@ warning. Weights are safetensors and the state is loaded with ``weights_only=Tru
 run never runs their code. Everything is read onto the CPU whatever device wrote it (a run trained on
 CUDA opens on a machine without one); a Trainer then moves weights and optimizer state to its own device.
 The latest checkpoint is the one with the highest step.
+
+Every file is read through `safe_io` (regular files only, size-capped), a run's config is validated like
+user input, weights carry sha256 checksums and are checked for names, shapes and finiteness
+(`run_integrity`); a damaged newest checkpoint is skipped, named in `warnings`, for the newest intact one.
+A RunWriter holds the run's OS lock (`run_lock`) and never writes through a symlink inside the run.
 """
 
 from __future__ import annotations
