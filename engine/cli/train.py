@@ -34,6 +34,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--steps", type=int, metavar="N", help="total optimizer steps (on resume: a new total)")
     p.add_argument("--device", metavar="auto|cpu|cuda", help="where to train; auto picks CUDA, then MPS, then CPU")
     p.add_argument("--seed", type=int, metavar="S", help="random seed (initialisation, batches, dropout)")
+    p.add_argument("--optimizer", metavar="adamw|sgd|muon",
+                   help="the step's geometry: AdamW (diagonal), SGD (Euclidean) or Muon (spectral, on the blocks' "
+                        "matrices; AdamW for the rest); each one's settings come from the config's [train] table")
     p.add_argument("--run", metavar="DIR",
                    help="run directory; default runs/<preset-or-name>-<timestamp>; an existing run is resumed")
     p.set_defaults(func=run)
@@ -49,7 +52,7 @@ def build_config(args: argparse.Namespace):
     if args.corpus is not None:
         corpus = args.corpus if args.corpus == "shakespeare" else str(Path(args.corpus).expanduser().resolve())
         data = dataclasses.replace(data, corpus=corpus)
-    overrides = {k: getattr(args, k) for k in ("steps", "device", "seed") if getattr(args, k) is not None}
+    overrides = {k: getattr(args, k) for k in ("steps", "device", "seed", "optimizer") if getattr(args, k) is not None}
     return cfg.replace(train=dataclasses.replace(train, **overrides), data=data)
 
 
@@ -85,7 +88,7 @@ def _resume(args: argparse.Namespace, run_dir: Path):
     from ..trainer import Trainer
 
     existing = Run(run_dir).config
-    if args.preset or args.config or args.corpus is not None or args.seed is not None:
+    if args.preset or args.config or args.corpus is not None or args.seed is not None or args.optimizer:
         wanted = build_config(args)
 
         def same(c):  # what must not change when a run is resumed
