@@ -4,7 +4,7 @@ batch over training, split by the form into route classes (and terms, for small 
 A weight is opened by clicking it anywhere (the architecture diagram, a term in the forms pane: any
 `Session.select_weight`) or from the list here. The timeline scrubs and plays over the run's saved steps;
 beside G (or the class or term chosen in the list, whose formula is rendered below it) are the weight
-itself and the update the optimizer applied up to the next saved step; charts show the norms over
+itself and the update the optimizer applied to reach this step from the previous one; charts show the norms over
 training and the update's geometry; a badge gives the agreement of the summed classes with autograd.
 Everything is computed on pool threads by `CoefficientFeeder` and cached (weight_compute.py); the GUI
 thread shows only what is in memory. During training the timeline follows the newest snapshot.
@@ -313,13 +313,13 @@ class WeightPane(SeenWidget):
         update = self.feeder.store.peek_update(st.weight, st.step)
         if update is not None:
             self.dW_map.set_matrix(as_matrix(update.dW), kind="signed",
-                                   title=f"ΔW = W({update.next_step}) − W({update.step})")
-            self.geometry_label.setText(f"step {update.step} → {update.next_step}: cos(ΔW, G) = "
+                                   title=f"ΔW = W({update.step}) − W({update.prev_step})")
+            self.geometry_label.setText(f"step {update.prev_step} → {update.step}: cos(ΔW, G) = "
                                         f"{update.cosine:.3f}, ‖ΔW‖/‖G‖ = {update.ratio:.3g}")
         else:
             self.dW_map.set_matrix(as_matrix(rec.W) * float("nan"), kind="signed",
-                                   title="ΔW: none yet")
-            self.geometry_label.setText(f"step {rec.step} is the newest saved step: no update after it yet")
+                                   title="ΔW: none before the first step")
+            self.geometry_label.setText(f"step {rec.step} is the first saved step: no update reached it")
         ok = rec.agreement <= AGREEMENT_OK
         color = "#2b8a3e" if ok else "#e8590c"
         self.badge.setText(f"<span style='color:{color}'>{'✓' if ok else '⚠'} Σ classes vs autograd: "
