@@ -62,9 +62,12 @@ def effective_rank(singular_values: np.ndarray) -> float:
 
 
 def spectral_direction(G: np.ndarray) -> np.ndarray:
-    """The polar factor U Vᵀ of G from its reduced SVD: every singular value 1, same shape as G."""
-    U, _, Vh = np.linalg.svd(as_matrix(np.asarray(G, np.float64)), full_matrices=False)
-    return (U @ Vh).reshape(np.shape(G))
+    """The polar factor U Vᵀ of G from its reduced SVD, same shape as G: every singular value 1, except that
+    singular values at round-off level (below σ_max · max(rows, cols) · ε, numpy's matrix_rank tolerance)
+    count as zero, since their singular vectors are arbitrary; Muon's Newton–Schulz leaves them near 0 too."""
+    U, s, Vh = np.linalg.svd(as_matrix(np.asarray(G, np.float64)), full_matrices=False)
+    keep = s > (s[0] if s.size else 0.0) * max(U.shape[0], Vh.shape[1]) * np.finfo(np.float64).eps
+    return (U[:, keep] @ Vh[keep]).reshape(np.shape(G))
 
 
 def adam_direction(G: np.ndarray, v_hat: np.ndarray, eps: float) -> np.ndarray:

@@ -111,3 +111,11 @@ def test_first_order_shares_predict_a_small_sgd_step_to_second_order():
 def test_rank_routes_sums_classes_over_weights_largest_first():
     ranked = geo.rank_routes({"a": {"direct": 1.0, "L1.q": 0.5}, "b": {"direct": -0.25, "L1.q": 2.0, "L1.mlp": 0.1}})
     assert ranked == [("L1.q", 2.5), ("direct", 0.75), ("L1.mlp", 0.1)]
+
+
+def test_spectral_direction_drops_round_off_singular_values():
+    rng = np.random.default_rng(4)
+    G = rng.standard_normal((6, 2)) @ rng.standard_normal((2, 5))  # rank 2
+    s = np.linalg.svd(geo.spectral_direction(G), compute_uv=False)
+    np.testing.assert_allclose(s[:2], 1.0, atol=1e-12)
+    assert np.all(s[2:] < 1e-12)
