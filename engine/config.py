@@ -102,7 +102,7 @@ class TrainConfig:
     batch_size: int = 12        # sequences per step
     # adamw: diagonal metric (torch AdamW) | sgd: Euclidean (torch SGD, momentum) | muon: spectral (torch Muon on
     # the blocks' matrices, AdamW with lr, betas and adam_eps on embeddings, unembedding, gains and biases)
-    optimizer: str = "adamw"
+    optimizer: str = "adamw"    # the step's geometry: adamw (diagonal) | sgd (Euclidean) | muon (spectral)
     lr: float = 1e-3            # peak learning rate (AdamW, SGD; with Muon: its AdamW part)
     min_lr: float = 1e-4        # floor of the cosine decay (every group decays by the same factor)
     warmup_steps: int = 100     # linear warm-up from 0 to lr

@@ -61,13 +61,18 @@ def effective_rank(singular_values: np.ndarray) -> float:
     return float(np.exp(-np.sum(p * np.log(p))))
 
 
+def polar(G: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(U Vᵀ, singular values of G, singular values of U Vᵀ) from one reduced SVD of G."""
+    U, s, Vh = np.linalg.svd(as_matrix(np.asarray(G, np.float64)), full_matrices=False)
+    keep = s > (s[0] if s.size else 0.0) * max(U.shape[0], Vh.shape[1]) * np.finfo(np.float64).eps
+    return (U[:, keep] @ Vh[keep]).reshape(np.shape(G)), s, keep.astype(np.float64)
+
+
 def spectral_direction(G: np.ndarray) -> np.ndarray:
     """The polar factor U Vᵀ of G from its reduced SVD, same shape as G: every singular value 1, except that
     singular values at round-off level (below σ_max · max(rows, cols) · ε, numpy's matrix_rank tolerance)
     count as zero, since their singular vectors are arbitrary; Muon's Newton–Schulz leaves them near 0 too."""
-    U, s, Vh = np.linalg.svd(as_matrix(np.asarray(G, np.float64)), full_matrices=False)
-    keep = s > (s[0] if s.size else 0.0) * max(U.shape[0], Vh.shape[1]) * np.finfo(np.float64).eps
-    return (U[:, keep] @ Vh[keep]).reshape(np.shape(G))
+    return polar(G)[0]
 
 
 def adam_direction(G: np.ndarray, v_hat: np.ndarray, eps: float) -> np.ndarray:
@@ -75,26 +80,34 @@ def adam_direction(G: np.ndarray, v_hat: np.ndarray, eps: float) -> np.ndarray:
     return np.asarray(G, np.float64) / (np.sqrt(np.asarray(v_hat, np.float64)) + eps)
 
 
-def directions(G: np.ndarray, v_hat: np.ndarray | None = None, eps: float = 1e-8) -> dict[str, np.ndarray]:
-    """geometry -> direction for G; `adam` only when the run's second moment v̂ is given."""
+def directions(G: np.ndarray, v_hat: np.ndarray | None = None, eps: float = 1e-8,
+               spectral: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """geometry -> direction for G; `adam` only when the run's second moment v̂ is given (`spectral`: U Vᵀ
+    when already computed)."""
     G = np.asarray(G, dtype=np.float64)
     out = {"euclidean": G, "sign": np.sign(G)}
     if v_hat is not None:
         out["adam"] = adam_direction(G, v_hat, eps)
-    out["spectral"] = spectral_direction(G)
+    out["spectral"] = spectral_direction(G) if spectral is None else spectral
     return out
 
 
-def describe(geometry: str, D: np.ndarray, G: np.ndarray, dW: np.ndarray | None) -> Direction:
-    s = np.linalg.svd(as_matrix(D), compute_uv=False)
+def describe(geometry: str, D: np.ndarray, G: np.ndarray, dW: np.ndarray | None,
+             singular_values: np.ndarray | None = None) -> Direction:
+    s = np.linalg.svd(as_matrix(D), compute_uv=False) if singular_values is None else singular_values
     return Direction(geometry, np.asarray(D, np.float64), s, effective_rank(s), norm(D),
                      cosine(D, G), cosine(D, dW) if dW is not None else float("nan"))
 
 
 def geometries(G: np.ndarray, dW: np.ndarray | None = None, v_hat: np.ndarray | None = None,
                eps: float = 1e-8) -> list[Direction]:
-    """Every geometry's direction for G, described (see the module docstring), in GEOMETRIES order."""
-    return [describe(name, D, G, dW) for name, D in directions(G, v_hat, eps).items()]
+    """Every geometry's direction for G, described (see the module docstring), in GEOMETRIES order. One SVD
+    of G gives the Euclidean and the spectral spectra and U Vᵀ; sign and Adam need one spectrum each."""
+    G = np.asarray(G, dtype=np.float64)
+    U_Vt, s_G, s_polar = polar(G)
+    known = {"euclidean": s_G, "spectral": s_polar}
+    found = directions(G, v_hat, eps, spectral=U_Vt)
+    return [describe(name, D, G, dW, known.get(name)) for name, D in found.items()]
 
 
 def class_shares(classes: Mapping[str, np.ndarray], dW: np.ndarray) -> dict[str, float]:
@@ -113,5 +126,5 @@ def rank_routes(shares: Mapping[str, Mapping[str, float]]) -> list[tuple[str, fl
 
 
 __all__ = ["GEOMETRIES", "LABELS", "Direction", "inner", "effective_rank",
-           "spectral_direction", "adam_direction", "directions", "describe", "geometries", "class_shares",
+           "polar", "spectral_direction", "adam_direction", "directions", "describe", "geometries", "class_shares",
            "rank_routes"]

@@ -119,3 +119,10 @@ def test_spectral_direction_drops_round_off_singular_values():
     s = np.linalg.svd(geo.spectral_direction(G), compute_uv=False)
     np.testing.assert_allclose(s[:2], 1.0, atol=1e-12)
     assert np.all(s[2:] < 1e-12)
+
+
+def test_spectra_from_one_svd_equal_each_directions_own():
+    rng = np.random.default_rng(5)
+    G = rng.standard_normal((9, 7))
+    for d in geo.geometries(G, rng.standard_normal((9, 7)), G ** 2 + 0.1):
+        np.testing.assert_allclose(d.singular_values, np.linalg.svd(d.matrix, compute_uv=False), atol=1e-12)
