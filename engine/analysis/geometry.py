@@ -26,8 +26,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..coefficients import as_matrix, cosine, norm
-
 GEOMETRIES = ("euclidean", "sign", "adam", "spectral")
 LABELS = {"euclidean": "Euclidean: G (SGD)", "sign": "ℓ∞: sign G (sign descent)",
           "adam": "diagonal: G/(√v̂+ε) (AdamW)", "spectral": "spectral: U Vᵀ (Muon)"}
@@ -46,9 +44,25 @@ class Direction:
     cos_dW: float                # cosine with the applied update ΔW (NaN when there is none)
 
 
+def as_matrix(a: np.ndarray) -> np.ndarray:
+    """A vector (bias, gain) as one row. (numpy only: the GUI thread imports this module, and
+    engine.coefficients, which has the same helpers, imports torch.)"""
+    a = np.asarray(a)
+    return a.reshape(1, -1) if a.ndim == 1 else a
+
+
 def inner(a: np.ndarray, b: np.ndarray) -> float:
     """⟨a, b⟩ = trace(aᵀ b), in float64."""
     return float(np.sum(np.asarray(a, np.float64) * np.asarray(b, np.float64)))
+
+
+def norm(a: np.ndarray) -> float:
+    return float(np.sqrt(inner(a, a)))
+
+
+def cosine(a: np.ndarray, b: np.ndarray) -> float:
+    na, nb = norm(a), norm(b)
+    return inner(a, b) / (na * nb) if na > 0 and nb > 0 else float("nan")
 
 
 def effective_rank(singular_values: np.ndarray) -> float:
@@ -125,6 +139,6 @@ def rank_routes(shares: Mapping[str, Mapping[str, float]]) -> list[tuple[str, fl
     return sorted(total.items(), key=lambda kv: -kv[1])
 
 
-__all__ = ["GEOMETRIES", "LABELS", "Direction", "inner", "effective_rank",
+__all__ = ["GEOMETRIES", "LABELS", "Direction", "as_matrix", "inner", "norm", "cosine", "effective_rank",
            "polar", "spectral_direction", "adam_direction", "directions", "describe", "geometries", "class_shares",
            "rank_routes"]

@@ -80,6 +80,14 @@ def render_formula(cfg, weight: str, kind: str, part, color: str):
     return in_process(render, cfg, weight, kind, part, color)
 
 
+def geometry_of(run_path: str, weight: str, step: int):
+    """engine.analysis.update.update_geometry in the computing process (float32: it reads the records the
+    feeder's store cached), for the geometry view."""
+    from engine.analysis.update import update_geometry
+
+    return in_process(update_geometry, run_path, weight, step, "float32")
+
+
 def _compute(store, weight: str, step: int):
     store.record(weight, step)
     store.update(weight, step)
