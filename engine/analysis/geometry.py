@@ -76,15 +76,19 @@ def effective_rank(singular_values: np.ndarray) -> float:
 
 
 def polar(G: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(U Vᵀ, singular values of G, singular values of U Vᵀ) from one reduced SVD of G."""
+    """(U Vᵀ, singular values of G, singular values of U Vᵀ) from one reduced SVD of G; round-off is judged
+    by G's own precision (a float32 coefficient's noise floor is ~1e-7 of its largest singular value)."""
+    dtype = np.asarray(G).dtype
+    eps = np.finfo(dtype if np.issubdtype(dtype, np.floating) else np.float64).eps
     U, s, Vh = np.linalg.svd(as_matrix(np.asarray(G, np.float64)), full_matrices=False)
-    keep = s > (s[0] if s.size else 0.0) * max(U.shape[0], Vh.shape[1]) * np.finfo(np.float64).eps
+    keep = s > (s[0] if s.size else 0.0) * max(U.shape[0], Vh.shape[1]) * eps
     return (U[:, keep] @ Vh[keep]).reshape(np.shape(G)), s, keep.astype(np.float64)
 
 
 def spectral_direction(G: np.ndarray) -> np.ndarray:
     """The polar factor U Vᵀ of G from its reduced SVD, same shape as G: every singular value 1, except that
-    singular values at round-off level (below σ_max · max(rows, cols) · ε, numpy's matrix_rank tolerance)
+    singular values at round-off level (below σ_max · max(rows, cols) · ε of G's dtype, numpy's matrix_rank
+    tolerance)
     count as zero, since their singular vectors are arbitrary; Muon's Newton–Schulz leaves them near 0 too."""
     return polar(G)[0]
 
@@ -117,8 +121,8 @@ def geometries(G: np.ndarray, dW: np.ndarray | None = None, v_hat: np.ndarray | 
                eps: float = 1e-8) -> list[Direction]:
     """Every geometry's direction for G, described (see the module docstring), in GEOMETRIES order. One SVD
     of G gives the Euclidean and the spectral spectra and U Vᵀ; sign and Adam need one spectrum each."""
-    G = np.asarray(G, dtype=np.float64)
     U_Vt, s_G, s_polar = polar(G)
+    G = np.asarray(G, dtype=np.float64)
     known = {"euclidean": s_G, "spectral": s_polar}
     found = directions(G, v_hat, eps, spectral=U_Vt)
     return [describe(name, D, G, dW, known.get(name)) for name, D in found.items()]

@@ -22,6 +22,7 @@ from .heatmap import HeatmapWidget
 
 PANELS = (*GEOMETRIES, "dW")
 COLORS = {"euclidean": "#1f77b4", "sign": "#ff7f0e", "adam": "#2ca02c", "spectral": "#d62728", "dW": "#7f7f7f"}
+SHORT = {"euclidean": "G (SGD)", "sign": "sign G", "adam": "G/(√v̂+ε) (AdamW)", "spectral": "U Vᵀ (Muon)"}
 SHARES_SHOWN = 12  # route classes listed (the rest summed in one line)
 
 
@@ -42,6 +43,7 @@ class GeometryView(QWidget):
             label.setTextFormat(Qt.TextFormat.RichText)
             label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         self.message.setWordWrap(True)
+        self.shares.setWordWrap(True)
         row = QHBoxLayout()
         for m in self.maps.values():
             row.addWidget(m, 1)
@@ -53,6 +55,7 @@ class GeometryView(QWidget):
         lower = QSplitter(Qt.Orientation.Horizontal)
         for w in (self.spectra, self.summary, scroll):
             lower.addWidget(w)
+        lower.setSizes([560, 340, 500])
         col = QVBoxLayout(self)
         col.setContentsMargins(0, 0, 0, 0)
         col.addWidget(self.message)
@@ -76,8 +79,8 @@ class GeometryView(QWidget):
                          else "ΔW: none before the first step")
             else:
                 matrix = d.matrix if d is not None else np.full_like(as_matrix(result.G), np.nan)
-                title = (f"{LABELS[name]} · cos G {d.cos_G:.3f} · cos ΔW {d.cos_dW:.3f}" if d is not None
-                         else f"{LABELS[name]}: no v̂ (no AdamW trained this weight)")
+                title = (f"{SHORT[name]} · cos ΔW {d.cos_dW:.3f}" if d is not None
+                         else f"{SHORT[name]}: no v̂ (no AdamW trained this weight)")
             m.set_matrix(as_matrix(matrix), kind="signed", title=title)
             m.setVisible(name != "adam" or d is not None)
         self._show_spectra(result, have)
