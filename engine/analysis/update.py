@@ -10,6 +10,8 @@ For `weight` at saved step s of a run, on the run's fixed probe batch:
                  snapshots only weights)
     shares       route class -> ⟨G_c(p), ΔW⟩: its part of the first-order decrease of the probe loss over
                  [p, s] (G taken at the interval's start, p)
+    direction_shares   geometry -> route class -> ⟨G_c(s), D⟩: how each geometry's step D from s would split
+                 its first-order decrease among the routes (the same classes, another direction)
 
 It reads the run through engine.coefficients_cache.CoefficientStore and engine.runs.Run: one function with a
 plain result, so it can become a RunAnalysis method unchanged.
@@ -35,6 +37,7 @@ class UpdateGeometry:
     directions: list[geo.Direction]
     shares: dict[str, float] = field(default_factory=dict)  # route class -> ⟨G_c(prev_step), ΔW⟩
     v_step: int | None = None         # the checkpoint whose second moment v̂ the Adam geometry used
+    direction_shares: dict[str, dict[str, float]] = field(default_factory=dict)  # geometry -> class -> share
 
     def direction(self, name: str) -> geo.Direction:
         return next(d for d in self.directions if d.geometry == name)
@@ -55,7 +58,8 @@ def update_geometry(run, weight: str, step: int | None = None, dtype: str = "flo
     store = CoefficientStore(run, dtype)
     check_weight(store, weight)
     step = check_step(store, step)
-    G = store.record(weight, step).G
+    record = store.record(weight, step)
+    G = record.G
     update = store.update(weight, step)
     dW = update.dW.astype(np.float64) if update is not None else None
     shares = {}
@@ -63,8 +67,10 @@ def update_geometry(run, weight: str, step: int | None = None, dtype: str = "flo
         shares = geo.class_shares(store.record(weight, update.prev_step).classes, dW)
     t = run.config.train
     v_step, v_hat = second_moment(run, weight, step)
+    directions = geo.geometries(G, dW, v_hat, t.adam_eps)
+    by_geometry = {d.geometry: geo.class_shares(record.classes, d.matrix) for d in directions}
     return UpdateGeometry(weight, step, update.prev_step if update else None, t.optimizer, G.astype(np.float64),
-                          dW, geo.geometries(G, dW, v_hat, t.adam_eps), shares, v_step)
+                          dW, directions, shares, v_step, by_geometry)
 
 
 def second_moment(run, weight: str, step: int) -> tuple[int | None, np.ndarray | None]:

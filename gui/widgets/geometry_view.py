@@ -114,16 +114,24 @@ def summary_table(result) -> str:
 
 
 def shares_table(result) -> str:
-    """The route classes' shares of ⟨G(p), ΔW⟩, largest first, as an HTML table."""
-    if not result.shares:
-        return "No update reached the first saved step: no shares."
-    total = sum(result.shares.values())
-    ranked = sorted(result.shares.items(), key=lambda kv: -kv[1])
-    shown, rest = ranked[:SHARES_SHOWN], ranked[SHARES_SHOWN:]
-    if rest:
-        shown.append((f"{len(rest)} more", sum(v for _, v in rest)))
-    pct = (lambda v: f"{100 * v / total:.1f}%") if total else (lambda v: "–")
-    rows = "".join(f"<tr><td>{html.escape(k)}</td><td>{v:.3g}</td><td>{pct(v)}</td></tr>" for k, v in shown)
-    return (f"<b>Route classes' shares of the decrease</b> ⟨G({result.prev_step}), ΔW⟩ = {total:.3g} "
-            f"(first order, G on the fixed probe batch)<table cellspacing=4><tr><th>class</th><th>share</th>"
-            f"<th>of total</th></tr>{rows}</table>")
+    """The route classes' shares of ⟨G(p), ΔW⟩, largest first, beside each geometry's split of ⟨G(s), D⟩
+    (in percent of its own total), as an HTML table."""
+    per_geometry = {g: s for g, s in result.direction_shares.items() if s}
+    if not result.shares and not per_geometry:
+        return "No shares."
+    base = result.shares or next(iter(per_geometry.values()))
+    ranked = [k for k, _ in sorted(base.items(), key=lambda kv: -kv[1])][:SHARES_SHOWN]
+    columns = ([("ΔW", result.shares)] if result.shares else []) + [(SHORT[g], s) for g, s in per_geometry.items()]
+
+    def pct(shares, k):
+        total = sum(shares.values())
+        return f"{100 * shares.get(k, 0.0) / total:.1f}%" if total else "–"
+
+    head = "".join(f"<th>{html.escape(name)}</th>" for name, _ in columns)
+    rows = "".join(f"<tr><td>{html.escape(k)}</td>" + "".join(f"<td>{pct(s, k)}</td>" for _, s in columns)
+                   + "</tr>" for k in ranked)
+    intro = (f"⟨G({result.prev_step}), ΔW⟩ = {sum(result.shares.values()):.3g} over the update that reached step "
+             f"{result.step}" if result.shares else "No update reached the first saved step")
+    return (f"<b>Route classes' shares of the first-order decrease</b> (G on the fixed probe batch). {intro}; "
+            f"each geometry's step from G({result.step}) split the same way.<table cellspacing=4><tr><th>class</th>"
+            f"{head}</tr>{rows}</table>")

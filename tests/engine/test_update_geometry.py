@@ -71,6 +71,9 @@ def test_route_shares_split_the_first_order_decrease_exactly(runs):
     G_prev = CoefficientStore(run, "float64", disk=False).record("blocks.1.W_Q", 4).G
     assert r.prev_step == 4 and len(r.shares) > 1
     assert sum(r.shares.values()) == pytest.approx(geo.inner(G_prev, r.dW), rel=1e-10)
+    for d in r.directions:  # each geometry's step from G(6) splits over the same classes, exactly
+        assert set(r.direction_shares[d.geometry]) == set(r.shares)
+        assert sum(r.direction_shares[d.geometry].values()) == pytest.approx(geo.inner(r.G, d.matrix), rel=1e-10)
 
 
 def test_the_first_step_has_no_update_and_the_newest_has_one(runs):

@@ -36,6 +36,7 @@ def test_view_shows_every_direction_its_spectrum_and_the_shares(qtbot, adamw_run
     assert view.maps["dW"].title() == "applied ΔW = W(4) − W(3)"
     top = max(r.shares, key=r.shares.get)
     assert top in view.shares.text() and f"{sum(r.shares.values()):.3g}" in view.shares.text()
+    assert f"{100 * r.shares[top] / sum(r.shares.values()):.1f}%" in view.shares.text()
     assert "step 3" in view.message.text()  # v̂ from the nearest checkpoint
 
 
@@ -47,7 +48,8 @@ def test_view_at_the_first_step_and_without_a_second_moment(qtbot, tmp_path):
     view.show_result(update_geometry(run, "W_E", 0))
     assert not view.maps["adam"].isVisibleTo(view)  # SGD keeps no second moment
     assert view.maps["dW"].title() == "ΔW: none before the first step" and np.isnan(view.maps["dW"].matrix()).all()
-    assert "no shares" in view.shares.text()
+    assert "No update reached the first saved step" in view.shares.text()
+    assert "sign G" in view.shares.text()  # the geometries' own splits are still shown
 
 
 def test_weight_pane_geometry_tab_follows_the_timeline(qtbot, adamw_run):
