@@ -120,16 +120,15 @@ class CoefficientStore:
         return got
 
     def update(self, weight: str, step: int) -> co.Update | None:
-        """ΔW from `step` to the next saved step (None at the newest step)."""
+        """ΔW = W(step) − W(previous saved step), against G there (None at the first saved step)."""
         got = self.peek_update(weight, step)
         if got is not None:
             return got
-        later = [s for s in self.steps() if s > step]
-        if not later:
+        earlier = [s for s in self.steps() if s < step]
+        if not earlier:
             return None
-        rec = self.record(weight, step)
-        nxt = self._array(later[0], weight)
-        got = co.update_between(rec, later[0], nxt)
+        rec = self.record(weight, earlier[-1])
+        got = co.update_between(rec, step, self._array(step, weight))
         self._keep(("update", weight, step), got)
         with self._lock:
             self._geometry.setdefault(weight, {})[step] = (got.cosine, got.ratio, co.norm(got.dW))
@@ -142,7 +141,7 @@ class CoefficientStore:
 
     def norms_table(self, weight: str, steps: list[int] | None = None) -> dict[str, list[float]]:
         """Columns for a CSV: step, ‖G‖, ‖grad‖, agreement, each class's and term's norm, and the
-        update's ‖ΔW‖, cosine and ratio (NaN at the newest step)."""
+        update's ‖ΔW‖, cosine and ratio (the update that reached the step: NaN at the first step)."""
         steps = self.steps() if steps is None else steps
         recs = [self.record(weight, s).summary() for s in steps]
         ups = [self.update(weight, s) for s in steps]

@@ -100,7 +100,7 @@ def training_problems(cfg, device_memory: int | None = None) -> list[Problem]:
     need = memory_estimate_bytes(cfg)
     have = device_memory if device_memory is not None else machine_memory()
     if have is not None and need > have:
-        t, m = cfg.train, cfg.model
+        m = cfg.model
         field = "train.batch_size" if need > 8 * model_memory_bytes(m) else "model.d_model"
         p.append(Problem(field, f"training memory ≈ {gib(need)} is more than this machine's {gib(have)}; "
                                 "lower batch_size, n_ctx or the model's size"))

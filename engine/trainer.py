@@ -23,7 +23,7 @@ from pathlib import Path
 import torch
 
 from .acceleration import autocast, autocast_dtype, compile_or_eager
-from .config import ConfigError, ExperimentConfig, TrainConfig
+from .config import ConfigError, ExperimentConfig
 from .corpus import CorpusError
 from .data import Dataset
 from .device import pick_device, set_threads, single_thread
@@ -31,6 +31,7 @@ from .distributed import SOLO, Group
 from .errors import UserError
 from .model import GPT
 from .run_integrity import NonFiniteWeights, require_finite
+from .optimizers import make_optimizer  # AdamW, SGD or Muon (TrainConfig.optimizer)
 from .runs import Probe, Run, RunError, RunWriter
 from .schedule import lr_at
 
@@ -57,14 +58,6 @@ class StepReport:
     checkpoint: bool         # a checkpoint was written at this step
     event: str | None        # None | "nan" (stopped before the weights changed) | "done"
     message: str | None      # a sentence for the user when there is an event
-
-
-def make_optimizer(model: torch.nn.Module, t: TrainConfig) -> torch.optim.AdamW:
-    """AdamW; weight decay on matrices (2-D weights) only, never on gains and biases."""
-    params = [p for p in model.parameters() if p.requires_grad]
-    groups = [{"params": [p for p in params if p.dim() >= 2], "weight_decay": t.weight_decay},
-              {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
-    return torch.optim.AdamW(groups, lr=t.lr, betas=(t.beta1, t.beta2))
 
 
 def generate_text(model: GPT, tokenizer, prompt: str, n_tokens: int, temperature: float = 1.0,
@@ -255,7 +248,7 @@ class Trainer:
         t, started = self.cfg.train, time.perf_counter()
         lr = lr_at(self.step, t)
         for group in self.optimizer.param_groups:
-            group["lr"] = lr
+            group["lr"] = lr * group.get("lr_scale", 1.0)  # Muon's matrices peak at muon_lr, the rest at lr
         x, y = self._batch("train", self.batch_gen)  # (B, T) each; this process's rows of the batch
         with autocast(self.device, self.autocast_dtype):
             _, loss = self._forward(x, y)

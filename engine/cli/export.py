@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..errors import UserError
 
-WHATS = ("loss", "attention", "mask", "posenc", "coefficient")
+WHATS = ("loss", "attention", "mask", "posenc", "coefficient", "update")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -31,12 +31,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "(every layer and head, one layer with --layer, one head with --layer and --head); "
                         "mask: the mask in force for the prompt's length; posenc: the positional encoding "
                         "matrix (positions × dimensions); coefficient: a weight's coefficient matrix G = −∂L/∂W on "
-                        "the run's probe batch, split by the form into route classes (needs --weight)")
+                        "the run's probe batch, split by the form into route classes (needs --weight); update: "
+                        "G at --step turned into a step by each geometry (Euclidean, sign, AdamW's diagonal, "
+                        "spectral) beside the applied ΔW = W(step) − W(previous saved step) (needs --weight; "
+                        ".csv cosines, norms, effective ranks; .npy the stacked directions; figures side by side)")
     p.add_argument("--step", type=int, metavar="S",
                    help="use the weights saved at this step (default: the newest saved step)")
     p.add_argument("--layer", type=int, metavar="L", help="attention: only this layer (from 0)")
     p.add_argument("--head", type=int, metavar="H", help="attention: only this head of --layer (from 0)")
-    p.add_argument("--weight", metavar="NAME", help="coefficient: the weight, e.g. blocks.0.W_K")
+    p.add_argument("--weight", metavar="NAME", help="coefficient and update: the weight, e.g. blocks.0.W_K")
     p.add_argument("--prompt", metavar="TEXT",
                    help="attention and mask: the text to probe (default: the run's heatmap prompt)")
     p.add_argument("--out", metavar="FILE", required=True, help="the file to write; its suffix sets the format")
@@ -147,5 +150,13 @@ def export_coefficient(run_, args) -> Path:
     return export_coefficient(args.out, store, args.weight, step, progress)
 
 
+def export_update(run_, args) -> Path:
+    from ..analysis.update import update_geometry
+    from ..analysis.update_export import export_update
+
+    return export_update(args.out, update_geometry(run_, args.weight, args.step))
+
+
 HANDLERS: dict[str, Callable] = {"loss": export_loss, "attention": export_attention, "mask": export_mask,
-                                 "posenc": export_posenc, "coefficient": export_coefficient}
+                                 "posenc": export_posenc, "coefficient": export_coefficient,
+                                 "update": export_update}

@@ -42,6 +42,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--nproc", type=int, metavar="N",
                    help="train with N processes (DistributedDataParallel: NCCL on CUDA, one GPU each; gloo "
                         "on the CPU) sharing each batch; also works when launched by torchrun")
+    p.add_argument("--optimizer", metavar="adamw|sgd|muon",
+                   help="the step's geometry: AdamW (diagonal), SGD (Euclidean) or Muon (spectral, on the blocks' "
+                        "matrices; AdamW for the rest); each one's settings come from the config's [train] table")
     p.add_argument("--run", metavar="DIR",
                    help="run directory; default runs/<preset-or-name>-<timestamp>; an existing run is resumed")
     p.set_defaults(func=run)
@@ -57,7 +60,7 @@ def build_config(args: argparse.Namespace):
     if args.corpus is not None:
         corpus = args.corpus if args.corpus == "shakespeare" else str(Path(args.corpus).expanduser().resolve())
         data = dataclasses.replace(data, corpus=corpus)
-    overrides = {k: getattr(args, k) for k in ("steps", "device", "seed", "precision", "compile")
+    overrides = {k: getattr(args, k) for k in ("steps", "device", "seed", "precision", "compile", "optimizer")
                  if getattr(args, k, None) is not None}
     return cfg.replace(train=dataclasses.replace(train, **overrides), data=data)
 
@@ -136,7 +139,7 @@ def _check_resumable(args: argparse.Namespace, run_dir: Path) -> None:
     from ..runs import Run
 
     existing = Run(run_dir).config
-    if args.preset or args.config or args.corpus is not None or args.seed is not None:
+    if args.preset or args.config or args.corpus is not None or args.seed is not None or args.optimizer:
         wanted = build_config(args)
 
         def same(c):  # what must not change when a run is resumed
