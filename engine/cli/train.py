@@ -36,15 +36,28 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, metavar="S", help="random seed (initialisation, batches, dropout)")
     p.add_argument("--run", metavar="DIR",
                    help="run directory; default runs/<preset-or-name>-<timestamp>; an existing run is resumed")
+    p.add_argument("--set", action="append", metavar="SECTION.FIELD=VALUE",
+                   help="change one setting of the config, e.g. train.lr=3e-4 (repeatable)")
+    p.add_argument("--fork", metavar="PARENT",
+                   help="a new run paired with the run PARENT: its config with --set's changes, the same "
+                        "initial weights and batch order (the seed and data cannot change)")
+    p.add_argument("--fork-step", type=int, default=0, metavar="S",
+                   help="with --fork: start from PARENT's checkpoint at step S (default 0: the start)")
     p.set_defaults(func=run)
 
 
-def build_config(args: argparse.Namespace):
-    """The ExperimentConfig the options describe (a preset or file, then the overrides)."""
+def build_config(args: argparse.Namespace, base=None):
+    """The ExperimentConfig the options describe (a preset or file, else `base`, then the overrides)."""
     from ..config import ExperimentConfig
+    from ..fork import parse_setting
     from ..presets import DEFAULT_PRESET, load_preset
 
-    cfg = ExperimentConfig.load(args.config) if args.config else load_preset(args.preset or DEFAULT_PRESET)
+    if args.config:
+        cfg = ExperimentConfig.load(args.config)
+    else:
+        cfg = base if base is not None and not args.preset else load_preset(args.preset or DEFAULT_PRESET)
+    for setting in getattr(args, "set", None) or []:
+        cfg = parse_setting(setting, cfg)
     train, data = cfg.train, cfg.data
     if args.corpus is not None:
         corpus = args.corpus if args.corpus == "shakespeare" else str(Path(args.corpus).expanduser().resolve())
@@ -68,6 +81,8 @@ def run(args: argparse.Namespace) -> int:
     from ..trainer import Trainer
 
     run_dir = Path(args.run) if args.run else None
+    if getattr(args, "fork", None):
+        return _fork(args, run_dir)
     if run_dir is not None and (run_dir / CONFIG).is_file():
         trainer = _resume(args, run_dir)
     else:
@@ -80,12 +95,27 @@ def run(args: argparse.Namespace) -> int:
     return _train(trainer, run_dir)
 
 
+def _fork(args: argparse.Namespace, run_dir: Path | None) -> int:
+    from ..fork import fork_record, fork_run
+    from ..runs import CONFIG, Run, RunError
+
+    parent = Run(args.fork)
+    if run_dir is not None and run_dir.exists() and ((run_dir / CONFIG).exists() or any(run_dir.iterdir())):
+        raise RunError(f"{run_dir} is not empty; a fork needs a new run directory")
+    cfg = build_config(args, base=parent.config)
+    run_dir = run_dir or default_run_dir(f"{parent.path.name}-fork")
+    trainer = fork_run(parent.path, run_dir, cfg, args.fork_step)
+    changed = "; ".join(f"{k} {a} -> {b}" for k, (a, b) in fork_record(run_dir)["changed"].items())
+    print(f"fork of {parent.path} at step {args.fork_step}: {changed}")
+    return _train(trainer, run_dir)
+
+
 def _resume(args: argparse.Namespace, run_dir: Path):
     from ..runs import Run
     from ..trainer import Trainer
 
     existing = Run(run_dir).config
-    if args.preset or args.config or args.corpus is not None or args.seed is not None:
+    if args.preset or args.config or args.corpus is not None or args.seed is not None or args.set:
         wanted = build_config(args)
 
         def same(c):  # what must not change when a run is resumed
