@@ -18,7 +18,8 @@ from pathlib import Path
 import numpy as np
 
 from .export import format_of, save_figure
-from .runs import METRICS, Run, read_jsonl
+from .config import ConfigError, ExperimentConfig
+from .runs import CONFIG, METRICS, RunError, read_jsonl
 from .smoothing import ema
 
 METRIC_LABELS = {"train_loss": "train loss", "val_loss": "validation loss", "lr": "learning rate",
@@ -45,10 +46,15 @@ class RunCurves:
 
 
 def load_curves(path: str | Path, name: str | None = None) -> RunCurves:
-    """A run's curves; a run that has not logged a step yet has empty columns."""
-    run = Run(path)
-    return curves_from_rows(read_jsonl(run.path / METRICS)[0], name or run.path.name, run.path,
-                            run.config.train.batch_size * run.config.model.n_ctx)
+    """A run's curves; a run that has not logged a step yet has empty columns. Reads config.toml and
+    metrics.jsonl only (a `Run` would read its samples too), as a live run's curves are read again and again."""
+    path = Path(path)
+    try:
+        cfg = ExperimentConfig.load(path / CONFIG)
+    except ConfigError as e:
+        raise RunError(f"{path} is not a run that can be drawn: {e}") from None
+    return curves_from_rows(read_jsonl(path / METRICS)[0], name or path.name, path,
+                            cfg.train.batch_size * cfg.model.n_ctx)
 
 
 def curves_from_rows(rows: Sequence[dict], name: str, path: Path, tokens_per_step: int) -> RunCurves:

@@ -22,9 +22,11 @@ def ema(values, weight: float) -> np.ndarray:
     finite = np.isfinite(y)
     if weight == 0.0 or not finite.any() or np.ptp(y[finite]) == 0:
         return out
-    last, n = 0.0, 0
-    for i in np.flatnonzero(finite):
-        last = last * weight + (1.0 - weight) * y[i]
-        n += 1
-        out[i] = last / (1.0 - weight ** n)
+    points = y[finite].tolist()  # Python floats: a loop over them is ~10x one over numpy scalars
+    smoothed, last, debias = [], 0.0, 1.0
+    for v in points:
+        last = last * weight + (1.0 - weight) * v
+        debias *= weight  # w^n, kept as a running product
+        smoothed.append(last / (1.0 - debias))
+    out[finite] = smoothed
     return out

@@ -28,7 +28,7 @@ def three_runs(corpus_file, small_text):
     return root
 
 
-def test_ticked_runs_are_overlaid_with_a_legend_naming_each(make_window, three_runs):
+def test_ticked_runs_are_overlaid_with_a_legend_naming_each(qtbot, make_window, three_runs):
     w = make_window()
     runs, curves = w.panes["pane_runs"], w.panes["pane_run_curves"]
     runs.refresh()
@@ -41,15 +41,15 @@ def test_ticked_runs_are_overlaid_with_a_legend_naming_each(make_window, three_r
     assert sorted(curves.legend_names()) == ["a", "c"]
     runs.set_checked(three_runs / "a", False)
     assert curves.legend_names() == ["c"]
-    train = [it for it in curves.plots["train_loss"].listDataItems() if it.name() == "c"][0]
+    train = curves.line(three_runs / "c", "train_loss")
     raw = curves.curves[three_runs / "c"].columns["train_loss"]
     assert np.allclose(train.yData, ema(raw, curves.view.smoothing))
     curves.smooth_slider.setValue(0)
-    train = [it for it in curves.plots["train_loss"].listDataItems() if it.name() == "c"][0]
-    assert np.array_equal(train.yData, raw)
+    qtbot.waitUntil(lambda: np.array_equal(train.yData, raw))
     curves.axis_box.setCurrentIndex(curves.axis_box.findData("tokens"))
-    train = [it for it in curves.plots["train_loss"].listDataItems() if it.name() == "c"][0]
     assert np.array_equal(train.xData, np.arange(1, 7) * 4 * 16)  # batch 4 × context 16
+    val = curves.line(three_runs / "c", "val_loss")
+    assert list(val.xData) == [3 * 64, 6 * 64]
 
 
 def test_the_overlay_exports_its_figure_and_data(make_window, three_runs, tmp_path):
