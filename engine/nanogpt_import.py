@@ -196,6 +196,8 @@ def _probe(val_bin: Path, cfg: ExperimentConfig, tokenizer: CharTokenizer,
         ids = model.eval().generate(start, 4 * n + 1, 1.0, generator=gen)[0].numpy()
         source = "text sampled from the model (no val.bin beside meta.pkl)"
     stream = torch.from_numpy(ids)
-    data = Dataset(tokenizer, stream, stream, tokenizer.decode(ids[:n]).splitlines()[0][:48] or "\n")
+    lines = tokenizer.decode(ids[:4 * n]).splitlines() or ["\n"]
+    prompt = max(lines, key=len)[:min(48, n)] or "\n"  # the heatmap prompt: a line of the text, not a blank
+    data = Dataset(tokenizer, stream, stream, prompt)
     x, y = data.fixed_batch(t.probe_batch, n, t.seed)
     return Probe(x, y, data.text_head), source

@@ -150,3 +150,17 @@ def test_the_command_line_imports_and_refuses_in_one_line(tmp_path, capsys):
     assert main(["import", "nanogpt", str(tmp_path / "nowhere"), "--run", str(tmp_path / "r2")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no nanoGPT checkpoint" in err
+
+
+def test_the_probe_batch_comes_from_the_datasets_val_bin_when_there_is_one(tmp_path):
+    import numpy as np
+
+    write_out_dir(tmp_path / "out")
+    text = "To be, or not to be, that is the question:\nWhether 'tis nobler in the mind to suffer\n" * 3
+    ids = np.array([CHARS.index(c) for c in text], dtype=np.uint16)
+    ids.tofile(tmp_path / "out" / "val.bin")  # nanoGPT's prepare.py format: uint16 token ids
+    done = import_nanogpt(tmp_path / "out", tmp_path / "run")
+    probe = Run(tmp_path / "run").probe()
+    assert done.probe_source.endswith("val.bin") and probe.prompt in text
+    for row in probe.x:
+        assert "".join(CHARS[i] for i in row) in text
