@@ -89,6 +89,7 @@ def fork_run(parent_dir: str | Path, run_dir: str | Path, cfg: ExperimentConfig,
         trainer = Trainer(cfg, run_dir, text=text, dataset=dataset)
         trainer.model.load_state_dict(weights)  # in place: the trainer's views of the weights stay valid
         trainer.writer.save_snapshot(0, trainer.weights_copy())
+        trainer.save_checkpoint()  # so that the fork, like a fork at a checkpoint, resumes from its start
         carried = "fresh"
     else:
         carried = _write_fork_at_checkpoint(parent, run_dir, cfg, step)

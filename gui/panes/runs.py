@@ -1,6 +1,6 @@
 """The run browser: every run under the runs folder (and the folders the user adds) with its preset,
-optimizer, steps, best validation loss, date and size; open, rename, delete, reveal in the file manager;
-tick runs to overlay their curves (the Run curves pane, through `Session.compare_runs`).
+optimizer, steps, best validation loss, date and size; open, rename, delete, reveal in the file manager,
+fork (a paired run, engine/fork.py); tick runs to overlay their curves (the Run curves pane, through `Session.compare_runs`).
 
 The rows come from engine.run_list, which reads only small files. The list is refreshed when the pane is
 shown, when a run is opened or stops training, and by its Refresh button — not on a timer, since a
@@ -15,7 +15,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
-from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QInputDialog, QMessageBox, QPushButton,
+from PySide6.QtWidgets import (QAbstractItemView, QApplication, QHBoxLayout, QInputDialog, QMessageBox, QPushButton,
                                QTreeWidget, QTreeWidgetItem, QVBoxLayout)
 
 from engine.errors import UserError
@@ -68,6 +68,8 @@ class RunsPane(SeenWidget):
                                ("rename", "Rename…", "Rename the selected run's folder"),
                                ("delete", "Delete…", "Delete the selected run's folder, after asking"),
                                ("reveal", "Reveal", "Show the selected run's folder in the file manager"),
+                               ("fork", "Fork…", "A new run paired with the selected one: same initial weights "
+                                                 "and batches, one setting changed"),
                                ("add_folder", "Add folder…", "Also list the runs in another folder"),
                                ("refresh", "Refresh", "List the runs again")):
             b = QPushButton(text, self)
@@ -87,6 +89,7 @@ class RunsPane(SeenWidget):
         b["rename"].clicked.connect(lambda: self._with_selected(self.rename))
         b["delete"].clicked.connect(lambda: self._with_selected(self.delete))
         b["reveal"].clicked.connect(lambda: self._with_selected(self.reveal))
+        b["fork"].clicked.connect(lambda: self._with_selected(self.fork))
         b["add_folder"].clicked.connect(self._on_add_folder_clicked)
         b["refresh"].clicked.connect(self.refresh)
         self.tree.itemDoubleClicked.connect(lambda item, _col: s.request_open_run(item.data(0, _PATH)))
@@ -183,6 +186,46 @@ class RunsPane(SeenWidget):
 
     def reveal(self, path: Path) -> None:
         QDesktopServices.openUrl(QUrl.fromLocalFile(str(path)))
+
+    def fork(self, path: Path) -> Path | None:
+        """Write a fork of the run beside it and open it; Train then trains it (engine/fork.py)."""
+        from engine.fork import fork_run, parse_setting
+        from engine.runs import Run
+
+        from ..controller import new_run_path
+
+        try:
+            parent = Run(path)
+            asked = self.ask_fork(parent)
+            if asked is None:
+                return None
+            settings_text, step = asked
+            cfg = parent.config
+            for setting in settings_text.split():
+                cfg = parse_setting(setting, cfg)
+            run_dir = new_run_path(path.parent, f"{path.name}-fork")
+            QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)  # reads the corpus: a second or so
+            try:
+                fork_run(path, run_dir, cfg, step)
+            finally:
+                QApplication.restoreOverrideCursor()
+        except UserError as e:
+            self.session.post_message(f"Cannot fork {path.name}: {e}")
+            return None
+        self.session.request_open_run(run_dir)
+        self.refresh()
+        return run_dir
+
+    def ask_fork(self, parent) -> tuple[str, int] | None:
+        """The settings to change ("train.lr=1e-3 ...") and the step to fork at (0 or a checkpoint)."""
+        steps = ["0"] + [str(s) for s in parent.checkpoint_steps() if s > 0]
+        step, ok = QInputDialog.getItem(self, "Fork run", "Fork at step (the start, or a checkpoint):", steps, 0,
+                                        False)
+        if not ok:
+            return None
+        text, ok = QInputDialog.getText(self, "Fork run", "Settings to change, SECTION.FIELD=VALUE separated "
+                                        "by spaces (e.g. train.lr=3e-4):")
+        return (text, int(step)) if ok and text.strip() else None
 
     def ask_name(self, current: str) -> str | None:
         name, ok = QInputDialog.getText(self, "Rename run", "New folder name:", text=current)

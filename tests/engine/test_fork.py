@@ -50,6 +50,10 @@ def test_a_fork_at_step_0_starts_from_the_parents_weights_and_first_batch(parent
                                               "changed": {"train.lr": [3e-3, 1e-3]}, "optimizer_state": "fresh"}
     list(child.steps())
     assert not equal_weights(Run(tmp_path / "fork").load_weights(20), parent.load_weights(20))
+    fork_run(parent.path, tmp_path / "fork2", cfg, 0, text=text)
+    resumed = Trainer.resume(tmp_path / "fork2", text=text)  # as the app's Train continues an opened fork
+    assert resumed.step == 0 and torch.equal(first_batch(resumed), first_batch(fresh))
+    assert equal_weights(resumed.weights_copy(), parent.load_weights(0))
 
 
 @pytest.mark.parametrize("step", [0, 10])

@@ -141,3 +141,15 @@ def test_file_import_turns_a_nanogpt_out_dir_into_an_open_run(make_window, tmp_p
     write_out_dir(tmp_path / "biased", args=dict(n_layer=1, n_head=1, n_embd=4, block_size=4, bias=True,
                                                  vocab_size=61, dropout=0.0))
     assert run_menu.import_nanogpt(w, tmp_path / "biased") is None and "bias=True" in w.banner.text
+
+
+def test_fork_writes_a_paired_run_beside_its_parent_and_opens_it(make_window, three_runs, monkeypatch):
+    w = make_window()
+    runs = w.panes["pane_runs"]
+    runs.refresh()
+    monkeypatch.setattr(runs, "ask_fork", lambda parent: ("model.activation=relu", 0))
+    child = runs.fork(three_runs / "b")
+    assert child.parent == three_runs and w.controller.run_dir == child
+    assert Run(child).config.model.activation == "relu" and runs.item_for(child) is not None
+    monkeypatch.setattr(runs, "ask_fork", lambda parent: ("train.seed=3", 0))
+    assert runs.fork(three_runs / "b") is None and "seed" in w.banner.text
