@@ -22,6 +22,7 @@ PANES = [
     ("gui.panes.weight", "WeightPane"),
     ("gui.panes.runs", "RunsPane"),
     ("gui.panes.run_curves", "RunCurvesPane"),
+    ("gui.panes.run_diff", "RunDiffPane"),
 ]
 
 

@@ -153,3 +153,32 @@ def test_fork_writes_a_paired_run_beside_its_parent_and_opens_it(make_window, th
     assert Run(child).config.model.activation == "relu" and runs.item_for(child) is not None
     monkeypatch.setattr(runs, "ask_fork", lambda parent: ("train.seed=3", 0))
     assert runs.fork(three_runs / "b") is None and "seed" in w.banner.text
+
+
+def test_the_diff_pane_shows_b_minus_a_for_the_ticked_pair(qtbot, make_window, three_runs):
+    from engine.run_diff import attention_diff, weight_diff
+
+    w = make_window()
+    runs, diff = w.panes["pane_runs"], w.panes["pane_run_diff"]
+    w.docks["pane_run_diff"].raise_()
+    runs.refresh()
+    runs.set_checked(three_runs / "a")
+    runs.set_checked(three_runs / "c")
+    pair = diff.view.pair
+    assert sorted(p.name for p in pair) == ["a", "c"] and diff.view.step == 6
+    assert [diff.step_box.itemData(i) for i in range(diff.step_box.count())] == [0, 3, 6]  # 3: best val
+    qtbot.waitUntil(lambda: not diff._stale)
+    want = attention_diff(pair[0], pair[1], 6).diff
+    np.testing.assert_allclose(diff.grid.stack()[np.isfinite(diff.grid.stack())],
+                               want[np.isfinite(want)].astype(np.float32))
+    diff.step_box.setCurrentIndex(0)
+    diff.step_box.activated.emit(0)
+    assert np.nanmax(np.abs(diff.grid.stack())) == 0  # a fork starts from its parent's weights
+    i = diff.what_box.findText("blocks.0.W_Q")
+    diff.what_box.setCurrentIndex(i)
+    diff.what_box.activated.emit(i)
+    diff.step_box.setCurrentIndex(2)
+    diff.step_box.activated.emit(2)
+    wa, wb = weight_diff(pair[0], pair[1], 6, "blocks.0.W_Q")
+    assert diff.matrix.isVisibleTo(diff) and not diff.grid.isVisibleTo(diff)
+    np.testing.assert_allclose(diff.matrix.matrix(), (wb - wa).astype(np.float32))
