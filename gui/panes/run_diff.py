@@ -15,6 +15,7 @@ from pathlib import Path
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout
 
 from engine.errors import UserError
+from engine.fork import fork_record
 from engine.run_diff import attention_diff, common_steps, weight_diff
 from engine.runs import Run
 
@@ -82,6 +83,9 @@ class RunDiffPane(SeenWidget):
 
     def _on_runs_compared(self, paths) -> None:
         pair = [Path(p) for p in paths][:2]
+        record = fork_record(pair[0]) if len(pair) == 2 else None
+        if record and Path(record.get("parent", "")) == pair[1].resolve():
+            pair.reverse()  # the parent is A, its fork B
         if pair != self.view.pair and list(reversed(pair)) != self.view.pair:
             self.view.pair = pair
             self._fill_choices()
