@@ -63,6 +63,10 @@ def run_app(run_dir: str | None = None, argv: list[str] | None = None) -> int:
     app = make_application(argv)
     from .main_window import MainWindow  # after the QApplication: widgets need it
 
+    if run_dir is None:  # the app reopens the run it showed last (issue 15)
+        from .recent import run_to_reopen
+
+        run_dir = run_to_reopen()
     window = MainWindow(run_dir=run_dir, panes_after_show=True)
     window.show()
     if os.environ.get("GPT_EXPLORER_REPORT_SHOWN"):

@@ -18,7 +18,7 @@ from engine.config import ConfigError, ExperimentConfig
 from engine.errors import UserError
 from engine.presets import DEFAULT_PRESET, load_preset
 
-from . import settings, theme
+from . import drops, settings, theme
 from .controller import TrainingController
 from .jobs import JobQueue
 from .menus import build_menus
@@ -75,6 +75,7 @@ class MainWindow(QMainWindow):
         self._on_training_state_changed(self.session.training_state)
         self._run_dir = run_dir
         self.loading.installEventFilter(self)
+        self.setAcceptDrops(True)  # a run folder, config or corpus dropped on the window (gui/drops.py)
         if not panes_after_show:
             self._build_panes(run_dir)
 
@@ -187,6 +188,7 @@ class MainWindow(QMainWindow):
         s.sig_run_opened.connect(self._on_run_opened)
         s.sig_training_state_changed.connect(self._on_training_state_changed)
         s.sig_config_problems_changed.connect(lambda _: self._on_training_state_changed(s.training_state))
+        s.sig_open_run_requested.connect(self.open_run)
         c.sig_run_dir_changed.connect(self._on_run_dir_changed)
         c.sig_device_changed.connect(self._on_device_changed)
         self._exports.sig_done.connect(lambda _, path: self.session.post_message(f"Exported {path}", "info"))
@@ -287,6 +289,15 @@ class MainWindow(QMainWindow):
     def _update_title(self, *_) -> None:
         path = self.controller.run_dir
         self.setWindowTitle(f"{APP_NAME} — {path.name if path is not None else 'new run'}")
+
+    def dragEnterEvent(self, event) -> None:  # Qt's name
+        paths = [Path(u.toLocalFile()) for u in event.mimeData().urls() if u.isLocalFile()]
+        if drops.usable(paths):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event) -> None:  # Qt's name
+        drops.drop(self, [Path(u.toLocalFile()) for u in event.mimeData().urls() if u.isLocalFile()])
+        event.acceptProposedAction()
 
     def closeEvent(self, event) -> None:
         if self.controller.alive:

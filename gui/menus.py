@@ -9,6 +9,7 @@ from __future__ import annotations
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 
 from . import settings, theme
+from .run_menu import add_run_entries
 
 _KEY = QKeySequence.StandardKey
 
@@ -36,6 +37,7 @@ def build_menus(window) -> dict[str, QAction]:
                         _KEY.Save, "Write a checkpoint of the run now")
     a["export"] = _action(window, file, "export", "&Export…", window.export, "Ctrl+E",
                           "Export the current pane's figure or data")
+    add_run_entries(window, file, a, before=a["save"])
     file.addSeparator()
     a["quit"] = _action(window, file, "quit", "&Quit", window.close, _KEY.Quit)
 

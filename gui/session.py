@@ -28,6 +28,9 @@ class Session(QObject):
     sig_sample_ready = Signal(object, str)  # the request and the generated text
     sig_message_posted = Signal(str, str)   # level (error | warning | info), text: the window's banner
     sig_weights_wanted_changed = Signal(int)  # steps between weight copies panes ask for; 0 = none
+    # Added for the run browser (issue 15):
+    sig_runs_compared = Signal(object)      # list[Path] of the runs ticked in the browser, overlaid as curves
+    sig_open_run_requested = Signal(str)    # a pane asks for a run folder to be opened; the window opens it
 
     def __init__(self, config: ExperimentConfig | None = None, parent: QObject | None = None):
         super().__init__(parent)
@@ -41,6 +44,7 @@ class Session(QObject):
         self.training_state: str = "idle"
         self.config_problems: list = []  # what is wrong with the builder's draft; Train waits for []
         self._weights_wanted: dict[str, int] = {}
+        self.compared_runs: list = []  # Paths of the runs ticked in the run browser
 
     def set_config(self, config: ExperimentConfig) -> None:
         if config != self.config:
@@ -84,6 +88,13 @@ class Session(QObject):
         """Ask whoever runs training (the main window's controller) to train, pause, resume, step, stop
         or save a checkpoint; panes never hold the worker themselves."""
         self.sig_training_requested.emit(action)
+
+    def compare_runs(self, paths: list) -> None:
+        self.compared_runs = list(paths)
+        self.sig_runs_compared.emit(self.compared_runs)
+
+    def request_open_run(self, path) -> None:
+        self.sig_open_run_requested.emit(str(path))
 
     def request_sample(self, request) -> None:
         self.sig_sample_requested.emit(request)

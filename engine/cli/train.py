@@ -47,15 +47,28 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "matrices; AdamW for the rest); each one's settings come from the config's [train] table")
     p.add_argument("--run", metavar="DIR",
                    help="run directory; default runs/<preset-or-name>-<timestamp>; an existing run is resumed")
+    p.add_argument("--set", action="append", metavar="SECTION.FIELD=VALUE",
+                   help="change one setting of the config, e.g. train.lr=3e-4 (repeatable)")
+    p.add_argument("--fork", metavar="PARENT",
+                   help="a new run paired with the run PARENT: its config with --set's changes, the same "
+                        "initial weights and batch order (the seed and data cannot change)")
+    p.add_argument("--fork-step", type=int, default=0, metavar="S",
+                   help="with --fork: start from PARENT's checkpoint at step S (default 0: the start)")
     p.set_defaults(func=run)
 
 
-def build_config(args: argparse.Namespace):
-    """The ExperimentConfig the options describe (a preset or file, then the overrides)."""
+def build_config(args: argparse.Namespace, base=None):
+    """The ExperimentConfig the options describe (a preset or file, else `base`, then the overrides)."""
     from ..config import ExperimentConfig
+    from ..fork import parse_setting
     from ..presets import DEFAULT_PRESET, load_preset
 
-    cfg = ExperimentConfig.load(args.config) if args.config else load_preset(args.preset or DEFAULT_PRESET)
+    if args.config:
+        cfg = ExperimentConfig.load(args.config)
+    else:
+        cfg = base if base is not None and not args.preset else load_preset(args.preset or DEFAULT_PRESET)
+    for setting in getattr(args, "set", None) or []:
+        cfg = parse_setting(setting, cfg)
     train, data = cfg.train, cfg.data
     if args.corpus is not None:
         corpus = args.corpus if args.corpus == "shakespeare" else str(Path(args.corpus).expanduser().resolve())
@@ -77,11 +90,17 @@ def default_run_dir(name: str) -> Path:
 
 def run(args: argparse.Namespace) -> int:
     from ..distributed import launched_by_torchrun
+    from ..runs import RunError
 
-    if getattr(args, "nproc", None) not in (None, 1) or launched_by_torchrun():
+    parallel = getattr(args, "nproc", None) not in (None, 1) or launched_by_torchrun()
+    if parallel and getattr(args, "fork", None):
+        raise RunError("--fork makes its run in one process; train the fork on with --run DIR --nproc N after")
+    if parallel:
         from ._parallel import run_parallel
 
         return run_parallel(args)
+    if getattr(args, "fork", None):
+        return _fork(args, Path(args.run) if args.run else None)
     run_dir, resume = plan_run(args)
     return _train(make_trainer(args, run_dir, resume), run_dir)
 
@@ -102,6 +121,21 @@ def plan_run(args: argparse.Namespace) -> tuple[Path, bool]:
         raise RunError(f"{run_dir} is not a run directory (it has no {CONFIG}) and is not empty; "
                        "choose a new directory or an existing run")
     return run_dir or default_run_dir(build_config(args).name), False
+
+
+def _fork(args: argparse.Namespace, run_dir: Path | None) -> int:
+    from ..fork import fork_record, fork_run
+    from ..runs import CONFIG, Run, RunError
+
+    parent = Run(args.fork)
+    if run_dir is not None and run_dir.exists() and ((run_dir / CONFIG).exists() or any(run_dir.iterdir())):
+        raise RunError(f"{run_dir} is not empty; a fork needs a new run directory")
+    cfg = build_config(args, base=parent.config)
+    run_dir = run_dir or default_run_dir(f"{parent.path.name}-fork")
+    trainer = fork_run(parent.path, run_dir, cfg, args.fork_step)
+    changed = "; ".join(f"{k} {a} -> {b}" for k, (a, b) in fork_record(run_dir)["changed"].items())
+    print(f"fork of {parent.path} at step {args.fork_step}: {changed}")
+    return _train(trainer, run_dir)
 
 
 def make_trainer(args: argparse.Namespace, run_dir: Path, resume: bool, group=None):
@@ -139,7 +173,7 @@ def _check_resumable(args: argparse.Namespace, run_dir: Path) -> None:
     from ..runs import Run
 
     existing = Run(run_dir).config
-    if args.preset or args.config or args.corpus is not None or args.seed is not None or args.optimizer:
+    if args.preset or args.config or args.corpus is not None or args.seed is not None or args.optimizer or getattr(args, "set", None):
         wanted = build_config(args)
 
         def same(c):  # what must not change when a run is resumed

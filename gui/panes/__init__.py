@@ -20,6 +20,9 @@ PANES = [
     ("gui.panes.heatmaps", "HeatmapsPane"),
     ("gui.panes.forms", "FormsPane"),
     ("gui.panes.weight", "WeightPane"),
+    ("gui.panes.runs", "RunsPane"),
+    ("gui.panes.run_curves", "RunCurvesPane"),
+    ("gui.panes.run_diff", "RunDiffPane"),
 ]
 
 

@@ -1,0 +1,149 @@
+"""Paired runs: fork a run at step 0 or at one of its checkpoints with a setting changed, so that the two
+share their initial weights and their batch order and a difference between them is that setting's doing.
+
+The trainer draws batches from a generator seeded with `train.seed` and initialises from torch's global
+generator seeded the same way (engine/trainer.py), so a fork keeps the parent's seed, data and weight
+shapes and refuses a change to them. At step 0 the fork starts from the parent's step-0 snapshot (equal
+to its own initialisation, loaded so that equality never rests on that). At a checkpoint it starts from
+the parent's weights, batch and torch generator states and, when the optimizer keeps its kind, its
+moments with the new hyperparameters; a new kind of optimizer starts with fresh moments. The parent's
+metrics, samples and snapshots up to the fork step are copied, so the fork's curves start where the
+parent's were. `fork.json` in the fork records the parent, the step and every setting changed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import tomllib
+from pathlib import Path
+
+import torch
+
+from .config import ConfigError, ExperimentConfig
+from .errors import UserError
+from .runs import (CHECKPOINTS, METRICS, SAMPLES, SNAPSHOTS, Run, RunError, RunWriter, atomic_write_text,
+                   read_jsonl, step_name, write_checkpoint)
+
+FORK = "fork.json"
+
+
+def parse_setting(text: str, cfg: ExperimentConfig) -> ExperimentConfig:
+    """Apply one ``section.field=value`` (value in TOML syntax; a bare word is a string) to cfg."""
+    key, sep, raw = text.partition("=")
+    section, _, name = key.strip().partition(".")
+    if not sep or section not in ("model", "train", "data") or not name:
+        raise ConfigError(f"{text!r} is not SECTION.FIELD=VALUE (e.g. train.lr=3e-4)")
+    try:
+        value = tomllib.loads(f"v = {raw.strip()}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = raw.strip()
+    d = cfg.to_dict()
+    d[section][name] = value
+    return ExperimentConfig.from_dict(d)
+
+
+def changed_settings(a: ExperimentConfig, b: ExperimentConfig) -> dict[str, list]:
+    """Every ``section.field`` whose value differs, with [a's, b's]."""
+    da, db = a.to_dict(), b.to_dict()
+    out = {"name": [a.name, b.name]} if a.name != b.name else {}
+    for section in ("model", "train", "data"):
+        out |= {f"{section}.{k}": [v, db[section][k]] for k, v in da[section].items() if v != db[section][k]}
+    return out
+
+
+def check_pairable(parent: ExperimentConfig, child: ExperimentConfig) -> None:
+    """Refuse the changes that would break the pairing: seed, data, or the shapes of the weights."""
+    if child.train.seed != parent.train.seed:
+        raise UserError("a fork keeps its parent's seed, which draws its initial weights and batches; "
+                        "start a new run to change the seed")
+    if child.data != parent.data:
+        raise UserError("a fork trains on its parent's corpus and tokenizer; start a new run to change the data")
+    if _shapes(child) != _shapes(parent):
+        raise UserError("this change alters the shapes of the weights, so the fork cannot start from its "
+                        "parent's weights; start a new run instead")
+
+
+def _shapes(cfg: ExperimentConfig) -> dict[str, tuple[int, ...]]:
+    from .model import GPT
+
+    with torch.device("meta"):
+        return {k: tuple(v.shape) for k, v in GPT(cfg.model).state_dict().items()}
+
+
+def fork_run(parent_dir: str | Path, run_dir: str | Path, cfg: ExperimentConfig, step: int = 0, *,
+             text: str | None = None, dataset=None):
+    """A Trainer for a new run at run_dir: the parent forked at `step` with config `cfg`."""
+    from .trainer import Trainer
+
+    parent = Run(parent_dir)
+    run_dir = Path(run_dir)
+    cfg = cfg.replace(model=dataclasses.replace(cfg.model, vocab_size=parent.config.model.vocab_size))
+    check_pairable(parent.config, cfg)
+    changed = changed_settings(parent.config, cfg)
+    if not changed:
+        raise UserError("the fork changes no setting; pass the one to change (e.g. --set train.lr=3e-4)")
+    if step == 0:
+        weights = parent.load_weights(0)
+        trainer = Trainer(cfg, run_dir, text=text, dataset=dataset)
+        trainer.model.load_state_dict(weights)  # in place: the trainer's views of the weights stay valid
+        trainer.writer.save_snapshot(0, trainer.weights_copy())
+        trainer.save_checkpoint()  # so that the fork, like a fork at a checkpoint, resumes from its start
+        carried = "fresh"
+    else:
+        carried = _write_fork_at_checkpoint(parent, run_dir, cfg, step)
+        trainer = Trainer.resume(run_dir, text=text, dataset=dataset)
+    record = {"parent": str(parent.path.resolve()), "step": step, "changed": changed, "optimizer_state": carried}
+    atomic_write_text(run_dir / FORK, json.dumps(record, ensure_ascii=False, indent=1))
+    return trainer
+
+
+def _write_fork_at_checkpoint(parent: Run, run_dir: Path, cfg: ExperimentConfig, step: int) -> str:
+    if step not in parent.checkpoint_steps():
+        raise RunError(f"{parent.path} has no checkpoint at step {step} to fork from "
+                       f"(it has {', '.join(map(str, parent.checkpoint_steps())) or 'none'})")
+    weights, state = parent.load_checkpoint(step)
+    writer = RunWriter.create(run_dir, cfg, parent.tokenizer, parent.probe())
+    for name in (METRICS, SAMPLES):
+        rows, _ = read_jsonl(parent.path / name)
+        atomic_write_text(run_dir / name, "".join(json.dumps(r, ensure_ascii=False) + "\n"
+                                                  for r in rows if r["step"] <= step))
+    for s in parent.snapshot_steps():
+        if s <= step:
+            name = f"{step_name(s)}.safetensors"
+            shutil.copyfile(parent.path / SNAPSHOTS / name, run_dir / SNAPSHOTS / name)
+    writer.save_snapshot(step, weights)  # also writes the snapshot index for the copied ones
+    state = dict(state, best_val=float("inf"))  # the fork's best is its own from here on
+    carried = _adapt_optimizer(state, cfg)
+    write_checkpoint(run_dir / CHECKPOINTS, step, weights, state)
+    return carried
+
+
+def _adapt_optimizer(state: dict, cfg: ExperimentConfig) -> str:
+    """Keep the moments when the new optimizer is of the same kind, with the new hyperparameters (the
+    saved ones would otherwise come back on load); else start the new optimizer fresh."""
+    from .model import GPT
+    from .trainer import make_optimizer
+
+    with torch.device("meta"):
+        fresh = make_optimizer(GPT(cfg.model), cfg.train).state_dict()
+    saved = state.get("optimizer")
+    groups = saved.get("param_groups", []) if isinstance(saved, dict) else []
+    same = len(groups) == len(fresh["param_groups"]) and all(
+        set(g) == set(f) and g["params"] == f["params"] for g, f in zip(groups, fresh["param_groups"]))
+    if not same:
+        state["optimizer"] = fresh
+        return "fresh"
+    for g, f in zip(groups, fresh["param_groups"]):
+        g.update({k: v for k, v in f.items() if k != "params"})
+    return "carried"
+
+
+def fork_record(run_dir: str | Path) -> dict | None:
+    """The fork.json of a run made by fork_run, or None for a run that is not a fork."""
+    try:
+        d = json.loads((Path(run_dir) / FORK).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return d if isinstance(d, dict) else None

@@ -1,0 +1,229 @@
+"""Curves of several runs overlaid: train and validation loss, learning rate and tokens/s of the runs ticked
+in the run browser, against step, tokens seen or wall time, with TensorBoard's smoothing of the noisy
+curves (the raw ones stay faint behind) and a legend naming each run. File → Export… writes the same figure
+through matplotlib, or its numbers as CSV (engine/run_curves.py).
+
+The numbers come from the runs' metrics.jsonl files (engine.run_curves.load_curves). While the pane is seen,
+a slow timer looks at those files' sizes and reloads only a run whose log grew, so a run training here or
+in a terminal draws on; the GUI thread only hands arrays to pyqtgraph.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QSlider, QVBoxLayout
+
+from engine.errors import UserError
+from engine.run_curves import AXIS_LABELS, METRIC_LABELS, SMOOTHED, RunCurves, export_overlay, load_curves
+from engine.runs import METRICS
+
+from ..session import Session
+from ..widgets.seen import SeenWidget
+
+EXPORT_FILTERS = "PNG image (*.png);;SVG image (*.svg);;PDF document (*.pdf);;CSV table (*.csv)"
+RELOAD_MS = 2000
+SLIDER_MS = 40
+
+
+@dataclass
+class CurvesView:
+    """What the pane shows: the runs, the x axis and the smoothing weight."""
+
+    paths: list[Path] = field(default_factory=list)
+    axis: str = "step"
+    smoothing: float = 0.6  # TensorBoard's default
+
+
+class RunCurvesPane(SeenWidget):
+    title = "Run curves"
+    object_name = "pane_run_curves"
+
+    def __init__(self, session: Session, parent=None):
+        super().__init__(parent)
+        self.session = session
+        self.view = CurvesView()
+        self.curves: dict[Path, RunCurves] = {}
+        self._items: dict[Path, dict[str, tuple]] = {}  # per run, per metric: (faint raw curve | None, line)
+        self._sizes: dict[Path, int] = {}
+        self._build()
+        self._connect()
+
+    def _build(self) -> None:
+        self.axis_box = QComboBox(self)
+        self.axis_box.setObjectName("curves_axis")
+        for key, label in AXIS_LABELS.items():
+            self.axis_box.addItem(label, key)
+        self.smooth_slider = QSlider(Qt.Orientation.Horizontal, self)
+        self.smooth_slider.setObjectName("curves_smoothing")
+        self.smooth_slider.setRange(0, 99)
+        self.smooth_slider.setValue(round(self.view.smoothing * 100))
+        self.smooth_slider.setToolTip("Exponential moving average of the train loss and tokens/s, as "
+                                      "TensorBoard smooths (0: raw)")
+        self.smooth_label = QLabel(self)
+        self.hint = QLabel("Tick runs in the Runs pane to overlay their curves.", self)
+        self.hint.setObjectName("curves_hint")
+        # one view per plot, so a change of smoothing repaints the two smoothed plots, not all four
+        grid = QGridLayout()
+        grid.setSpacing(2)
+        self.plots = {}
+        for i, (metric, label) in enumerate(METRIC_LABELS.items()):
+            view = pg.PlotWidget(self, title=label)
+            view.setObjectName(f"curves_{metric}")
+            grid.addWidget(view, i // 2, i % 2)
+            plot = view.getPlotItem()
+            plot.showGrid(x=True, y=True, alpha=0.2)
+            plot.setDownsampling(auto=True, mode="peak")  # thousands of steps on a few hundred pixels
+            plot.setClipToView(True)
+            self.plots[metric] = plot
+        self.legend = self.plots["train_loss"].addLegend(offset=(-10, 10))
+        for plot in list(self.plots.values())[1:]:
+            plot.setXLink(self.plots["train_loss"])
+        top = QHBoxLayout()
+        top.addWidget(QLabel("x axis", self))
+        top.addWidget(self.axis_box)
+        top.addSpacing(12)
+        top.addWidget(QLabel("smoothing", self))
+        top.addWidget(self.smooth_slider, 1)
+        top.addWidget(self.smooth_label)
+        col = QVBoxLayout(self)
+        col.setContentsMargins(4, 4, 4, 4)
+        col.addLayout(top)
+        col.addWidget(self.hint)
+        col.addLayout(grid, 1)
+        self._timer = QTimer(self, interval=RELOAD_MS)
+        # a dragged slider moves faster than a redraw: draw the latest value once the drag pauses a moment
+        self._smooth_timer = QTimer(self, singleShot=True, interval=SLIDER_MS)
+        self._show_smoothing()
+
+    def _connect(self) -> None:
+        self.session.sig_runs_compared.connect(self._on_runs_compared)
+        self.axis_box.currentIndexChanged.connect(self._on_axis_changed)
+        self.smooth_slider.valueChanged.connect(self._on_smoothing_changed)
+        self._smooth_timer.timeout.connect(lambda: self._draw(only_smoothing=True))
+        self._timer.timeout.connect(self._on_timer)
+
+    def export_job(self):
+        """File → Export…: the overlaid figure (matplotlib) or its data (CSV)."""
+        curves = [self.curves[p] for p in self.view.paths if p in self.curves]
+        if not curves:
+            return None
+        axis, smoothing = self.view.axis, self.view.smoothing
+        return EXPORT_FILTERS, "runs.png", lambda path: export_overlay(path, curves, axis, smoothing)
+
+    # ---- data ------------------------------------------------------------------------------
+
+    def _load(self, paths: list[Path]) -> None:
+        for path in paths:
+            try:
+                self.curves[path] = load_curves(path)
+                self._sizes[path] = _size(path / METRICS)
+            except UserError as e:
+                self.curves.pop(path, None)
+                self.session.post_message(f"Cannot draw {path.name}: {e}", "warning")
+
+    def _draw(self, only_smoothing: bool = False, paths: list[Path] | None = None) -> None:
+        """Hand each run's series to its curves (made once per ticked run: making them cost 10x setting
+        their data). A change of smoothing sets only the smoothed lines: the faint raw curves behind them
+        keep the plots' ranges, so the axes need not be redrawn. pyqtgraph fits the ranges once, at paint."""
+        shown = [p for p in self.view.paths if p in self.curves]
+        self.hint.setVisible(not shown)
+        if list(self._items) != shown:
+            self._sync_items(shown)
+            only_smoothing, paths = False, None
+        metrics = SMOOTHED if only_smoothing else tuple(METRIC_LABELS)
+        for path in shown if paths is None else [p for p in paths if p in self._items]:
+            c = self.curves[path]
+            for metric in metrics:
+                faint, line = self._items[path][metric]
+                if faint is not None:
+                    if not only_smoothing:
+                        faint.setData(*c.series(metric, self.view.axis), skipFiniteCheck=True)
+                    faint.setVisible(self.view.smoothing > 0)
+                line.setData(*c.series(metric, self.view.axis, self.view.smoothing), skipFiniteCheck=True)
+        if not only_smoothing:
+            for plot in self.plots.values():
+                plot.setLabel("bottom", AXIS_LABELS[self.view.axis])
+
+    def _sync_items(self, shown: list[Path]) -> None:
+        """Curves for exactly the shown runs, coloured by their order, and the legend naming them."""
+        for path in set(self._items) - set(shown):
+            for metric, pair in self._items.pop(path).items():
+                for item in pair:
+                    if item is not None:
+                        self.plots[metric].removeItem(item)
+        self.legend.clear()
+        for i, path in enumerate(shown):
+            colour = pg.intColor(i, hues=max(len(shown), 8))
+            faint_colour = pg.mkColor(colour)
+            faint_colour.setAlpha(60)
+            items = self._items.setdefault(path, {})
+            for metric, plot in self.plots.items():
+                if metric not in items:
+                    faint = plot.plot([], []) if metric in SMOOTHED else None
+                    symbol = dict(symbol="o", symbolSize=5) if metric == "val_loss" else {}
+                    items[metric] = (faint, plot.plot([], [], **symbol))
+                faint, line = items[metric]
+                if faint is not None:
+                    faint.setPen(pg.mkPen(faint_colour, width=1))
+                line.setPen(pg.mkPen(colour, width=1.5))
+                if metric == "val_loss":
+                    line.setSymbolBrush(colour)
+            self.legend.addItem(items["train_loss"][1], self.curves[path].name)
+        self._items = {p: self._items[p] for p in shown}
+
+    def line(self, path: Path, metric: str):
+        """The line drawn for one run's metric (its faint raw curve, when smoothed, is behind it)."""
+        return self._items[Path(path)][metric][1]
+
+    def legend_names(self) -> list[str]:
+        return [label.text for _, label in self.legend.items]
+
+    # ---- handlers --------------------------------------------------------------------------
+
+    def _on_runs_compared(self, paths) -> None:
+        self.view.paths = [Path(p) for p in paths]
+        for gone in set(self.curves) - set(self.view.paths):
+            del self.curves[gone]
+        self._load([p for p in self.view.paths if p not in self.curves])
+        self._draw()
+        self._update_timer()
+
+    def _on_axis_changed(self, _index: int) -> None:
+        self.view.axis = self.axis_box.currentData()
+        self._draw()
+
+    def _on_smoothing_changed(self, value: int) -> None:
+        self.view.smoothing = value / 100
+        self._show_smoothing()
+        self._smooth_timer.start()
+
+    def _show_smoothing(self) -> None:
+        self.smooth_label.setText(f"{self.view.smoothing:.2f}")
+
+    def _on_timer(self) -> None:
+        grown = [p for p in self.view.paths if _size(p / METRICS) != self._sizes.get(p)]
+        if grown:
+            self._load(grown)
+            self._draw(paths=grown)
+
+    def _update_timer(self) -> None:
+        if self.seen() and self.view.paths:
+            self._timer.start()
+        else:
+            self._timer.stop()
+
+    def seen_changed(self, seen: bool) -> None:
+        if seen:
+            self._on_timer()
+        self._update_timer()
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return -1

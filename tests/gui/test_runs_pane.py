@@ -1,0 +1,184 @@
+"""The run browser and the overlaid curves, on temporary run folders made by a few training steps: the
+list, ticking runs to overlay them, rename, delete, reveal, recent runs, drops and the nanoGPT import."""
+
+from __future__ import annotations
+
+import csv
+import numpy as np
+import pytest
+
+from engine.runs import Run
+from engine.smoothing import ema
+from engine.trainer import Trainer
+from gui import recent, settings
+
+from .conftest import tiny_config
+
+
+@pytest.fixture
+def three_runs(corpus_file, small_text):
+    """Runs a (6 steps), b (9 steps) and c (a fork of a with the learning rate changed) in the runs folder."""
+    from engine.fork import fork_run, parse_setting
+
+    root = settings.runs_root()
+    for name, steps in (("a", 6), ("b", 9)):
+        list(Trainer(tiny_config(corpus_file, steps=steps, eval_every=3), root / name, text=small_text).steps())
+    cfg = parse_setting("train.lr=0.003", Run(root / "a").config)
+    list(fork_run(root / "a", root / "c", cfg, 0, text=small_text).steps())
+    return root
+
+
+def test_ticked_runs_are_overlaid_with_a_legend_naming_each(qtbot, make_window, three_runs):
+    w = make_window()
+    runs, curves = w.panes["pane_runs"], w.panes["pane_run_curves"]
+    runs.refresh()
+    assert sorted(it.text(0) for it in runs.items()) == ["a", "b", "c"]
+    assert runs.item_for(three_runs / "b").text(3) == "9 / 9"
+    assert curves.legend_names() == [] and curves.hint.isVisibleTo(curves)
+    runs.set_checked(three_runs / "a")
+    runs.set_checked(three_runs / "c")
+    assert sorted(w.session.compared_runs) == [three_runs / "a", three_runs / "c"]
+    assert sorted(curves.legend_names()) == ["a", "c"]
+    runs.set_checked(three_runs / "a", False)
+    assert curves.legend_names() == ["c"]
+    train = curves.line(three_runs / "c", "train_loss")
+    raw = curves.curves[three_runs / "c"].columns["train_loss"]
+    assert np.allclose(train.yData, ema(raw, curves.view.smoothing))
+    curves.smooth_slider.setValue(0)
+    qtbot.waitUntil(lambda: np.array_equal(train.yData, raw))
+    curves.axis_box.setCurrentIndex(curves.axis_box.findData("tokens"))
+    assert np.array_equal(train.xData, np.arange(1, 7) * 4 * 16)  # batch 4 × context 16
+    val = curves.line(three_runs / "c", "val_loss")
+    assert list(val.xData) == [3 * 64, 6 * 64]
+
+
+def test_the_overlay_exports_its_figure_and_data(make_window, three_runs, tmp_path):
+    w = make_window()
+    runs, curves = w.panes["pane_runs"], w.panes["pane_run_curves"]
+    assert curves.export_job() is None
+    runs.refresh()
+    for name in ("a", "b"):
+        runs.set_checked(three_runs / name)
+    _filters, suggested, fn = curves.export_job()
+    fn(tmp_path / "runs.csv")
+    rows = list(csv.DictReader(open(tmp_path / "runs.csv", encoding="utf-8")))
+    assert sorted({r["run"] for r in rows}) == ["a", "b"] and len(rows) == 6 + 9
+    fn(tmp_path / "runs.svg")
+    assert (tmp_path / "runs.svg").stat().st_size > 0
+
+
+def test_rename_delete_and_reveal_act_on_the_selected_run(make_window, three_runs, monkeypatch):
+    from PySide6.QtGui import QDesktopServices
+
+    w = make_window()
+    runs = w.panes["pane_runs"]
+    runs.refresh()
+    monkeypatch.setattr(runs, "ask_name", lambda current: "renamed")
+    runs.rename(three_runs / "b")
+    assert (three_runs / "renamed").is_dir() and runs.item_for(three_runs / "renamed") is not None
+    monkeypatch.setattr(runs, "confirm", lambda question: False)
+    runs.delete(three_runs / "renamed")
+    assert (three_runs / "renamed").is_dir()
+    monkeypatch.setattr(runs, "confirm", lambda question: True)
+    runs.delete(three_runs / "renamed")
+    assert not (three_runs / "renamed").exists() and runs.item_for(three_runs / "renamed") is None
+    w.open_run(three_runs / "a")
+    runs.delete(three_runs / "a")  # the open run is refused, not deleted
+    assert (three_runs / "a").is_dir() and "open run" in w.banner.text
+    opened = []
+    monkeypatch.setattr(QDesktopServices, "openUrl", lambda url: opened.append(url.toLocalFile()))
+    runs.tree.setCurrentItem(runs.item_for(three_runs / "c"))
+    runs.buttons["reveal"].click()
+    assert opened == [str(three_runs / "c")]
+    runs.buttons["open"].click()
+    assert w.controller.run_dir == three_runs / "c"
+
+
+def test_opened_runs_are_recent_and_the_last_one_reopens(make_window, three_runs):
+    w = make_window()
+    w.open_run(three_runs / "b")
+    w.open_run(three_runs / "a")
+    assert recent.recent_runs()[:2] == [(three_runs / "a").resolve(), (three_runs / "b").resolve()]
+    assert recent.run_to_reopen() == str((three_runs / "a").resolve())
+    w.recent_menu.aboutToShow.emit()
+    names = [a.text() for a in w.recent_menu.actions()]
+    assert names[:2] == ["a", "b"]
+    w.recent_menu.actions()[1].trigger()
+    assert w.controller.run_dir == (three_runs / "b").resolve()
+
+
+def test_drops_open_a_run_and_set_the_config_or_corpus(make_window, three_runs, tmp_path, small_text):
+    from gui import drops
+
+    w = make_window()
+    drops.drop(w, [three_runs / "a"])
+    assert w.controller.run_dir == three_runs / "a"
+    cfg = tiny_config("shakespeare", steps=77)
+    (tmp_path / "exp.toml").write_text(cfg.to_toml(), encoding="utf-8")
+    w.new_run()
+    drops.drop(w, [tmp_path / "exp.toml"])
+    assert w.session.config.train.steps == 77
+    (tmp_path / "my.txt").write_text(small_text[:5000], encoding="utf-8")
+    drops.drop(w, [tmp_path / "my.txt"])
+    assert w.session.config.data.corpus == str((tmp_path / "my.txt").resolve())
+    (tmp_path / "bin.dat").write_bytes(b"\x00\x01" * 100)
+    drops.drop(w, [tmp_path / "bin.dat"])
+    assert "binary" in w.banner.text and w.session.config.data.corpus.endswith("my.txt")
+    assert drops.kind_of(tmp_path) is None
+
+
+def test_file_import_turns_a_nanogpt_out_dir_into_an_open_run(make_window, tmp_path, monkeypatch):
+    from gui import run_menu
+    from gui.widgets import dialogs
+    from tests.engine.test_nanogpt_import import write_out_dir
+
+    write_out_dir(tmp_path / "out")
+    w = make_window()
+    monkeypatch.setattr(dialogs, "ask_path", lambda *a, **k: tmp_path / "out")
+    w.actions["import_nanogpt"].trigger()
+    run_dir = w.controller.run_dir
+    assert run_dir is not None and run_dir.parent == settings.runs_root() and Run(run_dir).latest_step() == 250
+    write_out_dir(tmp_path / "biased", args=dict(n_layer=1, n_head=1, n_embd=4, block_size=4, bias=True,
+                                                 vocab_size=61, dropout=0.0))
+    assert run_menu.import_nanogpt(w, tmp_path / "biased") is None and "bias=True" in w.banner.text
+
+
+def test_fork_writes_a_paired_run_beside_its_parent_and_opens_it(make_window, three_runs, monkeypatch):
+    w = make_window()
+    runs = w.panes["pane_runs"]
+    runs.refresh()
+    monkeypatch.setattr(runs, "ask_fork", lambda parent: ("model.activation=relu", 0))
+    child = runs.fork(three_runs / "b")
+    assert child.parent == three_runs and w.controller.run_dir == child
+    assert Run(child).config.model.activation == "relu" and runs.item_for(child) is not None
+    monkeypatch.setattr(runs, "ask_fork", lambda parent: ("train.seed=3", 0))
+    assert runs.fork(three_runs / "b") is None and "seed" in w.banner.text
+
+
+def test_the_diff_pane_shows_b_minus_a_for_the_ticked_pair(qtbot, make_window, three_runs):
+    from engine.run_diff import attention_diff, weight_diff
+
+    w = make_window()
+    runs, diff = w.panes["pane_runs"], w.panes["pane_run_diff"]
+    w.docks["pane_run_diff"].raise_()
+    runs.refresh()
+    runs.set_checked(three_runs / "a")
+    runs.set_checked(three_runs / "c")
+    pair = diff.view.pair
+    assert [p.name for p in pair] == ["a", "c"] and diff.view.step == 6  # c is a's fork: a is A
+    assert [diff.step_box.itemData(i) for i in range(diff.step_box.count())] == [0, 3, 6]  # 3: best val
+    qtbot.waitUntil(lambda: not diff._stale)
+    want = attention_diff(pair[0], pair[1], 6).diff
+    np.testing.assert_allclose(diff.grid.stack()[np.isfinite(diff.grid.stack())],
+                               want[np.isfinite(want)].astype(np.float32))
+    diff.step_box.setCurrentIndex(0)
+    diff.step_box.activated.emit(0)
+    assert np.nanmax(np.abs(diff.grid.stack())) == 0  # a fork starts from its parent's weights
+    i = diff.what_box.findText("blocks.0.W_Q")
+    diff.what_box.setCurrentIndex(i)
+    diff.what_box.activated.emit(i)
+    diff.step_box.setCurrentIndex(2)
+    diff.step_box.activated.emit(2)
+    wa, wb = weight_diff(pair[0], pair[1], 6, "blocks.0.W_Q")
+    assert diff.matrix.isVisibleTo(diff) and not diff.grid.isVisibleTo(diff)
+    np.testing.assert_allclose(diff.matrix.matrix(), (wb - wa).astype(np.float32))
