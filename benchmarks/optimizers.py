@@ -35,9 +35,11 @@ from engine.device import set_threads
 from engine.presets import load_preset
 
 
-def configs(steps: int, sgd_lr: float, threads: int) -> dict:
+def configs(steps: int, sgd_lr: float, threads: int, corpus: str | None = None) -> dict:
     """name -> resolved-on-build ExperimentConfig of each contender (same model, data, seed)."""
     adamw, muon = load_preset("nanogpt-cpu"), load_preset("shakespeare-muon")
+    if corpus:  # e.g. the tiny-Shakespeare text that nanoGPT's figures use
+        adamw, muon = (c.replace(data=dataclasses.replace(c.data, corpus=corpus)) for c in (adamw, muon))
     out = {"adamw": adamw, "muon": muon,
            "sgd": adamw.replace(train=dataclasses.replace(adamw.train, optimizer="sgd", lr=sgd_lr,
                                                           min_lr=sgd_lr / 10))}
@@ -54,8 +56,8 @@ def fixed_val_loss(model, dataset: Dataset, n_ctx: int, batches: int, batch_size
     return float(torch.stack(losses).mean())
 
 
-def train_all(steps: int, sgd_lr: float, threads: int, val_batches: int) -> dict:
-    cfgs = configs(steps, sgd_lr, threads)
+def train_all(steps: int, sgd_lr: float, threads: int, val_batches: int, corpus: str | None = None) -> dict:
+    cfgs = configs(steps, sgd_lr, threads, corpus)
     dataset = Dataset.build(cfgs["adamw"].data, cfgs["adamw"].model.n_ctx)
     vocab = dataset.tokenizer.vocab_size
     loops = {k: BareLoop(c.replace(model=dataclasses.replace(c.model, vocab_size=vocab)), dataset)
@@ -104,11 +106,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--val-batches", type=int, default=100)
     p.add_argument("--reps", type=int, default=30, help="repetitions of the geometry-cost measurement")
     p.add_argument("--threads", type=int, default=0, help="torch threads (0: every core)")
+    p.add_argument("--corpus", help="a text file to train on (default: the bundled Shakespeare; the issue's "
+                                    "figures use the tiny-Shakespeare input.txt)")
     args = p.parse_args(argv)
     threads = set_threads(args.threads)
     print(f"nanogpt-cpu, {args.steps} steps, {threads} thread(s); validation: {args.val_batches} fixed batches "
           f"of 64 (seed 0)", flush=True)
-    results = train_all(args.steps, args.sgd_lr, args.threads, args.val_batches)
+    results = train_all(args.steps, args.sgd_lr, args.threads, args.val_batches, args.corpus)
     ref_loss, ref_tps = results["adamw"]
     print(f"{'optimizer':<10}{'val loss':>10}{'tokens/s':>12}{'loss / AdamW':>14}{'tok/s / AdamW':>15}")
     for name, (loss, tps) in results.items():
