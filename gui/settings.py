@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QMainWindow
 ORGANIZATION = "gpt-explorer"
 APPLICATION = "gpt-explorer"
 # Bump when the default layout or the meaning of the saved state changes.
-STATE_VERSION = 2
+STATE_VERSION = 3
 THEMES = ("dark", "light")
 
 

@@ -343,6 +343,11 @@ class WeightPane(SeenWidget):
         self._formula_job.submit((st.weight, st.kind, st.part), render_formula, store.cfg, st.weight, st.kind,
                                  st.part, self.palette().color(QPalette.ColorRole.WindowText).name())
 
+    def changeEvent(self, event) -> None:
+        super().changeEvent(event)
+        if event.type() == event.Type.PaletteChange:  # the formula image is drawn in the text colour
+            self._ask_formula()
+
     def _on_formula(self, tag, result) -> None:
         if tag != (self.state.weight, self.state.kind, self.state.part):
             return
