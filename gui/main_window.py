@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (QApplication, QDockWidget, QLabel, QMainWindow, Q
 
 from engine.config import ConfigError, ExperimentConfig
 from engine.errors import UserError
+from engine.export import using_figure_options
 from engine.presets import DEFAULT_PRESET, load_preset
 
 from . import screen_fit, settings, theme
@@ -230,9 +231,10 @@ class MainWindow(QMainWindow):
             self.session.post_message("Nothing to export yet: train, or open a run, first.", "info")
             return
         filters, suggested, fn = job
-        path = dialogs.ask_path(self, "save", "Export", filters, suggested=suggested)
-        if path is not None:
-            self._exports.submit("export", fn, path)
+        chosen = dialogs.ask_export(self, "Export", filters, suggested=suggested)
+        if chosen is not None:
+            path, options = chosen
+            self._exports.submit("export", using_figure_options, options, fn, path)
 
     def _export_pane(self):
         focus = QApplication.focusWidget()

@@ -1,5 +1,5 @@
 """What the app remembers between sessions: window geometry and dock layout, theme, runs folder, the
-last folders a file dialog visited (QSettings, INI format, per user).
+last folders a file dialog visited, the resolution of exported figures (QSettings, INI format, per user).
 
 `save_window_state` is undone by `restore_geometry` (before the window shows) and `restore_layout` (once
 its docks exist), as napari and Spyder do. The saved layout carries a version and the list of panes it was
@@ -101,6 +101,15 @@ def last_folder(kind: str) -> str:
 
 def set_last_folder(kind: str, folder: Path | str) -> None:
     qsettings().setValue(f"dialogs/{kind}", str(folder))
+
+
+def export_dpi() -> int:
+    """The resolution last chosen for an exported figure."""
+    return _read("export/dpi", 150, int)
+
+
+def set_export_dpi(dpi: int) -> None:
+    qsettings().setValue("export/dpi", int(dpi))
 
 
 def saved_config() -> str:

@@ -1,13 +1,16 @@
-"""The one way the app asks the user a question: a path (`ask_path`), or what Train on a finished run should
-do (`ask_finished_run`). Tests replace these with plain functions, so no test ever opens a native dialog;
+"""The one way the app asks the user a question: a path (`ask_path`), where and how to export a figure
+(`ask_export`: the path with a resolution and a width), or what Train on a finished run should do
+(`ask_finished_run`). Tests replace these with plain functions, so no test ever opens a native dialog;
 call them as ``dialogs.ask_path(...)`` so the replacement is seen."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFileDialog, QLabel, QSpinBox, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog, QGridLayout, QHBoxLayout,
+                               QLabel, QSpinBox, QVBoxLayout, QWidget)
+
+from engine.export import DPI_CHOICES, WIDTH_CHOICES, FigureOptions
 
 from .. import settings
 
@@ -18,9 +21,7 @@ def ask_path(parent: QWidget | None, kind: str, title: str, filters: str = "",
 
     The folder last used for the same title is remembered between sessions.
     """
-    start = settings.last_folder(title)
-    if suggested:
-        start = str(Path(start) / suggested) if start else suggested
+    start = _start(title, suggested)
     if kind == "folder":
         chosen = QFileDialog.getExistingDirectory(parent, title, start)
     elif kind == "save":
@@ -32,6 +33,43 @@ def ask_path(parent: QWidget | None, kind: str, title: str, filters: str = "",
     path = Path(chosen)
     settings.set_last_folder(title, path if kind == "folder" else path.parent)
     return path
+
+
+def _start(title: str, suggested: str) -> str:
+    start = settings.last_folder(title)
+    return (str(Path(start) / suggested) if start else suggested) if suggested else start
+
+
+def ask_export(parent: QWidget | None, title: str, filters: str,
+               suggested: str = "") -> tuple[Path, FigureOptions] | None:
+    """A save dialog with the figure's resolution and width under the file list (Qt's own dialog: a
+    native one cannot hold them); None when the user cancels."""
+    box = QFileDialog(parent, title, _start(title, suggested), filters)
+    box.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+    box.setOption(QFileDialog.Option.DontUseNativeDialog, True)
+    dpi, width = QComboBox(box), QComboBox(box)
+    for d in DPI_CHOICES:
+        dpi.addItem(f"{d} dpi", d)
+    dpi.setCurrentIndex(dpi.findData(settings.export_dpi()))
+    dpi.setToolTip("Pixels per inch of a PNG (SVG and PDF are vector: any resolution)")
+    for name, inches in WIDTH_CHOICES.items():
+        width.addItem(name, inches)
+    width.setToolTip("Scale the figure to a journal column; text keeps its size on the page")
+    row = QWidget(box)
+    line = QHBoxLayout(row)
+    line.setContentsMargins(0, 0, 0, 0)
+    for w in (QLabel("Resolution:"), dpi, QLabel("Width:"), width):
+        line.addWidget(w)
+    line.addStretch(1)
+    grid = box.layout()
+    if isinstance(grid, QGridLayout):
+        grid.addWidget(row, grid.rowCount(), 0, 1, grid.columnCount())
+    if not box.exec() or not box.selectedFiles():
+        return None
+    path = Path(box.selectedFiles()[0])
+    settings.set_last_folder(title, path.parent)
+    settings.set_export_dpi(dpi.currentData())
+    return path, FigureOptions(dpi.currentData(), width.currentData())
 
 
 def ask_finished_run(parent: QWidget | None, trained: int, more: int) -> tuple[str, int] | None:

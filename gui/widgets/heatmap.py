@@ -13,6 +13,7 @@ writes PNG, SVG or PDF through matplotlib, or CSV/NPY, off the GUI thread.
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -94,6 +95,7 @@ class HeatmapWidget(QWidget):
         self._levels = (0.0, 1.0)
         self._tick_key: tuple = ()
         self._label_widths: dict[tuple[str, ...], int] = {}
+        self._caption_source = None
         self._exporter = LatestJob(self)
         self._exporter.sig_done.connect(self._on_exported)
         self._exporter.sig_failed.connect(self._on_export_failed)
@@ -186,12 +188,24 @@ class HeatmapWidget(QWidget):
         return (f"{row} {self._row_labels[row]}", f"{col} {self._col_labels[col]}",
                 float(self._matrix[row, col]))
 
+    def set_caption_source(self, source) -> None:
+        """`source()` -> the caption of an exported figure (run, step, prompt): the pane knows them."""
+        self._caption_source = source
+
+    def export_caption(self) -> str:
+        return self._caption_source() if self._caption_source is not None else ""
+
+    def value_title(self) -> str:
+        """What the colours measure, for the colour bar of an export: the title before its " · where"."""
+        return self._title.split(" · ")[0].strip()
+
     def export_job(self):
         """A function path -> Path writing what is shown now; it holds its own references (set_matrix
         replaces arrays, never mutates them), so it runs safely off the GUI thread."""
         matrix, kw = self._matrix, dict(row_labels=list(self._row_labels), col_labels=list(self._col_labels),
                                        kind=self._kind, title=self._title, row_title=self._row_title,
-                                       col_title=self._col_title, levels=self._levels)
+                                       col_title=self._col_title, levels=self._levels,
+                                       value_title=self.value_title(), caption=self.export_caption())
         return lambda path: export.export_matrix(path, matrix, **kw)
 
     def export_to(self, path: str | Path) -> Path:
@@ -199,15 +213,16 @@ class HeatmapWidget(QWidget):
         return self.export_job()(path)
 
     def export_dialog(self) -> None:
-        """Ask for a path (through the app's one dialog helper) and export off the GUI thread."""
-        slug = "".join(c if c.isalnum() else "-" for c in self._title.lower()).strip("-") or "heatmap"
-        path = dialogs.ask_path(self, "save", "Export heatmap", EXPORT_FILTERS, suggested=f"{slug}.png")
-        if path is not None:
-            self.export_async(path)
+        """Ask for a path, resolution and width (the app's one dialog helper); export off the GUI thread."""
+        slug = re.sub(r"[^0-9a-z]+", "-", self._title.lower()).strip("-") or "heatmap"
+        chosen = dialogs.ask_export(self, "Export heatmap", EXPORT_FILTERS, suggested=f"{slug}.png")
+        if chosen is not None:
+            self.export_async(*chosen)
 
-    def export_async(self, path: str | Path) -> None:
+    def export_async(self, path: str | Path, options: export.FigureOptions | None = None) -> None:
         self._readout.setText(f"exporting {Path(path).name}…")
-        self._exporter.submit(path, self.export_job(), path)
+        self._exporter.submit(path, export.using_figure_options, options or export.FigureOptions(),
+                              self.export_job(), path)
 
     # --- construction ----------------------------------------------------------------------------
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
+from engine.export import FigureOptions
 from engine.runs import Run
 from gui.widgets import dialogs
 
@@ -130,7 +131,7 @@ def test_evaluation_samples_are_logged_and_curves_export(qtbot, make_window, cor
     qtbot.waitUntil(lambda: "── step 10 ──" in pane(w).logged.toPlainText(), timeout=WAIT)
     qtbot.waitUntil(lambda: len(pane(w).history.val) >= 1, timeout=WAIT)
     out = tmp_path / "loss.csv"
-    monkeypatch.setattr(dialogs, "ask_path", lambda *a, **k: out)
+    monkeypatch.setattr(dialogs, "ask_export", lambda *a, **k: (out, FigureOptions()))
     w.actions["export"].trigger()
     qtbot.waitUntil(out.exists, timeout=WAIT)
     assert out.read_text().splitlines()[0] == "step,train_loss,val_loss"
