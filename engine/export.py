@@ -50,6 +50,11 @@ class FigureOptions:
 _FIGURE_OPTIONS: ContextVar[FigureOptions] = ContextVar("figure_options", default=FigureOptions())
 
 
+def figure_options() -> FigureOptions:
+    """The options the export in progress was asked with (the defaults outside `using_figure_options`)."""
+    return _FIGURE_OPTIONS.get()
+
+
 def using_figure_options(options: FigureOptions, fn: Callable, *args):
     """fn(*args) with `options` for every figure it saves (call it on the thread that exports)."""
     token = _FIGURE_OPTIONS.set(options)
@@ -213,7 +218,7 @@ def save_figure(fig, path: str | Path) -> Path:
 
     fmt = format_of(path, FIGURE_FORMATS)
     path = Path(path)
-    options = _FIGURE_OPTIONS.get()
+    options = figure_options()
     if options.width_in:  # scaled as a whole, so text keeps its size relative to the page
         w, h = fig.get_size_inches()
         fig.set_size_inches(options.width_in, h * options.width_in / w)

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QLabel, QMenu, QTabWidget, QToolButton, QVBoxLayou
 
 from engine.config import ExperimentConfig
 from engine.forms import latex
+from engine.export import using_figure_options
 from engine.forms import snapshot_export as se
 
 from ..jobs import LatestJob
@@ -244,9 +245,10 @@ class FormsPane(QWidget):
         if build is None:
             self.session.post_message("Choose a weight, a term or a walkthrough stage first.", "warning")
             return
-        path = dialogs.ask_path(self, "save", "Export formula", se.FILTERS, suggested=f"{what}.tex")
-        if path is not None:
-            self._exports.submit(what, lambda: se.export_sheet(path, build()))
+        chosen = dialogs.ask_export(self, "Export formula", se.FILTERS, suggested=f"{what}.tex")
+        if chosen is not None:  # the dialog's resolution is a PNG's DPI
+            path, options = chosen
+            self._exports.submit(what, lambda: using_figure_options(options, se.export_sheet, path, build()))
 
     def _on_exported(self, _what, paths) -> None:
         shown = str(paths[0]) + (f" and {len(paths) - 1} more pages" if len(paths) > 1 else "")
