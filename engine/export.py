@@ -117,9 +117,11 @@ def display_matrix(matrix) -> np.ndarray:
 
 def matrix_figure(matrix, *, row_labels=None, col_labels=None, kind: str = "sequential",
                   title: str = "", row_title: str = "", col_title: str = "",
-                  levels: tuple[float, float] | None = None, value_title: str = "", caption: str = ""):
+                  levels: tuple[float, float] | None = None, value_title: str = "", caption: str = "",
+                  cmap: str | None = None):
     """A matplotlib Figure of one matrix: imshow, labels on both axes, title and colour bar; `levels`
-    overrides the kind's (as on screen, where two views may share one scale)."""
+    overrides the kind's (as on screen, where two views may share one scale), as `cmap` (a matplotlib
+    name) does the kind's colour map."""
     from matplotlib.figure import Figure
 
     a = display_matrix(matrix)
@@ -127,7 +129,7 @@ def matrix_figure(matrix, *, row_labels=None, col_labels=None, kind: str = "sequ
     side = min(12.0, 3.0 + 0.12 * max(n_rows, n_cols))
     fig = Figure(figsize=(side + 1.2, side + (0.3 if caption else 0)), layout="constrained")
     ax = fig.add_subplot()
-    im = _draw(ax, a, kind, levels)
+    im = _draw(ax, a, kind, levels, cmap)
     _label_axis(ax.set_yticks, row_labels, n_rows)
     _label_axis(ax.set_xticks, col_labels, n_cols, rotate=True)
     ax.set_ylabel(row_title)
@@ -153,7 +155,7 @@ def _caption(fig, caption: str) -> None:
 def grid_figure(stack, *, row_labels=None, col_labels=None, kind: str = "probability",
                 title: str = "", tile_title: str = "layer {0} · head {1}",
                 levels: tuple[float, float] | None = None, row_title: str = "query", col_title: str = "key",
-                value_title: str = "", caption: str = ""):
+                value_title: str = "", caption: str = "", cmap: str | None = None):
     """A Figure of a (R, C, n, m) stack as an R × C grid of square-celled tiles with one shared colour bar,
     the row and column titles on the outer tiles; a tile is large enough to label every token up to 40."""
     from matplotlib.figure import Figure
@@ -168,7 +170,7 @@ def grid_figure(stack, *, row_labels=None, col_labels=None, kind: str = "probabi
     for r in range(R):
         for c in range(C):
             ax = axes[r, c]
-            im = _draw(ax, a[r, c], kind, levels)
+            im = _draw(ax, a[r, c], kind, levels, cmap)
             ax.set_title(tile_title.format(r, c), fontsize=8)
             _label_axis(ax.set_yticks, row_labels, n, max_labels=fit, hide=c != 0)
             _label_axis(ax.set_xticks, col_labels, m, max_labels=fit, rotate=True, hide=r != R - 1)
@@ -279,26 +281,28 @@ def save_table(path: str | Path, columns: Mapping[str, Sequence[float]]) -> Path
 def export_matrix(path: str | Path, matrix, *, row_labels=None, col_labels=None,
                   kind: str = "sequential", title: str = "", row_title: str = "",
                   col_title: str = "", levels: tuple[float, float] | None = None,
-                  value_title: str = "", caption: str = "") -> Path:
+                  value_title: str = "", caption: str = "", cmap: str | None = None) -> Path:
     """One matrix to a figure (.png .svg .pdf) or its data (.csv .npy), by the suffix."""
     if format_of(path) in DATA_FORMATS:
         return save_matrix_data(path, matrix, row_labels, col_labels)
     return save_figure(matrix_figure(matrix, row_labels=row_labels, col_labels=col_labels, kind=kind,
                                      title=title, row_title=row_title, col_title=col_title,
-                                     levels=levels, value_title=value_title, caption=caption), path)
+                                     levels=levels, value_title=value_title, caption=caption, cmap=cmap),
+                       path)
 
 
 def export_grid(path: str | Path, stack, *, row_labels=None, col_labels=None,
                 kind: str = "probability", title: str = "", tile_title: str = "layer {0} · head {1}",
                 axis_names: Sequence[str] = ("layer", "head", "query", "key"),
-                levels: tuple[float, float] | None = None, value_title: str = "", caption: str = "") -> Path:
+                levels: tuple[float, float] | None = None, value_title: str = "", caption: str = "",
+                cmap: str | None = None) -> Path:
     """A (R, C, n, m) stack to a grid figure or its data, by the suffix."""
     if format_of(path) in DATA_FORMATS:
         return save_stack_data(path, stack, axis_names)
     return save_figure(grid_figure(stack, row_labels=row_labels, col_labels=col_labels, kind=kind,
                                    title=title, tile_title=tile_title, levels=levels,
                                    row_title=axis_names[2], col_title=axis_names[3],
-                                   value_title=value_title, caption=caption), path)
+                                   value_title=value_title, caption=caption, cmap=cmap), path)
 
 
 def export_loss(path: str | Path, rows: Sequence[Mapping]) -> Path:
@@ -308,13 +312,13 @@ def export_loss(path: str | Path, rows: Sequence[Mapping]) -> Path:
     return save_figure(loss_figure(rows), path)
 
 
-def _draw(ax, a: np.ndarray, kind: str, levels: tuple[float, float] | None = None):
-    """imshow with the kind's colormap, NaN transparent over a hatched patch (so 'masked' shows)."""
+def _draw(ax, a: np.ndarray, kind: str, levels: tuple[float, float] | None = None, cmap: str | None = None):
+    """imshow with the kind's colormap (or `cmap`), NaN transparent over a hatched patch ('masked')."""
     import matplotlib
     from matplotlib.patches import Rectangle
 
     lo, hi = levels or levels_for(a, kind)
-    cmap = matplotlib.colormaps[COLORMAPS[kind]].with_extremes(bad=(0, 0, 0, 0))
+    cmap = matplotlib.colormaps[cmap or COLORMAPS[kind]].with_extremes(bad=(0, 0, 0, 0))
     n, m = a.shape
     if np.isnan(a).any():
         ax.add_patch(Rectangle((-0.5, -0.5), m, n, facecolor=MASKED_FILL, edgecolor=MASKED_HATCH,

@@ -6,8 +6,9 @@ mask shows lower-triangular), labels on both axes through `AxisItem.setTicks` (c
 ones appear when zoomed in), and a `ColorBarItem` with the colormap and levels of `engine.export`
 (sequential for probabilities, diverging and symmetric for signed matrices). Non-finite entries (−inf
 from a mask) become NaN, which the image leaves transparent over a hatched backdrop: "masked".
-Hover emits and shows (row label, column label, value); the wheel zooms and dragging pans; "Export…"
-writes PNG, SVG or PDF through matplotlib, or CSV/NPY, off the GUI thread.
+Hover emits and shows (row label, column label, value); the wheel zooms and dragging pans, "fit" undoes
+them; "colours" chooses the colour map and range (HeatmapControls); "Export…" writes PNG, SVG or PDF
+through matplotlib, in the same colours, or CSV/NPY, off the GUI thread.
 """
 
 from __future__ import annotations
@@ -29,17 +30,20 @@ from .. import theme
 from ..jobs import LatestJob
 from . import dialogs
 from .elided_label import ElidedLabel
+from .heatmap_controls import HeatmapControls
 
 EXPORT_FILTERS = ("PNG image (*.png);;SVG image (*.svg);;PDF document (*.pdf);;"
                   "CSV table (*.csv);;NumPy array (*.npy)")
 _COLORMAPS: dict[str, pg.ColorMap] = {}
 
 
-def colormap(kind: str) -> pg.ColorMap:
-    """The pyqtgraph colormap of a kind, taken from matplotlib so exports match the screen."""
-    if kind not in _COLORMAPS:
-        _COLORMAPS[kind] = pg.colormap.getFromMatplotlib(export.COLORMAPS[kind])
-    return _COLORMAPS[kind]
+def colormap(kind: str, name: str | None = None) -> pg.ColorMap:
+    """The pyqtgraph colormap `name` (a matplotlib name), else the kind's, taken from matplotlib so exports
+    match the screen."""
+    name = name or export.COLORMAPS[kind]
+    if name not in _COLORMAPS:
+        _COLORMAPS[name] = pg.colormap.getFromMatplotlib(name)
+    return _COLORMAPS[name]
 
 
 class MaskedBackdrop(QGraphicsItem):
@@ -96,6 +100,9 @@ class HeatmapWidget(QWidget):
         self._tick_key: tuple = ()
         self._label_widths: dict[tuple[str, ...], int] = {}
         self._caption_source = None
+        self._cmap_name: str | None = None    # None: the kind's colour map
+        self._range_mode = "auto"
+        self._given_levels: tuple[float, float] | None = None
         self._exporter = LatestJob(self)
         self._exporter.sig_done.connect(self._on_exported)
         self._exporter.sig_failed.connect(self._on_export_failed)
@@ -158,7 +165,8 @@ class HeatmapWidget(QWidget):
             self._apply_colormap()
         shape_changed = a.shape != self._matrix.shape
         self._matrix = a
-        lo, hi = self._levels = levels or export.levels_for(a, kind)
+        self._given_levels = levels
+        lo, hi = self._levels = self._levels_for(a, kind, levels)
         self._image.setImage(a, autoLevels=False, levels=(lo, hi))
         self._backdrop.setVisible(bool(np.isnan(a).any()))  # hatching costs a fill; draw it only if needed
         if self._bar is not None and self._bar.levels() != (lo, hi):  # a new range re-lays out its axis
@@ -167,6 +175,40 @@ class HeatmapWidget(QWidget):
         if shape_changed:
             self._backdrop.set_rect(QRectF(0, 0, m, n))
             self.reset_view()
+
+    def _levels_for(self, a: np.ndarray, kind: str, given) -> tuple[float, float]:
+        if self._range_mode == "fixed":
+            return self._levels
+        if self._range_mode == "symmetric":
+            return export.levels_for(a, "signed")
+        return given or export.levels_for(a, kind)
+
+    @property
+    def range_mode(self) -> str:
+        return self._range_mode
+
+    @property
+    def colormap_name(self) -> str:
+        """The matplotlib name of the colour map in use."""
+        return self._cmap_name or export.COLORMAPS[self._kind]
+
+    def set_colormap(self, name: str | None) -> None:
+        """A matplotlib colour map for this heatmap (None: the kind's)."""
+        self._cmap_name = name
+        self._apply_colormap()
+
+    def set_range_mode(self, mode: str) -> None:
+        """auto (the kind's levels, or the caller's), symmetric about 0, or fixed at the levels in use now."""
+        if mode not in ("auto", "symmetric", "fixed"):
+            raise ValueError(f"unknown range {mode!r}")
+        self._range_mode = mode
+        self._apply_levels(self._levels_for(self._matrix, self._kind, self._given_levels))
+
+    def _apply_levels(self, levels: tuple[float, float]) -> None:
+        self._levels = levels
+        self._image.setLevels(levels)
+        if self._bar is not None and self._bar.levels() != levels:
+            self._bar.setLevels(levels)
 
     def sizeHint(self) -> QSize:
         """Modest, so layouts share space by their stretch factors (a graphics view asks for 600×480)."""
@@ -205,7 +247,8 @@ class HeatmapWidget(QWidget):
         matrix, kw = self._matrix, dict(row_labels=list(self._row_labels), col_labels=list(self._col_labels),
                                        kind=self._kind, title=self._title, row_title=self._row_title,
                                        col_title=self._col_title, levels=self._levels,
-                                       value_title=self.value_title(), caption=self.export_caption())
+                                       value_title=self.value_title(), caption=self.export_caption(),
+                                       cmap=self._cmap_name)
         return lambda path: export.export_matrix(path, matrix, **kw)
 
     def export_to(self, path: str | Path) -> Path:
@@ -237,7 +280,12 @@ class HeatmapWidget(QWidget):
         export_button.setAutoRaise(True)
         header = QHBoxLayout()
         header.setContentsMargins(2, 0, 2, 0)
+        self.controls = HeatmapControls()
+        self.controls.sig_fit.connect(self.reset_view)
+        self.controls.sig_colormap_chosen.connect(self.set_colormap)
+        self.controls.sig_range_chosen.connect(self.set_range_mode)
         header.addWidget(self._title_label, 1)
+        header.addWidget(self.controls)
         header.addWidget(export_button)
 
         self._view = pg.GraphicsLayoutWidget()
@@ -280,7 +328,7 @@ class HeatmapWidget(QWidget):
         layout.addWidget(self._readout)
 
     def _apply_colormap(self) -> None:
-        cmap = colormap(self._kind)
+        cmap = colormap(self._kind, self._cmap_name)
         if self._bar is not None:
             self._bar.setColorMap(cmap)
         else:
