@@ -163,6 +163,7 @@ class MainWindow(QMainWindow):
         else:
             self.splitDockWidget(docks[0], docks[2], Qt.Orientation.Horizontal)
             self.splitDockWidget(docks[0], docks[1], Qt.Orientation.Vertical)
+            self.resizeDocks(docks[:2], [2, 3], Qt.Orientation.Vertical)  # the form scrolls; the curves need height
         for dock in docks[3:]:
             self.tabifyDockWidget(last, dock)
         last.raise_()  # the last column's first pane is its chosen tab, whether shown yet or not
@@ -215,7 +216,7 @@ class MainWindow(QMainWindow):
 
     def open_run(self, path: str | Path | None = None) -> None:
         if path is None:
-            path = dialogs.ask_path(self, "folder", "Open run")
+            path = dialogs.ask_path(self, "folder", "Open run", start=settings.runs_root())
             if path is None:
                 return
         try:

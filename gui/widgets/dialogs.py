@@ -16,12 +16,13 @@ from .. import settings
 
 
 def ask_path(parent: QWidget | None, kind: str, title: str, filters: str = "",
-             suggested: str = "") -> Path | None:
+             suggested: str = "", start: str | Path = "") -> Path | None:
     """kind: "open" a file, "save" a file, or choose a "folder". None when the user cancels.
 
-    The folder last used for the same title is remembered between sessions.
+    The folder last used for the same title is remembered between sessions, `start` before there is one;
+    for a chosen folder its parent is remembered (the next run is opened from beside the last, not inside).
     """
-    start = _start(title, suggested)
+    start = _start(title, suggested, start)
     if kind == "folder":
         chosen = QFileDialog.getExistingDirectory(parent, title, start)
     elif kind == "save":
@@ -31,12 +32,12 @@ def ask_path(parent: QWidget | None, kind: str, title: str, filters: str = "",
     if not chosen:
         return None
     path = Path(chosen)
-    settings.set_last_folder(title, path if kind == "folder" else path.parent)
+    settings.set_last_folder(title, path.parent)
     return path
 
 
-def _start(title: str, suggested: str) -> str:
-    start = settings.last_folder(title)
+def _start(title: str, suggested: str, default: str | Path = "") -> str:
+    start = settings.last_folder(title) or str(default)
     return (str(Path(start) / suggested) if start else suggested) if suggested else start
 
 
