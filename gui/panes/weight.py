@@ -170,7 +170,9 @@ class WeightPane(SeenWidget):
         if names and name not in names and name.rsplit(".", 1)[0] in names:
             name = name.rsplit(".", 1)[0]
         dock = self.parentWidget()
-        if dock is not None and hasattr(dock, "raise_") and dock.inherits("QDockWidget"):
+        while dock is not None and not dock.inherits("QDockWidget"):  # the pane lies in a scroll area in it
+            dock = dock.parentWidget()
+        if dock is not None:
             dock.show()
             dock.raise_()
         if name == self.state.weight and self.weight_box.currentText() == name:
