@@ -65,7 +65,7 @@ def term_sheet(forms: Forms, term: Term) -> Sheet:
     """One term: its word as the expansion writes it, and its coefficient G."""
     return Sheet(f"Term {term.id}", (formula("term", forms.term_word(term)), formula("coefficient", term.G, "G =")),
                  f"{forms.net.title} · weight {term.weight} · route {term.route_class} · "
-                 f"{term.op_count} operators")
+                 f"{term.operators}")
 
 
 def weight_sheet(forms: Forms, weight: str, limit: int = DEFAULT_LIMIT) -> Sheet:

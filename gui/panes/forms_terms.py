@@ -54,7 +54,7 @@ class TermTable(QStandardItemModel):
                    QStandardItem(str(t.op_count))]
             row[0].setTextAlignment(right)
             row[3].setTextAlignment(right)
-            row[1].setToolTip(f"{t.id}\nroute class {t.route_class}, {t.op_count} operators, "
+            row[1].setToolTip(f"{t.id}\nroute class {t.route_class}, {t.operators}, "
                               f"term {t.index} in Leibniz order")
             self.appendRow(row)
         self.terms.extend(terms)

@@ -128,3 +128,10 @@ def test_the_html_page_shows_each_formula_as_mathematics(tmp_path, depth2):
     for el, f in zip(drawn, sheet.formulas):
         assert el.get("role") == "img" and el.get("aria-label").startswith("G =")
         assert list(el.iter("{http://www.w3.org/2000/svg}path")) or list(el.iter("{http://www.w3.org/2000/svg}use"))
+
+
+def test_one_operator_is_not_one_operators(depth2):
+    import dataclasses
+
+    t = depth2.term("K_0 via X_1@Z_1#1")
+    assert t.operators == "4 operators" and dataclasses.replace(t, op_count=1).operators == "1 operator"

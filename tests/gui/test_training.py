@@ -144,3 +144,12 @@ def test_a_non_finite_loss_stops_training_with_a_banner_not_a_traceback(qtbot, m
     assert w.banner.isVisible() and w.banner.level == "error"
     assert "not finite" in w.banner.text and "learning rate" in w.banner.text
     assert pane(w).buttons["train"].isEnabled()
+
+
+def test_no_time_left_is_shown_once_training_is_stopped(qtbot, make_window, corpus_file):
+    w = make_window(tiny_config(corpus_file, steps=100_000))
+    click(qtbot, w, "train")
+    qtbot.waitUntil(lambda: pane(w).eta.text().endswith(" left"), timeout=WAIT)
+    w.session.request_training("stop")
+    wait_state(qtbot, w, "stopped")
+    assert pane(w).eta.text() == ""
