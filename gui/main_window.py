@@ -27,9 +27,15 @@ from .panes import pane_classes
 from .session import Session
 from .widgets import dialogs
 from .widgets.banner import Banner
+from .widgets.plot_export import route_plot_exports
 from .widgets.seen import SeenWidget
 
 APP_NAME = "GPT Explorer"
+# keys and mouse gestures inside the views, which no menu action lists (F1 shows them with the menus')
+IN_VIEWS = (("Timeline: play / pause (when it has focus)", "Space"),
+            ("Timeline: one saved step back / on", "Left / Right"),
+            ("Timeline: first / newest step", "Home / End"), ("Heatmap: zoom / pan", "wheel / drag"),
+            ("Heatmap: the whole matrix again", "fit"), ("A field in a form: change by wheel", "click it first"))
 DEFAULT_SIZE = (1480, 900)  # at most: a smaller screen gets its available size (screen_fit.window_size)
 
 
@@ -142,6 +148,8 @@ class MainWindow(QMainWindow):
             if isinstance(pane, SeenWidget):  # a tab behind another is not seen, though Qt calls it visible
                 dock.visibilityChanged.connect(pane.set_tab_seen)
             self.panes[cls.object_name], self.docks[cls.object_name] = pane, dock
+            if hasattr(pane, "export_job"):
+                route_plot_exports(pane, lambda p=pane: self.export_pane(p))
             toggle = dock.toggleViewAction()
             toggle.setStatusTip(f"Show or hide the {cls.title} pane")
             self.view_menu.insertAction(toggles, toggle)
@@ -226,7 +234,10 @@ class MainWindow(QMainWindow):
                                       "`gpt-explorer train`.")
 
     def export(self) -> None:
-        pane = self._export_pane()
+        self.export_pane(self._export_pane())
+
+    def export_pane(self, pane) -> None:
+        """File → Export… for one pane (a plot's right-click Export… names its own)."""
         job = pane.export_job() if pane is not None else None
         if job is None:
             self.session.post_message("Nothing to export yet: train, or open a run, first.", "info")
@@ -258,8 +269,9 @@ class MainWindow(QMainWindow):
         settings.set_theme(name)
 
     def show_shortcuts(self) -> None:
-        rows = "".join(f"<tr><td>{a.text().replace('&', '')}</td><td><b>{a.shortcut().toString()}</b></td></tr>"
-                       for a in self.actions.values() if not a.shortcut().isEmpty())
+        keys = [(a.text().replace("&", ""), a.shortcut().toString()) for a in self.actions.values()
+                if not a.shortcut().isEmpty()]
+        rows = "".join(f"<tr><td>{what}</td><td><b>{how}</b></td></tr>" for what, how in keys + list(IN_VIEWS))
         QMessageBox.information(self, "Keyboard shortcuts", f"<table cellpadding='3'>{rows}</table>")
 
     def show_about(self) -> None:
