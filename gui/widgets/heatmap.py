@@ -46,6 +46,10 @@ def colormap(kind: str, name: str | None = None) -> pg.ColorMap:
     return _COLORMAPS[name]
 
 
+def _tick(value: float) -> str:
+    return "0" if value == 0 else f"{value:.3g}"
+
+
 class MaskedBackdrop(QGraphicsItem):
     """A hatched rectangle behind the image; NaN pixels are transparent, so masked entries show hatched.
     The hatch is drawn in device pixels, so its density does not change with zoom, from a pixmap kept
@@ -171,6 +175,7 @@ class HeatmapWidget(QWidget):
         self._backdrop.setVisible(bool(np.isnan(a).any()))  # hatching costs a fill; draw it only if needed
         if self._bar is not None and self._bar.levels() != (lo, hi):  # a new range re-lays out its axis
             self._bar.setLevels((lo, hi))
+            self._label_bar((lo, hi))
         self._update_ticks()
         if shape_changed:
             self._backdrop.set_rect(QRectF(0, 0, m, n))
@@ -209,6 +214,17 @@ class HeatmapWidget(QWidget):
         self._image.setLevels(levels)
         if self._bar is not None and self._bar.levels() != levels:
             self._bar.setLevels(levels)
+            self._label_bar(levels)
+
+    def _label_bar(self, levels: tuple[float, float]) -> None:
+        """The colour bar's ends always carry their numbers (and 0 between them): left to pyqtgraph, a short
+        bar kept only the one tick that fit, "0", and said nothing of the scale."""
+        lo, hi = map(float, levels)
+        major = [lo, hi] + ([0.0] if lo < 0 < hi else [])
+        axis = self._bar.axis
+        minor = [v for spacing, values in axis.tickValues(lo, hi, max(axis.height(), 1)) for v in values
+                 if all(abs(v - m) > 1e-9 * max(abs(lo), abs(hi)) for m in major)]
+        axis.setTicks([[(v, _tick(v)) for v in major], [(v, _tick(v)) for v in minor]])
 
     def sizeHint(self) -> QSize:
         """Modest, so layouts share space by their stretch factors (a graphics view asks for 600×480)."""

@@ -81,3 +81,16 @@ def test_every_heatmap_of_the_window_has_the_same_controls(make_window):
     assert len(maps) >= 6
     for h in maps:
         assert isinstance(h.controls, HeatmapControls) and h.controls.parent() is not None
+
+
+@pytest.mark.parametrize("scale", [1e-7, 1.0, 3e4])
+def test_a_short_colour_bar_still_names_its_ends(qtbot, scale):
+    h = HeatmapWidget(title="G")
+    qtbot.addWidget(h)
+    h.resize(260, 110)  # a small panel: room for one automatic tick only
+    h.show()
+    qtbot.waitExposed(h)
+    h.set_matrix(np.random.default_rng(0).normal(size=(16, 16)) * scale, kind="signed")
+    lo, hi = h.levels
+    major = dict(h._bar.axis._tickLevels[0])
+    assert set(major) == {lo, hi, 0.0} and major[hi] == f"{hi:.3g}" and major[0.0] == "0"
