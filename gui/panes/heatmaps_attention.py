@@ -76,6 +76,7 @@ class AttentionView(QWidget):
         top.setStretchFactor(1, 0)
         bottom = Tiles(self.steps)
         split = self._split = QSplitter(Qt.Orientation.Vertical)
+        split.setChildrenCollapsible(False)  # the four small panels never shrink to slivers
         split.addWidget(top)
         split.addWidget(bottom)
         split.setStretchFactor(0, 1)

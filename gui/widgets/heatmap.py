@@ -156,6 +156,7 @@ class HeatmapWidget(QWidget):
         if title is not None and title != self._title:
             self._title = title
             self._title_label.setText(title)
+            self._place_title()
         if row_title is not None and row_title != self._row_title:  # setLabel re-lays out the axis
             self._row_title = row_title
             self._plot.setLabel("left", row_title)
@@ -300,9 +301,12 @@ class HeatmapWidget(QWidget):
         self.controls.sig_fit.connect(self.reset_view)
         self.controls.sig_colormap_chosen.connect(self.set_colormap)
         self.controls.sig_range_chosen.connect(self.set_range_mode)
+        header.addStretch(0)  # takes the room only while the title is on its own row
         header.addWidget(self._title_label, 1)
         header.addWidget(self.controls)
         header.addWidget(export_button)
+        self._header, self._tools = header, (self.controls, export_button)
+        self._title_beside = True
 
         self._view = pg.GraphicsLayoutWidget()
         self._view.ci.setContentsMargins(0, 6, 0, 6)  # room for the colour bar's end labels
@@ -342,6 +346,28 @@ class HeatmapWidget(QWidget):
         layout.addLayout(header)
         layout.addWidget(self._view, 1)
         layout.addWidget(self._readout)
+        self._layout = layout
+        self._view.setMinimumSize(80, 70)  # a splitter or a small panel never makes it a sliver
+
+    def _place_title(self) -> None:
+        """The title beside the tools while both fit, else on a row of its own above them (a title cut to
+        "ΔW = W(245) − W(2…" named no step)."""
+        need = (self._title_label.fontMetrics().horizontalAdvance(self._title) + 16
+                + sum(t.sizeHint().width() for t in self._tools))
+        beside = self.width() >= need
+        if beside == self._title_beside:
+            return
+        self._title_beside = beside
+        self._header.removeWidget(self._title_label)
+        self._layout.removeWidget(self._title_label)
+        if beside:
+            self._header.insertWidget(1, self._title_label, 1)
+        else:
+            self._layout.insertWidget(0, self._title_label)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._place_title()
 
     def _apply_colormap(self) -> None:
         cmap = colormap(self._kind, self._cmap_name)

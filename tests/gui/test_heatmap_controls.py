@@ -94,3 +94,20 @@ def test_a_short_colour_bar_still_names_its_ends(qtbot, scale):
     lo, hi = h.levels
     major = dict(h._bar.axis._tickLevels[0])
     assert set(major) == {lo, hi, 0.0} and major[hi] == f"{hi:.3g}" and major[0.0] == "0"
+
+
+def test_a_long_title_goes_on_its_own_row_rather_than_being_cut(qtbot):
+    h = HeatmapWidget(title="x")
+    qtbot.addWidget(h)
+    h.resize(600, 300)
+    h.show()
+    qtbot.waitExposed(h)
+    title = "ΔW = W(245) − W(240) · blocks.0.W_Q · route L1.mlp"
+    h.set_matrix(np.eye(3), kind="signed", title=title)
+    label = h._title_label
+    assert label.y() == h.controls.y() or abs(label.y() - h.controls.y()) < 8  # beside the tools
+    h.resize(300, 300)
+    qtbot.waitUntil(lambda: label.y() + label.height() <= h.controls.y() + 2)  # above them
+    assert label.width() >= min(label.fontMetrics().horizontalAdvance(title), h.width() - 4)
+    h.resize(700, 300)
+    qtbot.waitUntil(lambda: abs(label.y() - h.controls.y()) < 8)
