@@ -334,6 +334,9 @@ class WeightPane(SeenWidget):
         if store is None or st.weight is None:
             return
         steps, total, parts = series(self.timeline.steps, store.summaries(st.weight), st.split)
+        if st.split == "terms" and not parts and len(steps):
+            self._say("Split: terms shows ‖G‖ alone: this weight has more terms than are split at every step "
+                      "(the route classes split it instead).")
         self.norms.show_series(steps, total, parts, st.mode, st.log, st.weight)
         self.geometry_chart.show_geometry(store.geometry(st.weight))
 
