@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QLineEdit, QSpinB
 
 from engine.errors import UserError
 
+from .. import settings
 from ..jobs import LatestJob
 from ..session import Session
 from ..widgets.heatmap import EXPORT_FILTERS, HeatmapWidget
@@ -255,6 +256,7 @@ class HeatmapsPane(SeenWidget):
                 self.state.prompt = run.probe().prompt or self.state.prompt
             except UserError:  # a missing probe.json keeps the current prompt; the run lists it in warnings
                 pass
+            self.state.prompt = settings.run_value(run.path, "heatmaps/prompt") or self.state.prompt
             self.prompt.setText(self.state.prompt)
         self._list_steps()
         self._on_config_changed(run.config if run is not None else self.session.config)
@@ -292,6 +294,8 @@ class HeatmapsPane(SeenWidget):
         text = self.prompt.text()
         if text != self.state.prompt:
             self.state.prompt = text
+            if self.session.run is not None:  # remembered with the run, for the next time it is opened
+                settings.set_run_value(self.session.run.path, "heatmaps/prompt", text)
             self.refresh()
 
     def _on_refresh_every_changed(self, every: int) -> None:
