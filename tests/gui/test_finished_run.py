@@ -53,3 +53,18 @@ def test_new_run_starts_another_directory_and_cancel_starts_nothing(qtbot, finis
     w.actions["train"].trigger()
     qtbot.waitUntil(lambda: w.session.training_state == "finished" and w.controller.run_dir != run_dir,
                     timeout=WAIT)
+
+
+@pytest.mark.parametrize("button,expected", [("Continue", ("continue", 7)), ("New run", ("new", 0)),
+                                             ("Cancel", None)])
+def test_the_question_offers_continue_with_a_step_count_new_run_and_cancel(qtbot, monkeypatch, button,
+                                                                          expected):
+    from PySide6.QtWidgets import QDialog, QPushButton, QSpinBox
+
+    def answer(box):
+        box.findChild(QSpinBox).setValue(7)
+        next(b for b in box.findChildren(QPushButton) if b.text().replace("&", "") == button).click()
+        return box.result()
+
+    monkeypatch.setattr(QDialog, "exec", answer)
+    assert dialogs.ask_finished_run(None, 20, 10) == expected
