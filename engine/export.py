@@ -19,14 +19,15 @@ from __future__ import annotations
 
 import csv
 import math
-from collections.abc import Callable, Mapping, Sequence
-from contextvars import ContextVar
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 
 from .errors import UserError
+# the export dialog's options, defined without numpy for the GUI's start; exports read them from here too
+from .figure_options import (DPI_CHOICES, WIDTH_CHOICES, FigureOptions, figure_options,  # noqa: F401
+                             using_figure_options)
 
 FIGURE_FORMATS = ("png", "svg", "pdf")
 DATA_FORMATS = ("csv", "npy")
@@ -35,35 +36,6 @@ DATA_FORMATS = ("csv", "npy")
 COLORMAPS = {"probability": "viridis", "sequential": "viridis", "signed": "RdBu_r"}
 MASKED_HATCH = "#9e9e9e"   # colour of the hatching drawn where a matrix is NaN ("masked")
 MASKED_FILL = "#ececec"
-DPI_CHOICES = (100, 150, 300, 600)
-WIDTH_CHOICES = {"as drawn": None, "one column (3.5 in)": 3.5, "two columns (7 in)": 7.0}
-
-
-@dataclass(frozen=True)
-class FigureOptions:
-    """How a figure is written: dots per inch (PNG; vector formats ignore it) and a width in inches to
-    scale the figure to (None: the size it was drawn at)."""
-    dpi: int = 150
-    width_in: float | None = None
-
-
-_FIGURE_OPTIONS: ContextVar[FigureOptions] = ContextVar("figure_options", default=FigureOptions())
-
-
-def figure_options() -> FigureOptions:
-    """The options the export in progress was asked with (the defaults outside `using_figure_options`)."""
-    return _FIGURE_OPTIONS.get()
-
-
-def using_figure_options(options: FigureOptions, fn: Callable, *args):
-    """fn(*args) with `options` for every figure it saves (call it on the thread that exports)."""
-    token = _FIGURE_OPTIONS.set(options)
-    try:
-        return fn(*args)
-    finally:
-        _FIGURE_OPTIONS.reset(token)
-
-
 def format_of(path: str | Path, allowed: Sequence[str] = FIGURE_FORMATS + DATA_FORMATS) -> str:
     """The format named by the path's suffix ('png', 'csv', ...), or a UserError naming the choices."""
     fmt = Path(path).suffix.lower().lstrip(".")

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (QApplication, QDockWidget, QLabel, QMainWindow, Q
 
 from engine.config import ConfigError, ExperimentConfig
 from engine.errors import UserError
-from engine.export import using_figure_options
+from engine.figure_options import using_figure_options
 from engine.presets import DEFAULT_PRESET, load_preset
 
 from . import screen_fit, settings, theme

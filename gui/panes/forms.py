@@ -16,7 +16,7 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QLabel, QMenu, QTabWidget, QToolButton, QVBoxLayout, QWidget
 
 from engine.config import ExperimentConfig
-from engine.export import using_figure_options
+from engine.figure_options import using_figure_options
 from engine.forms import latex
 from engine.forms import snapshot_export as se
 
