@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLineEdit, QPu
 from engine import config as C
 from engine.corpus import SHAKESPEARE
 
-from . import dialogs, wheel_guard
+from . import dialogs
 
 LABELS = {
     "model.n_layer": "Layers", "model.n_head": "Heads", "model.d_model": "d_model (width)",
@@ -143,7 +143,6 @@ def make_editor(key: str, default) -> QWidget:
         box = compact(QComboBox())
         for value in CHOICES[key]:
             box.addItem(CHOICE_LABELS.get(value, value), value)
-        wheel_guard.guard(box)
         return box
     if isinstance(default, bool):
         return QCheckBox()
@@ -151,7 +150,6 @@ def make_editor(key: str, default) -> QWidget:
         spin = QSpinBox()
         spin.setRange(0, 2_147_483_647)
         spin.setGroupSeparatorShown(True)
-        wheel_guard.guard(spin)
         return spin
     if isinstance(default, float):
         return FloatEdit()
