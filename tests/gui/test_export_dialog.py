@@ -31,10 +31,10 @@ def test_a_heatmap_export_takes_the_dialogs_size_and_names_run_step_and_prompt(q
     monkeypatch.setattr(dialogs, "ask_export", lambda *a, **k: chosen["answer"])
 
     chosen["answer"] = (tmp_path / "grid.svg", FigureOptions())
+    step = heat._results["attention"][1].step  # the figure is taken as the action fires (a newer may follow)
     w.actions["export"].trigger()
     qtbot.waitUntil(lambda: w.banner.text == f"Exported {tmp_path / 'grid.svg'}", timeout=WAIT)
     text = "".join(ET.parse(tmp_path / "grid.svg").getroot().itertext())
-    step = heat._results["attention"][1].step
     assert f"run {w.controller.run_dir.name}" in text and f"step {step}" in text
     assert f"prompt “{heat.state.prompt}”" in text and "query" in text and "key" in text
 
