@@ -111,3 +111,13 @@ def test_a_long_title_goes_on_its_own_row_rather_than_being_cut(qtbot):
     assert label.width() >= min(label.fontMetrics().horizontalAdvance(title), h.width() - 4)
     h.resize(700, 300)
     qtbot.waitUntil(lambda: abs(label.y() - h.controls.y()) < 8)
+
+
+def test_the_suggested_file_name_has_no_runs_of_dashes(heatmap, monkeypatch):
+    from gui.widgets import dialogs
+
+    asked = []
+    monkeypatch.setattr(dialogs, "ask_export", lambda *a, **k: asked.append(k["suggested"]))
+    heatmap.set_matrix(np.eye(2), title="attention weights · step 0")
+    heatmap.export_dialog()
+    assert asked == ["attention-weights-step-0.png"]
