@@ -1,6 +1,7 @@
 """The `gpt-explorer` entry point: the engine's command line, plus the app for `gui` (or no command).
 
-Qt is imported only when the app is launched, so `gpt-explorer train` never loads it.
+Qt is imported only when the app is launched, so `gpt-explorer train` never loads it. The app's options
+may be given without the `gui` command (`gpt-explorer --run DIR`), as "the default with no command" reads.
 """
 
 from __future__ import annotations
@@ -17,8 +18,14 @@ def _launch(args: argparse.Namespace) -> int:
     return run_app(run_dir=args.run)
 
 
-def main() -> int:
-    return engine_main(sys.argv[1:], launch_gui=_launch)
+GLOBAL_OPTIONS = ("-h", "--help", "--version")
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0].startswith("-") and argv[0] not in GLOBAL_OPTIONS:
+        argv = ["gui", *argv]
+    return engine_main(argv, launch_gui=lambda args: _launch(args))
 
 
 if __name__ == "__main__":

@@ -2,7 +2,9 @@
 into a TrainingWorker, and the worker's signals back into Session state. Panes never hold the worker.
 
 A run is resumed rather than restarted when its config is the one in the builder and it has steps left;
-otherwise Train starts a new run directory under the runs folder of the settings. The trainer is imported
+Train on a finished run asks whether to continue it for more steps or start a new one (it used to start a
+new run silently, and the finished run's curves vanished); otherwise Train starts a new run directory
+under the runs folder of the settings. The trainer is imported
 and built in the worker thread, so torch never loads on the GUI thread.
 """
 
@@ -19,6 +21,7 @@ from engine.config import ExperimentConfig
 
 from . import settings
 from .jobs import JobQueue
+from .widgets import dialogs
 from .session import Session
 from .worker import SampleRequest, TrainingWorker, device_name, ensure_torch
 
@@ -88,7 +91,21 @@ class TrainingController(QObject):
         if self.alive:
             self.worker.resume()
         elif self._check_config():
-            self._start(paused=False)
+            more = self._ask_more_steps()
+            if more is not None:
+                self._start(paused=False, more=more)
+
+    def _ask_more_steps(self) -> int | None:
+        """0 unless the shown run has finished and has the builder's config: then the steps to continue
+        it for (0: a new run), or None when the user cancels."""
+        run = self.session.run
+        if self.run_dir is None or run is None or not _same_model(run.config, self.session.config):
+            return 0
+        steps = run.checkpoint_steps()
+        if not steps or steps[-1] < run.config.train.steps:
+            return 0
+        answer = dialogs.ask_finished_run(self.parent(), steps[-1], max(1, run.config.train.steps // 2))
+        return None if answer is None else answer[1]
 
     def step(self) -> None:
         if not self.alive:
@@ -169,14 +186,16 @@ class TrainingController(QObject):
         steps = run.checkpoint_steps()
         return bool(steps) and steps[-1] < run.config.train.steps
 
-    def _start(self, paused: bool) -> None:
+    def _start(self, paused: bool, more: int = 0) -> None:
+        """`more` > 0: continue the finished run shown for that many more steps."""
         cfg = self.session.config
-        if self._resumable(cfg):
+        if more > 0 or self._resumable(cfg):
             run_dir = self.run_dir
+            total = self.session.run.checkpoint_steps()[-1] + more if more > 0 else None
 
             def make():
                 from engine.trainer import Trainer
-                return Trainer.resume(run_dir)
+                return Trainer.resume(run_dir, steps=total)
         else:
             run_dir = new_run_path(settings.runs_root(), cfg.name)
 

@@ -10,15 +10,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QEvent, Qt, QTimer, Signal
+from PySide6.QtCore import QByteArray, QEvent, QRect, Qt, QTimer, Signal
 from PySide6.QtWidgets import (QApplication, QDockWidget, QLabel, QMainWindow, QMenuBar, QMessageBox,
-                               QVBoxLayout, QWidget)
+                               QWidget)
 
 from engine.config import ConfigError, ExperimentConfig
 from engine.errors import UserError
+from engine.figure_options import using_figure_options
 from engine.presets import DEFAULT_PRESET, load_preset
 
-from . import drops, settings, theme
+from . import drops, screen_fit, settings, theme
 from .controller import TrainingController
 from .jobs import JobQueue
 from .menus import build_menus
@@ -26,11 +27,16 @@ from .panes import pane_classes
 from .session import Session
 from .widgets import dialogs
 from .widgets.banner import Banner
+from .widgets.plot_export import route_plot_exports
 from .widgets.seen import SeenWidget
 
 APP_NAME = "GPT Explorer"
-DEFAULT_SIZE = (1480, 900)
-COLUMNS = 3  # panes side by side in the default layout; later panes are tabbed onto the last column
+# keys and mouse gestures inside the views, which no menu action lists (F1 shows them with the menus')
+IN_VIEWS = (("Timeline: play / pause (when it has focus)", "Space"),
+            ("Timeline: one saved step back / on", "Left / Right"),
+            ("Timeline: first / newest step", "Home / End"), ("Heatmap: zoom / pan", "wheel / drag"),
+            ("Heatmap: the whole matrix again", "fit"), ("A field in a form: change by wheel", "click it first"))
+DEFAULT_SIZE = (1480, 900)  # at most: a smaller screen gets its available size (screen_fit.window_size)
 
 
 def initial_config() -> ExperimentConfig:
@@ -69,8 +75,8 @@ class MainWindow(QMainWindow):
         self._build_status_bar()
         self.actions = build_menus(self)
         self._connect()
-        self.resize(*DEFAULT_SIZE)
-        settings.restore_geometry(self)
+        self.resize(screen_fit.window_size(DEFAULT_SIZE, self._available()))
+        self._restore_geometry()
         self._update_title()
         self._on_training_state_changed(self.session.training_state)
         self._run_dir = run_dir
@@ -107,7 +113,7 @@ class MainWindow(QMainWindow):
         if self.layout_restored and self.isVisible():
             # the default layout on screen may have widened the window for panes the saved one closes: now
             # that they are closed it can take its saved size, and then the docks their saved widths in it
-            settings.restore_geometry(self)
+            self._restore_geometry()
             settings.restore_layout(self, self.pane_names)
         self.sig_panes_ready.emit()
         if run_dir is not None:
@@ -116,17 +122,12 @@ class MainWindow(QMainWindow):
     # ---- building --------------------------------------------------------------------------
 
     def _build_banner(self) -> None:
-        """The menu bar with the banner under it, across the full width above every dock (outside the
-        saved dock layout, so a restored layout can never hide it)."""
+        """The menu bar, and the banner floating over the window's top just under it (outside every layout,
+        so a restored dock layout can never hide it and showing it moves no pane)."""
         self.menu_bar = QMenuBar(self)
+        self.setMenuWidget(self.menu_bar)
         self.banner = Banner(self)
-        top = QWidget(self)
-        col = QVBoxLayout(top)
-        col.setContentsMargins(0, 0, 0, 0)
-        col.setSpacing(2)
-        col.addWidget(self.menu_bar)
-        col.addWidget(self.banner)
-        self.setMenuWidget(top)
+        self.banner.float_over(self, self.menu_bar)
 
     def _build_central(self) -> None:
         """QMainWindow needs a central widget; the panes are all docks, so it only says "loading" until
@@ -139,31 +140,55 @@ class MainWindow(QMainWindow):
 
     def _build_docks(self) -> None:
         toggles = self.actions["reset_layout"]  # pane entries go above it in the View menu
-        previous = None
-        for i, cls in enumerate(pane_classes()):
+        for cls in pane_classes():
             pane = cls(self.session)
             pane.setObjectName(cls.object_name)
             dock = QDockWidget(cls.title, self)
             dock.setObjectName(cls.object_name)
-            dock.setWidget(pane)
+            dock.setWidget(screen_fit.scrolling(pane))
             if isinstance(pane, SeenWidget):  # a tab behind another is not seen, though Qt calls it visible
                 dock.visibilityChanged.connect(pane.set_tab_seen)
             self.panes[cls.object_name], self.docks[cls.object_name] = pane, dock
+            if hasattr(pane, "export_job"):
+                route_plot_exports(pane, lambda p=pane: self.export_pane(p))
             toggle = dock.toggleViewAction()
             toggle.setStatusTip(f"Show or hide the {cls.title} pane")
             self.view_menu.insertAction(toggles, toggle)
-            if previous is None:
-                self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, dock)
-            elif i < COLUMNS:
-                self.splitDockWidget(previous, dock, Qt.Orientation.Horizontal)
-            else:
-                self.tabifyDockWidget(previous, dock)
-            previous = dock if i < COLUMNS else previous
         self.view_menu.insertSeparator(toggles)
-        if previous is not None:
-            previous.raise_()  # the last column's first pane is its chosen tab, whether shown yet or not
-        docks = list(self.docks.values())[:COLUMNS]
-        self.resizeDocks(docks, [4, 5, 5][:len(docks)], Qt.Orientation.Horizontal)
+        self._place_docks(list(self.docks.values()), screen_fit.layout_columns(self._available()))
+
+    def _place_docks(self, docks: list[QDockWidget], columns: int) -> None:
+        """The default layout: the first three panes side by side and the rest tabbed behind the third; on
+        a small screen (two columns) the second pane goes under the first instead of beside it."""
+        if not docks:
+            return
+        self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, docks[0])
+        if len(docks) == 1:
+            return
+        last = docks[min(2, len(docks) - 1)]
+        if columns >= 3 or len(docks) < 3:
+            for before, dock in zip(docks, docks[1:3]):
+                self.splitDockWidget(before, dock, Qt.Orientation.Horizontal)
+        else:
+            self.splitDockWidget(docks[0], docks[2], Qt.Orientation.Horizontal)
+            self.splitDockWidget(docks[0], docks[1], Qt.Orientation.Vertical)
+            self.resizeDocks(docks[:2], [2, 3], Qt.Orientation.Vertical)  # the form scrolls; the curves need height
+        for dock in docks[3:]:
+            self.tabifyDockWidget(last, dock)
+        last.raise_()  # the last column's first pane is its chosen tab, whether shown yet or not
+        side = docks[:3] if columns >= 3 else [docks[0], last]
+        self.resizeDocks(side, [4, 5, 5][:len(side)], Qt.Orientation.Horizontal)
+
+    def _available(self) -> QRect:
+        screen = self.screen() or QApplication.primaryScreen()
+        return screen.availableGeometry() if screen is not None else QRect()
+
+    def _restore_geometry(self) -> None:
+        """The saved size and place, cut to this screen (saved on a larger monitor, it would not fit)."""
+        if settings.restore_geometry(self):
+            fit = screen_fit.window_size((self.width(), self.height()), self._available(), (0, 0))
+            if fit != self.size():
+                self.resize(fit)
 
     def _build_status_bar(self) -> None:
         bar = self.statusBar()
@@ -201,7 +226,7 @@ class MainWindow(QMainWindow):
 
     def open_run(self, path: str | Path | None = None) -> None:
         if path is None:
-            path = dialogs.ask_path(self, "folder", "Open run")
+            path = dialogs.ask_path(self, "folder", "Open run", start=settings.runs_root())
             if path is None:
                 return
         try:
@@ -211,15 +236,19 @@ class MainWindow(QMainWindow):
                                       "`gpt-explorer train`.")
 
     def export(self) -> None:
-        pane = self._export_pane()
+        self.export_pane(self._export_pane())
+
+    def export_pane(self, pane) -> None:
+        """File → Export… for one pane (a plot's right-click Export… names its own)."""
         job = pane.export_job() if pane is not None else None
         if job is None:
             self.session.post_message("Nothing to export yet: train, or open a run, first.", "info")
             return
         filters, suggested, fn = job
-        path = dialogs.ask_path(self, "save", "Export", filters, suggested=suggested)
-        if path is not None:
-            self._exports.submit("export", fn, path)
+        chosen = dialogs.ask_export(self, "Export", filters, suggested=suggested)
+        if chosen is not None:
+            path, options = chosen
+            self._exports.submit("export", using_figure_options, options, fn, path)
 
     def _export_pane(self):
         focus = QApplication.focusWidget()
@@ -242,8 +271,9 @@ class MainWindow(QMainWindow):
         settings.set_theme(name)
 
     def show_shortcuts(self) -> None:
-        rows = "".join(f"<tr><td>{a.text().replace('&', '')}</td><td><b>{a.shortcut().toString()}</b></td></tr>"
-                       for a in self.actions.values() if not a.shortcut().isEmpty())
+        keys = [(a.text().replace("&", ""), a.shortcut().toString()) for a in self.actions.values()
+                if not a.shortcut().isEmpty()]
+        rows = "".join(f"<tr><td>{what}</td><td><b>{how}</b></td></tr>" for what, how in keys + list(IN_VIEWS))
         QMessageBox.information(self, "Keyboard shortcuts", f"<table cellpadding='3'>{rows}</table>")
 
     def show_about(self) -> None:

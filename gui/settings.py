@@ -1,5 +1,6 @@
 """What the app remembers between sessions: window geometry and dock layout, theme, runs folder, the
-last folders a file dialog visited (QSettings, INI format, per user).
+last folders a file dialog visited, the resolution of exported figures, and per run what its panes were
+showing (the heatmap prompt, the Forms source) (QSettings, INI format, per user).
 
 `save_window_state` is undone by `restore_geometry` (before the window shows) and `restore_layout` (once
 its docks exist), as napari and Spyder do. The saved layout carries a version and the list of panes it was
@@ -10,6 +11,7 @@ from starting: every read falls back to a default.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings, QStandardPaths
@@ -18,7 +20,7 @@ from PySide6.QtWidgets import QMainWindow
 ORGANIZATION = "gpt-explorer"
 APPLICATION = "gpt-explorer"
 # Bump when the default layout or the meaning of the saved state changes.
-STATE_VERSION = 2
+STATE_VERSION = 3
 THEMES = ("dark", "light")
 
 
@@ -101,6 +103,29 @@ def last_folder(kind: str) -> str:
 
 def set_last_folder(kind: str, folder: Path | str) -> None:
     qsettings().setValue(f"dialogs/{kind}", str(folder))
+
+
+def export_dpi() -> int:
+    """The resolution last chosen for an exported figure."""
+    return _read("export/dpi", 150, int)
+
+
+def set_export_dpi(dpi: int) -> None:
+    qsettings().setValue("export/dpi", int(dpi))
+
+
+def _run_key(run_dir: Path | str, key: str) -> str:
+    digest = hashlib.sha1(str(Path(run_dir).resolve()).encode("utf-8")).hexdigest()[:16]
+    return f"runs/{digest}/{key}"
+
+
+def run_value(run_dir: Path | str, key: str) -> str:
+    """What the user chose in a pane for one run (a heatmap prompt, the Forms source); "" when nothing."""
+    return _read(_run_key(run_dir, key), "", str)
+
+
+def set_run_value(run_dir: Path | str, key: str, value: str) -> None:
+    qsettings().setValue(_run_key(run_dir, key), value)
 
 
 def saved_config() -> str:

@@ -3,6 +3,9 @@ nothing on Linux without a desktop theme), and the few colours plots and the dia
 
 Widgets that paint with their own colours (plots, the block diagram) read them from `plot_colors()` and
 restyle on `QEvent.PaletteChange`, which Qt sends to every widget when the application palette changes.
+A widget with a style sheet (a bold title, a monospace label) is the exception: the style-sheet style fixed
+its palette when it was polished and does not take a new application palette, so its text kept the old
+theme's colour, invisible on the new background; `apply_theme` polishes those again.
 """
 
 from __future__ import annotations
@@ -82,3 +85,7 @@ def apply_theme(app: QApplication, name: str) -> None:
         app.setStyle(QStyleFactory.create("Fusion"))
     app.setProperty("gpt_explorer_theme", name)
     app.setPalette(palette(name))
+    for widget in app.allWidgets():
+        sheet = widget.styleSheet()
+        if sheet:
+            widget.setStyleSheet(sheet)  # setting it again polishes the widget with the new palette

@@ -147,7 +147,7 @@ def _term(forms, term_id: str, fmt: str) -> None:
     except KeyError as e:
         raise UserError(str(e.args[0])) from None
     print(t.id)
-    print(f"weight {t.weight}, route class {t.route_class}, {t.op_count} operators, term {t.index} in Leibniz order")
+    print(f"weight {t.weight}, route class {t.route_class}, {t.operators}, term {t.index} in Leibniz order")
     print(render(t.G, fmt))
 
 

@@ -68,6 +68,11 @@ class Term:
     monomials: tuple[Monomial, ...]  # the route: monomials from d(F) down to dW
 
     @property
+    def operators(self) -> str:
+        """"1 operator", "4 operators": the count as the app and the exports say it."""
+        return f"{self.op_count} operator{'' if self.op_count == 1 else 's'}"
+
+    @property
     def P(self) -> Word:
         return self.chain[-1]
 

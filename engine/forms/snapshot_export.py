@@ -1,7 +1,10 @@
 """Formula snapshots (DESIGN §1.7): a term, a weight's coefficient, a walkthrough stage or the whole form,
 written as LaTeX (.tex, a document that compiles on its own), SVG or PNG (matplotlib mathtext, no usetex),
-or HTML (the engine's HTML printer). Pure functions without Qt, like engine/export.py, whose `format_of`
-chooses the format by the file's suffix.
+or HTML with each formula as inline SVG drawn by the same mathtext (any browser shows it as mathematics;
+the HTML printer's text, which only had sub- and superscripts, is kept as the formula's accessible label).
+Pure functions without Qt, like engine/export.py, whose `format_of` chooses the format by the file's suffix
+and whose FigureOptions (the export dialog's resolution) set a PNG's DPI. SVG and PNG pages are saved with
+a tight bounding box, so a title or subtitle longer than the widest formula is not cut.
 
 A `Sheet` is what gets written: a title, a line under it, and (label, formula) rows. Rows too wide for the
 page are wrapped by engine.formula_layout.wrap; a sheet longer than a page continues on further pages — in the .tex and
@@ -11,11 +14,12 @@ page are wrapped by engine.formula_layout.wrap; a sheet longer than a page conti
 from __future__ import annotations
 
 import html as html_escape
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UserError
-from ..export import format_of
+from ..export import figure_options, format_of
 from .. import formula_layout as layout
 from . import printing
 from .derive import DEFAULT_LIMIT, Forms, Term, TooManyTerms
@@ -61,7 +65,7 @@ def term_sheet(forms: Forms, term: Term) -> Sheet:
     """One term: its word as the expansion writes it, and its coefficient G."""
     return Sheet(f"Term {term.id}", (formula("term", forms.term_word(term)), formula("coefficient", term.G, "G =")),
                  f"{forms.net.title} · weight {term.weight} · route {term.route_class} · "
-                 f"{term.op_count} operators")
+                 f"{term.operators}")
 
 
 def weight_sheet(forms: Forms, weight: str, limit: int = DEFAULT_LIMIT) -> Sheet:
@@ -139,18 +143,20 @@ def tex_document(sheet: Sheet) -> str:
 
 
 def html_document(sheet: Sheet) -> str:
-    """A well-formed (XHTML-compatible) page: each formula from the HTML printer, its LaTeX in a title."""
+    """A well-formed (XHTML-compatible) page: each formula as inline SVG (mathtext), its LaTeX in a title
+    and the HTML printer's text as its label for screen readers."""
     esc = html_escape.escape
     rows = []
     for f in sheet.formulas:
-        math = f.html or f"<code>{esc(f.tex)}</code>"
+        plain = re.sub(r"<[^>]+>", "", f.html) if f.html else f.tex
+        math = _inline_svg(layout.wrap(f.tex, PAGE_WIDTH_PT, FONT_PT), plain)
         label = f'<div class="label">{esc(f.label)}</div>' if f.label else ""
         rows.append(f'<div class="row">{label}<div class="math" title="{esc(f.tex)}">{math}</div></div>')
     return ("<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\n<head>\n"
             "<meta charset=\"utf-8\"/>\n"
             f"<title>{esc(sheet.title)}</title>\n"
             "<style>body{font-family:serif;margin:2em;max-width:60em} .label{font-family:monospace;"
-            "color:#555;margin-top:1em} .math{font-style:italic;overflow-wrap:anywhere;line-height:1.8}"
+            "color:#555;margin-top:1em} .math svg{max-width:100%;height:auto}"
             "</style>\n</head>\n<body>\n"
             f"<h1>{esc(sheet.title)}</h1>\n" + (f"<p>{esc(sheet.subtitle)}</p>\n" if sheet.subtitle else "")
             + "\n".join(rows) + "\n</body>\n</html>\n")
@@ -206,8 +212,34 @@ def _write_pages(path: Path, sheet: Sheet, fmt: str) -> list[Path]:
                      "math": dict(fontsize=fs)}[kind]
             fig.text(fs / width, y / height, s, va="baseline", ha="left", **style)
         with layout._LOCK, matplotlib.rc_context({"svg.fonttype": "path"}):
-            fig.savefig(target, format=fmt, dpi=150, facecolor="white")
+            fig.savefig(target, format=fmt, dpi=figure_options().dpi, facecolor="white", bbox_inches="tight",
+                        pad_inches=fs / 72)
     return paths
+
+
+def _inline_svg(lines: list[str], label: str) -> str:
+    """Formula lines drawn by mathtext as an <svg> element to put in a page (glyphs as paths: no font
+    needed where it is opened)."""
+    import io
+
+    import matplotlib
+    from matplotlib.figure import Figure
+
+    fs = FONT_PT
+    pitch = 2.1 * fs
+    height = pitch * len(lines) + 0.6 * fs
+    width = max([layout.width(t, fs) for t in lines] + [fs]) + fs
+    fig = Figure(figsize=(width / 72, height / 72))
+    for k, line in enumerate(lines):
+        fig.text(0.5 * fs / width, 1 - (pitch * (k + 1) - 0.4 * fs) / height, f"${line}$", fontsize=fs,
+                 va="baseline", ha="left")
+    out = io.StringIO()
+    with layout._LOCK, matplotlib.rc_context({"svg.fonttype": "path", "svg.hashsalt": "formula"}):
+        fig.savefig(out, format="svg", transparent=True)
+    svg = out.getvalue()
+    svg = svg[svg.index("<svg"):]
+    aria = html_escape.escape(label, quote=True)
+    return svg.replace("<svg", f'<svg role="img" aria-label="{aria}"', 1)
 
 
 def _tex_text(s: str) -> str:

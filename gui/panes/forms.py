@@ -10,20 +10,22 @@ line). The derivation runs on a pool thread; choosing a weight here selects it a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QLabel, QMenu, QTabWidget, QToolButton, QVBoxLayout, QWidget
 
 from engine.config import ExperimentConfig
+from engine.figure_options import using_figure_options
 from engine.forms import latex
 from engine.forms import snapshot_export as se
 
+from .. import settings
 from ..jobs import LatestJob
 from ..session import Session
 from ..widgets import dialogs
 from .forms_console import ConsoleView
-from .forms_source import SourceBar, SourceChoice, derive_source
+from .forms_source import KINDS, SourceBar, SourceChoice, derive_source
 from .forms_terms import TermsView
 from .forms_values import TermValues, ValueRequest, term_values
 from .forms_walkthrough import WalkthroughView
@@ -110,6 +112,8 @@ class FormsPane(QWidget):
 
     def _on_source_changed(self, choice: SourceChoice) -> None:
         self.state.source = choice
+        if self.session.run is not None:
+            settings.set_run_value(self.session.run.path, "forms/source", choice.kind)
         model = self.session.config.model if choice.kind == "model" else None
         self.status.setText(f"Deriving {choice.describe(model)}…")
         self._derive.submit(choice, derive_source, choice, model)
@@ -158,7 +162,10 @@ class FormsPane(QWidget):
 
     # ---- numbers at the current step -------------------------------------------------------
 
-    def _on_run_opened(self, _run) -> None:
+    def _on_run_opened(self, run) -> None:
+        kind = settings.run_value(run.path, "forms/source") if run is not None else ""
+        if kind in KINDS and kind != self.state.source.kind:  # the source last shown with this run
+            self.source.set_choice(replace(self.source.choice(), kind=kind))
         self._valued_step = None
         self._update_weights_wish()
         self._ask_values()
@@ -244,9 +251,10 @@ class FormsPane(QWidget):
         if build is None:
             self.session.post_message("Choose a weight, a term or a walkthrough stage first.", "warning")
             return
-        path = dialogs.ask_path(self, "save", "Export formula", se.FILTERS, suggested=f"{what}.tex")
-        if path is not None:
-            self._exports.submit(what, lambda: se.export_sheet(path, build()))
+        chosen = dialogs.ask_export(self, "Export formula", se.FILTERS, suggested=f"{what}.tex")
+        if chosen is not None:  # the dialog's resolution is a PNG's DPI
+            path, options = chosen
+            self._exports.submit(what, lambda: using_figure_options(options, se.export_sheet, path, build()))
 
     def _on_exported(self, _what, paths) -> None:
         shown = str(paths[0]) + (f" and {len(paths) - 1} more pages" if len(paths) > 1 else "")

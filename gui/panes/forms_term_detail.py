@@ -92,7 +92,7 @@ class TermDetail(QScrollArea):
         for c in self.captions:
             c.show()
         self.title.setText(term.id)
-        self.meta.setText(f"weight {term.weight} · route class {term.route_class} · {term.op_count} operators "
+        self.meta.setText(f"weight {term.weight} · route class {term.route_class} · {term.operators} "
                           f"on its path (one shift each) · term {term.index} of {forms.count():,} in Leibniz order")
         word = forms.term_word(term)
         self.word.set_formula(latex(word), printing.text(word))

@@ -54,7 +54,7 @@ class TermTable(QStandardItemModel):
                    QStandardItem(str(t.op_count))]
             row[0].setTextAlignment(right)
             row[3].setTextAlignment(right)
-            row[1].setToolTip(f"{t.id}\nroute class {t.route_class}, {t.op_count} operators, "
+            row[1].setToolTip(f"{t.id}\nroute class {t.route_class}, {t.operators}, "
                               f"term {t.index} in Leibniz order")
             self.appendRow(row)
         self.terms.extend(terms)
@@ -141,6 +141,8 @@ class TermsView(QWidget):
         self.weights.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         self.weights.header().setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         self.weights.header().setStretchLastSection(False)
+        # a name too long for the column keeps its end: blocks.0.W_Q, W_K and W_V differ only there
+        self.weights.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         # a table, not a tree: a QTreeView lays out every row (asking the model about each) on every insert
         self.list = QTableView()
         self.list.setObjectName("forms_terms")
@@ -215,8 +217,13 @@ class TermsView(QWidget):
             item = QTreeWidgetItem([name, f"{n:,}"])
             item.setData(0, Qt.ItemDataRole.UserRole, name)
             item.setTextAlignment(1, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            item.setToolTip(0, name)
             self.weights.addTopLevelItem(item)
         self.weights.blockSignals(was)
+        if counts:  # wide enough for the longest name and its count, within reason
+            fm = self.weights.fontMetrics()
+            need = max(map(fm.horizontalAdvance, counts)) + fm.horizontalAdvance("Terms 00,000") + 40
+            self.weights.setMinimumWidth(min(need, 260))
         self.loader.cancel()
         self.table.clear()
         self.detail.clear()

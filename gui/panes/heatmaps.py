@@ -20,9 +20,10 @@ from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QLineEdit, QSpinB
 
 from engine.errors import UserError
 
+from .. import settings
 from ..jobs import LatestJob
 from ..session import Session
-from ..widgets.heatmap import EXPORT_FILTERS
+from ..widgets.heatmap import EXPORT_FILTERS, HeatmapWidget
 from ..widgets.seen import SeenWidget
 from .heatmaps_compute import TABS, HeatmapsComputer, Request, Source
 from .heatmaps_attention import AttentionView
@@ -117,6 +118,8 @@ class HeatmapsPane(SeenWidget):
         controls.addStretch(1)
         self.attention, self.masks, self.positional = AttentionView(), MasksView(), PositionalView()
         self.views = dict(zip(TABS, (self.attention, self.masks, self.positional)))
+        for view in (v for tab in self.views.values() for v in tab.findChildren(HeatmapWidget)):
+            view.set_caption_source(self.export_caption)  # every exported figure names run, step and prompt
         self.tabs = QTabWidget()
         for view, label in zip(self.views.values(), ("Attention", "Masks", "Positional encodings")):
             self.tabs.addTab(view, label)
@@ -175,6 +178,13 @@ class HeatmapsPane(SeenWidget):
             return
         self._asked = request.key
         self._job.submit(request.key, self._computer, request)
+
+    def export_caption(self) -> str:
+        run, result = self.session.run, self._results.get(self.state.tab, (None, None))[1]
+        step = getattr(result, "step", None)
+        parts = (f"run {run.path.name}" if run is not None else "", "" if step is None else f"step {step}",
+                 f"prompt “{self.state.prompt}”" if self.state.tab != "positional" else "")
+        return " · ".join(p for p in parts if p)
 
     def export_job(self):
         """File → Export…: the main view of the current tab (filters, suggested name, fn(path) -> Path)."""
@@ -246,6 +256,7 @@ class HeatmapsPane(SeenWidget):
                 self.state.prompt = run.probe().prompt or self.state.prompt
             except UserError:  # a missing probe.json keeps the current prompt; the run lists it in warnings
                 pass
+            self.state.prompt = settings.run_value(run.path, "heatmaps/prompt") or self.state.prompt
             self.prompt.setText(self.state.prompt)
         self._list_steps()
         self._on_config_changed(run.config if run is not None else self.session.config)
@@ -283,6 +294,8 @@ class HeatmapsPane(SeenWidget):
         text = self.prompt.text()
         if text != self.state.prompt:
             self.state.prompt = text
+            if self.session.run is not None:  # remembered with the run, for the next time it is opened
+                settings.set_run_value(self.session.run.path, "heatmaps/prompt", text)
             self.refresh()
 
     def _on_refresh_every_changed(self, every: int) -> None:

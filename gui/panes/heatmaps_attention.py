@@ -76,6 +76,7 @@ class AttentionView(QWidget):
         top.setStretchFactor(1, 0)
         bottom = Tiles(self.steps)
         split = self._split = QSplitter(Qt.Orientation.Vertical)
+        split.setChildrenCollapsible(False)  # the four small panels never shrink to slivers
         split.addWidget(top)
         split.addWidget(bottom)
         split.setStretchFactor(0, 1)
@@ -101,6 +102,8 @@ class AttentionView(QWidget):
         if details or self.stack.currentIndex() == 1:
             self._show_table(result)
             self._render_head()
+        else:
+            self._show_summary()
 
     def _show_table(self, result: AttentionResult) -> None:
         L, H = result.entropy.shape
@@ -136,17 +139,25 @@ class AttentionView(QWidget):
         where, short = f"layer {l} · head {h}", f"L{l} H{h}"
         t = maps.tokens
         if self.stack.currentIndex() == 1:
-            self.single.set_matrix(maps.weights[l, h], t, t, "probability", f"attention weights · {where}",
-                                   "query", "key")
+            self.single.set_matrix(maps.weights[l, h], t, t, "probability",
+                                   f"attention weights · {where} · step {self.result.step}", "query", "key")
         levels = export.levels_for(maps.scores[l, h], "signed")  # one scale before and after the mask
         self.steps[0].set_matrix(maps.scores[l, h], t, t, "signed", f"scores {QK} · {short}", "query", "key")
         self.steps[1].set_matrix(np.where(maps.mask, 1.0, np.nan), t, t, "probability", "mask", "query", "key")
         self.steps[2].set_matrix(maps.masked[l, h], t, t, "signed", f"after the mask · {short}", "query", "key",
                                  levels=levels)
         self.steps[3].set_matrix(maps.weights[l, h], t, t, "probability", f"softmax · {short}", "query", "key")
+        self._show_summary()
+
+    def _show_summary(self) -> None:
+        """The chosen head's numbers at the result's step: a label, cheap, so it follows every frame the
+        grid shows (it stayed at the last detailed frame: "step 0" beside a grid at step 10)."""
+        maps, l, h = self.result.maps, self.layer, self.head
+        if l >= self.result.entropy.shape[0] or h >= self.result.entropy.shape[1]:
+            return
         uniform = np.log(maps.mask.sum(axis=1)).mean()
         self.summary.setText(
-            f"<b>{where}</b> · step {self.result.step}: entropy of the attention rows "
+            f"<b>layer {l} · head {h}</b> · step {self.result.step}: entropy of the attention rows "
             f"{self.result.entropy[l, h]:.2f} nats (spread evenly over the allowed keys: {uniform:.2f}) · "
             f"mean distance attended {self.result.distance[l, h]:.1f} tokens")
 

@@ -226,7 +226,17 @@ class TrainingPane(QWidget):
 
     def _on_training_state_changed(self, state: str) -> None:
         self.state_label.setText(_STATE_TEXT.get(state, state))
+        self.eta.setText(self._eta_text())
         self._update_buttons()
+
+    def _eta_text(self) -> str:
+        """Time left only while training runs: after Stop or Pause an estimate is no one's time."""
+        r = self.latest
+        if r is None:
+            return ""
+        if r.step >= r.total_steps:
+            return "done"
+        return f"{duration(r.eta_s)} left" if self.session.training_state == "running" else ""
 
     def _on_config_problems_changed(self, _problems) -> None:
         self._update_buttons()
@@ -264,10 +274,7 @@ class TrainingPane(QWidget):
         step = row.get("step") or self.history.last_step
         self.progress.setMaximum(max(self._total, 1))
         self.progress.setValue(min(step, self._total))
-        if r is None:
-            self.eta.setText("")
-        else:
-            self.eta.setText(f"{duration(r.eta_s)} left" if r.step < r.total_steps else "done")
+        self.eta.setText(self._eta_text())
         row["val_loss"] = self.history.val[-1] if self.history.val else None
         for key, label in self.stats.items():
             value = row.get(key)

@@ -177,7 +177,9 @@ class WeightPane(SeenWidget):
         if names and name not in names and name.rsplit(".", 1)[0] in names:
             name = name.rsplit(".", 1)[0]
         dock = self.parentWidget()
-        if dock is not None and hasattr(dock, "raise_") and dock.inherits("QDockWidget"):
+        while dock is not None and not dock.inherits("QDockWidget"):  # the pane lies in a scroll area in it
+            dock = dock.parentWidget()
+        if dock is not None:
             dock.show()
             dock.raise_()
         if name == self.state.weight and self.weight_box.currentText() == name:
@@ -353,6 +355,9 @@ class WeightPane(SeenWidget):
         if store is None or st.weight is None:
             return
         steps, total, parts = series(self.timeline.steps, store.summaries(st.weight), st.split)
+        if st.split == "terms" and not parts and len(steps):
+            self._say("Split: terms shows ‖G‖ alone: this weight has more terms than are split at every step "
+                      "(the route classes split it instead).")
         self.norms.show_series(steps, total, parts, st.mode, st.log, st.weight)
         self.geometry_chart.show_geometry(store.geometry(st.weight))
 
@@ -363,6 +368,11 @@ class WeightPane(SeenWidget):
         self.caption.setText("rendering the formula…")
         self._formula_job.submit((st.weight, st.kind, st.part), render_formula, store.cfg, st.weight, st.kind,
                                  st.part, self.palette().color(QPalette.ColorRole.WindowText).name())
+
+    def changeEvent(self, event) -> None:
+        super().changeEvent(event)
+        if event.type() == event.Type.PaletteChange:  # the formula image is drawn in the text colour
+            self._ask_formula()
 
     def _on_formula(self, tag, result) -> None:
         if tag != (self.state.weight, self.state.kind, self.state.part):

@@ -263,9 +263,23 @@ class PartsList(QTreeWidget):
                 item.setText(2, f"{100 * n / whole:.1f}%")
         terms = self.groups["term"]
         terms.setText(0, f"terms ({record.term_count})")
-        terms.setToolTip(0, "" if record.terms else
-                         f"{record.term_count} terms are more than the {TERM_LIMIT} the pane splits G into at "
-                         "every step; the route classes split G instead")
+        why = "" if record.terms or not record.term_count else (
+            f"{record.term_count} terms are more than the {TERM_LIMIT} the pane splits G into at every step; "
+            "the route classes split G instead")
+        terms.setToolTip(0, why)
+        self._say_why(terms, why)
+
+    def _say_why(self, group: QTreeWidgetItem, why: str) -> None:
+        """An empty group says in place why it is empty (it looked expandable and showed nothing)."""
+        note = getattr(self, "_why", None)
+        if note is not None and (not why or note.toolTip(0) != why):
+            group.removeChild(note)
+            self._why = note = None
+        if why and note is None:
+            note = self._why = QTreeWidgetItem(group, ["too many to split: see the route classes", "", ""])
+            note.setToolTip(0, why)
+            note.setFlags(Qt.ItemFlag.ItemIsEnabled)
+            note.setForeground(0, self.palette().brush(self.palette().ColorRole.PlaceholderText))
 
     def _ensure(self, kind: str, names: tuple) -> None:
         if names == self._names[kind]:

@@ -1,24 +1,28 @@
-"""The one way the app asks the user for a path. Tests replace `ask_path` with a plain function, so no
-test ever opens a native dialog; call it as ``dialogs.ask_path(...)`` so the replacement is seen."""
+"""The one way the app asks the user a question: a path (`ask_path`), where and how to export a figure
+(`ask_export`: the path with a resolution and a width), or what Train on a finished run should do
+(`ask_finished_run`). Tests replace these with plain functions, so no test ever opens a native dialog;
+call them as ``dialogs.ask_path(...)`` so the replacement is seen."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtWidgets import QFileDialog, QWidget
+from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog, QGridLayout, QHBoxLayout,
+                               QLabel, QSpinBox, QVBoxLayout, QWidget)
+
+from engine.figure_options import DPI_CHOICES, WIDTH_CHOICES, FigureOptions
 
 from .. import settings
 
 
 def ask_path(parent: QWidget | None, kind: str, title: str, filters: str = "",
-             suggested: str = "") -> Path | None:
+             suggested: str = "", start: str | Path = "") -> Path | None:
     """kind: "open" a file, "save" a file, or choose a "folder". None when the user cancels.
 
-    The folder last used for the same title is remembered between sessions.
+    The folder last used for the same title is remembered between sessions, `start` before there is one;
+    for a chosen folder its parent is remembered (the next run is opened from beside the last, not inside).
     """
-    start = settings.last_folder(title)
-    if suggested:
-        start = str(Path(start) / suggested) if start else suggested
+    start = _start(title, suggested, start)
     if kind == "folder":
         chosen = QFileDialog.getExistingDirectory(parent, title, start)
     elif kind == "save":
@@ -28,5 +32,72 @@ def ask_path(parent: QWidget | None, kind: str, title: str, filters: str = "",
     if not chosen:
         return None
     path = Path(chosen)
-    settings.set_last_folder(title, path if kind == "folder" else path.parent)
+    settings.set_last_folder(title, path.parent)
     return path
+
+
+def _start(title: str, suggested: str, default: str | Path = "") -> str:
+    start = settings.last_folder(title) or str(default)
+    return (str(Path(start) / suggested) if start else suggested) if suggested else start
+
+
+def ask_export(parent: QWidget | None, title: str, filters: str,
+               suggested: str = "") -> tuple[Path, FigureOptions] | None:
+    """A save dialog with the figure's resolution and width under the file list (Qt's own dialog: a
+    native one cannot hold them); None when the user cancels."""
+    box = QFileDialog(parent, title, _start(title, suggested), filters)
+    box.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
+    box.setOption(QFileDialog.Option.DontUseNativeDialog, True)
+    dpi, width = QComboBox(box), QComboBox(box)
+    for d in DPI_CHOICES:
+        dpi.addItem(f"{d} dpi", d)
+    dpi.setCurrentIndex(dpi.findData(settings.export_dpi()))
+    dpi.setToolTip("Pixels per inch of a PNG (SVG and PDF are vector: any resolution)")
+    for name, inches in WIDTH_CHOICES.items():
+        width.addItem(name, inches)
+    width.setToolTip("Scale the figure to a journal column; text keeps its size on the page")
+    row = QWidget(box)
+    line = QHBoxLayout(row)
+    line.setContentsMargins(0, 0, 0, 0)
+    for w in (QLabel("Resolution:"), dpi, QLabel("Width:"), width):
+        line.addWidget(w)
+    line.addStretch(1)
+    grid = box.layout()
+    if isinstance(grid, QGridLayout):
+        grid.addWidget(row, grid.rowCount(), 0, 1, grid.columnCount())
+    if not box.exec() or not box.selectedFiles():
+        return None
+    path = Path(box.selectedFiles()[0])
+    settings.set_last_folder(title, path.parent)
+    settings.set_export_dpi(dpi.currentData())
+    return path, FigureOptions(dpi.currentData(), width.currentData())
+
+
+def ask_finished_run(parent: QWidget | None, trained: int, more: int) -> tuple[str, int] | None:
+    """Train on a run that has finished: ("continue", n more steps), ("new", 0) for a new run with the
+    same config, or None when the user cancels. `more` is the number of steps first offered."""
+    box = QDialog(parent if isinstance(parent, QWidget) else None)
+    box.setWindowTitle("This run has finished")
+    text = QLabel(f"The run has trained all its {trained:,} steps. Continue it for more steps (its curves "
+                  "go on), or start a new run with the same config?", box)
+    text.setWordWrap(True)
+    steps = QSpinBox(box)
+    steps.setRange(1, 10_000_000)
+    steps.setValue(more)
+    steps.setGroupSeparatorShown(True)
+    steps.setPrefix("continue for ")
+    steps.setSuffix(" more steps")
+    buttons = QDialogButtonBox(box)
+    go_on = buttons.addButton("Continue", QDialogButtonBox.ButtonRole.AcceptRole)
+    new = buttons.addButton("New run", QDialogButtonBox.ButtonRole.AcceptRole)
+    buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
+    chosen = []
+    go_on.clicked.connect(lambda: chosen.append(("continue", steps.value())))
+    new.clicked.connect(lambda: chosen.append(("new", 0)))
+    buttons.accepted.connect(box.accept)
+    buttons.rejected.connect(box.reject)
+    col = QVBoxLayout(box)
+    for w in (text, steps, buttons):
+        col.addWidget(w)
+    box.exec()
+    return chosen[0] if chosen else None

@@ -262,6 +262,7 @@ class FormulaView(QLabel):
     def changeEvent(self, event) -> None:
         super().changeEvent(event)
         if event.type() == event.Type.PaletteChange and self._tex:
+            self._key = None  # a view out of sight now asks again, in the new colour, when it is painted
             self._timer.start()
 
 

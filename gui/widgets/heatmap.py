@@ -6,13 +6,15 @@ mask shows lower-triangular), labels on both axes through `AxisItem.setTicks` (c
 ones appear when zoomed in), and a `ColorBarItem` with the colormap and levels of `engine.export`
 (sequential for probabilities, diverging and symmetric for signed matrices). Non-finite entries (−inf
 from a mask) become NaN, which the image leaves transparent over a hatched backdrop: "masked".
-Hover emits and shows (row label, column label, value); the wheel zooms and dragging pans; "Export…"
-writes PNG, SVG or PDF through matplotlib, or CSV/NPY, off the GUI thread.
+Hover emits and shows (row label, column label, value); the wheel zooms and dragging pans, "fit" undoes
+them; "colours" chooses the colour map and range (HeatmapControls); "Export…" writes PNG, SVG or PDF
+through matplotlib, in the same colours, or CSV/NPY, off the GUI thread.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -28,17 +30,24 @@ from .. import theme
 from ..jobs import LatestJob
 from . import dialogs
 from .elided_label import ElidedLabel
+from .heatmap_controls import HeatmapControls
 
 EXPORT_FILTERS = ("PNG image (*.png);;SVG image (*.svg);;PDF document (*.pdf);;"
                   "CSV table (*.csv);;NumPy array (*.npy)")
 _COLORMAPS: dict[str, pg.ColorMap] = {}
 
 
-def colormap(kind: str) -> pg.ColorMap:
-    """The pyqtgraph colormap of a kind, taken from matplotlib so exports match the screen."""
-    if kind not in _COLORMAPS:
-        _COLORMAPS[kind] = pg.colormap.getFromMatplotlib(export.COLORMAPS[kind])
-    return _COLORMAPS[kind]
+def colormap(kind: str, name: str | None = None) -> pg.ColorMap:
+    """The pyqtgraph colormap `name` (a matplotlib name), else the kind's, taken from matplotlib so exports
+    match the screen."""
+    name = name or export.COLORMAPS[kind]
+    if name not in _COLORMAPS:
+        _COLORMAPS[name] = pg.colormap.getFromMatplotlib(name)
+    return _COLORMAPS[name]
+
+
+def _tick(value: float) -> str:
+    return "0" if value == 0 else f"{value:.3g}"
 
 
 class MaskedBackdrop(QGraphicsItem):
@@ -94,6 +103,10 @@ class HeatmapWidget(QWidget):
         self._levels = (0.0, 1.0)
         self._tick_key: tuple = ()
         self._label_widths: dict[tuple[str, ...], int] = {}
+        self._caption_source = None
+        self._cmap_name: str | None = None    # None: the kind's colour map
+        self._range_mode = "auto"
+        self._given_levels: tuple[float, float] | None = None
         self._exporter = LatestJob(self)
         self._exporter.sig_done.connect(self._on_exported)
         self._exporter.sig_failed.connect(self._on_export_failed)
@@ -143,6 +156,7 @@ class HeatmapWidget(QWidget):
         if title is not None and title != self._title:
             self._title = title
             self._title_label.setText(title)
+            self._place_title()
         if row_title is not None and row_title != self._row_title:  # setLabel re-lays out the axis
             self._row_title = row_title
             self._plot.setLabel("left", row_title)
@@ -156,15 +170,62 @@ class HeatmapWidget(QWidget):
             self._apply_colormap()
         shape_changed = a.shape != self._matrix.shape
         self._matrix = a
-        lo, hi = self._levels = levels or export.levels_for(a, kind)
+        self._given_levels = levels
+        lo, hi = self._levels = self._levels_for(a, kind, levels)
         self._image.setImage(a, autoLevels=False, levels=(lo, hi))
         self._backdrop.setVisible(bool(np.isnan(a).any()))  # hatching costs a fill; draw it only if needed
         if self._bar is not None and self._bar.levels() != (lo, hi):  # a new range re-lays out its axis
             self._bar.setLevels((lo, hi))
+            self._label_bar((lo, hi))
         self._update_ticks()
         if shape_changed:
             self._backdrop.set_rect(QRectF(0, 0, m, n))
             self.reset_view()
+
+    def _levels_for(self, a: np.ndarray, kind: str, given) -> tuple[float, float]:
+        if self._range_mode == "fixed":
+            return self._levels
+        if self._range_mode == "symmetric":
+            return export.levels_for(a, "signed")
+        return given or export.levels_for(a, kind)
+
+    @property
+    def range_mode(self) -> str:
+        return self._range_mode
+
+    @property
+    def colormap_name(self) -> str:
+        """The matplotlib name of the colour map in use."""
+        return self._cmap_name or export.COLORMAPS[self._kind]
+
+    def set_colormap(self, name: str | None) -> None:
+        """A matplotlib colour map for this heatmap (None: the kind's)."""
+        self._cmap_name = name
+        self._apply_colormap()
+
+    def set_range_mode(self, mode: str) -> None:
+        """auto (the kind's levels, or the caller's), symmetric about 0, or fixed at the levels in use now."""
+        if mode not in ("auto", "symmetric", "fixed"):
+            raise ValueError(f"unknown range {mode!r}")
+        self._range_mode = mode
+        self._apply_levels(self._levels_for(self._matrix, self._kind, self._given_levels))
+
+    def _apply_levels(self, levels: tuple[float, float]) -> None:
+        self._levels = levels
+        self._image.setLevels(levels)
+        if self._bar is not None and self._bar.levels() != levels:
+            self._bar.setLevels(levels)
+            self._label_bar(levels)
+
+    def _label_bar(self, levels: tuple[float, float]) -> None:
+        """The colour bar's ends always carry their numbers (and 0 between them): left to pyqtgraph, a short
+        bar kept only the one tick that fit, "0", and said nothing of the scale."""
+        lo, hi = map(float, levels)
+        major = [lo, hi] + ([0.0] if lo < 0 < hi else [])
+        axis = self._bar.axis
+        minor = [v for spacing, values in axis.tickValues(lo, hi, max(axis.height(), 1)) for v in values
+                 if all(abs(v - m) > 1e-9 * max(abs(lo), abs(hi)) for m in major)]
+        axis.setTicks([[(v, _tick(v)) for v in major], [(v, _tick(v)) for v in minor]])
 
     def sizeHint(self) -> QSize:
         """Modest, so layouts share space by their stretch factors (a graphics view asks for 600×480)."""
@@ -186,12 +247,25 @@ class HeatmapWidget(QWidget):
         return (f"{row} {self._row_labels[row]}", f"{col} {self._col_labels[col]}",
                 float(self._matrix[row, col]))
 
+    def set_caption_source(self, source) -> None:
+        """`source()` -> the caption of an exported figure (run, step, prompt): the pane knows them."""
+        self._caption_source = source
+
+    def export_caption(self) -> str:
+        return self._caption_source() if self._caption_source is not None else ""
+
+    def value_title(self) -> str:
+        """What the colours measure, for the colour bar of an export: the title before its " · where"."""
+        return self._title.split(" · ")[0].strip()
+
     def export_job(self):
         """A function path -> Path writing what is shown now; it holds its own references (set_matrix
         replaces arrays, never mutates them), so it runs safely off the GUI thread."""
         matrix, kw = self._matrix, dict(row_labels=list(self._row_labels), col_labels=list(self._col_labels),
                                        kind=self._kind, title=self._title, row_title=self._row_title,
-                                       col_title=self._col_title, levels=self._levels)
+                                       col_title=self._col_title, levels=self._levels,
+                                       value_title=self.value_title(), caption=self.export_caption(),
+                                       cmap=self._cmap_name)
         return lambda path: export.export_matrix(path, matrix, **kw)
 
     def export_to(self, path: str | Path) -> Path:
@@ -199,15 +273,16 @@ class HeatmapWidget(QWidget):
         return self.export_job()(path)
 
     def export_dialog(self) -> None:
-        """Ask for a path (through the app's one dialog helper) and export off the GUI thread."""
-        slug = "".join(c if c.isalnum() else "-" for c in self._title.lower()).strip("-") or "heatmap"
-        path = dialogs.ask_path(self, "save", "Export heatmap", EXPORT_FILTERS, suggested=f"{slug}.png")
-        if path is not None:
-            self.export_async(path)
+        """Ask for a path, resolution and width (the app's one dialog helper); export off the GUI thread."""
+        slug = re.sub(r"[^0-9a-z]+", "-", self._title.lower()).strip("-") or "heatmap"
+        chosen = dialogs.ask_export(self, "Export heatmap", EXPORT_FILTERS, suggested=f"{slug}.png")
+        if chosen is not None:
+            self.export_async(*chosen)
 
-    def export_async(self, path: str | Path) -> None:
+    def export_async(self, path: str | Path, options: export.FigureOptions | None = None) -> None:
         self._readout.setText(f"exporting {Path(path).name}…")
-        self._exporter.submit(path, self.export_job(), path)
+        self._exporter.submit(path, export.using_figure_options, options or export.FigureOptions(),
+                              self.export_job(), path)
 
     # --- construction ----------------------------------------------------------------------------
 
@@ -222,8 +297,16 @@ class HeatmapWidget(QWidget):
         export_button.setAutoRaise(True)
         header = QHBoxLayout()
         header.setContentsMargins(2, 0, 2, 0)
+        self.controls = HeatmapControls()
+        self.controls.sig_fit.connect(self.reset_view)
+        self.controls.sig_colormap_chosen.connect(self.set_colormap)
+        self.controls.sig_range_chosen.connect(self.set_range_mode)
+        header.addStretch(0)  # takes the room only while the title is on its own row
         header.addWidget(self._title_label, 1)
+        header.addWidget(self.controls)
         header.addWidget(export_button)
+        self._header, self._tools = header, (self.controls, export_button)
+        self._title_beside = True
 
         self._view = pg.GraphicsLayoutWidget()
         self._view.ci.setContentsMargins(0, 6, 0, 6)  # room for the colour bar's end labels
@@ -263,9 +346,31 @@ class HeatmapWidget(QWidget):
         layout.addLayout(header)
         layout.addWidget(self._view, 1)
         layout.addWidget(self._readout)
+        self._layout = layout
+        self._view.setMinimumSize(80, 70)  # a splitter or a small panel never makes it a sliver
+
+    def _place_title(self) -> None:
+        """The title beside the tools while both fit, else on a row of its own above them (a title cut to
+        "ΔW = W(245) − W(2…" named no step)."""
+        need = (self._title_label.fontMetrics().horizontalAdvance(self._title) + 16
+                + sum(t.sizeHint().width() for t in self._tools))
+        beside = self.width() >= need
+        if beside == self._title_beside:
+            return
+        self._title_beside = beside
+        self._header.removeWidget(self._title_label)
+        self._layout.removeWidget(self._title_label)
+        if beside:
+            self._header.insertWidget(1, self._title_label, 1)
+        else:
+            self._layout.insertWidget(0, self._title_label)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._place_title()
 
     def _apply_colormap(self) -> None:
-        cmap = colormap(self._kind)
+        cmap = colormap(self._kind, self._cmap_name)
         if self._bar is not None:
             self._bar.setColorMap(cmap)
         else:

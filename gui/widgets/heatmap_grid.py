@@ -101,7 +101,8 @@ class HeatmapGrid(HeatmapWidget):
         stack, (rows, cols), (a, b) = self._stack, self._tokens, self._tile_names
         kw = dict(row_labels=rows, col_labels=cols, kind=self.kind, title=self.title(),
                   tile_title=f"{a} {{0}} · {b} {{1}}", axis_names=(a, b) + self._cell_names,
-                  levels=self.levels)
+                  levels=self.levels, value_title=self.value_title(), caption=self.export_caption(),
+                  cmap=self._cmap_name)
         return lambda path: export.export_grid(path, stack, **kw)
 
     def _update_ticks(self, *_) -> None:

@@ -90,6 +90,8 @@ class LossPlot(QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.graphics = pg.GraphicsLayoutWidget(self)
+        # readable curves before anything else: on a short screen the pane scrolls rather than crush them
+        self.setMinimumHeight(170)
         self.loss = self.graphics.addPlot(row=0, col=0)
         self.lr_plot = self.graphics.addPlot(row=1, col=0)
         self.graphics.ci.layout.setRowStretchFactor(0, 4)

@@ -3,23 +3,25 @@
 The slider moves over positions in the list of steps (saved steps need not be evenly spaced), and the
 label always names the step the timeline is at, so what a view shows can be checked against it. Keys
 (while the timeline or its slider has focus): Space plays or pauses, Left/Right step back and forth,
-Home/End jump to the first and newest step. Play advances at `fps` frames a second and stops at the end;
-"follow" keeps the timeline on the newest step as steps are added (a live run), until the user moves it.
+Home/End jump to the first and newest step. Play advances at the chosen frames a second (a 10-snapshot run
+at a fixed 8 was over in 1.2 s) and at the end stops, or starts over with "loop"; "follow" keeps the
+timeline on the newest step as steps are added (a live run), until the user moves it or plays.
 """
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QSlider, QStyle, QToolButton, QWidget
+from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QSlider, QStyle, QToolButton, QWidget
 
-DEFAULT_FPS = 8
+DEFAULT_FPS = 2
+SPEEDS = (0.5, 1, 2, 4, 8, 16)  # frames a second offered
 
 
 class Timeline(QWidget):
     sig_step_changed = Signal(int)   # the step now shown
     sig_follow_changed = Signal(bool)
 
-    def __init__(self, parent: QWidget | None = None, fps: int = DEFAULT_FPS):
+    def __init__(self, parent: QWidget | None = None, fps: float = DEFAULT_FPS):
         super().__init__(parent)
         self._steps: list[int] = []
         self.play_button = QToolButton()
@@ -34,12 +36,20 @@ class Timeline(QWidget):
         self.follow_box = QCheckBox("follow newest")
         self.follow_box.setToolTip("Move to each new snapshot as training saves it")
         self.follow_box.setChecked(True)
+        self.speed_box = QComboBox()
+        self.speed_box.setToolTip("Play speed: saved steps a second")
+        for f in sorted(set(SPEEDS) | {fps}):
+            self.speed_box.addItem(f"{f:g}/s", f)
+        self.loop_box = QCheckBox("loop")
+        self.loop_box.setToolTip("Play from the first step again after the last")
         self._timer = QTimer(self)
-        self._timer.setInterval(int(1000 / fps))
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        for w, stretch in ((self.play_button, 0), (self.slider, 1), (self.label, 0), (self.follow_box, 0)):
+        for w, stretch in ((self.play_button, 0), (self.speed_box, 0), (self.loop_box, 0), (self.slider, 1),
+                           (self.label, 0), (self.follow_box, 0)):
             layout.addWidget(w, stretch)
+        self.speed_box.currentIndexChanged.connect(lambda _: self._timer.setInterval(int(1000 / self.fps)))
+        self.speed_box.setCurrentIndex(self.speed_box.findData(fps))
         self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.slider.installEventFilter(self)
         self._show_play_icon()
@@ -60,6 +70,16 @@ class Timeline(QWidget):
     @property
     def following(self) -> bool:
         return self.follow_box.isChecked()
+
+    @property
+    def fps(self) -> float:
+        return float(self.speed_box.currentData())
+
+    def set_fps(self, fps: float) -> None:
+        index = self.speed_box.findData(fps)
+        if index < 0:
+            raise ValueError(f"play speed {fps} is not one of {', '.join(map(str, SPEEDS))}")
+        self.speed_box.setCurrentIndex(index)
 
     @property
     def playing(self) -> bool:
@@ -130,8 +150,10 @@ class Timeline(QWidget):
 
     def _advance(self) -> None:
         if self.slider.value() >= len(self._steps) - 1:
-            self.pause()
-            self.follow_box.setChecked(True)  # played up to the newest step: keep up with new ones
+            if self.loop_box.isChecked():
+                self._go(0)
+            else:
+                self.pause()  # and stays where the user left following: at the end, not at new steps
             return
         self.step_by(1)
 

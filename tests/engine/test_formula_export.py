@@ -97,3 +97,41 @@ def test_unknown_suffixes_and_too_many_terms_are_user_errors(tmp_path, depth2):
         se.export_sheet(tmp_path / "f.pdf", se.form_sheet(depth2))
     with pytest.raises(UserError, match="more than"):
         se.form_sheet(Forms(encoder(6, residual=True)))
+
+
+def test_a_subtitle_wider_than_the_formulas_is_not_cut_and_png_takes_the_chosen_dpi(tmp_path):
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import TextPath
+    from PIL import Image
+
+    from engine import export
+
+    subtitle = "encoder(3) · weight blocks.1.W_Q · route L1.mlp · 12 operators · a subtitle wider than x²"
+    sheet = se.Sheet("Term", (se.Formula("term", "x^{2}"),), subtitle)
+    path = se.export_sheet(tmp_path / "t.png", sheet)[0]
+    needed_pt = TextPath((0, 0), subtitle, size=0.8 * se.FONT_PT, prop=FontProperties()).get_extents().width
+    with Image.open(path) as im:
+        width, height = im.size
+    assert width >= needed_pt * 150 / 72
+    sharp = export.using_figure_options(export.FigureOptions(dpi=300), se.export_sheet, tmp_path / "s.png", sheet)
+    with Image.open(sharp[0]) as im:
+        assert abs(im.size[0] / width - 2) < 0.05 and abs(im.size[1] / height - 2) < 0.05
+
+
+def test_the_html_page_shows_each_formula_as_mathematics(tmp_path, depth2):
+    sheet = sheets(depth2)["weight"]
+    path = se.export_sheet(tmp_path / "w.html", sheet)[0]
+    root = ET.fromstring(path.read_text(encoding="utf-8").split("\n", 1)[1])
+    svg = "{http://www.w3.org/2000/svg}svg"
+    drawn = list(root.iter(svg))
+    assert len(drawn) == len(sheet.formulas)
+    for el, f in zip(drawn, sheet.formulas):
+        assert el.get("role") == "img" and el.get("aria-label").startswith("G =")
+        assert list(el.iter("{http://www.w3.org/2000/svg}path")) or list(el.iter("{http://www.w3.org/2000/svg}use"))
+
+
+def test_one_operator_is_not_one_operators(depth2):
+    import dataclasses
+
+    t = depth2.term("K_0 via X_1@Z_1#1")
+    assert t.operators == "4 operators" and dataclasses.replace(t, op_count=1).operators == "1 operator"

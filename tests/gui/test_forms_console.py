@@ -13,6 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication, QImage
 
 from engine.cli import main as cli_main
+from engine.export import FigureOptions
 from gui.panes.forms import FormsPane
 from gui.panes.forms_console import History
 from gui.session import Session
@@ -124,10 +125,10 @@ def test_a_long_line_and_its_error_wrap_within_the_transcript(qtbot, pane):
 def saving_to(monkeypatch, tmp_path):
     chosen = {}
 
-    def ask_path(parent, kind, title, filters="", suggested=""):
-        return chosen["path"]
+    def ask_export(parent, title, filters="", suggested=""):
+        return chosen["path"], FigureOptions()
 
-    monkeypatch.setattr(dialogs, "ask_path", ask_path)
+    monkeypatch.setattr(dialogs, "ask_export", ask_export)
     return chosen
 
 

@@ -158,3 +158,19 @@ def test_the_walkthrough_steps_through_the_notes_stages(qtbot):
     assert sum(n.startswith("shift") for n in names) == 4  # one shift per operator on the path
     walk.stages.setCurrentRow(walk.stages.count() - 1)
     assert walk.rows.rows[0][1] == latex(walk.shown_term.G)
+
+
+def test_weight_names_keep_their_ends_so_w_q_w_k_and_w_v_differ(qtbot, tmp_path):
+    session, run = model_session(tmp_path)
+    _, pane = make(qtbot, session)
+    pane.source.kind.setCurrentIndex(1)
+    qtbot.waitUntil(lambda: pane.forms is not None and "blocks.0.W_Q" in pane.counts, timeout=20000)
+    tree = pane.terms.weights
+    fm = tree.fontMetrics()
+    assert tree.textElideMode() == Qt.TextElideMode.ElideMiddle
+    assert tree.minimumWidth() >= fm.horizontalAdvance("blocks.0.W_Q") + fm.horizontalAdvance("Terms")
+    for name in ("blocks.0.W_Q", "blocks.0.W_K", "blocks.0.W_V"):
+        item = tree.findItems(name, Qt.MatchFlag.MatchExactly, 0)[0]
+        assert item.toolTip(0) == name
+        shown = fm.elidedText(name, Qt.TextElideMode.ElideMiddle, max(40, tree.columnWidth(0) - 10))
+        assert shown.endswith(name[-3:])

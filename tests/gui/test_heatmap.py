@@ -9,6 +9,7 @@ from PySide6.QtGui import QColor, QMouseEvent, QWheelEvent
 from PySide6.QtWidgets import QApplication
 
 from engine import export, probes
+from engine.export import FigureOptions
 from gui.widgets import dialogs
 from gui.widgets.heatmap import HeatmapWidget
 
@@ -146,7 +147,7 @@ def test_export_dialog_writes_each_format_off_the_gui_thread(heatmap, qtbot, tmp
     heatmap.set_matrix(scores, TOKENS, TOKENS, kind="signed", title="scores after the mask")
     target = tmp_path / f"out.{suffix}"
     asked = []
-    monkeypatch.setattr(dialogs, "ask_path", lambda *a, **k: asked.append(k) or target)
+    monkeypatch.setattr(dialogs, "ask_export", lambda *a, **k: asked.append(k) or (target, FigureOptions()))
     with qtbot.waitSignal(heatmap.sig_exported, timeout=20000) as blocker:
         heatmap._export_action.trigger()
     assert blocker.args == [target] and asked[0]["suggested"] == "scores-after-the-mask.png"

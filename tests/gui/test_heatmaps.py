@@ -229,6 +229,7 @@ def test_while_training_runs_the_details_follow_the_grid_more_slowly(qtbot, tok,
     for step in range(6, 26):  # one second
         pane._on_result(key, dataclasses.replace(result, step=step))
     assert "step 25" in pane.attention.grid.title()
+    assert "step 25" in pane.attention.summary.text()  # the summary follows the grid, not the details
     assert len(details) == heatmaps.DETAIL_HZ and details[0] == 6
     session.set_training_state("paused")
     pane._on_result(key, dataclasses.replace(result, step=26))

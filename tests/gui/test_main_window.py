@@ -50,13 +50,13 @@ def test_the_layout_survives_a_restart(qtbot, make_window):
     w = make_window()
     assert not w.layout_restored  # first start: the default layout
     w.tabifyDockWidget(w.docks["pane_architecture"], w.docks["pane_training"])
-    w.resize(w.width(), 770)
+    w.resize(w.width(), 700)
     w.close()
     again = make_window()
     assert again.layout_restored
     assert again.docks["pane_training"] in again.tabifiedDockWidgets(again.docks["pane_architecture"])
     # (only the height: the offscreen screen is narrower than the window, and restoring clamps widths)
-    assert again.height() == 770 != DEFAULT_SIZE[1]
+    assert again.height() == 700 != DEFAULT_SIZE[1]
 
 
 def test_a_restored_layout_keeps_its_closed_panes_closed_and_the_widths_of_the_others(qtbot, make_window):

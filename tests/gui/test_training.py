@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
+from engine.export import FigureOptions
 from engine.runs import Run
 from gui.widgets import dialogs
 
@@ -130,7 +131,7 @@ def test_evaluation_samples_are_logged_and_curves_export(qtbot, make_window, cor
     qtbot.waitUntil(lambda: "── step 10 ──" in pane(w).logged.toPlainText(), timeout=WAIT)
     qtbot.waitUntil(lambda: len(pane(w).history.val) >= 1, timeout=WAIT)
     out = tmp_path / "loss.csv"
-    monkeypatch.setattr(dialogs, "ask_path", lambda *a, **k: out)
+    monkeypatch.setattr(dialogs, "ask_export", lambda *a, **k: (out, FigureOptions()))
     w.actions["export"].trigger()
     qtbot.waitUntil(out.exists, timeout=WAIT)
     assert out.read_text().splitlines()[0] == "step,train_loss,val_loss"
@@ -152,3 +153,12 @@ def test_a_non_finite_loss_stops_training_with_a_banner_not_a_traceback(qtbot, m
     assert w.banner.isVisible() and w.banner.level == "error"
     assert "not finite" in w.banner.text and "learning rate" in w.banner.text
     assert pane(w).buttons["train"].isEnabled()
+
+
+def test_no_time_left_is_shown_once_training_is_stopped(qtbot, make_window, corpus_file):
+    w = make_window(tiny_config(corpus_file, steps=100_000))
+    click(qtbot, w, "train")
+    qtbot.waitUntil(lambda: pane(w).eta.text().endswith(" left"), timeout=WAIT)
+    w.session.request_training("stop")
+    wait_state(qtbot, w, "stopped")
+    assert pane(w).eta.text() == ""

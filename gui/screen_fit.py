@@ -1,0 +1,49 @@
+"""Fitting the main window to the screen it opens on, down to a 1280×720 laptop.
+
+Three pieces, each for one way a small screen was failing (issue 16, item 1):
+- `window_size`: the size the window opens at, never more than the screen's available area (less the
+  window manager's frame), so the status bar and the right-hand panes are on screen from the start;
+- `layout_columns`: how many panes stand side by side in the default layout (three need ~1500 px; a
+  laptop gets two, the rest tabbed);
+- `scrolling`: a pane inside a scroll area, so a dock narrower or lower than the pane's minimum scrolls
+  instead of forcing the whole window wider than the screen (Qt sums the docks' minimum widths).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QRect, QSize, Qt
+from PySide6.QtWidgets import QFrame, QScrollArea, QWidget
+
+from .widgets import wheel_guard
+
+WIDE_SCREEN = 1500          # available width from which three columns are the default
+FRAME_ALLOWANCE = (16, 40)  # a window manager's borders and title bar, outside the size Qt is given
+PANE_MIN = QSize(220, 160)  # the least a dock asks; below the pane's own minimum it scrolls
+
+
+def window_size(default: tuple[int, int], available: QRect, frame: tuple[int, int] = FRAME_ALLOWANCE) -> QSize:
+    """The default size, cut to what the screen can show with its frame (an empty `available`: as is).
+    A restored geometry passes `frame` (0, 0): Qt saved it with its frame and restores it so."""
+    w, h = default
+    if available.isEmpty():
+        return QSize(w, h)
+    return QSize(min(w, available.width() - frame[0]), min(h, available.height() - frame[1]))
+
+
+def layout_columns(available: QRect) -> int:
+    return 3 if available.isEmpty() or available.width() >= WIDE_SCREEN else 2
+
+
+def scrolling(pane: QWidget) -> QScrollArea:
+    """`pane` in a frameless scroll area that resizes it (so it fills the dock when there is room) and
+    scrolls only when the dock is smaller than the pane's minimum size. The wheel over its fields scrolls
+    it (wheel_guard) until a field is clicked."""
+    area = QScrollArea()
+    area.setObjectName(f"{pane.objectName()}_scroll")
+    area.setFrameShape(QFrame.Shape.NoFrame)
+    area.setWidgetResizable(True)
+    area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+    area.setWidget(pane)
+    area.setMinimumSize(PANE_MIN)
+    wheel_guard.guard_children(pane)
+    return area

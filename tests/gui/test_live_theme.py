@@ -1,0 +1,57 @@
+"""A theme switch while the app runs reaches every text (issue 16, item 2): labels styled by a style sheet
+(heatmap titles, the Forms term headings) and formulas drawn as images (asked again in the new colour)."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtGui import QPalette
+from PySide6.QtWidgets import QApplication, QLabel
+from shiboken6 import isValid
+
+from gui import theme
+
+from .conftest import QT_NOISE
+
+pytestmark = [pytest.mark.qt_log_level_fail("WARNING"), pytest.mark.qt_log_ignore(QT_NOISE)]
+TEXT = QPalette.ColorRole.WindowText
+
+
+def styled_labels(window) -> list[QLabel]:
+    return [lab for lab in window.findChildren(QLabel) if lab.styleSheet() and "color" not in lab.styleSheet()]
+
+
+@pytest.mark.parametrize("first,second", [("dark", "light"), ("light", "dark")])
+def test_every_styled_label_takes_the_new_text_colour(qtbot, make_window, first, second):
+    from gui.widgets.heatmap import HeatmapWidget
+
+    w = make_window()
+    w.set_theme(first)
+    qtbot.wait(10)
+    labels = styled_labels(w)
+    titles = [h._title_label for h in w.panes["pane_heatmaps"].findChildren(HeatmapWidget)]
+    assert labels and titles
+    w.set_theme(second)
+    QApplication.processEvents()
+    want = theme.palette(second).color(TEXT).name()
+    alive = [lab for lab in labels + titles if isValid(lab)]  # a pane may rebuild a page on the switch
+    assert len(alive) > len(labels) // 2
+    for lab in alive:
+        assert lab.palette().color(TEXT).name() == want, lab.objectName() or lab.text()
+
+
+def test_a_formula_is_asked_again_in_the_new_colour_even_when_out_of_sight(qtbot, make_window):
+    from gui.widgets.formula import FormulaView
+
+    make_window()
+    view = FormulaView("x^2", "x^2")
+    qtbot.addWidget(view)
+    view.show()
+    qtbot.waitUntil(lambda: view._key is not None)
+    old = view._key.color
+    view.hide()  # a tab behind another: it must ask when shown, not keep the old image
+    theme.apply_theme(QApplication.instance(), "light" if theme.current_theme() == "dark" else "dark")
+    QApplication.processEvents()
+    view.show()
+    qtbot.waitUntil(lambda: view._key is not None and view._key.color != old)
+    c = view.palette().color(TEXT)
+    assert view._key.color == (c.red(), c.green(), c.blue())
