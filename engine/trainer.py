@@ -28,6 +28,7 @@ from .data import Dataset
 from .device import pick_device, set_threads, single_thread
 from .errors import UserError
 from .model import GPT
+from .probes import induction_probe
 from .runs import Probe, Run, RunError, RunWriter
 from .schedule import lr_at
 
@@ -149,7 +150,8 @@ class Trainer:
         self._state_tensors = list(self.model.state_dict(keep_vars=False).items())
         self.batch_gen = torch.Generator().manual_seed(t.seed)
         x, y = dataset.fixed_batch(t.probe_batch, cfg.model.n_ctx, t.seed)
-        self.probe = Probe(x, y, dataset.text_head)
+        induction = induction_probe(cfg.model.vocab_size, cfg.model.n_ctx, t.seed, t.probe_batch)
+        self.probe = Probe(x, y, dataset.text_head, induction)
         self.step, self.wall_s, self.best_val = 0, 0.0, math.inf
         self._ckpt_step: int | None = None
         self._tps: float | None = None
