@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..errors import UserError
 
-WHATS = ("loss", "attention", "mask", "posenc", "coefficient")
+WHATS = ("loss", "attention", "mask", "posenc", "coefficient", "heads")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -31,12 +31,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "(every layer and head, one layer with --layer, one head with --layer and --head); "
                         "mask: the mask in force for the prompt's length; posenc: the positional encoding "
                         "matrix (positions × dimensions); coefficient: a weight's coefficient matrix G = −∂L/∂W on "
-                        "the run's probe batch, split by the form into route classes (needs --weight)")
+                        "the run's probe batch, split by the form into route classes (needs --weight); heads: every "
+                        "head's scores over the saved steps (.csv), or as heads × steps above the loss curve")
     p.add_argument("--step", type=int, metavar="S",
                    help="use the weights saved at this step (default: the newest saved step)")
     p.add_argument("--layer", type=int, metavar="L", help="attention: only this layer (from 0)")
     p.add_argument("--head", type=int, metavar="H", help="attention: only this head of --layer (from 0)")
     p.add_argument("--weight", metavar="NAME", help="coefficient: the weight, e.g. blocks.0.W_K")
+    p.add_argument("--score", metavar="NAME", help="heads: draw only this score (e.g. induction)")
     p.add_argument("--prompt", metavar="TEXT",
                    help="attention and mask: the text to probe (default: the run's heatmap prompt)")
     p.add_argument("--out", metavar="FILE", required=True, help="the file to write; its suffix sets the format")
@@ -144,5 +146,17 @@ def export_coefficient(run_, args) -> Path:
     return export_coefficient(args.out, store, args.weight, step, progress)
 
 
+def export_heads(run_, args) -> Path:
+    from ..analysis.head_export import export_heads
+    from ..analysis.head_timeline import head_timeline
+
+    timeline = head_timeline(run_.path)
+    if args.step is not None:
+        if args.step not in timeline.steps:
+            raise UserError(f"{run_.path} has no weights saved at step {args.step}")
+        timeline = timeline.upto(args.step)
+    return export_heads(args.out, timeline, run_.metrics(), args.score)
+
+
 HANDLERS: dict[str, Callable] = {"loss": export_loss, "attention": export_attention, "mask": export_mask,
-                                 "posenc": export_posenc, "coefficient": export_coefficient}
+                                 "posenc": export_posenc, "coefficient": export_coefficient, "heads": export_heads}
