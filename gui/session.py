@@ -28,6 +28,7 @@ class Session(QObject):
     sig_sample_ready = Signal(object, str)  # the request and the generated text
     sig_message_posted = Signal(str, str)   # level (error | warning | info), text: the window's banner
     sig_weights_wanted_changed = Signal(int)  # steps between weight copies panes ask for; 0 = none
+    sig_head_at_step = Signal(int, int, int)  # layer, head, saved step: show that head's attention there
 
     def __init__(self, config: ExperimentConfig | None = None, parent: QObject | None = None):
         super().__init__(parent)
@@ -91,6 +92,10 @@ class Session(QObject):
     def post_message(self, text: str, level: str = "error") -> None:
         """Show a message in the window's banner (a user's mistake or a stopped run, never a traceback)."""
         self.sig_message_posted.emit(level, text)
+
+    def show_head_at_step(self, layer: int, head: int, step: int) -> None:
+        """Ask the Heatmaps pane to show one head's attention at a saved step (the head timeline's click)."""
+        self.sig_head_at_step.emit(layer, head, step)
 
     def want_weights(self, who: str, every: int) -> None:
         """Pane `who` wants a weights copy every `every` steps while training (0 withdraws the wish).
