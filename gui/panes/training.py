@@ -108,6 +108,7 @@ class TrainingPane(QWidget):
         curves = QSplitter(Qt.Orientation.Horizontal, self)  # a head forming beside the loss bending
         curves.addWidget(self.plot)
         curves.addWidget(self.head_timeline)
+        curves.setSizes([600, 600])
         split = QSplitter(Qt.Orientation.Vertical, self)
         split.addWidget(curves)
         split.addWidget(self._build_samples())
