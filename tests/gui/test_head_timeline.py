@@ -53,3 +53,12 @@ def test_clicking_a_cell_shows_that_head_at_that_step_in_the_heatmaps_pane(qtbot
     assert sig.args == [1, 1, 2]
     assert (heat.state.step, heat.state.layer, heat.state.head) == (2, 1, 1)
     assert heat.step_box.currentData() == 2
+
+
+def test_a_click_on_the_timeline_brings_the_heatmaps_pane_to_the_front(qtbot, make_window):
+    w = make_window()
+    w.docks["pane_weight"].raise_()
+    qtbot.waitUntil(lambda: not w.panes["pane_heatmaps"].seen())
+    w.session.show_head_at_step(0, 1, 0)
+    qtbot.waitUntil(lambda: w.panes["pane_heatmaps"].seen())
+    assert (w.panes["pane_heatmaps"].state.layer, w.panes["pane_heatmaps"].state.head) == (0, 1)
