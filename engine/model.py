@@ -73,6 +73,7 @@ class Block(nn.Module):
             self.ln1 = LayerNorm(d)
             self.ln2 = LayerNorm(d)
         self.drop = nn.Dropout(cfg.dropout)
+        self.z_edit = None  # f(z) -> z on the heads' outputs z (B, h, T, d_k), for analyses that ablate heads
 
     def attention(self, x: torch.Tensor, mask_add: torch.Tensor, mask_ok: torch.Tensor,
                   trace: list[LayerTrace] | None) -> torch.Tensor:
@@ -92,6 +93,8 @@ class Block(nn.Module):
             weights = torch.softmax(masked, dim=-1)
             trace.append(LayerTrace(scores, masked, weights))
             y = F.dropout(weights, p_drop, self.training) @ v  # (B, h, T, dk)
+        if self.z_edit is not None:
+            y = self.z_edit(y)
         y = y.transpose(1, 2).reshape(B, T, d)
         return self.drop(y @ self.W_O)
 

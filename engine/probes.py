@@ -5,6 +5,8 @@ Pure functions without Qt, returning owned numpy arrays. Attention is softmax(Q 
 (`GPT.attention_trace`); rows are queries, columns keys. Masked entries are NaN in everything returned here
 (never −inf), so displays and exports can draw them as "masked". The shift map M_k with
 P[p + k] = P[p] M_k is the linear-offset property of sinusoidal encodings the paper cites (§3.5).
+`induction_probe` is the standard induction probe: random tokens repeated twice (Olsson et al. 2022, "In-context
+learning and induction heads", §2), stored with each run.
 """
 
 from __future__ import annotations
@@ -88,6 +90,23 @@ def head_summaries(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     dist = np.abs(np.arange(T)[:, None] - np.arange(T)[None, :])
     distance = (w * dist).sum(axis=-1).mean(axis=-1)
     return entropy, distance
+
+
+def induction_probe(vocab_size: int, n_ctx: int, seed: int, batch: int) -> np.ndarray:
+    """(batch, 2·⌊n_ctx/2⌋) int64: each row a random sequence of ⌊n_ctx/2⌋ tokens followed by itself.
+
+    Seeded from the run's seed, so a run that predates stored induction probes derives the same one. Tokens
+    are drawn without replacement when the vocabulary holds enough of them, so each token of the first half
+    occurs once and "the token after its earlier occurrence" is a single key (else with replacement).
+    """
+    half = n_ctx // 2
+    g = np.random.default_rng([seed, 14])  # 14: a stream of its own, apart from the run's other draws
+    if vocab_size >= half:
+        rows = [g.permutation(vocab_size)[:half] for _ in range(batch)]
+    else:
+        rows = [g.integers(0, vocab_size, half) for _ in range(batch)]
+    first = np.asarray(rows, dtype=np.int64).reshape(batch, half)
+    return np.concatenate([first, first], axis=1)
 
 
 def with_mask(model: GPT, kind: str, band: int, reuse: GPT | None = None) -> GPT:

@@ -2,7 +2,8 @@
 
     RUN/config.toml          the resolved ExperimentConfig (vocab_size set from the tokenizer)
     RUN/tokenizer.json       the tokenizer's vocabulary, so a run samples without its corpus
-    RUN/probe.json           the fixed probe batch (token ids x, y) and the heatmap prompt
+    RUN/probe.json           the fixed probe batch (token ids x, y), the heatmap prompt and the induction
+                             probe (random tokens repeated twice; derived from the seed for older runs)
     RUN/metrics.jsonl        one JSON object per logged step
     RUN/samples.jsonl        text sampled at evaluation steps
     RUN/checkpoints/step-000500/{model.safetensors, state.pt}   weights + optimizer and RNG state
@@ -55,11 +56,14 @@ class RunError(UserError, ValueError):
 
 @dataclass(frozen=True)
 class Probe:
-    """The run's fixed probe batch (forms and coefficients) and its heatmap prompt."""
+    """The run's fixed probe batch (forms, coefficients, head scores), its heatmap prompt and its induction
+    probe (`probes.induction_probe`)."""
 
-    x: np.ndarray  # (B, T) int64 token ids
+    x: np.ndarray  # (B, T) int64 token ids, a held-out validation batch
     y: np.ndarray  # (B, T) next-token targets
     prompt: str
+    induction: np.ndarray | None = None  # (B, 2·⌊n_ctx/2⌋) random tokens repeated twice
+    induction_derived: bool = False      # True when probe.json predates it and it was derived from the seed
 
 
 def step_name(step: int) -> str:
@@ -259,7 +263,8 @@ class RunWriter:
             raise RunError(f"cannot create run directory {path}: {e.strerror}") from None
         atomic_write_text(path / TOKENIZER, json.dumps(tokenizer.to_dict(), ensure_ascii=False))
         atomic_write_text(path / PROBE, json.dumps(
-            {"x": probe.x.tolist(), "y": probe.y.tolist(), "prompt": probe.prompt}, ensure_ascii=False))
+            {"x": probe.x.tolist(), "y": probe.y.tolist(), "prompt": probe.prompt,
+             **({} if probe.induction is None else {"induction": probe.induction.tolist()})}, ensure_ascii=False))
         for name in (METRICS, SAMPLES):
             (path / name).touch()
         w.write_config(cfg)
@@ -415,7 +420,25 @@ class Run:
         if not ok:
             self._warnings[PROBE] = f"{PROBE} is missing or corrupt"
             return None
-        return Probe(x, y, d["prompt"])
+        induction = self._stored_induction(d)
+        if induction is None:
+            return Probe(x, y, d["prompt"], self._derived_induction(), True)
+        return Probe(x, y, d["prompt"], induction)
+
+    def _stored_induction(self, d: dict) -> np.ndarray | None:
+        try:
+            a = np.asarray(d["induction"], dtype=np.int64)
+        except (KeyError, TypeError, ValueError):
+            return None
+        ok = a.ndim == 2 and a.shape[1] >= 2 and a.size > 0 and 0 <= a.min() and a.max() < self.tokenizer.vocab_size
+        return a if ok else None
+
+    def _derived_induction(self) -> np.ndarray:
+        """What the trainer stores now, drawn from the run's seed (runs from before it was stored)."""
+        from .probes import induction_probe
+
+        m, t = self.config.model, self.config.train
+        return induction_probe(m.vocab_size, m.n_ctx, t.seed, t.probe_batch)
 
     def probe(self) -> Probe:
         p = self._probe_or_none()

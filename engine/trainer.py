@@ -32,6 +32,7 @@ from .errors import UserError
 from .model import GPT
 from .run_integrity import NonFiniteWeights, require_finite
 from .optimizers import make_optimizer  # AdamW, SGD or Muon (TrainConfig.optimizer)
+from .probes import induction_probe
 from .runs import Probe, Run, RunError, RunWriter
 from .schedule import lr_at
 
@@ -156,7 +157,8 @@ class Trainer:
         self.compiled = forward is not self.model
         self._forward = group.wrap(forward, self.device)  # self.model keeps the state dict's names
         x, y = dataset.fixed_batch(t.probe_batch, cfg.model.n_ctx, t.seed)
-        self.probe = Probe(x, y, dataset.text_head)
+        induction = induction_probe(cfg.model.vocab_size, cfg.model.n_ctx, t.seed, t.probe_batch)
+        self.probe = Probe(x, y, dataset.text_head, induction)
         self.step, self.wall_s, self.best_val = 0, 0.0, math.inf
         self._ckpt_step: int | None = None
         self._tps: float | None = None

@@ -212,6 +212,7 @@ class MainWindow(QMainWindow):
         s.sig_step_reported.connect(self._on_step_reported)
         s.sig_run_opened.connect(self._on_run_opened)
         s.sig_training_state_changed.connect(self._on_training_state_changed)
+        s.sig_head_at_step.connect(lambda *_: self._show_pane("pane_heatmaps"))  # the head timeline's click
         s.sig_config_problems_changed.connect(lambda _: self._on_training_state_changed(s.training_state))
         s.sig_open_run_requested.connect(self.open_run)
         c.sig_run_dir_changed.connect(self._on_run_dir_changed)
@@ -257,6 +258,11 @@ class MainWindow(QMainWindow):
             if focus is not None and pane.isAncestorOf(focus):
                 return pane
         return able[0] if able else None
+
+    def _show_pane(self, name: str) -> None:
+        if name in self.docks:
+            self.docks[name].show()
+            self.docks[name].raise_()
 
     def reset_layout(self) -> None:
         for dock in self.docks.values():

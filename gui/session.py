@@ -31,6 +31,7 @@ class Session(QObject):
     # Added for the run browser (issue 15):
     sig_runs_compared = Signal(object)      # list[Path] of the runs ticked in the browser, overlaid as curves
     sig_open_run_requested = Signal(str)    # a pane asks for a run folder to be opened; the window opens it
+    sig_head_at_step = Signal(int, int, int)  # layer, head, saved step: show that head's attention there
 
     def __init__(self, config: ExperimentConfig | None = None, parent: QObject | None = None):
         super().__init__(parent)
@@ -102,6 +103,10 @@ class Session(QObject):
     def post_message(self, text: str, level: str = "error") -> None:
         """Show a message in the window's banner (a user's mistake or a stopped run, never a traceback)."""
         self.sig_message_posted.emit(level, text)
+
+    def show_head_at_step(self, layer: int, head: int, step: int) -> None:
+        """Ask the Heatmaps pane to show one head's attention at a saved step (the head timeline's click)."""
+        self.sig_head_at_step.emit(layer, head, step)
 
     def want_weights(self, who: str, every: int) -> None:
         """Pane `who` wants a weights copy every `every` steps while training (0 withdraws the wish).

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..errors import UserError
 
-WHATS = ("loss", "attention", "mask", "posenc", "coefficient", "update")
+WHATS = ("loss", "attention", "mask", "posenc", "coefficient", "update", "heads")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -34,12 +34,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "the run's probe batch, split by the form into route classes (needs --weight); update: "
                         "G at --step turned into a step by each geometry (Euclidean, sign, AdamW's diagonal, "
                         "spectral) beside the applied ΔW = W(step) − W(previous saved step) (needs --weight; "
-                        ".csv cosines, norms, effective ranks; .npy the stacked directions; figures side by side)")
+                        ".csv cosines, norms, effective ranks; .npy the stacked directions; figures side by side); "
+                        "heads: every head's scores over the saved steps (.csv), or as heads × steps above the loss curve")
     p.add_argument("--step", type=int, metavar="S",
                    help="use the weights saved at this step (default: the newest saved step)")
     p.add_argument("--layer", type=int, metavar="L", help="attention: only this layer (from 0)")
     p.add_argument("--head", type=int, metavar="H", help="attention: only this head of --layer (from 0)")
     p.add_argument("--weight", metavar="NAME", help="coefficient and update: the weight, e.g. blocks.0.W_K")
+    p.add_argument("--score", metavar="NAME", help="heads: draw only this score (e.g. induction)")
     p.add_argument("--prompt", metavar="TEXT",
                    help="attention and mask: the text to probe (default: the run's heatmap prompt)")
     p.add_argument("--out", metavar="FILE", required=True, help="the file to write; its suffix sets the format")
@@ -150,6 +152,18 @@ def export_coefficient(run_, args) -> Path:
     return export_coefficient(args.out, store, args.weight, step, progress)
 
 
+def export_heads(run_, args) -> Path:
+    from ..analysis.head_export import export_heads
+    from ..analysis.head_timeline import head_timeline
+
+    timeline = head_timeline(run_.path)
+    if args.step is not None:
+        if args.step not in timeline.steps:
+            raise UserError(f"{run_.path} has no weights saved at step {args.step}")
+        timeline = timeline.upto(args.step)
+    return export_heads(args.out, timeline, run_.metrics(), args.score)
+
+
 def export_update(run_, args) -> Path:
     from ..analysis.update import update_geometry
     from ..analysis.update_export import export_update
@@ -159,4 +173,4 @@ def export_update(run_, args) -> Path:
 
 HANDLERS: dict[str, Callable] = {"loss": export_loss, "attention": export_attention, "mask": export_mask,
                                  "posenc": export_posenc, "coefficient": export_coefficient,
-                                 "update": export_update}
+                                 "update": export_update, "heads": export_heads}

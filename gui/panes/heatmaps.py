@@ -137,6 +137,7 @@ class HeatmapsPane(SeenWidget):
         s.sig_run_opened.connect(self._on_run_opened)
         s.sig_config_changed.connect(self._on_config_changed)
         s.sig_training_state_changed.connect(self._on_training_state_changed)
+        s.sig_head_at_step.connect(self.show_head_at_step)
         self._job.sig_done.connect(self._on_result)
         self._job.sig_failed.connect(self._on_failed)
         self.prompt.editingFinished.connect(self._on_prompt_edited)
@@ -285,6 +286,13 @@ class HeatmapsPane(SeenWidget):
             self.step_box.addItem(f"step {step}", step)
         self.step_box.setCurrentIndex(max(0, self.step_box.findData(wanted)) if wanted is not None else 0)
         self.step_box.blockSignals(False)
+
+    def show_head_at_step(self, layer: int, head: int, step: int) -> None:
+        """Browse the saved `step` with (layer, head) chosen: the head timeline's click."""
+        self.state.step = step
+        self._list_steps()
+        self._choose_head(layer, head)
+        self.refresh()
 
     def _on_step_chosen(self, index: int) -> None:
         self.state.step = self.step_box.itemData(index)

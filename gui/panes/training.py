@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (QDoubleSpinBox, QFormLayout, QGridLayout, QHBoxLa
                                QTabWidget, QToolButton, QVBoxLayout, QWidget)
 
 from ..session import Session
+from ..widgets.head_timeline import HeadTimelinePanel
 from ..widgets.loss_plot import LossHistory, LossPlot
 from ..worker import SampleRequest
 
@@ -103,8 +104,13 @@ class TrainingPane(QWidget):
         bar.addWidget(self.eta)
         self.stats = self._build_stats()
         self.plot = LossPlot(self)
+        self.head_timeline = HeadTimelinePanel(self.session, self)
+        curves = QSplitter(Qt.Orientation.Horizontal, self)  # a head forming beside the loss bending
+        curves.addWidget(self.plot)
+        curves.addWidget(self.head_timeline)
+        curves.setSizes([600, 600])
         split = QSplitter(Qt.Orientation.Vertical, self)
-        split.addWidget(self.plot)
+        split.addWidget(curves)
         split.addWidget(self._build_samples())
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 1)

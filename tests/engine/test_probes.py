@@ -130,3 +130,12 @@ def test_shift_map_moves_sinusoidal_positions_and_not_others(k):
     assert probes.shift_error(learned, M, k).max() > 1e-3
     with pytest.raises(UserError):
         probes.shift_error(P, M, 16)
+
+
+def test_the_induction_probe_repeats_random_tokens_and_depends_only_on_its_seed():
+    a = probes.induction_probe(65, 17, seed=3, batch=2)
+    assert a.shape == (2, 16) and a.dtype == np.int64 and (a[:, :8] == a[:, 8:]).all()
+    assert (a == probes.induction_probe(65, 17, seed=3, batch=2)).all()
+    assert not (a == probes.induction_probe(65, 17, seed=4, batch=2)).all()
+    small = probes.induction_probe(3, 16, seed=3, batch=2)  # fewer tokens than a half: drawn with replacement
+    assert small.max() < 3 and (small[:, :8] == small[:, 8:]).all()

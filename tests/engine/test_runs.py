@@ -151,3 +151,17 @@ def test_resuming_after_a_crash_drops_rows_past_the_checkpoint_and_the_cut_line(
     assert run.warnings == []
     assert [r["step"] for r in run.metrics()] == list(range(1, 24))
     assert run.metrics()[20]["train_loss"] != 9.0
+
+
+def test_the_induction_probe_is_stored_and_an_older_run_derives_the_same_one(trained):
+    probe = Run(trained).probe()
+    half = probe.induction.shape[1] // 2
+    assert probe.induction.shape == (4, 16) and not probe.induction_derived
+    assert (probe.induction[:, :half] == probe.induction[:, half:]).all()
+    assert all(len(set(row[:half])) == half for row in probe.induction)  # 65 characters: no repeat in a half
+    d = json.loads((trained / "probe.json").read_text())
+    del d["induction"]  # a run from before induction probes were stored
+    (trained / "probe.json").write_text(json.dumps(d))
+    old = Run(trained)
+    assert old.warnings == [] and old.probe().induction_derived
+    assert (old.probe().induction == probe.induction).all()

@@ -1,0 +1,233 @@
+"""What each attention head does at one set of weights, and what it is worth: pure functions, no Qt, no files.
+
+Every score is per layer and head, an (L, H) float64 array, read from the model's explicit attention path
+(`GPT.attention_trace`, as the heatmaps use) on the run's fixed probes (`engine.runs.Probe`): the held-out
+validation batch x (B, T) with its targets y, and the induction probe (random tokens repeated twice, n a half).
+All heads come from one traced forward per probe; what a head is worth from one more, batched forward.
+A_ij below is head's attention from query i to key j, averaged over the probe's sequences.
+
+    previous_token  mean_{i≥1} A_{i,i−1} on x. A previous-token head (Olsson et al. 2022, "In-context learning
+                    and induction heads", §2; Elhage et al. 2021, "A mathematical framework for transformer
+                    circuits", the induction circuit's first half).
+    induction       mean_{n≤i<2n} A_{i,i−n+1} on the induction probe: attention to the token after the earlier
+                    copy of the current token, Olsson et al.'s prefix-matching score.
+    duplicate       mean_{n≤i<2n} A_{i,i−n} on the induction probe: attention to the earlier copy of the current
+                    token itself, the duplicate-token heads of Wang et al. 2022 ("Interpretability in the wild:
+                    a circuit for indirect object identification in GPT-2 small", §3).
+    first_token     mean_{i≥1} A_{i,0} on x: a positional head that parks on the first token (Voita et al. 2019,
+                    "Analyzing multi-head self-attention", §4; Clark et al. 2019, "What does BERT look at?", §3).
+    distance        mean over queries of Σ_j A_ij |i − j| on x, in tokens (Clark et al. 2019 §3;
+                    `probes.head_summaries`, as the heatmaps pane shows it).
+    entropy         mean over queries of −Σ_j A_ij log A_ij on x, in nats (Clark et al. 2019 §3.1).
+    copying         Σ λ / Σ |λ| over the eigenvalues λ of the head's OV circuit W_E W_V,h W_O,h W_U (rows act
+                    on the right), with the layer norms' gains folded in: in [−1, 1], 1 when attending to a
+                    token only raises that token's logit (Elhage et al. 2021, "OV circuit"; Olsson et al.'s
+                    copying score). Computed on the d_k × d_k product W_O,h W_U W_E W_V,h, which has the same
+                    non-zero eigenvalues. Layer-norm centring and scaling are left out, and for heads after
+                    layer 0 it reads the direct path from the token embedding only.
+    ablation        probe loss with the head mean-ablated minus the probe loss: the head's output z_h is
+                    replaced by its mean over the probe's B·T positions (Wang et al. 2022 §2 use mean-ablation
+                    likewise). Positive: the head helps.
+    dla             direct logit attribution (Elhage et al. 2021): the head's output z_h W_O,h passed through
+                    the final layer norm linearised at the probe (its own scale σ at each position), dotted with
+                    W_U[:, y] − mean_v W_U[:, v], averaged over positions (the centring makes it a change in
+                    log-odds against the average token). NaN for post-LN or residual-free models, where the
+                    head's output passes through later non-linear layers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from ..model import GPT, LN_EPS
+from ..probes import head_summaries
+
+ATTENTION_SCORES = ("previous_token", "induction", "duplicate", "first_token", "distance", "entropy")
+SCORES = ATTENTION_SCORES + ("copying", "ablation", "dla")
+
+
+@dataclass(frozen=True)
+class HeadProbes:
+    """The token ids the scores read: a validation batch x with its targets y, and the induction probe."""
+
+    x: np.ndarray          # (B, T)
+    y: np.ndarray          # (B, T)
+    induction: np.ndarray  # (B', 2n): n random tokens, then the same n again
+
+    @classmethod
+    def from_probe(cls, probe) -> HeadProbes:
+        return cls(probe.x, probe.y, probe.induction)
+
+
+@dataclass(frozen=True)
+class HeadScores:
+    """Every score of every head at one set of weights (SCORES, each (L, H)) and the probe loss."""
+
+    values: dict[str, np.ndarray]
+    loss: float
+
+
+def head_scores(model: GPT, probes: HeadProbes) -> HeadScores:
+    """All scores of every head of `model` (eval mode, no gradients) on `probes`."""
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            rec = _record(model, probes.x, probes.y)
+            values = _attention_scores(rec.weights, _weights(model, probes.induction), probes.induction.shape[1] // 2)
+            values["copying"] = copying_scores(model)
+            values["ablation"] = _ablation_losses(model, rec) - rec.loss
+            values["dla"] = _dla(model, rec)
+    finally:
+        model.train(was_training)
+    return HeadScores(values, rec.loss)
+
+
+@dataclass
+class _Recording:
+    """One traced forward of the validation batch and what the later scores need from inside it."""
+
+    tgt: torch.Tensor            # (B, T) targets
+    loss: float
+    weights: np.ndarray          # (L, B, H, T, T) attention
+    block_in: list[torch.Tensor]  # each block's input residual stream (B, T, d)
+    z: list[torch.Tensor]        # each block's heads' outputs (B, H, T, dk)
+    final_in: torch.Tensor | None  # the final layer norm's input (B, T, d), None without one
+
+
+def _record(model: GPT, x: np.ndarray, y: np.ndarray) -> _Recording:
+    idx = torch.as_tensor(np.asarray(x), dtype=torch.long, device=_device(model))
+    tgt = torch.as_tensor(np.asarray(y), dtype=torch.long, device=idx.device)
+    trace, block_in, zs, final_in = [], [], [], []
+    hooks = [b.register_forward_pre_hook(lambda m, a: block_in.append(a[0])) for b in model.blocks]
+    if model.cfg.has_final_norm:
+        hooks.append(model.ln_f.register_forward_hook(lambda m, a, o: final_in.append(a[0])))
+    for block in model.blocks:
+        block.z_edit = lambda z: zs.append(z) or z
+    try:
+        _, loss = model(idx, tgt, trace=trace)
+    finally:
+        _clear(model)
+        for hook in hooks:
+            hook.remove()
+    weights = torch.stack([t.weights for t in trace]).to("cpu", torch.float64).numpy()
+    return _Recording(tgt, loss.item(), weights, block_in, zs, final_in[0] if final_in else None)
+
+
+def _attention_scores(val: np.ndarray, ind: np.ndarray, n: int) -> dict[str, np.ndarray]:
+    """The attention scores from the weights (L, B, H, T, T) on x and on the induction probe (halves of n)."""
+    i = np.arange(n, 2 * n)
+    rows = np.arange(1, val.shape[-1])
+    entropy, distance = head_summaries(val)    # (L, B, H)
+    return {
+        "previous_token": val[..., rows, rows - 1].mean(axis=(1, 3)),
+        "induction": ind[..., i, i - n + 1].mean(axis=(1, 3)),
+        "duplicate": ind[..., i, i - n].mean(axis=(1, 3)),
+        "first_token": val[..., rows, 0].mean(axis=(1, 3)),
+        "distance": distance.mean(axis=1),
+        "entropy": entropy.mean(axis=1),
+    }
+
+
+def _weights(model: GPT, ids: np.ndarray) -> np.ndarray:
+    idx = torch.as_tensor(np.asarray(ids), dtype=torch.long, device=_device(model))
+    trace = model.attention_trace(idx)
+    return torch.stack([t.weights for t in trace]).to("cpu", torch.float64).numpy()
+
+
+def copying_scores(model: GPT) -> np.ndarray:
+    """Σ λ / Σ |λ| of each head's OV circuit (see the module docstring), (L, H)."""
+    cfg = model.cfg
+    L, H, dk = cfg.n_layer, cfg.n_head, cfg.d_head
+    f64 = torch.float64
+    W_U = model.unembedding().to(f64)
+    if cfg.has_final_norm:
+        W_U = model.ln_f.g.to(f64)[:, None] * W_U
+    UE = W_U @ model.W_E.to(f64)  # (d, d): the rest of the product is per head
+    circuits = []
+    for block in model.blocks:
+        W_V = block.W_V.to(f64)
+        if cfg.norm == "pre":
+            W_V = block.ln1.g.to(f64)[:, None] * W_V
+        W_O = block.W_O.to(f64).view(H, dk, -1)                   # (H, dk, d)
+        W_V = W_V.view(-1, H, dk).transpose(0, 1)                   # (H, d, dk)
+        circuits.append(W_O @ UE @ W_V)                             # (H, dk, dk)
+    lam = torch.linalg.eigvals(torch.stack(circuits))               # (L, H, dk)
+    total = lam.abs().sum(dim=-1)
+    score = torch.where(total > 0, lam.real.sum(dim=-1) / total.clamp_min(1e-300), 0.0)
+    return score.view(L, H).cpu().numpy()
+
+
+def _ablation_losses(model: GPT, rec: _Recording) -> np.ndarray:
+    """Probe loss with each head in turn replaced by its mean over the B·T positions, (L, H).
+
+    Layers before an ablated head's are unchanged, so the H copies for layer l start from that layer's
+    recorded input: the L·H ablations cost about (L + 1)/2 forwards of H copies of the batch.
+    """
+    cfg = model.cfg
+    H, B = cfg.n_head, rec.tgt.shape[0]
+    out = np.zeros((cfg.n_layer, H))
+    for layer, block in enumerate(model.blocks):
+        means = rec.z[layer].mean(dim=(0, 2))  # (H, dk)
+
+        def edit(z, means=means):
+            z = z.clone().view(H, B, *z.shape[1:])  # (copies, B, h, T, dk)
+            for h in range(H):
+                z[h, :, h] = means[h]
+            return z.view(H * B, *z.shape[2:])
+
+        block.z_edit = edit
+        try:
+            x = rec.block_in[layer].repeat(H, 1, 1)
+            for later in model.blocks[layer:]:
+                x = later(x, model.mask_add, model.mask_ok)
+        finally:
+            block.z_edit = None
+        if cfg.has_final_norm:
+            x = model.ln_f(x)
+        logits = x @ model.unembedding() + model.b_U
+        per_token = _per_token_loss(model, logits, rec.tgt.repeat(H, 1))
+        out[layer] = per_token.view(H, -1).mean(dim=-1).to("cpu", torch.float64).numpy()
+    return out
+
+
+def _per_token_loss(model: GPT, logits: torch.Tensor, tgt: torch.Tensor) -> torch.Tensor:
+    if model.cfg.loss == "cross_entropy":
+        return F.cross_entropy(logits.transpose(1, 2), tgt, reduction="none")
+    onehot = F.one_hot(tgt, logits.shape[-1]).to(logits.dtype)
+    return 0.5 * (onehot - logits).pow(2).sum(dim=-1)
+
+
+def _dla(model: GPT, rec: _Recording) -> np.ndarray:
+    """Each head's direct logit attribution on the recorded batch's targets (module docstring), (L, H)."""
+    cfg, final_in = model.cfg, rec.final_in
+    L, H, dk = cfg.n_layer, cfg.n_head, cfg.d_head
+    if not cfg.residual or cfg.norm == "post":
+        return np.full((L, H), np.nan)
+    W_U = model.unembedding()
+    U_y = (W_U - W_U.mean(dim=1, keepdim=True)).t()[rec.tgt]  # (B, T, d)
+    if final_in is not None:
+        sigma = torch.sqrt(final_in.var(dim=-1, unbiased=False, keepdim=True) + LN_EPS)
+        U_y = U_y * model.ln_f.g / sigma
+    out = np.zeros((L, H))
+    for layer, (block, z) in enumerate(zip(model.blocks, rec.z)):
+        W_O = block.W_O.view(H, dk, -1)                     # (H, dk, d)
+        c = torch.einsum("bhtk,hkd->bthd", z, W_O)           # each head's write to the residual stream
+        if final_in is not None:
+            c = c - c.mean(dim=-1, keepdim=True)             # the layer norm's centring is linear
+        out[layer] = torch.einsum("bthd,btd->h", c, U_y).div(U_y.shape[0] * U_y.shape[1]).double().cpu().numpy()
+    return out
+
+
+def _clear(model: GPT) -> None:
+    for block in model.blocks:
+        block.z_edit = None
+
+
+def _device(model: torch.nn.Module) -> torch.device:
+    return next(model.parameters()).device
+

@@ -1,0 +1,71 @@
+"""Head scores over a run's saved steps: cached, recomputed when the weights change, and formation steps."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+from engine.analysis import head_timeline as timeline_mod
+from engine.analysis.head_roles import formation_step, roles_over
+from engine.analysis.heads import SCORES, HeadProbes, head_scores
+from engine.runs import Run
+from tests.engine.test_export_cli import tiny_run
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    return tiny_run(tmp_path_factory.mktemp("heads") / "run")
+
+
+def test_a_role_forms_at_the_first_step_from_which_it_stays_above_its_threshold():
+    steps = [0, 100, 200, 300, 400]
+    assert formation_step(steps, np.array([0.1, 0.5, 0.2, 0.6, 0.7]), 0.4) == 300
+    assert formation_step(steps, np.array([0.5, 0.5, 0.5, 0.6, 0.7]), 0.4) == 0
+    assert formation_step(steps, np.array([0.5, 0.5, 0.5, 0.6, 0.3]), 0.4) is None
+    series = {n: np.zeros((5, 1, 2)) for n in SCORES}
+    series["induction"][2:, 0, 1] = 0.9
+    assert [r.label for r in roles_over(steps, series)] == ["L0 H1 · induction, from step 200"]
+
+
+def test_the_timeline_scores_every_saved_step_on_the_runs_probes(run):
+    tl = timeline_mod.head_timeline(run.path)
+    assert tl.steps == [0, 2, 4] and not tl.induction_derived
+    assert all(tl.values[n].shape == (3, 2, 2) for n in SCORES) and tl.loss.shape == (3,)
+    at_2 = head_scores(run.build_model(2), HeadProbes.from_probe(run.probe()))
+    for name in SCORES:
+        np.testing.assert_allclose(tl.values[name][1], at_2.values[name], rtol=1e-6, atol=1e-9)
+    assert tl.upto(2).steps == [0, 2] and tl.upto(2).values["induction"].shape == (2, 2, 2)
+
+
+def test_a_second_look_reads_the_cache_and_changed_weights_are_scored_again(run, monkeypatch):
+    first = timeline_mod.head_timeline(run.path)
+    calls = []
+    real = timeline_mod.head_scores
+    monkeypatch.setattr(timeline_mod, "head_scores", lambda *a: calls.append(1) or real(*a))
+    again = timeline_mod.head_timeline(run.path)
+    assert calls == []
+    for name in SCORES:
+        np.testing.assert_array_equal(again.values[name], first.values[name])
+    snap = run.path / "snapshots" / "step-000002.safetensors"
+    st = snap.stat()
+    os.utime(snap, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # a rewritten snapshot
+    (run.path / "cache" / "heads" / "step-000004.npz").write_bytes(b"not a zip")  # a damaged cache file
+    timeline_mod.head_timeline(run.path)
+    assert len(calls) == 2
+
+
+def test_a_run_from_before_induction_probes_derives_one_and_says_so(run, tmp_path):
+    import shutil
+
+    old = tmp_path / "old"
+    shutil.copytree(run.path, old)
+    d = json.loads((old / "probe.json").read_text())
+    del d["induction"]
+    (old / "probe.json").write_text(json.dumps(d))
+    tl = timeline_mod.head_timeline(old)
+    assert tl.induction_derived
+    np.testing.assert_array_equal(tl.values["induction"], timeline_mod.head_timeline(run.path).values["induction"])
+    assert Run(old).warnings == []

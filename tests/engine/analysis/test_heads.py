@@ -1,0 +1,108 @@
+"""Head scores find planted heads, stay quiet on a random model, and decompose the loss and logits honestly."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+import torch
+
+from engine.analysis import heads
+from engine.analysis.head_roles import roles_at
+from engine.model import GPT
+from engine.probes import induction_probe
+from tests.engine.analysis import planted
+
+
+def probes(batch: int = 4, seed: int = 0) -> heads.HeadProbes:
+    x, y = planted.random_ids(batch, seed)
+    return heads.HeadProbes(x, y, induction_probe(planted.V, planted.N, seed, batch))
+
+
+def labels(model) -> list[str]:
+    return [r.label for r in roles_at(heads.head_scores(model, probes()).values)]
+
+
+def test_a_planted_previous_token_head_is_labelled_so_and_nothing_else_is():
+    s = heads.head_scores(planted.previous_token_only(), probes())
+    assert s.values["previous_token"][0, 0] > 0.99
+    assert labels(planted.previous_token_only()) == ["L0 H0 · previous-token"]
+
+
+def test_a_planted_induction_circuit_is_labelled_previous_token_then_induction_and_copying():
+    s = heads.head_scores(planted.induction_circuit(), probes())
+    # 15/16: at the first query of the second half, key 0 also holds "previous token x_0" (position 0 has
+    # only itself to attend to), so that one query splits its attention between keys 0 and 1
+    assert s.values["induction"][1, 0] == pytest.approx(15 / 16, abs=1e-3) and s.values["induction"][0, 0] < 0.1
+    assert s.values["copying"][1, 0] == pytest.approx(1.0)
+    assert labels(planted.induction_circuit()) == ["L0 H0 · previous-token", "L1 H0 · induction", "L1 H0 · copying"]
+    # the circuit predicts the second half of the probe: removing either of its heads costs loss there
+    p = probes()
+    s_ind = heads.head_scores(planted.induction_circuit(), dataclasses.replace(
+        p, x=p.induction[:, :-1], y=p.induction[:, 1:]))
+    assert s_ind.values["ablation"][0, 0] > 0.5 and s_ind.values["ablation"][1, 0] > 0.5
+    assert s_ind.values["dla"][1, 0] > 1.0
+
+
+def test_a_random_model_has_no_roles():
+    torch.manual_seed(0)
+    assert labels(GPT(planted.config()).eval()) == []
+    torch.manual_seed(1)
+    assert labels(GPT(dataclasses.replace(planted.config(), norm="pre", n_layer=3)).eval()) == []
+
+
+def test_mean_ablating_a_head_whose_output_is_zero_changes_nothing():
+    s = heads.head_scores(planted.induction_circuit(), probes())
+    np.testing.assert_allclose(s.values["ablation"][:, 1], 0.0, atol=1e-6)
+    np.testing.assert_array_equal(s.values["dla"][:, 1], 0.0)
+
+
+def test_batched_ablation_equals_ablating_one_head_at_a_time_through_the_whole_model():
+    torch.manual_seed(2)
+    m = GPT(dataclasses.replace(planted.config(), norm="pre", n_layer=3)).double().eval()
+    p = probes()
+    got = heads.head_scores(m, p).values["ablation"]
+    x, y = torch.as_tensor(p.x), torch.as_tensor(p.y)
+    zs = []
+    for b in m.blocks:
+        b.z_edit = lambda z: zs.append(z) or z
+    clean = m(x, y)[1].item()
+    for layer, b in enumerate(m.blocks):
+        for h in range(2):
+            mean = zs[layer][:, h].mean(dim=(0, 1))
+            b.z_edit = lambda z, h=h, mean=mean: torch.cat([z[:, :h], mean.expand_as(z[:, h:h + 1]), z[:, h + 1:]], 1)
+            for other in m.blocks:
+                other.z_edit = None if other is not b else other.z_edit
+            assert got[layer, h] == pytest.approx(m(x, y)[1].item() - clean, abs=1e-12)
+            b.z_edit = None
+
+
+def test_direct_logit_attributions_and_the_direct_path_add_up_to_the_centred_target_logit():
+    """Pre-LN with the MLPs zeroed: the final layer norm is linear once its σ is fixed, so the heads' shares,
+    the embedding's and the biases' sum to the logit of the target minus the mean logit."""
+    torch.manual_seed(3)
+    m = GPT(dataclasses.replace(planted.config(), norm="pre")).double().eval()
+    with torch.no_grad():
+        for b in m.blocks:
+            b.W_in.zero_(), b.W_out.zero_()
+    p = probes()
+    dla = heads.head_scores(m, p).values["dla"]
+    x, y = torch.as_tensor(p.x), torch.as_tensor(p.y)
+    final_in = []
+    m.ln_f.register_forward_hook(lambda mod, a, o: final_in.append(a[0]))
+    logits = m(x)[0]
+    centred = (logits - logits.mean(-1, keepdim=True)).gather(-1, y[..., None]).mean().item()
+    U_y = (m.W_U - m.W_U.mean(1, keepdim=True)).t()[y]
+    sigma = final_in[0].var(-1, unbiased=False, keepdim=True).add(1e-5).sqrt()
+    e = m.W_E[x] + m.W_P[: x.shape[1]]
+    embed = ((e - e.mean(-1, keepdim=True)) * m.ln_f.g / sigma * U_y).sum(-1).mean().item()
+    bias = (m.ln_f.b * U_y).sum(-1).mean().item() + (m.b_U - m.b_U.mean())[y].mean().item()
+    assert dla.sum() + embed + bias == pytest.approx(centred, abs=1e-10)
+
+
+def test_scores_leave_the_model_as_they_found_it():
+    m = planted.induction_circuit().train()
+    heads.head_scores(m, probes())
+    assert m.training and all(b.z_edit is None for b in m.blocks)
+    assert not m.blocks[0]._forward_pre_hooks

@@ -1,0 +1,64 @@
+"""The heads × steps timeline: shows the engine's scores for the open run, its selector picks the score, and a
+click shows that head at that step in the Heatmaps pane."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engine.analysis.head_timeline import head_timeline
+from gui.panes.heatmaps import HeatmapsPane
+from gui.session import Session
+from gui.widgets.head_timeline import HeadTimelinePanel
+from tests.engine.test_export_cli import tiny_run
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    return tiny_run(tmp_path_factory.mktemp("head-timeline") / "run")
+
+
+def opened(qtbot, run):
+    session = Session(run.config)
+    panel = HeadTimelinePanel(session)
+    qtbot.addWidget(panel)
+    panel.resize(600, 400)
+    panel.show()
+    session.set_tokenizer(run.tokenizer)
+    with qtbot.waitSignal(panel._job.sig_done, timeout=60000):
+        session.set_run(run)
+    return session, panel
+
+
+def test_the_panel_shows_the_same_scores_as_the_engine_and_the_command_line(qtbot, run):
+    _, panel = opened(qtbot, run)
+    want = head_timeline(run.path)
+    assert panel.timeline.steps == want.steps == [0, 2, 4]
+    for name in ("induction", "previous_token", "ablation"):
+        panel.score.setCurrentIndex(panel.score.findData(name))
+        expected = want.values[name].reshape(3, 4).T  # rows: L0 H0, L0 H1, L1 H0, L1 H1
+        np.testing.assert_allclose(panel.heatmap.matrix(), expected.astype(np.float32))
+        np.testing.assert_array_equal(panel.matrix(), expected)
+    assert panel.heatmap.labels() == (["L0 H0", "L0 H1", "L1 H0", "L1 H1"], ["0", "2", "4"])
+    assert "ablation" not in panel.note.text() and "no role for this score" in panel.note.text()
+
+
+def test_clicking_a_cell_shows_that_head_at_that_step_in_the_heatmaps_pane(qtbot, run):
+    session, panel = opened(qtbot, run)
+    heat = HeatmapsPane(session)
+    qtbot.addWidget(heat)
+    heat._on_run_opened(run)
+    with qtbot.waitSignal(panel.sig_cell_clicked) as sig:
+        panel.heatmap.sig_cell_clicked.emit(3, 1)  # row 3 = L1 H1, column 1 = step 2
+    assert sig.args == [1, 1, 2]
+    assert (heat.state.step, heat.state.layer, heat.state.head) == (2, 1, 1)
+    assert heat.step_box.currentData() == 2
+
+
+def test_a_click_on_the_timeline_brings_the_heatmaps_pane_to_the_front(qtbot, make_window):
+    w = make_window()
+    w.docks["pane_weight"].raise_()
+    qtbot.waitUntil(lambda: not w.panes["pane_heatmaps"].seen())
+    w.session.show_head_at_step(0, 1, 0)
+    qtbot.waitUntil(lambda: w.panes["pane_heatmaps"].seen())
+    assert (w.panes["pane_heatmaps"].state.layer, w.panes["pane_heatmaps"].state.head) == (0, 1)
