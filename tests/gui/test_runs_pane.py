@@ -80,6 +80,22 @@ def test_a_dragged_slider_redraws_once_per_frame_on_the_curves_it_holds(qtbot, m
     assert curves.redraws > before + 2
 
 
+def test_a_run_trained_elsewhere_appears_in_the_seen_list(qtbot, make_window, three_runs, corpus_file, small_text):
+    w = make_window()
+    runs = w.panes["pane_runs"]
+    w.docks["pane_runs"].raise_()
+    qtbot.waitUntil(runs.seen)
+    runs.refresh()
+    assert runs.item_for(three_runs / "d") is None
+    list(Trainer(tiny_config(corpus_file, steps=3), three_runs / "d", text=small_text).steps())  # as a terminal's
+    qtbot.waitUntil(lambda: runs.item_for(three_runs / "d") is not None)
+    (three_runs / "e").mkdir()  # a folder that becomes a run a moment later is watched until it is one
+    qtbot.waitUntil(lambda: str(three_runs / "e") in runs.folder_watch.watched())
+    list(Trainer(tiny_config(corpus_file, steps=3), three_runs / "e", text=small_text).steps())
+    qtbot.waitUntil(lambda: runs.item_for(three_runs / "e") is not None)
+    assert str(three_runs / "e") not in runs.folder_watch.watched()  # a run writes its folder every step
+
+
 def test_the_overlay_exports_its_figure_and_data(make_window, three_runs, tmp_path):
     w = make_window()
     runs, curves = w.panes["pane_runs"], w.panes["pane_run_curves"]
