@@ -51,7 +51,7 @@ def list_runs(folders: list[Path] | Path) -> list[RunSummary]:
     seen, out = set(), []
     for folder in [folders] if isinstance(folders, Path) else folders:
         folder = Path(folder)
-        candidates = [folder] if is_run(folder) else _children(folder)
+        candidates = [folder] if is_run(folder) else subfolders(folder)
         for path in candidates:
             key = os.path.realpath(path)
             if key in seen or not is_run(path):
@@ -63,7 +63,8 @@ def list_runs(folders: list[Path] | Path) -> list[RunSummary]:
     return sorted(out, key=lambda s: s.modified, reverse=True)
 
 
-def _children(folder: Path) -> list[Path]:
+def subfolders(folder: Path) -> list[Path]:
+    """The folders directly inside `folder` (hidden ones left out; none when it cannot be read)."""
     try:
         return [Path(e.path) for e in os.scandir(folder) if e.is_dir() and not e.name.startswith(".")]
     except OSError:
@@ -121,7 +122,7 @@ def _imported_step(path: Path) -> int:
     """A run without metrics (an import) has done the steps of its latest checkpoint."""
     from .runs import parse_step
 
-    steps = [parse_step(c.name) for c in _children(path / CHECKPOINTS)]
+    steps = [parse_step(c.name) for c in subfolders(path / CHECKPOINTS)]
     return max((s for s in steps if s is not None), default=0)
 
 

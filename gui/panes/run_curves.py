@@ -6,6 +6,12 @@ through matplotlib, or its numbers as CSV (engine/run_curves.py).
 The numbers come from the runs' metrics.jsonl files (engine.run_curves.load_curves). While the pane is seen,
 a slow timer looks at those files' sizes and reloads only a run whose log grew, so a run training here or
 in a terminal draws on; the GUI thread only hands arrays to pyqtgraph.
+
+A dragged smoothing slider changes faster than the curves repaint: its changes are coalesced into at most
+one redraw per frame, which sets the data of the smoothed lines the pane already holds. The lines are one
+pixel wide and the axes are cached as pixmaps, since painting is most of a redraw's cost: Qt's raster engine
+strokes a wider pen about ten times slower, and an unchanged axis need not replay its text
+(benchmarks/run_overlay.py measures the event loop while dragging).
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from pathlib import Path
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QComboBox, QGridLayout, QHBoxLayout, QLabel, QSlider, QVBoxLayout
+from PySide6.QtWidgets import QComboBox, QGraphicsItem, QGridLayout, QHBoxLayout, QLabel, QSlider, QVBoxLayout
 
 from engine.errors import UserError
 from engine.run_curves import AXIS_LABELS, METRIC_LABELS, SMOOTHED, RunCurves, export_overlay, load_curves
@@ -26,7 +32,7 @@ from ..widgets.seen import SeenWidget
 
 EXPORT_FILTERS = "PNG image (*.png);;SVG image (*.svg);;PDF document (*.pdf);;CSV table (*.csv)"
 RELOAD_MS = 2000
-SLIDER_MS = 40
+FRAME_MS = 16  # at most one redraw per frame of a 60 Hz screen
 
 
 @dataclass
@@ -49,6 +55,7 @@ class RunCurvesPane(SeenWidget):
         self.curves: dict[Path, RunCurves] = {}
         self._items: dict[Path, dict[str, tuple]] = {}  # per run, per metric: (faint raw curve | None, line)
         self._sizes: dict[Path, int] = {}
+        self.redraws = 0  # redraws of the curves so far (tests count them)
         self._build()
         self._connect()
 
@@ -78,6 +85,8 @@ class RunCurvesPane(SeenWidget):
             plot.showGrid(x=True, y=True, alpha=0.2)
             plot.setDownsampling(auto=True, mode="peak")  # thousands of steps on a few hundred pixels
             plot.setClipToView(True)
+            for side in ("left", "bottom"):
+                plot.getAxis(side).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
             self.plots[metric] = plot
         self.legend = self.plots["train_loss"].addLegend(offset=(-10, 10))
         for plot in list(self.plots.values())[1:]:
@@ -95,8 +104,8 @@ class RunCurvesPane(SeenWidget):
         col.addWidget(self.hint)
         col.addLayout(grid, 1)
         self._timer = QTimer(self, interval=RELOAD_MS)
-        # a dragged slider moves faster than a redraw: draw the latest value once the drag pauses a moment
-        self._smooth_timer = QTimer(self, singleShot=True, interval=SLIDER_MS)
+        # a dragged slider moves faster than a redraw: the latest value is drawn at the next frame
+        self._smooth_timer = QTimer(self, singleShot=True, interval=FRAME_MS)
         self._show_smoothing()
 
     def _connect(self) -> None:
@@ -129,6 +138,7 @@ class RunCurvesPane(SeenWidget):
         """Hand each run's series to its curves (made once per ticked run: making them cost 10x setting
         their data). A change of smoothing sets only the smoothed lines: the faint raw curves behind them
         keep the plots' ranges, so the axes need not be redrawn. pyqtgraph fits the ranges once, at paint."""
+        self.redraws += 1
         shown = [p for p in self.view.paths if p in self.curves]
         self.hint.setVisible(not shown)
         if list(self._items) != shown:
@@ -169,7 +179,7 @@ class RunCurvesPane(SeenWidget):
                 faint, line = items[metric]
                 if faint is not None:
                     faint.setPen(pg.mkPen(faint_colour, width=1))
-                line.setPen(pg.mkPen(colour, width=1.5))
+                line.setPen(pg.mkPen(colour, width=1))
                 if metric == "val_loss":
                     line.setSymbolBrush(colour)
             self.legend.addItem(items["train_loss"][1], self.curves[path].name)
@@ -199,7 +209,8 @@ class RunCurvesPane(SeenWidget):
     def _on_smoothing_changed(self, value: int) -> None:
         self.view.smoothing = value / 100
         self._show_smoothing()
-        self._smooth_timer.start()
+        if not self._smooth_timer.isActive():  # started, not restarted: a drag draws every frame, not at its end
+            self._smooth_timer.start()
 
     def _show_smoothing(self) -> None:
         self.smooth_label.setText(f"{self.view.smoothing:.2f}")

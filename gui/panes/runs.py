@@ -3,8 +3,9 @@ optimizer, steps, best validation loss, date and size; open, rename, delete, rev
 fork (a paired run, engine/fork.py); tick runs to overlay their curves (the Run curves pane, through `Session.compare_runs`).
 
 The rows come from engine.run_list, which reads only small files. The list is refreshed when the pane is
-shown, when a run is opened or stops training, and by its Refresh button — not on a timer, since a
-folder of hundreds of runs costs a tenth of a second to list. Questions to the user (a new name, "delete
+shown, when a run is opened or stops training, by its Refresh button, and when a listed folder's entries
+change on disk while the pane is seen (gui/widgets/folder_watch.py: a run made by `gpt-explorer train` in a
+terminal appears) — not on a timer, since a folder of hundreds of runs costs a tenth of a second to list. Questions to the user (a new name, "delete
 for good?") go through `ask_name` and `confirm`, which tests replace.
 """
 
@@ -24,6 +25,7 @@ from engine.run_list import RunSummary, delete_run, human_bytes, list_runs, rena
 from .. import recent
 from ..session import Session
 from ..widgets import dialogs
+from ..widgets.folder_watch import FolderWatch
 from ..widgets.seen import SeenWidget
 
 COLUMNS = ("Run", "Preset", "Optimizer", "Steps", "Best val", "Date", "Size")
@@ -50,6 +52,7 @@ class RunsPane(SeenWidget):
         self.session = session
         self.summaries: dict[str, RunSummary] = {}
         self._filling = False
+        self.folder_watch = FolderWatch(self)
         self._build()
         self._connect()
 
@@ -95,13 +98,16 @@ class RunsPane(SeenWidget):
         self.tree.itemDoubleClicked.connect(lambda item, _col: s.request_open_run(item.data(0, _PATH)))
         self.tree.itemChanged.connect(self._on_item_changed)
         s.sig_run_opened.connect(self._on_run_opened)
+        self.folder_watch.sig_changed.connect(self._on_folders_changed)
         s.sig_training_state_changed.connect(self._on_training_state_changed)
 
     # ---- the list --------------------------------------------------------------------------
 
     def refresh(self) -> None:
         ticked = set(self.checked_paths())
-        rows = list_runs(recent.browsed_folders())
+        folders = recent.browsed_folders()
+        rows = list_runs(folders)
+        self.folder_watch.watch(folders)
         self.summaries = {str(r.path): r for r in rows}
         self._filling = True
         self.tree.setSortingEnabled(False)
@@ -254,6 +260,10 @@ class RunsPane(SeenWidget):
             self.refresh()
         if run is not None and (item := self.item_for(run.path)) is not None:
             self.tree.setCurrentItem(item)
+
+    def _on_folders_changed(self) -> None:
+        if self.seen():  # otherwise the list is made afresh when the pane is shown
+            self.refresh()
 
     def _on_training_state_changed(self, state: str) -> None:
         if state in ("stopped", "finished") and self.seen():

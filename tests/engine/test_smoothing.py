@@ -29,3 +29,15 @@ def test_a_flat_curve_stays_exactly_flat_and_a_bad_weight_is_refused():
     assert np.array_equal(ema(np.full(10, 0.1), 0.9), np.full(10, 0.1))
     with pytest.raises(ValueError):
         ema([1.0], 1.0)
+
+
+@pytest.mark.parametrize("w", [0.05, 0.6, 0.99])
+def test_long_curves_match_tensorboards_loop_across_blocks(w):
+    """3000 points span many of the vectorised blocks at small weights; TensorBoard's loop is the reference."""
+    y = np.random.default_rng(1).normal(3.0, 1.0, 3000)
+    last, debias, want = 0.0, 1.0, []
+    for v in y:
+        last = last * w + (1 - w) * v
+        debias *= w
+        want.append(last / (1 - debias))
+    np.testing.assert_allclose(ema(y, w), want, rtol=1e-12)

@@ -52,6 +52,50 @@ def test_ticked_runs_are_overlaid_with_a_legend_naming_each(qtbot, make_window, 
     assert list(val.xData) == [3 * 64, 6 * 64]
 
 
+def test_a_dragged_slider_redraws_once_per_frame_on_the_curves_it_holds(qtbot, make_window, three_runs):
+    w = make_window()
+    runs, curves = w.panes["pane_runs"], w.panes["pane_run_curves"]
+    runs.refresh()
+    for name in ("a", "b"):
+        runs.set_checked(three_runs / name)
+    items = {p: dict(pairs) for p, pairs in curves._items.items()}
+    legend = curves.legend_names()
+    qtbot.wait(50)  # no redraw left pending from ticking
+    before = curves.redraws
+    for value in range(10, 60, 5):  # ten moves of a drag, faster than a frame
+        curves.smooth_slider.setValue(value)
+    assert curves.redraws == before  # nothing drawn while the moves arrive
+    qtbot.waitUntil(lambda: curves.redraws > before)
+    qtbot.wait(50)
+    assert curves.redraws == before + 1 and curves.view.smoothing == 0.55
+    train = curves.line(three_runs / "b", "train_loss")
+    assert np.allclose(train.yData, ema(curves.curves[three_runs / "b"].columns["train_loss"], 0.55))
+    assert curves._items == items and curves.legend_names() == legend  # the same curves, their data set anew
+    curves.smooth_slider.setValue(0)
+    qtbot.waitUntil(lambda: curves.redraws == before + 2)
+    assert curves._items == items and not items[three_runs / "b"]["train_loss"][0].isVisible()
+    for value in range(1, 21):  # a drag lasting longer than a frame draws while it goes, not once it stops
+        curves.smooth_slider.setValue(value)
+        qtbot.wait(5)
+    assert curves.redraws > before + 2
+
+
+def test_a_run_trained_elsewhere_appears_in_the_seen_list(qtbot, make_window, three_runs, corpus_file, small_text):
+    w = make_window()
+    runs = w.panes["pane_runs"]
+    w.docks["pane_runs"].raise_()
+    qtbot.waitUntil(runs.seen)
+    runs.refresh()
+    assert runs.item_for(three_runs / "d") is None
+    list(Trainer(tiny_config(corpus_file, steps=3), three_runs / "d", text=small_text).steps())  # as a terminal's
+    qtbot.waitUntil(lambda: runs.item_for(three_runs / "d") is not None)
+    (three_runs / "e").mkdir()  # a folder that becomes a run a moment later is watched until it is one
+    qtbot.waitUntil(lambda: str(three_runs / "e") in runs.folder_watch.watched())
+    list(Trainer(tiny_config(corpus_file, steps=3), three_runs / "e", text=small_text).steps())
+    qtbot.waitUntil(lambda: runs.item_for(three_runs / "e") is not None)
+    assert str(three_runs / "e") not in runs.folder_watch.watched()  # a run writes its folder every step
+
+
 def test_the_overlay_exports_its_figure_and_data(make_window, three_runs, tmp_path):
     w = make_window()
     runs, curves = w.panes["pane_runs"], w.panes["pane_run_curves"]
