@@ -25,6 +25,7 @@ import torch
 from .config import ConfigError, ExperimentConfig, TrainConfig
 from .corpus import CorpusError
 from .data import Dataset
+from .resolve import resolve
 from .device import pick_device, set_threads, single_thread
 from .errors import UserError
 from .model import GPT
@@ -135,7 +136,7 @@ class Trainer:
             dataset = Dataset.build(cfg.data, cfg.model.n_ctx, text)
         if min(len(dataset.train), len(dataset.val)) <= cfg.model.n_ctx:
             raise CorpusError(f"corpus is too short for a context of {cfg.model.n_ctx} tokens")
-        cfg = cfg.replace(model=dataclasses.replace(cfg.model, vocab_size=dataset.tokenizer.vocab_size))
+        cfg = resolve(cfg, dataset)
         _check(cfg)
         t = cfg.train
         self.cfg, self.dataset, self.tokenizer = cfg, dataset, dataset.tokenizer

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushB
 from engine.config import (ConfigError, DataConfig, ExperimentConfig, ModelConfig, Problem, TrainConfig,
                            human_count, memory_estimate_bytes, parameter_count)
 from engine.presets import load_preset, preset_names
+from engine.resolve import unresolved, with_vocab
 
 from ..jobs import LatestJob
 from ..session import Session
@@ -153,7 +154,7 @@ class ArchitecturePane(QWidget):
             part, parse = form.read(getattr(cfg, section))
             cfg, problems = cfg.replace(**{section: part}), problems + parse
         if self.inspection is not None and self.inspection.vocab_size and self._same_data(cfg):
-            cfg = cfg.replace(model=dataclasses.replace(cfg.model, vocab_size=self.inspection.vocab_size))
+            cfg = with_vocab(cfg, self.inspection.vocab_size)
         return cfg, problems
 
     def _same_data(self, cfg: ExperimentConfig) -> bool:
@@ -219,8 +220,7 @@ class ArchitecturePane(QWidget):
 
     def _select_preset_of(self, cfg: ExperimentConfig) -> None:
         for i, preset in enumerate(self._presets.values()):
-            same = preset.replace(model=dataclasses.replace(preset.model, vocab_size=cfg.model.vocab_size))
-            if same == cfg:
+            if unresolved(preset) == unresolved(cfg):
                 self.preset.setCurrentIndex(i)
                 return
         self.preset.setCurrentIndex(-1)
@@ -232,7 +232,7 @@ class ArchitecturePane(QWidget):
     # ---- handlers --------------------------------------------------------------------------
 
     def _on_debounce_timeout(self) -> None:
-        key = (self.draft.data, dataclasses.replace(self.draft.model, vocab_size=0))
+        key = (self.draft.data, unresolved(self.draft.model))
         if key != self._submitted:
             self._submitted = key
             self._inspect.submit(self.draft.data, inspect_config, self.draft)

@@ -9,7 +9,6 @@ arrays, handed to the views as they are.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +16,7 @@ import numpy as np
 
 from engine.config import ModelConfig
 from engine.errors import UserError
+from engine.resolve import with_vocab
 
 if TYPE_CHECKING:
     from engine.probes import AttentionMaps
@@ -116,7 +116,7 @@ class HeatmapsComputer:
         from engine.model import GPT
 
         weights = source.weights if source.weights is not None else source.run.load_weights(source.step)
-        cfg = dataclasses.replace(source.config, vocab_size=int(weights["W_E"].shape[0]))
+        cfg = with_vocab(source.config, int(weights["W_E"].shape[0]))
         if self._model is None or self._model.cfg != cfg:
             self._model, self._masked = GPT(cfg).eval(), {}
         try:
