@@ -19,6 +19,7 @@ from engine.config import (ConfigError, DataConfig, ExperimentConfig, ModelConfi
                            human_count, memory_estimate_bytes, parameter_count)
 from engine.presets import load_preset, preset_names
 from engine.resolve import unresolved, with_vocab
+from engine.training_state import TrainingState
 
 from ..jobs import LatestJob
 from ..session import Session
@@ -29,7 +30,6 @@ from ..widgets.fields import label as field_label
 from .architecture_compute import TORCH_COUNT_LIMIT, Inspection, inspect_config
 
 SECTIONS = (("model", ModelConfig, "Model"), ("train", TrainConfig, "Training"), ("data", DataConfig, "Data"))
-EDITABLE_STATES = ("idle", "stopped", "finished", "error")
 
 
 class ArchitecturePane(QWidget):
@@ -183,7 +183,7 @@ class ArchitecturePane(QWidget):
         for i, (section, _, label) in enumerate(SECTIONS):
             n = self.forms[section].show_problems(problems)
             self.tabs.setTabText(i, f"{label} ⚠ {n}" if n else label)
-        if self.session.training_state not in EDITABLE_STATES:
+        if not TrainingState(self.session.training_state).allows("edit_config"):
             self.status.setText("The config is locked while a run is in progress: stop it, or start "
                                 "File → New run, to change it.")
             self.status.setStyleSheet("")
@@ -226,7 +226,7 @@ class ArchitecturePane(QWidget):
         self.preset.setCurrentIndex(-1)
 
     def _update_train_button(self) -> None:
-        ok = not self.session.config_problems and self.session.training_state in EDITABLE_STATES
+        ok = TrainingState(self.session.training_state).allows("train", not self.session.config_problems)
         self.train_button.setEnabled(ok)
 
     # ---- handlers --------------------------------------------------------------------------
@@ -281,7 +281,7 @@ class ArchitecturePane(QWidget):
             self._show_config(cfg)
 
     def _on_training_state_changed(self, state: str) -> None:
-        editable = state in EDITABLE_STATES
+        editable = TrainingState(state).allows("edit_config")
         for w in (*self.forms.values(), self.preset, self.name, self.load_button):
             w.setEnabled(editable)
         self._show_problems(self.session.config_problems)
