@@ -69,7 +69,7 @@ class CoefficientStore:
 
     def steps(self) -> list[int]:
         """Saved steps (snapshots and checkpoints), listed afresh: a live run keeps adding them."""
-        return sorted(set(self.run.snapshot_steps()) | set(self.run.checkpoint_steps()))
+        return self.run.saved_steps()
 
     def weight_names(self) -> list[str]:
         from .model import weight_names

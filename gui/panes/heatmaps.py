@@ -51,10 +51,6 @@ class HeatmapsState:
     tab: str = "attention"
 
 
-def saved_steps(run) -> list[int]:
-    return sorted(set(run.snapshot_steps()) | set(run.checkpoint_steps()))
-
-
 class StepBox(QComboBox):
     """The run's saved steps, listed afresh whenever the list opens (a live run keeps adding steps)."""
 
@@ -157,7 +153,7 @@ class HeatmapsPane(SeenWidget):
             return Source(s.weights_step, cfg, weights=s.weights)
         if s.run is None:
             return None
-        steps = saved_steps(s.run)
+        steps = s.run.saved_steps()
         step = self.state.step if self.state.step is not None else (steps[-1] if steps else None)
         return None if step is None else Source(step, s.run.config.model, run=s.run)
 
@@ -265,7 +261,7 @@ class HeatmapsPane(SeenWidget):
 
     def _list_steps(self) -> None:
         run = self.session.run
-        steps = saved_steps(run) if run is not None else []
+        steps = run.saved_steps() if run is not None else []
         wanted = self.state.step
         self.step_box.blockSignals(True)
         self.step_box.clear()
