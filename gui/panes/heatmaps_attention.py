@@ -13,11 +13,11 @@ from PySide6.QtWidgets import (QButtonGroup, QHeaderView, QLabel, QRadioButton, 
                                QStackedWidget, QStyle, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from engine import export
+from engine.analysis.attention import AttentionResult
 
 from ..widgets.heatmap import HeatmapWidget
 from ..widgets.heatmap_grid import HeatmapGrid
 from ..widgets.tiles import Tiles, row_of
-from .heatmaps_compute import AttentionResult
 
 QK = "QKᵀ/√dₖ"
 

@@ -8,9 +8,10 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QSlider, QVBoxLayout, QWidget
 
+from engine.analysis.attention import MasksResult
+
 from ..widgets.heatmap import HeatmapWidget
 from ..widgets.tiles import Tiles, row_of
-from .heatmaps_compute import MasksResult
 
 
 class MasksView(QWidget):

@@ -10,10 +10,11 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QGridLayout, QLabel, QSizePolicy, QSpinBox, QVBoxLayout, QWidget
 
+from engine.analysis.attention import PositionalResult
+
 from .. import theme
 from ..widgets.heatmap import HeatmapWidget
 from ..widgets.tiles import row_of
-from .heatmaps_compute import PositionalResult
 
 
 class PositionalView(QWidget):
