@@ -50,18 +50,18 @@ def mask_label(kind: str, band: int) -> str:
     return {"causal": "causal", "none": "none"}.get(kind, f"banded, β = {band}")
 
 
-def prompt_tokens(model, tokenizer, prompt: str) -> tuple[np.ndarray, tuple[str, ...]]:
-    """Token ids of `prompt` cut to the model's context, and their visible labels."""
+def prompt_tokens(tokenizer, prompt: str, n_ctx: int) -> tuple[np.ndarray, tuple[str, ...]]:
+    """Token ids of `prompt` cut to the context `n_ctx`, and their visible labels."""
     from .. import probes
 
-    ids = probes.prompt_ids(tokenizer, prompt, model.cfg.n_ctx)
+    ids = probes.prompt_ids(tokenizer, prompt, n_ctx)
     return ids, probes.visible_tokens(tokenizer, ids)
 
 
 def attention(model, tokenizer, prompt: str, step: int) -> AttentionResult:
     from .. import probes
 
-    ids, tokens = prompt_tokens(model, tokenizer, prompt)
+    ids, tokens = prompt_tokens(tokenizer, prompt, model.cfg.n_ctx)
     maps = probes.attention_maps(model, ids, tokens)
     entropy, distance = probes.head_summaries(maps.weights)
     return AttentionResult(step, maps, entropy, distance)
@@ -71,7 +71,7 @@ def masks(model, tokenizer, prompt: str, band: int, step: int, reuse: dict | Non
     """`reuse` keeps the model rebuilt under each other mask between calls ((kind, band) -> GPT)."""
     from .. import probes
 
-    ids, tokens = prompt_tokens(model, tokenizer, prompt)
+    ids, tokens = prompt_tokens(tokenizer, prompt, model.cfg.n_ctx)
     cfg, T = model.cfg, len(ids)
     in_force = f"in force: {mask_label(cfg.mask, cfg.band)}"
     variants = {in_force: (cfg.mask, cfg.band), "causal": ("causal", band),
