@@ -121,8 +121,8 @@ def main() -> int:
     def again(*_):
         done["n"] += 1
         src = Source(session.weights_step, session.config.model, weights=dict(session.weights))
-        pane._job.submit(("attention", ("bench", done["n"])), pane._computer,
-                         Request("attention", src, session.tokenizer, pane.state.prompt))
+        pane._job.submit(("attention", ("bench", done["n"])),
+                         *Request("attention", src, session.tokenizer, pane.state.prompt).call())
 
     pane._job.sig_done.connect(lambda key, result: pane.attention.show_result(result) or again())
     wait(1.0)

@@ -19,7 +19,7 @@ from engine.errors import UserError
 from engine.presets import DEFAULT_PRESET, load_preset
 from engine.training_state import TrainingState
 
-from . import settings, theme
+from . import analysis, settings, theme
 from .controller import TrainingController
 from .jobs import JobQueue
 from .menus import build_menus
@@ -290,6 +290,7 @@ class MainWindow(QMainWindow):
         if self.controller.alive:
             self.statusBar().showMessage("Stopping training and saving a checkpoint…")
         self.controller.shutdown()
+        analysis.shutdown()  # the panes' analysis process
         settings.save_window_state(self, self.pane_names)
         settings.set_saved_config(self.session.config.to_toml())
         super().closeEvent(event)

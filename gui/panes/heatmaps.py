@@ -4,8 +4,8 @@ training and for any saved step of a run.
 The pane binds to the Session in `_connect` and keeps its view state in `HeatmapsState`. While it is
 seen (visible, on its dock's chosen tab) it asks the training worker for a weights copy every N steps
 (`Session.want_weights`); each copy, or a browsed step of the run, becomes a `Request` that
-`HeatmapsComputer` answers on a pool thread (gui.jobs.LatestJob: one at a time, only the newest waiting,
-so training never waits for the pane), at most MAX_REFRESH_HZ times a second. The GUI thread only hands
+the analysis process answers (gui.analysis.AnalysisJob: one at a time, only the newest waiting, so
+training never waits for the pane), at most MAX_REFRESH_HZ times a second. The GUI thread only hands
 finished arrays to the views. Choosing a layer or head re-slices what is there.
 """
 
@@ -20,11 +20,11 @@ from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QLineEdit, QSpinB
 
 from engine.errors import UserError
 
-from ..jobs import LatestJob
+from ..analysis import AnalysisJob
 from ..session import Session
 from ..widgets.heatmap import EXPORT_FILTERS
 from ..widgets.seen import SeenWidget
-from .heatmaps_compute import TABS, HeatmapsComputer, Request, Source
+from .heatmaps_compute import TABS, Request, Source
 from .heatmaps_attention import AttentionView
 from .heatmaps_masks import MasksView
 from .heatmaps_positional import PositionalView
@@ -69,8 +69,7 @@ class HeatmapsPane(SeenWidget):
         super().__init__(parent)
         self.session = session
         self.state = HeatmapsState()
-        self._computer = HeatmapsComputer()
-        self._job = LatestJob(self)
+        self._job = AnalysisJob(self)
         self._results: dict[str, tuple[tuple, object]] = {}  # tab -> (request key, result)
         self._asked: tuple | None = None                       # key of the newest request submitted
         self._last_live_step: int | None = None
@@ -170,7 +169,7 @@ class HeatmapsPane(SeenWidget):
         if request.key in (shown, self._asked):
             return
         self._asked = request.key
-        self._job.submit(request.key, self._computer, request)
+        self._job.submit(request.key, *request.call())
 
     def export_job(self):
         """File → Export…: the main view of the current tab (filters, suggested name, fn(path) -> Path)."""

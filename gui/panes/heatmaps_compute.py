@@ -1,10 +1,11 @@
-"""What the heatmaps pane asks, off the GUI thread: one request in, one result out.
+"""What the heatmaps pane asks the analysis process (gui/analysis.py): one request in, one result out.
 
 A request names the tab (attention, masks or positional encodings), where the weights come from (a copy
-published by training, or a saved step of a run) and the view's parameters. A saved step is answered by the
-run's `engine.analysis.run_analysis.RunAnalysis`; a live copy by the same pure functions
-(engine/analysis/attention.py) on a model from one `ModelCache`, so a refresh costs one state-dict copy and
-the forward passes the tab needs. Results are the frozen dataclasses of numpy arrays that module defines.
+published by training, or a saved step of a run) and the view's parameters; `Request.call()` is the
+function and arguments sent. A saved step is answered by the run's RunAnalysis
+(engine.analysis.service.ask), a live copy by the same pure functions on one model cache (`ask_live`), so a
+refresh costs one state-dict copy and the forward passes the tab needs. Results are the frozen dataclasses
+of numpy arrays that engine/analysis/attention.py defines.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from engine.analysis import attention as attn
+from engine.analysis import service
 from engine.config import ModelConfig
 
 TABS = ("attention", "masks", "positional")
@@ -46,43 +47,12 @@ class Request:
         params = {"attention": (), "masks": (self.band,), "positional": (self.shift,)}[self.tab]
         return (self.tab, self.source.key, self.prompt, *params)
 
-
-class HeatmapsComputer:
-    """Called from one job thread at a time (gui.jobs.LatestJob), so its caches need no lock."""
-
-    def __init__(self):
-        self._analysis = None  # RunAnalysis of the run last asked about
-        self._models = None    # ModelCache for live copies
-        self._masked: dict = {}  # (kind, band) -> the live model under another mask, reused
-
-    def __call__(self, request: Request):
-        import torch  # torch loads here, on the job's thread, never on the GUI thread at start-up
-
-        # One thread for these small forward passes. Under OpenMP the setting is per calling thread, so
-        # training keeps its own; a second team of spinning threads would take cores from training.
-        torch.set_num_threads(1)
-        source = request.source
-        if source.weights is None:
-            return self._from_run(request)
-        from engine.analysis.models import ModelCache
-
-        self._models = self._models or ModelCache()
-        model = self._models.load(source.config, source.weights, source.key, f"at step {source.step}")
-        if request.tab == "positional":
-            return attn.positional(model, request.shift, source.step)
-        if request.tab == "attention":
-            return attn.attention(model, request.tokenizer, request.prompt, source.step)
-        return attn.masks(model, request.tokenizer, request.prompt, request.band, source.step, self._masked)
-
-    def _from_run(self, request: Request):
-        from engine.analysis.run_analysis import RunAnalysis
-
-        run, step = request.source.run, request.source.step
-        if self._analysis is None or self._analysis.path != run.path:
-            self._analysis = RunAnalysis(run)
-        self._analysis.refresh()
-        if request.tab == "positional":
-            return self._analysis.positional(step, request.shift)
-        if request.tab == "attention":
-            return self._analysis.attention(step, request.prompt)
-        return self._analysis.masks(step, request.prompt, request.band)
+    def call(self) -> tuple:
+        """(fn, *args) for the analysis process: a RunAnalysis method on a saved step, or the same
+        analysis of a published copy."""
+        src = self.source
+        params = {"attention": (self.prompt,), "masks": (self.prompt, self.band), "positional": (self.shift,)}
+        if src.weights is None:
+            return (service.ask, str(src.run.path), self.tab, src.step, *params[self.tab])
+        text = () if self.tab == "positional" else (self.tokenizer,)
+        return (service.ask_live, self.tab, src.config, src.weights, src.key, src.step, *text, *params[self.tab])

@@ -6,7 +6,7 @@ then the rest of the timeline for the charts, each job computing one step's reco
 next saved step. The GUI thread only peeks at what is in memory, so scrubbing never waits; a step not yet
 in memory asks for it and shows when it arrives.
 
-Records and formulas are computed in a separate process (one for the app, started on first use): the
+Records and formulas are computed in the app's analysis process (gui/analysis.py, started on first use): the
 forms engine is mostly Python, and on a pool thread it held the interpreter lock so that the GUI thread,
 whose every pyqtgraph paint calls back into Python, stalled 50–180 ms at a time while scrubbing (measured
 here with a 5 ms timer probe). The pool thread only waits for the process, reads the result and the cache.
@@ -15,16 +15,14 @@ here with a 5 ms timer probe). The pool thread only waits for the process, reads
 from __future__ import annotations
 
 import functools
-import threading
-from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
 from PySide6.QtCore import QObject, QThreadPool, Signal
 
 from engine.errors import UserError
 
+from .. import analysis
 from ..jobs import LatestJob
-from ..processes import helper_pool
 from ..worker import ensure_torch
 
 _POOL: QThreadPool | None = None
@@ -45,22 +43,13 @@ def pooled_job(parent: QObject) -> LatestJob:
     return LatestJob(parent, pool=pool())
 
 
-_executor: ProcessPoolExecutor | None = None
-_executor_lock = threading.Lock()
-
-
 def in_process(fn, *args):
-    """fn(*args) in the app's computing process (spawned: it never inherits the GUI's threads)."""
-    global _executor
-    with _executor_lock:
-        if _executor is None:
-            _executor = helper_pool()
-        executor = _executor
+    """fn(*args) in the app's analysis process (gui/analysis.py), waited for on the pane's pool thread."""
+    ex = analysis.executor()
     try:
-        return executor.submit(fn, *args).result()
+        return ex.submit(fn, *args).result()
     except BrokenProcessPool:
-        with _executor_lock:
-            _executor = None  # the next request starts a new process
+        analysis.restart_after(ex)
         raise UserError("the process computing coefficients stopped unexpectedly; try again") from None
 
 
