@@ -60,3 +60,21 @@ def ask_live(method: str, cfg, weights: dict, key, step: int, *args):
     if method == "positional":
         return attn.positional(model, *args, step)
     raise ValueError(f"no live analysis {method!r}")
+
+
+_live_snapshot: tuple | None = None  # ((cfg, run path, step, copy key), Snapshot) of the newest published copy
+
+
+def term_values_live(run_path: str, cfg, weights: dict, key, step: int, term_id: str, weight: str):
+    """A term's values on weights training just published, bound to the run's probe batch (the newest
+    copy's snapshot is kept: the next term asked at the same step reuses it)."""
+    global _live_snapshot
+    _one_thread()
+    from ..forms import Snapshot
+    from . import terms
+
+    ident = (cfg, run_path, step, key)
+    if _live_snapshot is None or _live_snapshot[0] != ident:
+        probe = analysis(run_path).run.probe()
+        _live_snapshot = (ident, Snapshot(cfg, weights, probe.x, probe.y))
+    return terms.term_values(_live_snapshot[1], term_id, weight, step)

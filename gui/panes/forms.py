@@ -19,13 +19,14 @@ from engine.config import ExperimentConfig
 from engine.forms import latex
 from engine.forms import snapshot_export as se
 
+from ..analysis import AnalysisJob
 from ..jobs import LatestJob
 from ..session import Session
 from ..widgets import dialogs
 from .forms_console import ConsoleView
 from .forms_source import SourceBar, SourceChoice, derive_source
 from .forms_terms import TermsView
-from .forms_values import TermValues, ValueRequest, term_values
+from .forms_values import TermValues, ValueRequest
 from .forms_walkthrough import WalkthroughView
 
 TABS = ("walkthrough", "terms", "console")
@@ -51,7 +52,7 @@ class FormsPane(QWidget):
         self.counts: dict[str, int] = {}
         self._valued_step: int | None = None   # the step whose values were last asked for
         self._derive = LatestJob(self)
-        self._values = LatestJob(self)
+        self._values = AnalysisJob(self)
         self._exports = LatestJob(self)
         self._build()
         self.state = FormsState(self.source.choice(), tab="terms")
@@ -199,7 +200,7 @@ class FormsPane(QWidget):
             self.terms.detail.show_values(None, f"Computing the value at step {step}…")
         self._valued_step = step
         req = ValueRequest(model, str(run.path), step, term.id, term.weight, weights)
-        self._values.submit(term.id, term_values, req)
+        self._values.submit(term.id, *req.call())
 
     def _on_values(self, term_id: str, values: TermValues) -> None:
         self.terms.detail.show_values(values, "")
