@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 
-from engine.config import ExperimentConfig
+from engine.config import ExperimentConfig, ModelConfig
 
 
 class Session(QObject):
@@ -28,6 +28,7 @@ class Session(QObject):
     sig_sample_ready = Signal(object, str)  # the request and the generated text
     sig_message_posted = Signal(str, str)   # level (error | warning | info), text: the window's banner
     sig_weights_wanted_changed = Signal(int)  # steps between weight copies panes ask for; 0 = none
+    sig_model_changed = Signal(object)      # ModelConfig: the current model (see `model`) changed
 
     def __init__(self, config: ExperimentConfig | None = None, parent: QObject | None = None):
         super().__init__(parent)
@@ -42,14 +43,28 @@ class Session(QObject):
         self.config_problems: list = []  # what is wrong with the builder's draft; Train waits for []
         self._weights_wanted: dict[str, int] = {}
 
+    @property
+    def model(self) -> ModelConfig:
+        """The one current model every pane shows: the open run's resolved config when a run is open,
+        the builder's draft otherwise."""
+        return (self.run.config if self.run is not None else self.config).model
+
     def set_config(self, config: ExperimentConfig) -> None:
         if config != self.config:
+            was = self.model
             self.config = config
             self.sig_config_changed.emit(config)
+            self._model_maybe_changed(was)
 
     def set_run(self, run) -> None:
+        was = self.model
         self.run = run
         self.sig_run_opened.emit(run)
+        self._model_maybe_changed(was)
+
+    def _model_maybe_changed(self, was: ModelConfig) -> None:
+        if self.model != was:
+            self.sig_model_changed.emit(self.model)
 
     def set_tokenizer(self, tokenizer) -> None:
         self.tokenizer = tokenizer

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QLabel, QMenu, QTabWidget, QToolButton, QVBoxLayout, QWidget
 
-from engine.config import ExperimentConfig
 from engine.forms import latex
 from engine.forms import snapshot_export as se
 
@@ -102,7 +101,7 @@ class FormsPane(QWidget):
         for what, action in self.export_actions.items():
             action.triggered.connect(lambda _=False, w=what: self.export_dialog(w))
         self.copy_action.triggered.connect(self.copy_latex)
-        self.session.sig_config_changed.connect(self._on_config_changed)
+        self.session.sig_model_changed.connect(self._on_model_changed)
         self.session.sig_weight_selected.connect(self._on_weight_selected)
         self.session.sig_run_opened.connect(self._on_run_opened)
         self.session.sig_weights_ready.connect(self._on_weights_ready)
@@ -111,11 +110,11 @@ class FormsPane(QWidget):
 
     def _on_source_changed(self, choice: SourceChoice) -> None:
         self.state.source = choice
-        model = self.session.config.model if choice.kind == "model" else None
+        model = self.session.model if choice.kind == "model" else None
         self.status.setText(f"Deriving {choice.describe(model)}…")
         self._derive.submit(choice, derive_source, choice, model)
 
-    def _on_config_changed(self, cfg: ExperimentConfig) -> None:
+    def _on_model_changed(self, _model) -> None:
         if self.state.source.kind == "model":
             self._on_source_changed(self.state.source)
 
@@ -185,11 +184,7 @@ class FormsPane(QWidget):
         if run is None:
             self.terms.detail.show_values(None, "Open or train a run to see this term's value at the current step.")
             return
-        model = self.session.config.model
-        if run.config.model != model:
-            self.terms.detail.show_values(None, "The open run's model differs from the Architecture pane's: "
-                                                "its values are not this form's.")
-            return
+        model = self.session.model  # the run's own: the form derived is the run's model
         weights, step = None, run.latest_step()
         if self.session.weights is not None and self.session.weights_step >= 0:
             weights, step = self.session.weights, self.session.weights_step

@@ -127,7 +127,7 @@ class HeatmapsPane(SeenWidget):
         s = self.session
         s.sig_weights_ready.connect(self._on_weights_ready)
         s.sig_run_opened.connect(self._on_run_opened)
-        s.sig_config_changed.connect(self._on_config_changed)
+        s.sig_model_changed.connect(self._on_model_changed)
         s.sig_training_state_changed.connect(self._on_training_state_changed)
         self._job.sig_done.connect(self._on_result)
         self._job.sig_failed.connect(self._on_failed)
@@ -148,13 +148,12 @@ class HeatmapsPane(SeenWidget):
         """The newest published weights, or a saved step of the open run; None when there are none."""
         s = self.session
         if self.state.step is None and s.weights is not None:
-            cfg = (s.run.config if s.run is not None else s.config).model
-            return Source(s.weights_step, cfg, weights=s.weights)
+            return Source(s.weights_step, s.model, weights=s.weights)
         if s.run is None:
             return None
         steps = s.run.saved_steps()
         step = self.state.step if self.state.step is not None else (steps[-1] if steps else None)
-        return None if step is None else Source(step, s.run.config.model, run=s.run)
+        return None if step is None else Source(step, s.model, run=s.run)
 
     def refresh(self) -> None:
         """Ask for the current tab's view of the current weights unless it is shown or already asked."""
@@ -243,12 +242,11 @@ class HeatmapsPane(SeenWidget):
                 pass
             self.prompt.setText(self.state.prompt)
         self._list_steps()
-        self._on_config_changed(run.config if run is not None else self.session.config)
+        self._on_model_changed(self.session.model)
         if self.seen():
             self.refresh()
 
-    def _on_config_changed(self, config) -> None:
-        model = (self.session.run.config if self.session.run is not None else config).model
+    def _on_model_changed(self, model) -> None:
         self.layer.setMaximum(model.n_layer - 1)
         self.head.setMaximum(model.n_head - 1)
         self.masks.set_context(model.n_ctx)
