@@ -7,7 +7,7 @@ and so are the entries marked `spans_steps` (they read the next saved step, e.g.
 the list of saved steps changes. Memory is bounded by a count of entries, least recently used first.
 
 On disk (RUN/cache/), records that are expensive and large (coefficient records) are kept by
-`engine.coefficients_cache.CoefficientStore` under the same fingerprint (`weights_fingerprint`).
+`engine.coefficients.cache.CoefficientStore` under the same fingerprint (`weights_fingerprint`).
 """
 
 from __future__ import annotations

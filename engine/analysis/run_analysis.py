@@ -122,7 +122,7 @@ class RunAnalysis:
     def coefficients(self):
         """The run's CoefficientStore: coefficient records per weight and step, in memory and on disk
         (RUN/cache/coefficients/), with the updates ΔW between saved steps."""
-        from ..coefficients_cache import CoefficientStore
+        from ..coefficients.cache import CoefficientStore
 
         with self._lock:
             if self._coefficients is None:

@@ -118,13 +118,13 @@ def export_posenc(a, args) -> Path:
 
 
 def _coefficient_formats() -> tuple[str, ...]:
-    from ..coefficients_export import FORMATS
+    from ..coefficients.export import FORMATS
 
     return FORMATS
 
 
 def export_coefficient(a, args) -> Path:
-    from ..coefficients_export import check_step, check_weight, export_coefficient
+    from ..coefficients.export import check_step, check_weight, export_coefficient
 
     store = a.coefficients
     check_weight(store, args.weight)

@@ -1,6 +1,6 @@
 """What the weight pane computes off the GUI thread: coefficient records step by step, formulas rendered.
 
-`CoefficientFeeder` holds the open run's `engine.coefficients_cache.CoefficientStore` (built on a pool
+`CoefficientFeeder` holds the open run's `engine.coefficients.cache.CoefficientStore` (built on a pool
 thread: it imports torch) and fills it one step at a time through a `LatestJob`: the step on screen first,
 then the rest of the timeline for the charts, each job computing one step's record and the update to the
 next saved step. The GUI thread only peeks at what is in memory, so scrubbing never waits; a step not yet
@@ -55,7 +55,7 @@ def in_process(fn, *args):
 
 def _open_store(run):
     ensure_torch()
-    from engine.coefficients_cache import CoefficientStore, compute_record
+    from engine.coefficients.cache import CoefficientStore, compute_record
 
     # engine functions only cross to the other process, so it never imports Qt; the process starts with
     # the first record asked for (the pane asks only while it is seen)
@@ -64,7 +64,7 @@ def _open_store(run):
 
 def render_formula(cfg, weight: str, kind: str, part, color: str):
     """(caption, PNG bytes) of the formula, rendered in the computing process."""
-    from engine.coefficients_formula import render_formula as render
+    from engine.coefficients.formula import render_formula as render
 
     return in_process(render, cfg, weight, kind, part, color)
 

@@ -11,7 +11,7 @@ from PIL import Image
 from PySide6.QtCore import Qt
 
 from engine.coefficients import as_matrix
-from engine.coefficients_cache import CoefficientStore
+from engine.coefficients.cache import CoefficientStore
 from engine.runs import Run
 from gui.panes.weight import WeightPane
 from gui.session import Session

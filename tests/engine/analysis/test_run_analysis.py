@@ -12,7 +12,7 @@ import torch
 
 from engine import probes
 from engine.analysis.run_analysis import RunAnalysis
-from engine.coefficients_cache import CoefficientStore
+from engine.coefficients.cache import CoefficientStore
 from engine.forms import Snapshot
 from engine.runs import SNAPSHOTS, step_name
 from tests.engine.test_coefficients import tiny_run

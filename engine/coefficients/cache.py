@@ -1,4 +1,4 @@
-"""`CoefficientStore`: a run's coefficient records (engine/coefficients.py), cached in memory and on disk.
+"""`CoefficientStore`: a run's coefficient records (engine/coefficients/__init__.py), cached in memory and on disk.
 
     RUN/cache/coefficients/<dtype>/<weight>/step-NNNNNN.npz
 
@@ -20,9 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
-from . import coefficients as co
-from .analysis.cache import weights_file, weights_fingerprint
-from .runs import Run, RunError, atomic_write_bytes, step_name
+from .. import coefficients as co
+from ..analysis.cache import weights_file, weights_fingerprint
+from ..runs import Run, RunError, atomic_write_bytes, step_name
 
 CACHE_DIR = Path("cache") / "coefficients"
 VERSION = 1
@@ -73,7 +73,7 @@ class CoefficientStore:
         return self.run.saved_steps()
 
     def weight_names(self) -> list[str]:
-        from .model import weight_names
+        from ..model import weight_names
 
         return weight_names(self.cfg)
 
