@@ -18,15 +18,15 @@ from PySide6.QtWidgets import QLabel, QMenu, QTabWidget, QToolButton, QVBoxLayou
 from engine.forms import latex
 from engine.forms import snapshot_export as se
 
-from ..analysis import AnalysisJob
-from ..jobs import LatestJob
-from ..session import Session
-from ..widgets import dialogs
-from .forms_console import ConsoleView
-from .forms_source import SourceBar, SourceChoice, derive_source
-from .forms_terms import TermsView
-from .forms_values import TermValues, ValueRequest
-from .forms_walkthrough import WalkthroughView
+from ...analysis import AnalysisJob
+from ...jobs import LatestJob
+from ...session import Session
+from ...widgets import dialogs
+from .console import ConsoleView
+from .source import SourceBar, SourceChoice, derive_source
+from .terms import TermsView
+from .values import TermValues, ValueRequest
+from .walkthrough import WalkthroughView
 
 TABS = ("walkthrough", "terms", "console")
 WEIGHTS_EVERY = 50   # steps between the weight copies this pane asks for while training (values follow)
