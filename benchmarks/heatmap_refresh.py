@@ -70,7 +70,7 @@ def main() -> int:
     from engine.trainer import Trainer
     from gui import theme
     from gui.panes.heatmaps import HeatmapsPane
-    from gui.panes.heatmaps_compute import Request, Source
+    from gui.panes.heatmaps.requests import Request, Source
     from gui.session import Session
     from gui.worker import TrainingWorker
 

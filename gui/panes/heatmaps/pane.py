@@ -20,14 +20,14 @@ from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QLineEdit, QSpinB
 
 from engine.errors import UserError
 
-from ..analysis import AnalysisJob
-from ..session import Session
-from ..widgets.heatmap import EXPORT_FILTERS
-from ..widgets.seen import SeenWidget
-from .heatmaps_compute import TABS, Request, Source
-from .heatmaps_attention import AttentionView
-from .heatmaps_masks import MasksView
-from .heatmaps_positional import PositionalView
+from ...analysis import AnalysisJob
+from ...session import Session
+from ...widgets.heatmap import EXPORT_FILTERS
+from ...widgets.seen import SeenWidget
+from .attention import AttentionView
+from .masks import MasksView
+from .positional import PositionalView
+from .requests import TABS, Request, Source
 
 DEFAULT_PROMPT = "Before we proceed any further, hear me speak."
 # While training runs, however small N is, the attention grid refreshes at most MAX_REFRESH_HZ times a
