@@ -6,7 +6,7 @@ A weight is opened by clicking it anywhere (the architecture diagram, a term in 
 beside G (or the class or term chosen in the list, whose formula is rendered below it) are the weight
 itself and the update the optimizer applied up to the next saved step; charts show the norms over
 training and the update's geometry; a badge gives the agreement of the summed classes with autograd.
-Everything is computed on pool threads by `CoefficientFeeder` and cached (weight_compute.py); the GUI
+Everything is computed on pool threads by `CoefficientFeeder` and cached (compute.py); the GUI
 thread shows only what is in memory. During training the timeline follows the newest snapshot.
 """
 
@@ -19,13 +19,13 @@ from PySide6.QtGui import QPalette, QPixmap
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QScrollArea, QSplitter, QTabWidget,
                                QVBoxLayout, QWidget)
 
-from ..session import Session
-from ..widgets.heatmap import HeatmapWidget
-from ..widgets.seen import SeenWidget
-from ..widgets.timeline import Timeline
-from .weight_compute import CoefficientFeeder, pooled_job, render_formula
-from .weight_export import WeightExporter
-from .weight_views import GeometryChart, NormsChart, PartsList, cache_axes, series
+from ...session import Session
+from ...widgets.heatmap import HeatmapWidget
+from ...widgets.seen import SeenWidget
+from ...widgets.timeline import Timeline
+from .compute import CoefficientFeeder, pooled_job, render_formula
+from .export import WeightExporter
+from .views import GeometryChart, NormsChart, PartsList, cache_axes, series
 
 CHART_HZ = 4            # charts redraw at most this often while steps arrive
 MAX_FPS = 30            # scrubbing faster than this shows the newest step at this rate (a frame is ~15 ms)

@@ -14,8 +14,8 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QProgressBar, QToolButton
 
-from ..jobs import JobQueue
-from ..widgets import dialogs
+from ...jobs import JobQueue
+from ...widgets import dialogs
 
 FILTERS = {
     "heatmap": "PNG image (*.png);;SVG image (*.svg);;PDF document (*.pdf);;NumPy array of G (*.npy)",
@@ -32,7 +32,7 @@ class _Relay(QObject):
 
 
 def _run(kind: str, path, store, weight: str, step: int | None, part: str | None, progress):
-    from ..worker import ensure_torch
+    from ...worker import ensure_torch
 
     ensure_torch()
     from engine.coefficients import export as ce

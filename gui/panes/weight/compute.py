@@ -21,9 +21,9 @@ from PySide6.QtCore import QObject, QThreadPool, Signal
 
 from engine.errors import UserError
 
-from .. import analysis
-from ..jobs import LatestJob
-from ..worker import ensure_torch
+from ... import analysis
+from ...jobs import LatestJob
+from ...worker import ensure_torch
 
 _POOL: QThreadPool | None = None
 
