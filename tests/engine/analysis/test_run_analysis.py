@@ -15,19 +15,7 @@ from engine.analysis.run_analysis import RunAnalysis
 from engine.coefficients.cache import CoefficientStore
 from engine.forms import Snapshot
 from engine.runs import SNAPSHOTS, step_name
-from tests.engine.test_coefficients import tiny_run
-
-
-@pytest.fixture(scope="module")
-def run(tmp_path_factory):
-    return tiny_run(tmp_path_factory.mktemp("analysis") / "run")
-
-
-@pytest.fixture
-def fresh(run, tmp_path):
-    path = tmp_path / "run"
-    shutil.copytree(run.path, path, ignore=shutil.ignore_patterns("cache"))
-    return RunAnalysis(path)
+from tests.engine.test_coefficients import fresh, run  # noqa: F401  (the tiny run and a copy of it)
 
 
 def test_config_and_steps_are_the_runs(run):
@@ -81,7 +69,8 @@ def test_coefficients_are_the_runs_store(run):
     np.testing.assert_allclose(rec.G, want.G, rtol=1e-6, atol=1e-9)
 
 
-def test_refresh_drops_what_a_new_step_or_a_rewritten_file_made_stale(fresh):
+def test_refresh_drops_what_a_new_step_or_a_rewritten_file_made_stale(fresh):  # noqa: F811
+    fresh = RunAnalysis(fresh.path)
     calls = []
 
     def compute(tag):
