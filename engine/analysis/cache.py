@@ -4,7 +4,8 @@ A result is stored under (analysis name, step, parameters) with the fingerprint 
 came from (size and modification time: a snapshot rewritten or thinned away changes it). `sync` is the one
 place where results are invalidated when the run changes: entries whose step's file changed are dropped,
 and so are the entries marked `spans_steps` (they read the next saved step, e.g. an update ΔW) whenever
-the list of saved steps changes. Memory is bounded by a count of entries, least recently used first.
+the list of saved steps changes. Memory is bounded by the bytes of the numpy arrays the results hold
+(`nbytes`), least recently used first.
 
 On disk (RUN/cache/), records that are expensive and large (coefficient records) are kept by
 `engine.coefficients.cache.CoefficientStore` under the same fingerprint (`weights_fingerprint`).
@@ -12,11 +13,14 @@ On disk (RUN/cache/), records that are expensive and large (coefficient records)
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from ..runs import CHECKPOINTS, MODEL_FILE, SNAPSHOTS, RunError, step_name
 
@@ -36,13 +40,28 @@ def weights_fingerprint(run_path: Path, step: int) -> str:
     return f"{st.st_size}:{st.st_mtime_ns}"
 
 
+def nbytes(value: Any) -> int:
+    """Bytes of the numpy arrays in a result (dataclasses, dicts, tuples and lists looked into)."""
+    if isinstance(value, np.ndarray):
+        return value.nbytes
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return sum(nbytes(getattr(value, f.name)) for f in dataclasses.fields(value))
+    if isinstance(value, dict):
+        return sum(nbytes(v) for v in value.values())
+    if isinstance(value, (tuple, list)):
+        return sum(nbytes(v) for v in value)
+    return 0
+
+
 class ResultCache:
     """Thread-safe: a worker computes while another thread may `peek`."""
 
-    def __init__(self, run_path: Path, max_entries: int = 256):
-        self.run_path, self.max_entries = run_path, max_entries
+    def __init__(self, run_path: Path, max_bytes: int = 128 * 2**20):
+        self.run_path, self.max_bytes = run_path, max_bytes
         self._lock = threading.RLock()
         self._entries: OrderedDict[tuple, tuple[str, bool, Any]] = OrderedDict()  # key -> (fp, spans, value)
+        self._sizes: dict[tuple, int] = {}
+        self._bytes = 0
         self._steps: tuple[int, ...] | None = None
 
     def peek(self, name: str, step: int, params: Hashable = ()) -> Any | None:
@@ -61,11 +80,18 @@ class ResultCache:
             return got
         fingerprint = weights_fingerprint(self.run_path, step)
         value = compute()
+        key, size = (name, step, params), nbytes(value)
         with self._lock:
-            self._entries[(name, step, params)] = (fingerprint, spans_steps, value)
-            while len(self._entries) > self.max_entries:
-                self._entries.popitem(last=False)
+            if key not in self._entries:
+                self._entries[key], self._sizes[key] = (fingerprint, spans_steps, value), size
+                self._bytes += size
+            while self._bytes > self.max_bytes and len(self._entries) > 1:
+                self._drop(next(iter(self._entries)))
         return value
+
+    def _drop(self, key: tuple) -> None:
+        del self._entries[key]
+        self._bytes -= self._sizes.pop(key)
 
     def sync(self, saved_steps: list[int]) -> bool:
         """Drop what the run's growth (or a rewritten file) made stale; True when the steps changed."""
@@ -76,7 +102,7 @@ class ResultCache:
             for key, (fingerprint, spans, _) in list(self._entries.items()):
                 step = key[1]
                 if (grew and spans) or step not in steps or self._stale(step, fingerprint):
-                    del self._entries[key]
+                    self._drop(key)
         return grew
 
     def _stale(self, step: int, fingerprint: str) -> bool:

@@ -28,10 +28,10 @@ from .models import ModelCache
 
 
 class RunAnalysis:
-    def __init__(self, run_dir: str | Path, max_entries: int = 256):
+    def __init__(self, run_dir: str | Path, max_bytes: int = 128 * 2**20):
         self.run = run_dir if isinstance(run_dir, Run) else Run(run_dir)
         self.path = self.run.path
-        self.results = ResultCache(self.path, max_entries)
+        self.results = ResultCache(self.path, max_bytes)
         self._lock = threading.RLock()
         self._models = ModelCache()
         self._weights: tuple[int, dict] | None = None

@@ -91,3 +91,10 @@ def test_refresh_drops_what_a_new_step_or_a_rewritten_file_made_stale(fresh):  #
     assert fresh.results.peek("other", 6) is None and fresh.results.peek("plain", 4) == "plain"
     fresh.cached("plain", 4, (), lambda: compute("again"))
     assert calls == ["plain", "spans", "other"]
+
+
+def test_memory_is_bounded_by_the_bytes_results_hold(run):
+    a = RunAnalysis(run.path, max_bytes=3 * 800)
+    for step in (0, 2, 3, 4):
+        a.cached("block", step, (), lambda: np.zeros(100))  # 800 bytes each
+    assert len(a.results) == 3 and a.results.peek("block", 0) is None and a.results.peek("block", 4) is not None
