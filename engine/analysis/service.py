@@ -78,3 +78,11 @@ def term_values_live(run_path: str, cfg, weights: dict, key, step: int, term_id:
         probe = analysis(run_path).run.probe()
         _live_snapshot = (ident, Snapshot(cfg, weights, probe.x, probe.y))
     return terms.term_values(_live_snapshot[1], term_id, weight, step)
+
+
+def render_formula(cfg, weight: str, kind: str, part, color: str) -> tuple[str, bytes]:
+    """(caption, PNG bytes) of a weight's coefficient formula (engine/coefficients/formula.py): mathtext's
+    parser is pure Python, so it runs here rather than beside the GUI thread."""
+    from ..coefficients.formula import render_formula as render
+
+    return render(cfg, weight, kind, part, color)

@@ -1,4 +1,4 @@
-"""What the weight pane computes off the GUI thread: coefficient records step by step, formulas rendered.
+"""What the weight pane computes off the GUI thread: coefficient records step by step.
 
 `CoefficientFeeder` holds the open run's `engine.coefficients.cache.CoefficientStore` (built on a pool
 thread: it imports torch) and fills it one step at a time through a `LatestJob`: the step on screen first,
@@ -6,10 +6,11 @@ then the rest of the timeline for the charts, each job computing one step's reco
 next saved step. The GUI thread only peeks at what is in memory, so scrubbing never waits; a step not yet
 in memory asks for it and shows when it arrives.
 
-Records and formulas are computed in the app's analysis process (gui/analysis.py, started on first use): the
-forms engine is mostly Python, and on a pool thread it held the interpreter lock so that the GUI thread,
-whose every pyqtgraph paint calls back into Python, stalled 50–180 ms at a time while scrubbing (measured
-here with a 5 ms timer probe). The pool thread only waits for the process, reads the result and the cache.
+Records are computed in the app's analysis process (gui/analysis.py, started on first use; the pane asks
+it for formulas directly): the forms engine is mostly Python, and on a pool thread it held the interpreter
+lock so that the GUI thread, whose every pyqtgraph paint calls back into Python, stalled 50–180 ms at a time
+while scrubbing (measured here with a 5 ms timer probe). The pool thread only waits for the process, reads
+the result and the cache.
 """
 
 from __future__ import annotations
@@ -60,13 +61,6 @@ def _open_store(run):
     # engine functions only cross to the other process, so it never imports Qt; the process starts with
     # the first record asked for (the pane asks only while it is seen)
     return CoefficientStore(run, compute=functools.partial(in_process, compute_record, str(run.path), "float32"))
-
-
-def render_formula(cfg, weight: str, kind: str, part, color: str):
-    """(caption, PNG bytes) of the formula, rendered in the computing process."""
-    from engine.coefficients.formula import render_formula as render
-
-    return in_process(render, cfg, weight, kind, part, color)
 
 
 def _compute(store, weight: str, step: int):

@@ -19,11 +19,14 @@ from PySide6.QtGui import QPalette, QPixmap
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QScrollArea, QSplitter, QTabWidget,
                                QVBoxLayout, QWidget)
 
+from engine.analysis import service
+
+from ...analysis import AnalysisJob
 from ...session import Session
 from ...widgets.heatmap import HeatmapWidget
 from ...widgets.seen import SeenWidget
 from ...widgets.timeline import Timeline
-from .compute import CoefficientFeeder, pooled_job, render_formula
+from .compute import CoefficientFeeder
 from .export import WeightExporter
 from .views import GeometryChart, NormsChart, PartsList, cache_axes, series
 
@@ -53,7 +56,7 @@ class WeightPane(SeenWidget):
         self.state = WeightState(weight=session.selected_weight)
         self._opened = False
         self.feeder = CoefficientFeeder(self)
-        self._formula_job = pooled_job(self)
+        self._formula_job = AnalysisJob(self)
         self._chart_timer = QTimer(self, singleShot=True, interval=int(1000 / CHART_HZ))
         self._frame_timer = QTimer(self, singleShot=True)
         self._frame_clock = QElapsedTimer()
@@ -340,8 +343,9 @@ class WeightPane(SeenWidget):
         if store is None or st.weight is None:
             return
         self.caption.setText("rendering the formula…")
-        self._formula_job.submit((st.weight, st.kind, st.part), render_formula, store.cfg, st.weight, st.kind,
-                                 st.part, self.palette().color(QPalette.ColorRole.WindowText).name())
+        color = self.palette().color(QPalette.ColorRole.WindowText).name()
+        self._formula_job.submit((st.weight, st.kind, st.part), service.render_formula, store.cfg, st.weight,
+                                 st.kind, st.part, color)
 
     def _on_formula(self, tag, result) -> None:
         if tag != (self.state.weight, self.state.kind, self.state.part):
