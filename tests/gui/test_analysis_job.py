@@ -50,3 +50,30 @@ def test_shutdown_ends_the_process_and_the_next_request_starts_one(qtbot):
     with qtbot.waitSignal(job.sig_done, timeout=WAIT):
         job.submit("pid", os.getpid)
     assert analysis.executor() is not first
+
+
+APP = """
+import os
+from gui import analysis
+print(analysis.executor().submit(os.getpid).result(), flush=True)
+os.kill(os.getpid(), 9)  # the app dies without shutting its analysis process down
+"""
+
+
+def test_the_analysis_process_exits_when_the_app_is_killed():
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from .test_processes import _alive
+
+    proc = subprocess.run([sys.executable, "-c", APP], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": os.getcwd()})
+    assert proc.returncode == -signal.SIGKILL
+    worker = int(proc.stdout.strip())
+    for _ in range(100):  # the worker polls its parent every 0.5 s
+        if not _alive(worker):
+            break
+        time.sleep(0.1)
+    assert not _alive(worker), f"analysis process {worker} outlived the app"
