@@ -54,7 +54,7 @@ class BareLoop:
         self.model.train()
         for _ in range(n):
             for group in self.optimizer.param_groups:
-                group["lr"] = lr_at(self.step, t)
+                group["lr"] = lr_at(self.step, t) * group.get("lr_scale", 1.0)
             x, y = self.dataset.get_batch("train", t.batch_size, m.n_ctx, self.gen)  # (B, T)
             _, loss = self.model(x, y)
             self.optimizer.zero_grad(set_to_none=True)

@@ -25,6 +25,8 @@ ACTIVATIONS = ("relu", "gelu")
 LOSSES = ("cross_entropy", "squared_error")
 TOKENIZERS = ("char", "word")
 DEVICES = ("auto", "cpu", "cuda", "mps")
+PRECISIONS = ("auto", "float32", "bf16")
+OPTIMIZERS = ("adamw", "sgd", "muon")  # the step's geometry (FORMS.md §8); built in engine/optimizers.py
 
 
 class ConfigError(UserError, ValueError):
@@ -99,12 +101,20 @@ class ModelConfig:
 class TrainConfig:
     steps: int = 2000           # optimizer steps in all
     batch_size: int = 12        # sequences per step
-    lr: float = 1e-3            # peak learning rate (AdamW)
-    min_lr: float = 1e-4        # floor of the cosine decay
+    # adamw: diagonal metric (torch AdamW) | sgd: Euclidean (torch SGD, momentum) | muon: spectral (torch Muon on
+    # the blocks' matrices, AdamW with lr, betas and adam_eps on embeddings, unembedding, gains and biases)
+    optimizer: str = "adamw"    # the step's geometry: adamw (diagonal) | sgd (Euclidean) | muon (spectral)
+    lr: float = 1e-3            # peak learning rate (AdamW, SGD; with Muon: its AdamW part)
+    min_lr: float = 1e-4        # floor of the cosine decay (every group decays by the same factor)
     warmup_steps: int = 100     # linear warm-up from 0 to lr
-    weight_decay: float = 0.1   # AdamW decoupled weight decay (matrices only, not gains/biases)
-    beta1: float = 0.9
-    beta2: float = 0.99
+    weight_decay: float = 0.1   # on matrices only, never gains/biases: decoupled (AdamW, Muon) or L2 (SGD)
+    beta1: float = 0.9          # AdamW: first-moment decay
+    beta2: float = 0.99         # AdamW: second-moment decay
+    adam_eps: float = 1e-8      # AdamW: ε of the diagonal metric √v̂ + ε (torch's default)
+    momentum: float = 0.9       # SGD: heavy-ball momentum; 0 is plain gradient descent
+    muon_lr: float = 0.02       # Muon: peak learning rate of the blocks' matrices (Keller Jordan's value)
+    muon_momentum: float = 0.95  # Muon: Nesterov momentum before orthogonalising (torch's default)
+    muon_ns_steps: int = 5      # Muon: Newton–Schulz iterations that approximate U Vᵀ (torch's default)
     grad_clip: float = 1.0      # clip the global gradient norm; 0 turns clipping off
     eval_every: int = 100       # steps between validation evaluations (and logged samples)
     eval_batches: int = 20      # batches averaged for a validation loss
@@ -120,6 +130,8 @@ class TrainConfig:
     # 0 = every core. Measured on 2 cores: with an idle GUI thread, 2 threads train 8 steps/s at
     # event-loop lag p99 5 ms, 1 thread 5 steps/s at p99 22–32 ms; so use every core and keep the GUI idle.
     torch_threads: int = 0
+    precision: str = "auto"     # training step: auto (bf16 on a CUDA GPU that has it, else float32) | float32 | bf16
+    compile: bool = False       # torch.compile the training step; trains eagerly, saying why, if it cannot
 
     def validate(self) -> list[Problem]:
         p: list[Problem] = []
@@ -134,12 +146,20 @@ class TrainConfig:
         for name in ("warmup_steps", "weight_decay", "grad_clip", "sample_tokens", "torch_threads"):
             if getattr(self, name) < 0:
                 p.append(Problem(f"train.{name}", "must not be negative"))
-        for name in ("beta1", "beta2"):
+        for name in ("beta1", "beta2", "momentum", "muon_momentum"):
             if not 0 <= getattr(self, name) < 1:
                 p.append(Problem(f"train.{name}", "must be in [0, 1)"))
+        if not self.adam_eps > 0:
+            p.append(Problem("train.adam_eps", "must be > 0"))
+        if not self.muon_lr > 0:
+            p.append(Problem("train.muon_lr", "learning rate must be > 0"))
+        if not 1 <= self.muon_ns_steps < 100:  # torch.optim.Muon refuses 100 or more
+            p.append(Problem("train.muon_ns_steps", "must be in [1, 99]"))
+        p += _choice(self, "optimizer", OPTIMIZERS, "train")
         if not self.snapshot_budget_mb > 0:
             p.append(Problem("train.snapshot_budget_mb", "must be > 0"))
         p += _choice(self, "device", DEVICES, "train")
+        p += _choice(self, "precision", PRECISIONS, "train")
         return p
 
 
@@ -169,7 +189,12 @@ class ExperimentConfig:
     data: DataConfig = field(default_factory=DataConfig)
 
     def validate(self) -> list[Problem]:
-        return self.model.validate() + self.train.validate() + self.data.validate()
+        problems = self.model.validate() + self.train.validate() + self.data.validate()
+        if problems:
+            return problems
+        from .limits import problems as limit_problems  # sizes, memory, seeds, non-finite numbers
+
+        return limit_problems(self)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -202,11 +227,15 @@ class ExperimentConfig:
 
     @classmethod
     def load(cls, path: str | Path) -> ExperimentConfig:
+        from .safe_io import CONFIG_CAP, UnsafeFileError, read_text
+
         path = Path(path)
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_text(path, CONFIG_CAP, "config")
         except FileNotFoundError:
             raise ConfigError(f"config file not found: {path}") from None
+        except UnsafeFileError as e:
+            raise ConfigError(str(e)) from None
         except (OSError, UnicodeDecodeError) as e:
             raise ConfigError(f"cannot read config {path}: {e}") from None
         try:

@@ -14,6 +14,7 @@ from importlib import metadata
 from pathlib import Path
 
 from .errors import UserError
+from .safe_io import CORPUS_CAP, UnsafeFileError, read_bytes
 
 SHAKESPEARE = "shakespeare"
 
@@ -73,7 +74,9 @@ def read_text_file(path: str | Path, min_chars: int = 2) -> str:
     if not path.is_file():
         raise CorpusError(f"corpus is not a file: {path}")
     try:
-        raw = path.read_bytes()
+        raw = read_bytes(path, CORPUS_CAP, "corpus")
+    except UnsafeFileError as e:
+        raise CorpusError(str(e)) from None
     except OSError as e:
         raise CorpusError(f"cannot read corpus {path}: {e.strerror}") from None
     if b"\x00" in raw[:65536]:

@@ -114,6 +114,10 @@ def tokenizer_from_dict(d: dict) -> Tokenizer:
     kind, vocab = d.get("kind"), d.get("vocab")
     if not isinstance(vocab, list) or not all(isinstance(v, str) for v in vocab):
         raise CorpusError("tokenizer file has no vocabulary")
+    if len(set(vocab)) != len(vocab):
+        raise CorpusError("the vocabulary lists a token twice")
+    if kind == "char" and not all(len(v) == 1 for v in vocab):
+        raise CorpusError("a character vocabulary holds an entry that is not one character")
     if kind == "char":
         return CharTokenizer(vocab)
     if kind == "word":

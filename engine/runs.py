@@ -13,7 +13,14 @@ Whole files are written to a temporary name and renamed into place; a checkpoint
 and verified under a temporary name, so a bad one never replaces a good one. JSON-lines files are
 appended one whole line per write, so a crash can only truncate the last line, which readers skip with a
 warning. Weights are safetensors and the state is loaded with ``weights_only=True``: opening someone's
-run never runs their code. The latest checkpoint is the one with the highest step.
+run never runs their code. Everything is read onto the CPU whatever device wrote it (a run trained on
+CUDA opens on a machine without one); a Trainer then moves weights and optimizer state to its own device.
+The latest checkpoint is the one with the highest step.
+
+Every file is read through `safe_io` (regular files only, size-capped), a run's config is validated like
+user input, weights carry sha256 checksums and are checked for names, shapes and finiteness
+(`run_integrity`); a damaged newest checkpoint is skipped, named in `warnings`, for the newest intact one.
+A RunWriter holds the run's OS lock (`run_lock`) and never writes through a symlink inside the run.
 """
 
 from __future__ import annotations
@@ -28,13 +35,18 @@ import numpy as np
 import torch
 from safetensors.torch import load_file, save_file
 
+from . import run_integrity as integrity
 from .config import ConfigError, ExperimentConfig
 from .errors import UserError
+from .run_lock import LOCK_FILE, RunLock
+from .safe_io import JSON_CAP, JSONL_CAP, WEIGHTS_CAP, UnsafeFileError, check_inside, check_regular, read_text
 
 CONFIG, TOKENIZER, PROBE = "config.toml", "tokenizer.json", "probe.json"
 METRICS, SAMPLES = "metrics.jsonl", "samples.jsonl"
 CHECKPOINTS, SNAPSHOTS = "checkpoints", "snapshots"
 MODEL_FILE, STATE_FILE, BEST, INDEX = "model.safetensors", "state.pt", "best.json", "index.json"
+NUMERIC = ("train_loss", "val_loss", "lr", "grad_norm", "tokens_per_s", "wall_s", "temperature")  # in rows
+MADE_FILES = (TOKENIZER, PROBE, METRICS, SAMPLES, CHECKPOINTS, SNAPSHOTS, LOCK_FILE)  # all but config.toml
 
 
 class RunError(UserError, ValueError):
@@ -82,6 +94,10 @@ def read_jsonl(path: Path) -> tuple[list[dict], str | None]:
     """Rows of a JSON-lines file and a warning naming the lines skipped (truncated or corrupt)."""
     if not path.exists():
         return [], None
+    try:
+        check_regular(path, JSONL_CAP, "log")
+    except (OSError, UnsafeFileError) as e:
+        return [], str(e)
     rows, bad = [], []
     with open(path, "rb") as f:
         for i, raw in enumerate(f, 1):
@@ -92,7 +108,8 @@ def read_jsonl(path: Path) -> tuple[list[dict], str | None]:
             except (UnicodeDecodeError, ValueError):
                 bad.append(i)
                 continue
-            if isinstance(row, dict) and isinstance(row.get("step"), int):
+            if isinstance(row, dict) and type(row.get("step")) is int and all(
+                    type(row.get(k)) in (int, float, type(None)) for k in NUMERIC):
                 rows.append(row)
             else:
                 bad.append(i)
@@ -110,6 +127,7 @@ def _finite(row: dict) -> dict:
 
 def write_checkpoint(folder: Path, step: int, weights: dict[str, torch.Tensor], state: dict) -> Path:
     """Write checkpoints/step-N under a temporary name, verify it loads back equal, then rename it in."""
+    integrity.require_finite(weights, step)
     final = folder / step_name(step)
     tmp = folder / f".tmp-{step_name(step)}-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
@@ -118,6 +136,7 @@ def write_checkpoint(folder: Path, step: int, weights: dict[str, torch.Tensor], 
         save_file({k: v.contiguous() for k, v in weights.items()}, str(tmp / MODEL_FILE),
                   metadata={"step": str(step)})
         torch.save(state, tmp / STATE_FILE)
+        integrity.write_checksums(tmp, [MODEL_FILE, STATE_FILE])
         loaded, loaded_state = read_checkpoint(tmp)
         if loaded.keys() != weights.keys() or loaded_state.get("step") != step or not all(
                 torch.equal(loaded[k], weights[k].cpu()) for k in weights):
@@ -139,7 +158,14 @@ def read_checkpoint(path: Path) -> tuple[dict[str, torch.Tensor], dict]:
     """Weights and training state of one checkpoint directory; anything unreadable is a RunError."""
     where = f"{path.parent.name}/{path.name}"
     try:
-        weights = load_file(str(path / MODEL_FILE))
+        for name in (MODEL_FILE, STATE_FILE):
+            check_regular(path / name, WEIGHTS_CAP, f"checkpoint file {where}/{name}")
+    except FileNotFoundError as e:
+        raise RunError(f"checkpoint {where} has no {Path(e.filename).name}") from None
+    except (UserError, OSError) as e:
+        raise RunError(str(e)) from None
+    try:
+        weights = load_file(str(path / MODEL_FILE), device="cpu")
     except FileNotFoundError:
         raise RunError(f"checkpoint {where} has no {MODEL_FILE}") from None
     except Exception as e:  # safetensors raises its own error type for truncated or garbage files
@@ -152,6 +178,10 @@ def read_checkpoint(path: Path) -> tuple[dict[str, torch.Tensor], dict]:
         raise RunError(f"checkpoint {where}/{STATE_FILE} is corrupt or truncated: {_first_line(e)}") from None
     if not isinstance(state, dict) or not isinstance(state.get("step"), int):
         raise RunError(f"checkpoint {where}/{STATE_FILE} is not a training state")
+    try:  # garbled bytes inside well-formed files
+        integrity.verify_checksums(path, [MODEL_FILE, STATE_FILE], where)
+    except UserError as e:
+        raise RunError(str(e)) from None
     return weights, state
 
 
@@ -168,17 +198,17 @@ def _steps_in(folder: Path, want_dir: bool) -> list[int]:
         s = parse_step(p.name)
         if s is None:
             continue
-        if want_dir and (p / MODEL_FILE).is_file() and (p / STATE_FILE).is_file():
+        if want_dir and (p / MODEL_FILE).exists() and (p / STATE_FILE).exists():  # read_checkpoint names a bad one
             found.append(s)
-        elif not want_dir and p.is_file() and p.suffix == ".safetensors":
+        elif not want_dir and p.exists() and p.suffix == ".safetensors":
             found.append(s)
     return sorted(found)
 
 
 def _read_json(path: Path) -> dict | None:
     try:
-        d = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        d = json.loads(read_text(path, JSON_CAP, "run file"))
+    except (OSError, ValueError, UnsafeFileError):
         return None
     return d if isinstance(d, dict) else None
 
@@ -191,11 +221,18 @@ class RunWriter:
     def __init__(self, path: Path, cfg: ExperimentConfig):
         self.path = Path(path)
         self.cfg = cfg
+        for name in (CONFIG, *MADE_FILES):  # a symlink in the run would carry writes out of it
+            try:
+                check_inside(self.path, self.path / name)
+            except UnsafeFileError as e:
+                raise RunError(str(e)) from None
+        self.lock = RunLock(self.path).acquire()  # before anything is written: one writer per run
+        self.swept = integrity.sweep_temporaries(self.path, (CHECKPOINTS, SNAPSHOTS))
         best = _read_json(self.path / CHECKPOINTS / BEST) or {}
-        self.best_step: int | None = best.get("step")
+        self.best_step: int | None = best.get("step") if isinstance(best.get("step"), int) else None
         self.best_val: float = best.get("val_loss") if isinstance(best.get("val_loss"), float) else float("inf")
         index = _read_json(self.path / SNAPSHOTS / INDEX) or {}
-        self.thinned: list[int] = [s for s in index.get("thinned", []) if isinstance(s, int)]
+        self.thinned: list[int] = _int_list(index.get("thinned"))
         self._logs: dict[str, object] = {}  # open append handles: reopening per line cost 0.6% of training
 
     @classmethod
@@ -206,28 +243,38 @@ class RunWriter:
         if path.exists() and not path.is_dir():
             raise RunError(f"run directory {path} is a file")
         try:
-            (path / CHECKPOINTS).mkdir(parents=True, exist_ok=True)
-            (path / SNAPSHOTS).mkdir(exist_ok=True)
+            path.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise RunError(f"cannot create run directory {path}: {e.strerror}") from None
         w = cls(path, cfg)
-        w.write_config(cfg)
+        # a creation killed before its config.toml (written last) left only run files: start it again
+        if not integrity.clear_half_made(path, MADE_FILES, keep=(LOCK_FILE,)):
+            w.lock.release()
+            raise RunError(f"{path} is not a run directory (it has no {CONFIG}) and is not empty; "
+                           "choose a new directory or an existing run")
+        try:
+            (path / CHECKPOINTS).mkdir(exist_ok=True)
+            (path / SNAPSHOTS).mkdir(exist_ok=True)
+        except OSError as e:
+            raise RunError(f"cannot create run directory {path}: {e.strerror}") from None
         atomic_write_text(path / TOKENIZER, json.dumps(tokenizer.to_dict(), ensure_ascii=False))
         atomic_write_text(path / PROBE, json.dumps(
             {"x": probe.x.tolist(), "y": probe.y.tolist(), "prompt": probe.prompt}, ensure_ascii=False))
         for name in (METRICS, SAMPLES):
             (path / name).touch()
+        w.write_config(cfg)
         return w
 
     @classmethod
     def reopen(cls, run: Run, step: int) -> RunWriter:
         """Continue a run from a checkpoint at `step`: logged rows after it are dropped (they will be
         logged again, identically, since resume is exact), and so is a line cut short by a crash."""
+        w = cls(run.path, run.config)
         for name in (METRICS, SAMPLES):
             rows, _ = read_jsonl(run.path / name)
             kept = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows if r["step"] <= step)
             atomic_write_text(run.path / name, kept)
-        return cls(run.path, run.config)
+        return w
 
     def write_config(self, cfg: ExperimentConfig) -> None:
         self.cfg = cfg
@@ -245,10 +292,15 @@ class RunWriter:
         return self._logs[name]
 
     def close(self) -> None:
-        """Close the log files (they reopen on the next line logged)."""
+        """Close the log files (they reopen on the next line logged) and let go of the run's lock."""
         for f in self._logs.values():
             f.close()
         self._logs.clear()
+        self.lock.release()
+
+    def hold(self) -> None:
+        """Take the run's lock again after `close()`; refused while another writer has it."""
+        self.lock.acquire()
 
     def save_checkpoint(self, step: int, weights: dict[str, torch.Tensor], state: dict,
                         val_loss: float | None = None) -> Path:
@@ -268,10 +320,14 @@ class RunWriter:
     def save_snapshot(self, step: int, weights: dict[str, torch.Tensor]) -> Path:
         """Weights at `step` for the timeline; then thin older snapshots to fit the disk budget."""
         folder = self.path / SNAPSHOTS
+        integrity.require_finite(weights, step)
         path = folder / f"{step_name(step)}.safetensors"
         tmp = folder / f".{path.name}.tmp{os.getpid()}"
         save_file({k: v.contiguous() for k, v in weights.items()}, str(tmp), metadata={"step": str(step)})
+        digest = integrity.sha256_of(tmp)
+        integrity.sidecar_of(path).unlink(missing_ok=True)  # killed before the new one: read unverified
         os.replace(tmp, path)
+        integrity.write_sidecar(path, digest)
         self.thinned = sorted(set(self.thinned) - {step})
         self._thin(folder)
         return path
@@ -289,6 +345,7 @@ class RunWriter:
                 gaps = [steps[i + 1] - steps[i - 1] for i in range(1, len(steps) - 1)]
                 victim = steps[1 + gaps.index(min(gaps))]
             (folder / f"{step_name(victim)}.safetensors").unlink(missing_ok=True)
+            integrity.sidecar_of(folder / f"{step_name(victim)}.safetensors").unlink(missing_ok=True)
             steps.remove(victim)
             self.thinned.append(victim)
         index = {"budget_mb": self.cfg.train.snapshot_budget_mb, "steps": steps,
@@ -314,14 +371,18 @@ class Run:
             self.config = ExperimentConfig.load(self.path / CONFIG)
         except ConfigError as e:
             raise RunError(str(e)) from None
-        d = _read_json(self.path / TOKENIZER)
+        problems = self.config.validate()  # a run's config is user input: refused before anything is built
+        if problems:
+            raise RunError(f"{self.path / CONFIG}: " + "; ".join(map(str, problems)))
         try:
-            self.tokenizer = tokenizer_from_dict(d if d is not None else {})
-        except UserError as e:
-            raise RunError(f"{self.path / TOKENIZER} is missing or corrupt: {e}") from None
+            d = json.loads(read_text(self.path / TOKENIZER, JSON_CAP, "tokenizer file"))
+            self.tokenizer = tokenizer_from_dict(d if isinstance(d, dict) else {})
+        except (OSError, ValueError, UserError) as e:
+            raise RunError(f"{self.path / TOKENIZER} is missing or corrupt: {_first_line(e)}") from None
         if self.tokenizer.vocab_size != self.config.model.vocab_size:
             raise RunError(f"{self.path}: tokenizer.json and config.toml disagree on the vocabulary size")
         self._warnings: dict[str, str] = {}
+        self._shapes: dict[str, tuple[int, ...]] | None = None
         self.metrics(), self.samples(), self._probe_or_none()
 
     @property
@@ -375,7 +436,7 @@ class Run:
     def thinned_steps(self) -> list[int]:
         """Snapshot steps deleted to keep within the disk budget (recorded, never silently dropped)."""
         index = _read_json(self.path / SNAPSHOTS / INDEX) or {}
-        return [s for s in index.get("thinned", []) if isinstance(s, int)]
+        return _int_list(index.get("thinned"))
 
     def best_step(self) -> int | None:
         step = (_read_json(self.path / CHECKPOINTS / BEST) or {}).get("step")
@@ -390,10 +451,34 @@ class Run:
         steps = self.checkpoint_steps()
         if not steps:
             raise RunError(f"{self.path} has no checkpoint yet")
-        step = steps[-1] if step is None else step
-        if step not in steps:
-            raise RunError(f"{self.path} has no checkpoint at step {step} (it has {_listing(steps)})")
-        return read_checkpoint(self.path / CHECKPOINTS / step_name(step))
+        if step is not None:
+            if step not in steps:
+                raise RunError(f"{self.path} has no checkpoint at step {step} (it has {_listing(steps)})")
+            return self._checked_checkpoint(step)
+        skipped = []
+        for s in reversed(steps):  # the newest intact one; each damaged one is named
+            try:
+                got = self._checked_checkpoint(s)
+            except RunError as e:
+                skipped.append(f"skipped {CHECKPOINTS}/{step_name(s)} ({e})")
+                continue
+            if skipped:
+                self._warnings["checkpoint"] = "; ".join(skipped) + f"; using step {s}"
+            return got
+        raise RunError(f"{self.path} has no intact checkpoint: " + "; ".join(skipped))
+
+    def _checked_checkpoint(self, step: int) -> tuple[dict[str, torch.Tensor], dict]:
+        weights, state = read_checkpoint(self.path / CHECKPOINTS / step_name(step))
+        self._check_weights(weights, f"checkpoint {step_name(step)}")
+        return weights, state
+
+    def _check_weights(self, weights: dict[str, torch.Tensor], where: str) -> None:
+        if self._shapes is None:
+            self._shapes = integrity.expected_shapes(self.config.model)
+        try:
+            integrity.check_weights(weights, self._shapes, where)
+        except UserError as e:
+            raise RunError(str(e)) from None
 
     def load_weights(self, step: int | None = None) -> dict[str, torch.Tensor]:
         """step=None: the latest checkpoint's weights; else the snapshot, or checkpoint, at exactly step."""
@@ -404,9 +489,23 @@ class Run:
             return self.load_checkpoint(step)[0]
         path = self.path / SNAPSHOTS / f"{step_name(step)}.safetensors"
         try:
-            return load_file(str(path))
+            check_regular(path, WEIGHTS_CAP, "snapshot")
+            integrity.verify_sidecar(path)
+            weights = load_file(str(path), device="cpu")
+        except UserError as e:
+            damaged = f"snapshot {path.name} is damaged: {_first_line(e)}"
         except Exception as e:  # safetensors' own error type for truncated or garbage files
-            raise RunError(f"snapshot {path.name} is corrupt or truncated: {_first_line(e)}") from None
+            damaged = f"snapshot {path.name} is corrupt or truncated: {_first_line(e)}"
+        else:
+            try:
+                self._check_weights(weights, f"snapshot {path.name}")
+                return weights
+            except RunError as e:
+                damaged = str(e)
+        if step in self.checkpoint_steps():  # the same weights, saved twice
+            self._warnings["snapshot"] = f"{damaged}; using the checkpoint at step {step}"
+            return self.load_checkpoint(step)[0]
+        raise RunError(damaged)
 
     def build_model(self, step: int | None = None, dtype: torch.dtype = torch.float32):
         """The GPT with the weights at `step`, on the CPU, in eval mode."""
@@ -418,6 +517,11 @@ class Run:
         except RuntimeError as e:
             raise RunError(f"saved weights do not fit the run's config: {_first_line(e)}") from None
         return model.to(dtype).eval()
+
+
+def _int_list(v) -> list[int]:
+    """The ints of a list read from a run file (anything else there is ignored)."""
+    return [s for s in v if type(s) is int] if isinstance(v, list) else []
 
 
 def _listing(steps: list[int]) -> str:

@@ -22,13 +22,17 @@ from pathlib import Path
 
 import torch
 
-from .config import ConfigError, ExperimentConfig, TrainConfig
+from .acceleration import autocast, autocast_dtype, compile_or_eager
+from .config import ConfigError, ExperimentConfig
 from .corpus import CorpusError
 from .data import Dataset
 from .resolve import resolve
 from .device import pick_device, set_threads, single_thread
+from .distributed import SOLO, Group
 from .errors import UserError
 from .model import GPT
+from .run_integrity import NonFiniteWeights, require_finite
+from .optimizers import make_optimizer  # AdamW, SGD or Muon (TrainConfig.optimizer)
 from .runs import Probe, Run, RunError, RunWriter
 from .schedule import lr_at
 
@@ -55,14 +59,6 @@ class StepReport:
     checkpoint: bool         # a checkpoint was written at this step
     event: str | None        # None | "nan" (stopped before the weights changed) | "done"
     message: str | None      # a sentence for the user when there is an event
-
-
-def make_optimizer(model: torch.nn.Module, t: TrainConfig) -> torch.optim.AdamW:
-    """AdamW; weight decay on matrices (2-D weights) only, never on gains and biases."""
-    params = [p for p in model.parameters() if p.requires_grad]
-    groups = [{"params": [p for p in params if p.dim() >= 2], "weight_decay": t.weight_decay},
-              {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
-    return torch.optim.AdamW(groups, lr=t.lr, betas=(t.beta1, t.beta2))
 
 
 def generate_text(model: GPT, tokenizer, prompt: str, n_tokens: int, temperature: float = 1.0,
@@ -92,45 +88,48 @@ class Trainer:
     """Trains one GPT from an ExperimentConfig; `steps()` yields StepReports.
 
     `cfg` is the resolved config (vocab_size from the tokenizer). With `run_dir` the run directory is
-    created and written as training goes; without it nothing touches the disk.
+    created and written as training goes; without it nothing touches the disk. With a process `group`
+    (engine/distributed.py) each process trains on its share of every batch and only rank 0 writes.
     """
 
     def __init__(self, cfg: ExperimentConfig, run_dir: str | Path | None = None, *,
-                 dataset: Dataset | None = None, text: str | None = None):
-        self._setup(cfg, dataset, text)
+                 dataset: Dataset | None = None, text: str | None = None, group: Group = SOLO):
+        self._setup(cfg, dataset, text, group)
         self.writer: RunWriter | None = None
-        if run_dir is not None:
+        if run_dir is not None and group.rank == 0:
             self.writer = RunWriter.create(run_dir, self.cfg, self.tokenizer, self.probe)
             self.writer.save_snapshot(0, self.weights_copy())
 
     @classmethod
     def resume(cls, run_dir: str | Path, *, dataset: Dataset | None = None, text: str | None = None,
-               steps: int | None = None, device: str | None = None) -> Trainer:
+               steps: int | None = None, device: str | None = None, group: Group = SOLO,
+               **how) -> Trainer:
         """Continue a run exactly from its latest checkpoint. `steps` changes the total (and so the
-        learning-rate curve from here on); `device` moves it to another device."""
+        learning-rate curve from here on); `device` moves it to another device; `how` may change
+        `precision` and `compile`, which change how the step runs, not what it computes."""
         run = Run(run_dir)
         cfg = run.config
-        if steps is not None or device is not None:
-            cfg = cfg.replace(train=dataclasses.replace(
-                cfg.train, steps=cfg.train.steps if steps is None else steps,
-                device=cfg.train.device if device is None else device))
+        changes = {k: v for k, v in dict(steps=steps, device=device, **how).items() if v is not None}
+        if changes:
+            cfg = cfg.replace(train=dataclasses.replace(cfg.train, **changes))
         weights, state = run.load_checkpoint()
         if steps is not None and steps < state["step"]:
             raise RunError(f"--steps {steps} is fewer than the {state['step']} steps {run.path} has trained")
         self = cls.__new__(cls)
-        self._setup(cfg, dataset, text)
+        self._setup(cfg, dataset, text, group)
         if self.tokenizer.vocab != run.tokenizer.vocab:
             raise RunError(f"the corpus {cfg.data.corpus!r} no longer gives the vocabulary {run.path} was "
                            "trained with; the run cannot be resumed on it")
         self._restore(weights, state)
-        self.writer = RunWriter.reopen(run, self.step)
-        if cfg != run.config:
+        self.warnings = run.warnings  # a damaged newest checkpoint skipped is named here
+        self.writer = RunWriter.reopen(run, self.step) if group.rank == 0 else None
+        if self.writer is not None and cfg != run.config:
             self.writer.write_config(cfg)
         return self
 
     # ---- set-up and state ------------------------------------------------------------------
 
-    def _setup(self, cfg: ExperimentConfig, dataset: Dataset | None, text: str | None) -> None:
+    def _setup(self, cfg: ExperimentConfig, dataset: Dataset | None, text: str | None, group: Group) -> None:
         _check(cfg)
         if dataset is None:
             dataset = Dataset.build(cfg.data, cfg.model.n_ctx, text)
@@ -141,7 +140,8 @@ class Trainer:
         t = cfg.train
         self.cfg, self.dataset, self.tokenizer = cfg, dataset, dataset.tokenizer
         self.threads = set_threads(t.torch_threads)
-        self.device = pick_device(t.device)
+        self.group = group
+        self.device = group.place(pick_device(t.device))
         torch.manual_seed(t.seed)  # initialisation and dropout draw from torch's global generator
         self.model = GPT(cfg.model).to(self.device)
         self.model.train()
@@ -149,6 +149,13 @@ class Trainer:
         # the state dict's tensors, detached; training and loading update them in place
         self._state_tensors = list(self.model.state_dict(keep_vars=False).items())
         self.batch_gen = torch.Generator().manual_seed(t.seed)
+        self.autocast_dtype = autocast_dtype(t.precision, self.device)
+        forward, self.compile_message = self.model, None
+        if t.compile:  # a trial step on a batch of the training shape, drawn from its own generator
+            trial = self._batch("train", torch.Generator().manual_seed(t.seed))
+            forward, self.compile_message = compile_or_eager(self.model, *trial, self.autocast_dtype)
+        self.compiled = forward is not self.model
+        self._forward = group.wrap(forward, self.device)  # self.model keeps the state dict's names
         x, y = dataset.fixed_batch(t.probe_batch, cfg.model.n_ctx, t.seed)
         self.probe = Probe(x, y, dataset.text_head)
         self.step, self.wall_s, self.best_val = 0, 0.0, math.inf
@@ -197,6 +204,8 @@ class Trainer:
         """Train to cfg.train.steps, or n more steps; closing the generator checkpoints the run."""
         stop_at = self.cfg.train.steps if n is None else min(self.cfg.train.steps, self.step + n)
         clock, halted = time.perf_counter(), False
+        if self.writer is not None:
+            self.writer.hold()  # one writer per run, for as long as this generator trains
         try:
             while self.step < stop_at:
                 loss, norm, lr = self._optimizer_step()
@@ -205,7 +214,12 @@ class Trainer:
                     halted = True  # the last good checkpoint must stay as it is, even if closed here
                     yield self._nan_report(loss, norm, lr)
                     return
-                report = self._after_step(loss, norm, lr)
+                try:
+                    report = self._after_step(loss, norm, lr)
+                except NonFiniteWeights as e:  # the loss was finite, the update was not: nothing saved
+                    halted = True
+                    yield self._nan_report(loss, norm, lr, str(e))
+                    return
                 clock = self._tick(clock)
                 if report is not None:
                     yield self._timed(report)
@@ -235,15 +249,18 @@ class Trainer:
         t, started = self.cfg.train, time.perf_counter()
         lr = lr_at(self.step, t)
         for group in self.optimizer.param_groups:
-            group["lr"] = lr
-        x, y = self._batch("train", self.batch_gen)  # (B, T) each
-        _, loss = self.model(x, y)
+            group["lr"] = lr * group.get("lr_scale", 1.0)  # Muon's matrices peak at muon_lr, the rest at lr
+        x, y = self._batch("train", self.batch_gen)  # (B, T) each; this process's rows of the batch
+        with autocast(self.device, self.autocast_dtype):
+            _, loss = self._forward(x, y)
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         # clip_grad_norm_ returns the norm before clipping; on an inf gradient it writes NaN into the
         # gradients, which is harmless because the step below is then skipped.
         norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), t.grad_clip or math.inf)
-        loss_v, norm_v = (float(v) for v in torch.stack([loss.detach(), norm]).cpu())
+        # the whole batch's loss (every process's mean); the norm is the same everywhere already
+        stats = self.group.mean(torch.stack([loss.detach().float(), norm.float()]))
+        loss_v, norm_v = (float(v) for v in stats.cpu())
         if not (math.isfinite(loss_v) and math.isfinite(norm_v)):
             self.optimizer.zero_grad(set_to_none=True)
             return loss_v, norm_v, lr
@@ -255,7 +272,8 @@ class Trainer:
         return loss_v, norm_v, lr
 
     def _batch(self, split: str, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-        x, y = self.dataset.get_batch(split, self.cfg.train.batch_size, self.cfg.model.n_ctx, gen)
+        batch = self.dataset.get_batch(split, self.cfg.train.batch_size, self.cfg.model.n_ctx, gen)
+        x, y = self.group.shard(*batch)  # every process draws the whole batch and keeps its rows
         return x.to(self.device, non_blocking=True), y.to(self.device, non_blocking=True)
 
     def _after_step(self, loss: float, norm: float, lr: float) -> StepReport | None:
@@ -267,20 +285,13 @@ class Trainer:
             val = self.evaluate()
             if t.sample_tokens:
                 sample = self.sample(self.probe.prompt, t.sample_tokens, SAMPLE_TEMPERATURE, seed=t.seed + step)
-        snapshot = checkpoint = False
-        if self.writer is not None:
-            if sample is not None:
-                self.writer.log_sample({"step": step, "prompt": self.probe.prompt, "text": sample,
-                                        "temperature": SAMPLE_TEMPERATURE})
-            if step % t.snapshot_every == 0 or final:
-                self.writer.save_snapshot(step, self.weights_copy())
-                snapshot = True
-            if step % t.checkpoint_every == 0 or final or (val is not None and val < self.best_val):
-                if val is not None:
-                    self.best_val = min(self.best_val, val)
-                self.save_checkpoint(val)
-                checkpoint = True
-        elif val is not None:
+        if step % t.snapshot_every == 0 or step % t.checkpoint_every == 0 or final or (
+                val is not None and val < self.best_val):  # a save is due: on every process alike,
+            require_finite(dict(self._state_tensors), step)  # so that none writes and none goes on
+        snapshot = self.writer is not None and (step % t.snapshot_every == 0 or final)
+        checkpoint = self.writer is not None and (step % t.checkpoint_every == 0 or final
+                                                  or (val is not None and val < self.best_val))
+        if val is not None:
             self.best_val = min(self.best_val, val)
         if not (step % t.report_every == 0 or val is not None or snapshot or checkpoint):
             return None
@@ -288,16 +299,26 @@ class Trainer:
         report = StepReport(step, t.steps, loss, val, lr, norm, self._tps or 0.0, 0.0, 0.0, sample,
                             snapshot, checkpoint, "done" if final else None, done)
         if self.writer is not None:
+            # the rows first: a kill just after a checkpoint appears must not lose what it claims
             self.writer.log_metrics({"step": step, "train_loss": loss, "val_loss": val, "lr": lr,
                                      "grad_norm": norm, "tokens_per_s": report.tokens_per_s,
                                      "wall_s": round(self.wall_s, 3)})
+            if sample is not None:
+                self.writer.log_sample({"step": step, "prompt": self.probe.prompt, "text": sample,
+                                        "temperature": SAMPLE_TEMPERATURE})
+            if snapshot:
+                self.writer.save_snapshot(step, self.weights_copy())
+            if checkpoint:
+                self.save_checkpoint(val)
         return report
 
-    def _nan_report(self, loss: float, norm: float, lr: float) -> StepReport:
+    def _nan_report(self, loss: float, norm: float, lr: float, weights: str | None = None) -> StepReport:
         kept = (f"the last checkpoint (step {self._ckpt_step}) is kept" if self._ckpt_step is not None
                 else "no checkpoint was written yet")
         message = (f"step {self.step + 1}: the loss ({loss}) or gradient norm ({norm}) is not finite; "
                    f"training stopped before the weights changed and {kept}. Try a lower learning rate.")
+        if weights is not None:
+            message = f"{weights}; training stopped and {kept}. Try a lower learning rate."
         return StepReport(self.step, self.cfg.train.steps, loss, None, lr, norm, self._tps or 0.0,
                           self.wall_s, math.inf, None, False, False, "nan", message)
 
@@ -311,7 +332,7 @@ class Trainer:
             losses = [self.model(*self._batch("val", gen))[1] for _ in range(self.cfg.train.eval_batches)]
         finally:
             self.model.train(was_training)
-        return float(torch.stack(losses).mean())
+        return float(self.group.mean(torch.stack(losses).mean()))
 
     def sample(self, prompt: str, n_tokens: int, temperature: float = 1.0, top_k: int | None = None,
                seed: int | None = None) -> str:
@@ -320,7 +341,9 @@ class Trainer:
 
 
 def _check(cfg: ExperimentConfig) -> None:
-    problems = cfg.validate()
+    from .limits import training_problems
+
+    problems = cfg.validate() or training_problems(cfg)
     if problems:
         raise ConfigError("; ".join(map(str, problems)))
 

@@ -207,6 +207,8 @@ class TrainingController(QObject):
         from engine.runs import Run, RunError
 
         self.sig_device_changed.emit(info.device_name)
+        if info.notice:
+            self.session.post_message(info.notice, "warning")
         self.session.set_tokenizer(info.tokenizer)
         self.session.set_config(info.config)
         if info.run_dir is None:

@@ -57,8 +57,15 @@ class TrainerInfo:
     config: object        # the resolved ExperimentConfig (vocab_size set)
     tokenizer: object
     device: str           # "cpu", "cuda", ...
-    device_name: str      # what the status bar shows: the CUDA device's name, or "CPU"
+    device_name: str      # what the status bar shows: the CUDA device's name, or "CPU", and the precision
     step: int
+    notice: str | None = None  # a sentence for the banner that does not stop training (compile fell back)
+
+
+def _how(trainer) -> str:
+    from engine.acceleration import precision_name
+
+    return precision_name(trainer.autocast_dtype) + (" · compiled" if trainer.compiled else "")
 
 
 def describe_error(e: BaseException) -> str:
@@ -153,7 +160,8 @@ class TrainingWorker(QThread):
             return
         self.sig_started.emit(TrainerInfo(
             str(trainer.writer.path) if trainer.writer is not None else None, trainer.cfg,
-            trainer.tokenizer, trainer.device.type, device_name(trainer.device), trainer.step))
+            trainer.tokenizer, trainer.device.type, f"{device_name(trainer.device)} · {_how(trainer)}",
+            trainer.step, trainer.compile_message))
         self._publish(trainer)
         self._train(trainer)
 

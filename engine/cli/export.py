@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..errors import UserError
 
-WHATS = ("loss", "attention", "mask", "posenc", "coefficient")
+WHATS = ("loss", "attention", "mask", "posenc", "coefficient", "update")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -32,12 +32,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "(every layer and head, one layer with --layer, one head with --layer and --head); "
                         "mask: the mask in force for the prompt's length; posenc: the positional encoding "
                         "matrix (positions × dimensions); coefficient: a weight's coefficient matrix G = −∂L/∂W on "
-                        "the run's probe batch, split by the form into route classes (needs --weight)")
+                        "the run's probe batch, split by the form into route classes (needs --weight); update: "
+                        "G at --step turned into a step by each geometry (Euclidean, sign, AdamW's diagonal, "
+                        "spectral) beside the applied ΔW = W(step) − W(previous saved step) (needs --weight; "
+                        ".csv cosines, norms, effective ranks; .npy the stacked directions; figures side by side)")
     p.add_argument("--step", type=int, metavar="S",
                    help="use the weights saved at this step (default: the newest saved step)")
     p.add_argument("--layer", type=int, metavar="L", help="attention: only this layer (from 0)")
     p.add_argument("--head", type=int, metavar="H", help="attention: only this head of --layer (from 0)")
-    p.add_argument("--weight", metavar="NAME", help="coefficient: the weight, e.g. blocks.0.W_K")
+    p.add_argument("--weight", metavar="NAME", help="coefficient and update: the weight, e.g. blocks.0.W_K")
     p.add_argument("--prompt", metavar="TEXT",
                    help="attention and mask: the text to probe (default: the run's heatmap prompt)")
     p.add_argument("--out", metavar="FILE", required=True, help="the file to write; its suffix sets the format")
@@ -47,17 +50,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from .. import export
     from ..analysis.run_analysis import RunAnalysis
+    from ..safe_io import check_output_path, write_failed
 
     out = Path(args.out)
     # a bad suffix is refused before any work
     export.format_of(out, _coefficient_formats() if args.what == "coefficient" else export.FIGURE_FORMATS
                      + export.DATA_FORMATS)
-    if not out.parent.is_dir():
-        raise UserError(f"cannot write {out}: the folder {out.parent} does not exist")
+    check_output_path(out)
     analysis = RunAnalysis(args.run)
-    for warning in analysis.run.warnings:
+    try:
+        written = HANDLERS[args.what](analysis, args)
+    except OSError as e:  # unwritable after all (a full disk, a read-only file system)
+        raise write_failed(out, e) from None
+    for warning in analysis.run.warnings:  # after loading: a damaged checkpoint skipped is named too
         print(f"gpt-explorer: warning: {warning}", file=sys.stderr)
-    written = HANDLERS[args.what](analysis, args)
     print(f"wrote {written}")
     return 0
 
@@ -136,5 +142,13 @@ def export_coefficient(a, args) -> Path:
     return export_coefficient(args.out, store, args.weight, step, progress)
 
 
+def export_update(a, args) -> Path:
+    from ..analysis.update import update_geometry
+    from ..analysis.update_export import export_update
+
+    return export_update(args.out, update_geometry(a.run, args.weight, args.step))
+
+
 HANDLERS: dict[str, Callable] = {"loss": export_loss, "attention": export_attention, "mask": export_mask,
-                                 "posenc": export_posenc, "coefficient": export_coefficient}
+                                 "posenc": export_posenc, "coefficient": export_coefficient,
+                                 "update": export_update}

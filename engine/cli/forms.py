@@ -60,6 +60,9 @@ def _network(args):
     if chain_flags:
         raise UserError("--residual, --heads, --layer-norm, --cross-entropy and --causal apply to --chain N")
     cfg = ExperimentConfig.load(args.config) if args.config else load_preset(args.preset or DEFAULT_PRESET)
+    problems = cfg.validate()  # sizes and memory, before any network or tensor is built
+    if problems:
+        raise UserError(f"{args.config or args.preset or DEFAULT_PRESET}: " + "; ".join(map(str, problems)))
     return gpt.network(cfg.model)
 
 
@@ -150,8 +153,10 @@ def _term(forms, term_id: str, fmt: str) -> None:
 
 def _snapshot(forms, term_id, weight, out: str) -> None:
     from ..forms import snapshot_export as se
+    from ..safe_io import check_output_path, write_failed
 
-    se.format_of(out, se.FORMATS)  # a wrong suffix is refused before anything is derived
+    se.format_of(out, se.FORMATS)  # a wrong suffix or place is refused before anything is derived
+    check_output_path(out)
     if term_id:
         try:
             sheet = se.term_sheet(forms, forms.term(term_id))
@@ -161,7 +166,11 @@ def _snapshot(forms, term_id, weight, out: str) -> None:
         sheet = se.weight_sheet(forms, forms.net.find(weight)[0].name)
     else:
         sheet = se.form_sheet(forms)
-    for path in se.export_sheet(out, sheet):
+    try:
+        paths = se.export_sheet(out, sheet)
+    except OSError as e:
+        raise write_failed(out, e) from None
+    for path in paths:
         print(path)
 
 

@@ -28,18 +28,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..limits import MAX_SAMPLE_TOKENS, MAX_SEED
     from ..runs import Run, RunError
     from ..trainer import generate_text
 
     if args.tokens < 1:
         raise UserError("--tokens must be at least 1")
-    if not args.temperature >= 0:
+    if args.tokens > MAX_SAMPLE_TOKENS:
+        raise UserError(f"--tokens must be at most {MAX_SAMPLE_TOKENS:,} (sample again for more)")
+    if args.seed is not None and not 0 <= args.seed <= MAX_SEED:
+        raise UserError("--seed must be from 0 to 2^63 − 1")
+    if not 0 <= args.temperature < float("inf"):
         raise UserError("--temperature must be 0 or more")
     if args.top_k is not None and args.top_k < 1:
         raise UserError("--top-k must be at least 1")
     run_ = Run(args.run)
-    for warning in run_.warnings:
-        print(f"gpt-explorer: warning: {warning}", file=sys.stderr)
     prompt = args.prompt
     if prompt is None:
         try:
@@ -47,6 +50,8 @@ def run(args: argparse.Namespace) -> int:
         except RunError:  # already named in the warnings above
             prompt = "\n"
     model = run_.build_model(args.step)
+    for warning in run_.warnings:  # after loading: a damaged checkpoint skipped is named too
+        print(f"gpt-explorer: warning: {warning}", file=sys.stderr)
     text = generate_text(model, run_.tokenizer, prompt, args.tokens, args.temperature, args.top_k, args.seed)
     sys.stdout.write(prompt + text + ("" if text.endswith("\n") else "\n"))
     return 0

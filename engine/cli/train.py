@@ -35,6 +35,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--steps", type=int, metavar="N", help="total optimizer steps (on resume: a new total)")
     p.add_argument("--device", metavar="auto|cpu|cuda", help="where to train; auto picks CUDA, then MPS, then CPU")
     p.add_argument("--seed", type=int, metavar="S", help="random seed (initialisation, batches, dropout)")
+    p.add_argument("--precision", choices=("auto", "float32", "bf16"),
+                   help="the training step's precision: auto (bf16 autocast on a CUDA GPU that has it, else "
+                        "float32), float32, or bf16 (also on the CPU, where it is usually slower)")
+    p.add_argument("--compile", action=argparse.BooleanOptionalAction, default=None,
+                   help="torch.compile the training step (falls back to eager, with a message, if it cannot)")
+    p.add_argument("--nproc", type=int, metavar="N",
+                   help="train with N processes (DistributedDataParallel: NCCL on CUDA, one GPU each; gloo "
+                        "on the CPU) sharing each batch; also works when launched by torchrun")
+    p.add_argument("--optimizer", metavar="adamw|sgd|muon",
+                   help="the step's geometry: AdamW (diagonal), SGD (Euclidean) or Muon (spectral, on the blocks' "
+                        "matrices; AdamW for the rest); each one's settings come from the config's [train] table")
     p.add_argument("--run", metavar="DIR",
                    help="run directory; default runs/<preset-or-name>-<timestamp>; an existing run is resumed")
     p.set_defaults(func=run)
@@ -50,7 +61,8 @@ def build_config(args: argparse.Namespace):
     if args.corpus is not None:
         corpus = args.corpus if args.corpus == "shakespeare" else str(Path(args.corpus).expanduser().resolve())
         data = dataclasses.replace(data, corpus=corpus)
-    overrides = {k: getattr(args, k) for k in ("steps", "device", "seed") if getattr(args, k) is not None}
+    overrides = {k: getattr(args, k) for k in ("steps", "device", "seed", "precision", "compile", "optimizer")
+                 if getattr(args, k, None) is not None}
     return cfg.replace(train=dataclasses.replace(train, **overrides), data=data)
 
 
@@ -65,37 +77,78 @@ def default_run_dir(name: str) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..runs import CONFIG, RunError
-    from ..trainer import Trainer
+    from ..distributed import launched_by_torchrun
+
+    if getattr(args, "nproc", None) not in (None, 1) or launched_by_torchrun():
+        from ._parallel import run_parallel
+
+        return run_parallel(args)
+    run_dir, resume = plan_run(args)
+    return _train(make_trainer(args, run_dir, resume), run_dir)
+
+
+def plan_run(args: argparse.Namespace) -> tuple[Path, bool]:
+    """The run directory and whether it is resumed; the options are refused here, before training."""
+    from ..run_integrity import is_half_made
+    from ..runs import CONFIG, MADE_FILES, Run, RunError
 
     run_dir = Path(args.run) if args.run else None
     if run_dir is not None and (run_dir / CONFIG).is_file():
-        trainer = _resume(args, run_dir)
-    else:
-        if run_dir is not None and run_dir.exists() and (not run_dir.is_dir() or any(run_dir.iterdir())):
-            raise RunError(f"{run_dir} is not a run directory (it has no {CONFIG}) and is not empty; "
-                           "choose a new directory or an existing run")
-        cfg = build_config(args)
-        run_dir = run_dir or default_run_dir(cfg.name)
-        trainer = Trainer(cfg, run_dir)
-    return _train(trainer, run_dir)
+        if not Run(run_dir).checkpoint_steps():
+            _restart(args, run_dir)
+            return run_dir, False
+        _check_resumable(args, run_dir)
+        return run_dir, True
+    if run_dir is not None and run_dir.exists() and not is_half_made(run_dir, MADE_FILES):
+        raise RunError(f"{run_dir} is not a run directory (it has no {CONFIG}) and is not empty; "
+                       "choose a new directory or an existing run")
+    return run_dir or default_run_dir(build_config(args).name), False
 
 
-def _resume(args: argparse.Namespace, run_dir: Path):
-    from ..runs import Run
+def make_trainer(args: argparse.Namespace, run_dir: Path, resume: bool, group=None):
+    """The Trainer of a planned run: resumed, or new (`group`: this process's place among several)."""
+    from ..distributed import SOLO
     from ..trainer import Trainer
 
-    existing = Run(run_dir).config
+    group = group or SOLO
+    if resume:
+        return Trainer.resume(run_dir, steps=args.steps, device=args.device, group=group,
+                              precision=getattr(args, "precision", None), compile=getattr(args, "compile", None))
+    return Trainer(getattr(args, "fresh_config", None) or build_config(args), run_dir, group=group)
+
+
+def _restart(args: argparse.Namespace, run_dir: Path) -> None:
+    """A run stopped before its first checkpoint has nothing to resume from: it is trained afresh with
+    its own config (or the one the options give), which `make_trainer` finds in args.fresh_config."""
+    from ..run_lock import RunLock
+    from ..runs import CONFIG, Run
+
+    cfg = Run(run_dir).config
     if args.preset or args.config or args.corpus is not None or args.seed is not None:
+        cfg = build_config(args)
+    else:
+        overrides = {k: getattr(args, k) for k in ("steps", "device", "precision", "compile")
+                     if getattr(args, k, None) is not None}
+        cfg = cfg.replace(train=dataclasses.replace(cfg.train, **overrides))
+    with RunLock(run_dir):  # not while another process is creating or training it
+        (run_dir / CONFIG).unlink()  # what is left is a half-made run, which the Trainer clears
+    args.fresh_config = cfg
+    print(f"{run_dir} was stopped before its first checkpoint; starting it afresh", file=sys.stderr)
+
+
+def _check_resumable(args: argparse.Namespace, run_dir: Path) -> None:
+    from ..runs import Run
+
+    existing = Run(run_dir).config
+    if args.preset or args.config or args.corpus is not None or args.seed is not None or args.optimizer:
         wanted = build_config(args)
 
         def same(c):  # what must not change when a run is resumed
             return (unresolved(c.model),
-                    dataclasses.replace(c.train, steps=0, device="auto"), c.data)
+                    dataclasses.replace(c.train, steps=0, device="auto", precision="auto", compile=False), c.data)
         if same(wanted) != same(existing):
             raise UserError(f"{run_dir} is a run made with another config; to resume it pass only "
                             "--run (and --steps or --device if you want)")
-    return Trainer.resume(run_dir, steps=args.steps, device=args.device)
 
 
 def _train(trainer, run_dir: Path) -> int:
@@ -108,11 +161,15 @@ def _train(trainer, run_dir: Path) -> int:
         print(f"{run_dir} already finished at step {trainer.step}; pass --steps N (more than "
               f"{trainer.step}) to train it further", file=out)
         return 0
+    for warning in getattr(trainer, "warnings", ()):
+        print(f"gpt-explorer: warning: {warning}", file=sys.stderr)
     verb = f"resuming at step {trainer.step}" if trainer.step else "new run"
     print(f"{verb}: {run_dir}", file=out)
     print(f"model {cfg.name}: {human_count(parameter_count(cfg.model))} parameters; corpus "
           f"{corpus_label(cfg.data.corpus)}, {human_count(len(trainer.dataset.train))} training tokens; "
-          f"device {trainer.device.type}, {trainer.threads} thread(s)", file=out)
+          f"device {trainer.device.type}, {trainer.threads} thread(s); {_how(trainer)}", file=out)
+    if trainer.compile_message:
+        print(f"note: {trainer.compile_message}", file=sys.stderr)
     progress = Progress(out)
     if trainer.step and trainer.writer is not None:  # a resumed run shows its last validation loss
         from ..runs import Run
@@ -141,8 +198,20 @@ def _train(trainer, run_dir: Path) -> int:
     return 0
 
 
+def _how(trainer) -> str:
+    """Precision, compilation and processes, as the first lines of a run show them."""
+    from ..acceleration import precision_name
+
+    how = precision_name(trainer.autocast_dtype)
+    if trainer.compiled:
+        how += ", compiled"
+    if trainer.group.world > 1:
+        how += f", {trainer.group.world} processes"
+    return how
+
+
 class _StopFlag:
-    """Ctrl-C sets a flag read between steps, so stopping never interrupts a step half-way."""
+    """Ctrl-C (or SIGTERM) sets a flag read between steps, so stopping never interrupts a step half-way."""
 
     def __init__(self):
         self.requested = False
@@ -151,6 +220,7 @@ class _StopFlag:
     def __enter__(self):
         if threading.current_thread() is threading.main_thread():
             self._previous = signal.signal(signal.SIGINT, self._on_sigint)
+            self._previous_term = signal.signal(signal.SIGTERM, self._on_sigint)  # `kill`: the same checkpoint
         return self
 
     def _on_sigint(self, signum, frame):
@@ -159,6 +229,7 @@ class _StopFlag:
     def __exit__(self, *exc):
         if self._previous is not None:
             signal.signal(signal.SIGINT, self._previous)
+            signal.signal(signal.SIGTERM, self._previous_term)
         return False
 
 

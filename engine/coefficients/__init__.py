@@ -8,8 +8,9 @@ For one weight W of a run at one saved step s, on the run's fixed probe batch (F
     classes    route class -> its matrix (FORMS §7 automaton; they sum to G exactly)
     terms      term ID -> its matrix, when the weight has at most TERM_LIMIT terms (else empty)
 
-and between s and the next saved step s' the update the optimizer applied, ΔW = W(s') − W(s), beside the
-gradient flow G(s) it would follow under plain gradient descent: cos(ΔW, G) and ‖ΔW‖/‖G‖ (`Update`).
+and the update that reached s from the previous saved step p, ΔW = W(s) − W(p) (so the newest step has one
+too), beside the gradient flow G(p) it would have followed from p under plain gradient descent:
+cos(ΔW, G(p)) and ‖ΔW‖/‖G(p)‖ (`Update`).
 Matrices keep the weight's own shape (a bias is a vector). Norms are Frobenius. `CoefficientStore`
 (cache.py) caches records in memory and under RUN/cache/coefficients.
 """
@@ -71,14 +72,14 @@ class StepCoefficient:
 
 @dataclass(frozen=True, eq=False)
 class Update:
-    """What the optimizer did between two saved steps, beside the gradient flow at the first."""
+    """What the optimizer did to reach a saved step from the previous one, beside the gradient flow there."""
 
     weight: str
     step: int
-    next_step: int
-    dW: np.ndarray                   # W(next_step) − W(step)
-    cosine: float                    # cos(ΔW, G(step)); NaN when either is zero
-    ratio: float                     # ‖ΔW‖ / ‖G(step)‖; NaN when G is zero
+    prev_step: int
+    dW: np.ndarray                   # W(step) − W(prev_step)
+    cosine: float                    # cos(ΔW, G(prev_step)); NaN when either is zero
+    ratio: float                     # ‖ΔW‖ / ‖G(prev_step)‖; NaN when G is zero
 
 
 def norm(a: np.ndarray) -> float:
@@ -135,11 +136,12 @@ def step_coefficient(cfg: ModelConfig, weights: Mapping[str, torch.Tensor], x, y
     return StepCoefficient(weight, step, W, G, grad, agreement(G, grad), classes, terms, count)
 
 
-def update_between(record: StepCoefficient, next_step: int, next_weight: np.ndarray) -> Update:
-    """ΔW from the record's step to `next_step` (the weight saved there), against the record's G."""
-    dW = np.asarray(next_weight, dtype=record.W.dtype) - record.W
+def update_between(record: StepCoefficient, step: int, weight_at_step: np.ndarray) -> Update:
+    """ΔW from the record's step (the previous saved step) to `step` (the weight saved there), against the
+    record's G."""
+    dW = np.asarray(weight_at_step, dtype=record.W.dtype) - record.W
     g = norm(record.G)
-    return Update(record.weight, record.step, next_step, dW, cosine(dW, record.G),
+    return Update(record.weight, step, record.step, dW, cosine(dW, record.G),
                   norm(dW) / g if g > 0 else float("nan"))
 
 

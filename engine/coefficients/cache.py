@@ -23,6 +23,7 @@ import numpy as np
 from .. import coefficients as co
 from ..analysis.cache import weights_file, weights_fingerprint
 from ..runs import Run, RunError, atomic_write_bytes, step_name
+from ..safe_io import UnsafeFileError, check_inside
 
 CACHE_DIR = Path("cache") / "coefficients"
 VERSION = 1
@@ -120,16 +121,15 @@ class CoefficientStore:
         return got
 
     def update(self, weight: str, step: int) -> co.Update | None:
-        """ΔW from `step` to the next saved step (None at the newest step)."""
+        """ΔW = W(step) − W(previous saved step), against G there (None at the first saved step)."""
         got = self.peek_update(weight, step)
         if got is not None:
             return got
-        later = [s for s in self.steps() if s > step]
-        if not later:
+        earlier = [s for s in self.steps() if s < step]
+        if not earlier:
             return None
-        rec = self.record(weight, step)
-        nxt = self._array(later[0], weight)
-        got = co.update_between(rec, later[0], nxt)
+        rec = self.record(weight, earlier[-1])
+        got = co.update_between(rec, step, self._array(step, weight))
         self._keep(("update", weight, step), got)
         with self._lock:
             self._geometry.setdefault(weight, {})[step] = (got.cosine, got.ratio, co.norm(got.dW))
@@ -142,7 +142,7 @@ class CoefficientStore:
 
     def norms_table(self, weight: str, steps: list[int] | None = None) -> dict[str, list[float]]:
         """Columns for a CSV: step, ‖G‖, ‖grad‖, agreement, each class's and term's norm, and the
-        update's ‖ΔW‖, cosine and ratio (NaN at the newest step)."""
+        update's ‖ΔW‖, cosine and ratio (the update that reached the step: NaN at the first step)."""
         steps = self.steps() if steps is None else steps
         recs = [self.record(weight, s).summary() for s in steps]
         ups = [self.update(weight, s) for s in steps]
@@ -204,12 +204,19 @@ class CoefficientStore:
     def _fingerprint(self, step: int) -> str:
         return f"v{VERSION}:{weights_fingerprint(self.run.path, step)}:{self._probe_hash}"
 
+    def _inside(self, path: Path) -> bool:
+        try:
+            check_inside(self.run.path, path)
+        except UnsafeFileError:
+            return False
+        return True
+
     def _path(self, weight: str, step: int) -> Path:
         return self.folder(weight) / f"{step_name(step)}.npz"
 
     def _read(self, weight: str, step: int) -> co.StepCoefficient | None:
         path = self._path(weight, step)
-        if not self.disk or not path.is_file():
+        if not self.disk or not path.is_file() or not self._inside(path):
             return None
         try:
             with np.load(path, allow_pickle=False) as z:
@@ -235,6 +242,8 @@ class CoefficientStore:
                  classes=np.stack(list(rec.classes.values())) if rec.classes else np.zeros((0, *shape)),
                  term_ids=np.array(list(rec.terms), dtype=str),
                  terms=np.stack(list(rec.terms.values())) if rec.terms else np.zeros((0, *shape)))
+        if not self._inside(self._path(rec.weight, rec.step)):
+            return  # a symlink in the cache's path: never write outside the run
         try:
             self.folder(rec.weight).mkdir(parents=True, exist_ok=True)
             atomic_write_bytes(self._path(rec.weight, rec.step), buf.getvalue())

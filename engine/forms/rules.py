@@ -15,6 +15,7 @@ it; `expandAll` stays outside operator arguments, `expandmm` goes through them (
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable
 
 from .words import (FN_DIFFERENTIAL, TRANSPOSED_KIND, ZERO, Diag, DiagOf, Diff, Fn, Label, Num, Op, Prod,
@@ -103,6 +104,33 @@ def _summands(w: Word, subst: Substitute | None, into_ops: bool) -> list[Word]:
     if tw is Zero:
         return []
     return [w]
+
+
+def summand_count(w: Word, subst: Substitute | None, into_ops: bool) -> int:
+    """How many summands `_summands` would make, counted without making them (products multiply,
+    sums add), so that an expansion of 2^40 terms is refused before it starts."""
+    memo: dict[int, int] = {}
+    alive: list[Word] = []  # substitutions are new words: keep them so their ids stay unique
+
+    def count(w: Word) -> int:
+        got = memo.get(id(w))
+        if got is not None:
+            return got
+        tw = type(w)
+        if tw is Sum:
+            n = sum(count(x) for x in w.terms)
+        elif tw is Prod:
+            n = math.prod(count(f) for f in w.factors)
+        elif tw in (Trace, Diag) or (tw is Op and into_ops and (w.arg.has_d or type(w.arg) is Sum)):
+            n = count(w.arg)
+        elif tw is Diff and subst is not None and (expansion := subst(w)) is not None:
+            alive.extend(expansion)
+            n = sum(count(m) for m in expansion)
+        else:
+            n = 0 if tw is Zero else 1
+        memo[id(w)] = n
+        return n
+    return count(w)
 
 
 def expand_all(w: Word, subst: Substitute | None = None) -> Word:

@@ -131,6 +131,7 @@ class SectionForm(QWidget):
             section, _, name = key.partition(".")
             o_section, _, o_name = other.partition(".")
             if section == self.section and o_section == self.section:
-                on = getattr(obj, o_name) == wanted
+                value = getattr(obj, o_name)
+                on = value in wanted if isinstance(wanted, tuple) else value == wanted
                 self.editors[name].setEnabled(on)
                 self._labels[name].setEnabled(on)

@@ -33,24 +33,36 @@ LABELS = {
     "train.checkpoint_every": "Checkpoint every (steps)", "train.keep_checkpoints": "Checkpoints kept",
     "train.snapshot_every": "Snapshot every (steps)", "train.snapshot_budget_mb": "Snapshot budget (MB)",
     "train.probe_batch": "Probe batch (sequences)", "train.sample_tokens": "Logged sample length",
+    "train.optimizer": "Optimizer", "train.adam_eps": "Adam ε", "train.momentum": "SGD momentum",
+    "train.muon_lr": "Muon learning rate", "train.muon_momentum": "Muon momentum",
+    "train.muon_ns_steps": "Muon Newton–Schulz steps",
     "train.seed": "Seed", "train.device": "Device", "train.torch_threads": "Torch threads (0 = all)",
+    "train.precision": "Precision", "train.compile": "Compile (torch.compile)",
     "data.corpus": "Corpus", "data.tokenizer": "Tokenizer", "data.max_vocab": "Word vocabulary",
     "data.val_fraction": "Validation fraction",
 }
 CHOICES = {
     "model.pos_encoding": C.POS_ENCODINGS, "model.mask": C.MASKS, "model.norm": C.NORMS,
     "model.activation": C.ACTIVATIONS, "model.loss": C.LOSSES, "data.tokenizer": C.TOKENIZERS,
-    "train.device": C.DEVICES,
+    "train.device": C.DEVICES, "train.precision": C.PRECISIONS, "train.optimizer": C.OPTIMIZERS,
 }
 CHOICE_LABELS = {
     "sinusoidal": "sinusoidal", "learned": "learned", "none": "none", "causal": "causal",
     "banded": "banded causal", "pre": "pre-LN (GPT-2)", "post": "post-LN (2017)", "relu": "ReLU",
     "gelu": "GELU", "cross_entropy": "cross-entropy", "squared_error": "squared error (Euler form)",
     "char": "characters", "word": "words", "auto": "auto (CUDA, else CPU)", "cpu": "CPU", "cuda": "CUDA",
-    "mps": "Apple MPS",
+    "mps": "Apple MPS", "adamw": "AdamW (diagonal metric)", "sgd": "SGD (Euclidean)",
+    "muon": "Muon (spectral; AdamW for the rest)",
 }
-# Fields only meaningful when another field has a given value.
-DEPENDS = {"model.band": ("model.mask", "banded"), "data.max_vocab": ("data.tokenizer", "word")}
+# Where one field's choice reads differently from the same word elsewhere.
+FIELD_CHOICE_LABELS = {"train.precision": {"auto": "auto (bf16 on a GPU that has it)", "float32": "float32",
+                                           "bf16": "bf16 (mixed precision)"}}
+# Fields only meaningful when another field has a given value (or one of a tuple of values).
+DEPENDS = {"model.band": ("model.mask", "banded"), "data.max_vocab": ("data.tokenizer", "word"),
+           "train.beta1": ("train.optimizer", ("adamw", "muon")), "train.beta2": ("train.optimizer", ("adamw", "muon")),
+           "train.adam_eps": ("train.optimizer", ("adamw", "muon")), "train.momentum": ("train.optimizer", "sgd"),
+           "train.muon_lr": ("train.optimizer", "muon"), "train.muon_momentum": ("train.optimizer", "muon"),
+           "train.muon_ns_steps": ("train.optimizer", "muon")}
 
 
 @functools.lru_cache(maxsize=None)
@@ -141,8 +153,9 @@ def make_editor(key: str, default) -> QWidget:
         return CorpusEdit()
     if key in CHOICES:
         box = compact(QComboBox())
+        labels = {**CHOICE_LABELS, **FIELD_CHOICE_LABELS.get(key, {})}
         for value in CHOICES[key]:
-            box.addItem(CHOICE_LABELS.get(value, value), value)
+            box.addItem(labels.get(value, value), value)
         return box
     if isinstance(default, bool):
         return QCheckBox()

@@ -90,9 +90,16 @@ def test_resuming_with_another_config_is_refused(files, tmp_path, capsys):
     assert rc != 0 and "another config" in err and len(err.strip().splitlines()) == 1
 
 
-def test_a_diverging_run_stops_with_one_line_and_exit_1(files, tmp_path, capsys):
-    config = tmp_path / "diverge.toml"
-    config.write_text(files["small.toml"].read_text().replace("[train]\n", "[train]\nlr = 1e30\nmin_lr = 0.0\n"))
+def test_a_diverging_run_stops_with_one_line_and_exit_1(files, tmp_path, capsys, monkeypatch):
+    from engine.model import GPT
+
+    real, calls = GPT.loss, []
+
+    def diverging(self, logits, targets):  # finite for a few steps, then the loss breaks
+        calls.append(1)
+        return real(self, logits, targets) * (float("nan") if len(calls) > 6 else 1.0)
+    monkeypatch.setattr(GPT, "loss", diverging)
+    config = files["small.toml"]
     rc, _, err = run_cli(capsys, "train", "--config", config, "--corpus", files["corpus.txt"], "--run", tmp_path / "run")
     assert rc == 1 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert "not finite; training stopped before the weights changed" in err
@@ -101,11 +108,12 @@ def test_a_diverging_run_stops_with_one_line_and_exit_1(files, tmp_path, capsys)
 
 
 def broken_run(root: Path, damage: str) -> Path:
-    """A finished run whose latest checkpoint is damaged (truncated or replaced by garbage)."""
+    """A finished run whose every checkpoint is damaged (truncated or replaced by garbage)."""
     run_dir = root / f"run-{damage}"
     list(Trainer(small_config(steps=10, checkpoint_every=5), run_dir, text=shakespeare_text()[:20_000]).steps())
-    model = run_dir / "checkpoints" / "step-000010" / "model.safetensors"
-    model.write_bytes(model.read_bytes()[:100] if damage == "truncated" else b"garbage" * 100)
+    for step in ("step-000005", "step-000010"):
+        model = run_dir / "checkpoints" / step / "model.safetensors"
+        model.write_bytes(model.read_bytes()[:100] if damage == "truncated" else b"garbage" * 100)
     return run_dir
 
 
@@ -153,7 +161,8 @@ def test_resuming_from_a_damaged_checkpoint_is_one_line_and_keeps_it(damage, tmp
     run_dir = broken_run(tmp_path, damage)
     before = sorted(p.name for p in (run_dir / "checkpoints").iterdir())
     rc, _, err = run_cli(capsys, "train", "--run", run_dir, "--steps", 20)
-    assert "step-000010/model.safetensors is corrupt or truncated" in one_error_line(rc, err)
+    line = one_error_line(rc, err)
+    assert "no intact checkpoint" in line and "step-000010/model.safetensors is corrupt or truncated" in line
     assert sorted(p.name for p in (run_dir / "checkpoints").iterdir()) == before
 
 

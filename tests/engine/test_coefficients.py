@@ -81,16 +81,16 @@ def test_update_is_the_difference_of_stored_weights(run):
     steps = store.steps()
     assert steps == [0, 2, 3, 4, 6]
     for a, b in zip(steps, steps[1:]):
-        u = store.update("blocks.1.W_in", a)
-        assert u.next_step == b
+        u = store.update("blocks.1.W_in", b)  # what the optimizer did to reach b, from a
+        assert u.prev_step == a and u.step == b
         want = run.load_weights(b)["blocks.1.W_in"].numpy() - run.load_weights(a)["blocks.1.W_in"].numpy()
         np.testing.assert_array_equal(u.dW, want)
         G = store.record("blocks.1.W_in", a).G
         assert u.cosine == pytest.approx(float((u.dW * G).sum() / np.linalg.norm(u.dW) / np.linalg.norm(G)),
                                          rel=1e-5)
         assert u.ratio == pytest.approx(np.linalg.norm(u.dW) / np.linalg.norm(G), rel=1e-5)
-    assert store.update("blocks.1.W_in", steps[-1]) is None
-    assert set(store.geometry("blocks.1.W_in")) == set(steps[:-1])
+    assert store.update("blocks.1.W_in", steps[0]) is None  # the newest step has one, the first none
+    assert set(store.geometry("blocks.1.W_in")) == set(steps[1:])
 
 
 def test_disk_cache_is_reused_and_safe_to_delete(fresh):
@@ -144,6 +144,6 @@ def test_norms_table_and_class_descriptions(run):
     assert table["step"] == [0.0, 2.0, 3.0, 4.0, 6.0]
     assert {"norm_G", "norm_grad", "agreement", "class:direct", "norm_dW", "cos_dW_G", "ratio_dW_G"} <= set(table)
     assert any(k.startswith("term:") for k in table)
-    assert np.isnan(table["cos_dW_G"][-1]) and not np.isnan(table["cos_dW_G"][0])
+    assert np.isnan(table["cos_dW_G"][0]) and not np.isnan(table["cos_dW_G"][-1])  # first step: no update
     assert co.class_description("L1.q") == "routes whose first branch is layer 1's query"
     assert co.class_description("L0.v.h1").endswith("value, head 1")

@@ -169,3 +169,15 @@ def test_at_its_narrowest_every_field_shows_whole_even_with_a_long_corpus_path(q
             right = editor.mapTo(viewport, editor.rect().topRight()).x()
             assert 0 <= editor.mapTo(viewport, editor.rect().topLeft()).x() and right < viewport.width(), \
                 f"{section}.{name} is cut off at the pane's edge"
+
+
+def test_the_training_tab_chooses_precision_and_compile(qtbot, make_window):
+    w = make_window()
+    form = pane(w).forms["train"]
+    precision, compile_box = form.editors["precision"], form.editors["compile"]
+    assert [precision.itemData(i) for i in range(precision.count())] == ["auto", "float32", "bf16"]
+    assert precision.currentData() == "auto" and not compile_box.isChecked()
+    assert "bf16" in precision.toolTip() or "bf16" in form._labels["precision"].toolTip()
+    precision.setCurrentIndex(precision.findData("bf16"))
+    compile_box.setChecked(True)
+    assert w.session.config.train.precision == "bf16" and w.session.config.train.compile

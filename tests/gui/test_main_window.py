@@ -138,6 +138,17 @@ def test_a_bad_run_directory_is_a_banner_and_a_new_run(qtbot, make_window, tmp_p
     assert not w.banner.isVisible()
 
 
+def test_a_run_with_an_absurd_config_is_a_banner_before_anything_is_allocated(qtbot, make_window, tmp_path):
+    from engine.config import ExperimentConfig
+
+    run_dir = tmp_path / "absurd"
+    run_dir.mkdir()
+    (run_dir / "config.toml").write_text(ExperimentConfig().to_toml().replace("n_ctx = 64", "n_ctx = 100000000"))
+    w = make_window(run_dir=run_dir)
+    assert w.banner.isVisible() and w.banner.level == "error"
+    assert "Cannot open the run" in w.banner.text and "n_ctx" in w.banner.text
+
+
 def test_theme_switches_between_dark_and_light_and_is_remembered(qtbot, make_window):
     w = make_window()
     app = QApplication.instance()

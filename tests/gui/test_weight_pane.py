@@ -85,14 +85,18 @@ def test_the_update_is_the_difference_of_stored_weights(qtbot, run_path):
     pane.weight_box.setCurrentText("blocks.0.W_out")  # the list here selects for every pane
     assert session.selected_weight == "blocks.0.W_out" == pane.state.weight
     run = Run(run_path)
-    pane.timeline.set_step(2)
+    pane.timeline.set_step(3)
     wait_shown(qtbot, pane)
     qtbot.waitUntil(lambda: pane.dW_map.title() == "ΔW = W(3) − W(2)", timeout=WAIT)
     want = run.load_weights(3)["blocks.0.W_out"].numpy() - run.load_weights(2)["blocks.0.W_out"].numpy()
     np.testing.assert_array_equal(pane.dW_map.matrix(), want)
-    pane.timeline.step_by(10)  # the newest step has no update after it
+    pane.timeline.step_by(10)  # the newest step shows the update that reached it
     wait_shown(qtbot, pane)
-    assert pane.dW_map.title() == "ΔW: none yet" and np.isnan(pane.dW_map.matrix()).all()
+    last, before = run.snapshot_steps()[-1], run.snapshot_steps()[-2]
+    qtbot.waitUntil(lambda: pane.dW_map.title() == f"ΔW = W({last}) − W({before})", timeout=WAIT)
+    pane.timeline.step_by(-10)  # the first step has none
+    wait_shown(qtbot, pane)
+    assert pane.dW_map.title() == "ΔW: none before the first step" and np.isnan(pane.dW_map.matrix()).all()
 
 
 def test_choosing_a_class_or_term_shows_its_matrix_and_formula(qtbot, run_path, reference):
@@ -148,9 +152,7 @@ def test_the_timeline_follows_new_snapshots_of_a_live_run(qtbot, run_path, tmp_p
     assert pane.timeline.steps[-1] == 8 and pane.timeline.step() == 8
     wait_shown(qtbot, pane)
     np.testing.assert_array_equal(pane.W_map.matrix(), weights["blocks.1.W_in"].numpy())
-    pane.timeline.set_step(6)  # the update from 6 to the new step appears too
-    wait_shown(qtbot, pane)
-    qtbot.waitUntil(lambda: pane.dW_map.title() == "ΔW = W(8) − W(6)", timeout=WAIT)
+    qtbot.waitUntil(lambda: pane.dW_map.title() == "ΔW = W(8) − W(6)", timeout=WAIT)  # the update to it too
     np.testing.assert_allclose(pane.dW_map.matrix(), 0.01, rtol=1e-4)
 
 

@@ -28,6 +28,7 @@ class StandInTrainer:
         self.total, self.step, self.closed_at = total, 0, None
         self.cfg = self.tokenizer = self.writer = None
         self.device = SimpleNamespace(type="cpu")
+        self.autocast_dtype, self.compiled, self.compile_message = None, False, None
 
     def steps(self):
         try:
@@ -117,3 +118,16 @@ def test_out_of_memory_reads_as_what_to_do(qtbot):
     qtbot.waitUntil(lambda: states == ["error"], timeout=WAIT)
     worker.wait()
     assert failed[0].startswith("Out of memory") and "batch size" in failed[0]
+
+
+def test_the_device_names_the_precision_and_a_compile_fallback_is_a_notice(qtbot):
+    trainer = StandInTrainer(total=3)
+    trainer.compile_message = "torch.compile could not compile this model (no compiler); training runs eagerly"
+    worker = TrainingWorker(lambda: trainer)
+    infos = []
+    worker.sig_started.connect(infos.append)
+    with qtbot.waitSignal(worker.sig_started, timeout=WAIT):
+        worker.start()
+    worker.stop()
+    qtbot.waitUntil(lambda: worker.isFinished(), timeout=WAIT)
+    assert infos[0].device_name == "CPU · float32" and infos[0].notice == trainer.compile_message

@@ -9,10 +9,10 @@ from ..chain import encoder
 from ..derive import Term, TooManyTerms
 from ..network import Network
 from ..words import Sym, add, prod, transpose
+from .limits import MAX_TERMS, describe_count
 from .syntax import ConsoleError
 from .values import Builtin, Form, Html, Latex, NoteList, Output, kind_of
 
-MAX_TERMS = 10_000  # what the console will expand or list at once
 
 _CHAIN_FLAGS = {"residual": "residual", "layer_norm": "layer_norm", "layernorm": "layer_norm",
                 "cross_entropy": "cross_entropy", "crossentropy": "cross_entropy", "causal": "causal"}
@@ -70,7 +70,13 @@ def builtins(c) -> dict[str, Builtin]:
                 raise ConsoleError(pos, f"the form has {n} terms, more than the console expands "
                                         f"({MAX_TERMS}); look at one with forms(net, k)")
 
-    def stage(fn_word, name, full=False):
+    def bounded(pos, name, w, net, into_ops):
+        n = rules.summand_count(w, net.substitute if net else None, into_ops)
+        if n > MAX_TERMS:
+            raise ConsoleError(pos, f"{name}: this expansion would have {describe_count(n)} terms, more than "
+                                    f"the console expands ({MAX_TERMS:,}); expand a part of it")
+
+    def stage(fn_word, name, full=False, expands=None):
         def run(pos, v):
             if isinstance(v, list):
                 return [run(pos, x) for x in v]
@@ -80,6 +86,8 @@ def builtins(c) -> dict[str, Builtin]:
             net = v.net if isinstance(v, Form) else None
             if full:
                 checked(pos, net)
+            if expands is not None:
+                bounded(pos, name, w, net, expands)
             try:
                 return Form(fn_word(w, net), net)
             except rules.RuleError as e:
@@ -203,9 +211,11 @@ def builtins(c) -> dict[str, Builtin]:
         "gpt": B(make_gpt, '"tiny"', "the GPT of a preset", 1, 1),
         "form": B(form, "net", "the form trace(E^t dF) of a network (or of encoder(n))", 1, 1),
         "d": B(d, "x", "the differential by the Leibniz rule", 1, 1),
-        "expandAll": B(stage(lambda w, net: rules.expand_all(w, net.substitute if net else None), "expandAll"),
+        "expandAll": B(stage(lambda w, net: rules.expand_all(w, net.substitute if net else None), "expandAll",
+                                 expands=False),
                        "x", "multiply out (substituting named values' differentials, outside operators)", 1, 1),
-        "expandmm": B(stage(lambda w, net: rules.expandmm(w, net.substitute if net else None), "expandmm", True),
+        "expandmm": B(stage(lambda w, net: rules.expandmm(w, net.substitute if net else None), "expandmm", True,
+                                expands=True),
                       "x", "expandAll through operator arguments: one term per path", 1, 1),
         "flatten": B(flatten, "x", "the summands as a list", 1, 1),
         "cycle": B(stage(lambda w, net: rules.cycle(w), "cycle"), "term", "trace(L f R) -> trace(R L f)", 1, 1),

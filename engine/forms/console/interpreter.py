@@ -8,11 +8,15 @@ read, and nothing reaches Python (DESIGN §8).
 
 from __future__ import annotations
 
+import math
+import time
+
 from .. import printing, rules
 from ..derive import Forms, Term
 from ..network import Network
 from ..words import Diff, Op, Prod, Sum, Sym, T, Trace, Word, Zero, add, prod, transpose
 from .builtins import builtins
+from .limits import MAX_SECONDS, MAX_STEPS, leaf_count
 from .syntax import (Assign, Attr, Call, ConsoleError, Expr, Index, ListLit, Name, Node, Number, SetAttr,
                      String, parse)
 from .values import NOTE_OPS, Form, Html, Latex, NoteList, Output, kind_of
@@ -24,6 +28,8 @@ class Console:
         self._forms: dict[int, Forms] = {}
         self.out: list[Output] = []
         self.builtins = builtins(self)
+        self._steps, self._deadline = 0, math.inf
+        self._cancelled = False
 
     # ---- running ----
 
@@ -31,12 +37,15 @@ class Console:
         """Run one line (statements separated by ';'); returns the outputs of show/showHTML/log/help,
         and the value of a last bare expression, as a console echoes it."""
         self.out = []
+        self._steps, self._cancelled = 0, False
+        self._deadline = time.monotonic() + MAX_SECONDS
         statements = parse(line)
         last = None
         for k, st in enumerate(statements):
             last = self.statement(st)
             if k == len(statements) - 1 and isinstance(st, Expr) and last is not None:
                 if not (isinstance(st.value, Call) and st.value.name in _SILENT):
+                    self.tick(st.pos, leaf_count(last))  # printing a list visits every item
                     self.out.append(self.output(last))
         return self.out
 
@@ -74,7 +83,22 @@ class Console:
             raise ConsoleError(pos, f".op = {op!r} takes a list of one word")
         return Form(transpose(words[0]) if op == "transpose" else rules.d(words[0]))
 
+    def cancel(self) -> None:
+        """Stop the line being run (from another thread, e.g. the GUI's): it ends with a ConsoleError."""
+        self._cancelled = True
+
+    def tick(self, pos: int | None, n: int = 1) -> None:
+        """Count evaluation steps: a line stops at MAX_STEPS, or when cancelled."""
+        self._steps += n
+        if self._cancelled:
+            raise ConsoleError(pos, "evaluation cancelled")
+        if self._steps > MAX_STEPS:
+            raise ConsoleError(pos, f"this line takes more than {MAX_STEPS:,} steps; stopped")
+        if self._steps % 256 == 0 and time.monotonic() > self._deadline:
+            raise ConsoleError(pos, f"this line ran for more than {MAX_SECONDS} s; stopped")
+
     def eval(self, node: Node):
+        self.tick(node.pos)
         if isinstance(node, Number):
             return node.value
         if isinstance(node, String):
@@ -97,7 +121,9 @@ class Console:
                                              f"{', '.join(sorted(self.builtins))} (type help)")
             if not b.lo <= len(node.args) <= b.hi:
                 raise ConsoleError(node.pos, f"{node.name} takes {b.args or 'no arguments'}")
-            return b.fn(node.pos, *[self.eval(a) for a in node.args])
+            args = [self.eval(a) for a in node.args]
+            self.tick(node.pos, sum(leaf_count(a) for a in args if isinstance(a, list)))  # before the work
+            return b.fn(node.pos, *args)
         if isinstance(node, Index):
             return self.index(self.eval(node.target), self.eval(node.index), node)
         if isinstance(node, Attr):

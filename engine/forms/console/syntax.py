@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 
 from ...errors import UserError
+from .limits import MAX_DEPTH, MAX_DIGITS, MAX_LINE
 
 
 class ConsoleError(UserError):
@@ -55,6 +56,9 @@ def tokenize(line: str) -> list[Token]:
         kind = m.lastgroup
         start = m.start(kind)
         text = m.group(kind)
+        if kind == "number" and len(text) > MAX_DIGITS:
+            raise ConsoleError(start, f"a number of {len(text)} digits; the console's integers have at most "
+                                      f"{MAX_DIGITS}")
         if kind == "name" and text.startswith("_"):
             raise ConsoleError(start, f"{text!r} is not a name of the forms language (names cannot start "
                                       "with '_'); the console runs the note's commands, not Python")
@@ -127,8 +131,17 @@ class Expr(Node):
 
 class Parser:
     def __init__(self, line: str):
+        if len(line) > MAX_LINE:
+            raise ConsoleError(None, f"the line has {len(line):,} characters; the console reads at most "
+                                     f"{MAX_LINE:,}")
         self.tokens = tokenize(line)
         self.i = 0
+        self.depth = 0  # expressions open around the current one
+
+    def deeper(self, pos: int, by: int = 1) -> None:
+        if self.depth + by > MAX_DEPTH:
+            raise ConsoleError(pos, f"nested more than {MAX_DEPTH} deep (brackets, calls, indexes or "
+                                    "properties); split it into assignments")
 
     @property
     def tok(self) -> Token:
@@ -175,8 +188,19 @@ class Parser:
         return Expr(t.pos, self.expr())
 
     def expr(self) -> Node:
+        self.deeper(self.tok.pos)
+        self.depth += 1
+        try:
+            return self._expr()
+        finally:
+            self.depth -= 1
+
+    def _expr(self) -> Node:
         node = self.primary()
+        chain = 0  # a[0][0]… and a.b.c… nest as deeply as brackets do
         while self.tok.kind == "op" and self.tok.text in "[.":
+            chain += 1
+            self.deeper(self.tok.pos, chain)
             t = self.take()
             if t.text == "[":
                 node = Index(t.pos, node, self.expr())

@@ -2,8 +2,8 @@
 
 `CoefficientFeeder` holds the open run's `engine.coefficients.cache.CoefficientStore` (built on a pool
 thread: it imports torch) and fills it one step at a time through a `LatestJob`: the step on screen first,
-then the rest of the timeline for the charts, each job computing one step's record and the update to the
-next saved step. The GUI thread only peeks at what is in memory, so scrubbing never waits; a step not yet
+then the rest of the timeline for the charts, each job computing one step's record and the update from the
+previous saved step. The GUI thread only peeks at what is in memory, so scrubbing never waits; a step not yet
 in memory asks for it and shows when it arrives.
 
 Records are computed in the app's analysis process (gui/analysis.py, started on first use; the pane asks
@@ -63,6 +63,14 @@ def _open_store(run):
     return CoefficientStore(run, compute=functools.partial(in_process, compute_record, str(run.path), "float32"))
 
 
+def geometry_of(run_path: str, weight: str, step: int):
+    """engine.analysis.update.update_geometry in the computing process (float32: it reads the records the
+    feeder's store cached), for the geometry view."""
+    from engine.analysis.update import update_geometry
+
+    return in_process(update_geometry, run_path, weight, step, "float32")
+
+
 def _compute(store, weight: str, step: int):
     store.record(weight, step)
     store.update(weight, step)
@@ -110,8 +118,8 @@ class CoefficientFeeder(QObject):
         if store is None or w is None:
             return []
         summaries, geometry = store.summaries(w), store.geometry(w)
-        last = self.steps[-1] if self.steps else None
-        todo = [s for s in self.steps if (s not in summaries or (s != last and s not in geometry))
+        first = self.steps[0] if self.steps else None  # the first saved step has no update reaching it
+        todo = [s for s in self.steps if (s not in summaries or (s != first and s not in geometry))
                 and (w, s) not in self._failed]
         if self.current in todo:
             todo.remove(self.current)

@@ -4,7 +4,7 @@ batch over training, split by the form into route classes (and terms, for small 
 A weight is opened by clicking it anywhere (the architecture diagram, a term in the forms pane: any
 `Session.select_weight`) or from the list here. The timeline scrubs and plays over the run's saved steps;
 beside G (or the class or term chosen in the list, whose formula is rendered below it) are the weight
-itself and the update the optimizer applied up to the next saved step; charts show the norms over
+itself and the update the optimizer applied to reach this step from the previous one; charts show the norms over
 training and the update's geometry; a badge gives the agreement of the summed classes with autograd.
 Everything is computed on pool threads by `CoefficientFeeder` and cached (compute.py); the GUI
 thread shows only what is in memory. During training the timeline follows the newest snapshot.
@@ -23,10 +23,11 @@ from engine.analysis import service
 
 from ...analysis import AnalysisJob
 from ...session import Session
+from ...widgets.geometry_view import GeometryView
 from ...widgets.heatmap import HeatmapWidget
 from ...widgets.seen import SeenWidget
 from ...widgets.timeline import Timeline
-from .compute import CoefficientFeeder
+from .compute import CoefficientFeeder, geometry_of, pooled_job
 from .export import WeightExporter
 from .views import GeometryChart, NormsChart, PartsList, cache_axes, series
 
@@ -57,6 +58,7 @@ class WeightPane(SeenWidget):
         self._opened = False
         self.feeder = CoefficientFeeder(self)
         self._formula_job = AnalysisJob(self)
+        self._geometry_job, self._geometry_for = pooled_job(self), None  # the view's (weight, step) asked
         self._chart_timer = QTimer(self, singleShot=True, interval=int(1000 / CHART_HZ))
         self._frame_timer = QTimer(self, singleShot=True)
         self._frame_clock = QElapsedTimer()
@@ -114,6 +116,7 @@ class WeightPane(SeenWidget):
         self.norms = NormsChart()
         self.geometry_chart = GeometryChart()
         self.geometry_label = QLabel()
+        self.geometry_view = GeometryView()
         norms_tab, geometry_tab = QWidget(), QWidget()
         row = QHBoxLayout()
         for w in (QLabel("Split:"), self.split_box, QLabel("Show:"), self.mode_box, self.log_box):
@@ -125,11 +128,12 @@ class WeightPane(SeenWidget):
         col.addWidget(self.norms, 1)
         col = QVBoxLayout(geometry_tab)
         col.setContentsMargins(0, 0, 0, 0)
+        col.addWidget(self.geometry_view, 3)
         col.addWidget(self.geometry_label)
         col.addWidget(self.geometry_chart, 1)
         self.tabs = QTabWidget()
         self.tabs.addTab(norms_tab, "Norms over training")
-        self.tabs.addTab(geometry_tab, "Optimizer vs −∇")
+        self.tabs.addTab(geometry_tab, "Geometry")
         bottom = QSplitter(Qt.Orientation.Horizontal)
         bottom.addWidget(left)
         bottom.addWidget(self.tabs)
@@ -164,6 +168,9 @@ class WeightPane(SeenWidget):
         self._frame_timer.timeout.connect(self._show)
         self._formula_job.sig_done.connect(self._on_formula)
         self._formula_job.sig_failed.connect(lambda _tag, message: self.caption.setText(message))
+        self._geometry_job.sig_done.connect(self._on_geometry)
+        self._geometry_job.sig_failed.connect(lambda _tag, message: self.geometry_view.show_message(message))
+        self.tabs.currentChanged.connect(lambda _index: self._ask_geometry())
 
     # ---- public ----------------------------------------------------------------------------
 
@@ -304,6 +311,7 @@ class WeightPane(SeenWidget):
         st, rec = self.state, self.record()
         self.norms.set_cursor(st.step)
         self.geometry_chart.set_cursor(st.step)
+        self._ask_geometry()
         if rec is None:
             if st.step is not None and st.weight is not None:
                 self._say(f"computing {st.weight} at step {st.step}…")
@@ -316,19 +324,32 @@ class WeightPane(SeenWidget):
         update = self.feeder.store.peek_update(st.weight, st.step)
         if update is not None:
             self.dW_map.set_matrix(as_matrix(update.dW), kind="signed",
-                                   title=f"ΔW = W({update.next_step}) − W({update.step})")
-            self.geometry_label.setText(f"step {update.step} → {update.next_step}: cos(ΔW, G) = "
+                                   title=f"ΔW = W({update.step}) − W({update.prev_step})")
+            self.geometry_label.setText(f"step {update.prev_step} → {update.step}: cos(ΔW, G) = "
                                         f"{update.cosine:.3f}, ‖ΔW‖/‖G‖ = {update.ratio:.3g}")
         else:
             self.dW_map.set_matrix(as_matrix(rec.W) * float("nan"), kind="signed",
-                                   title="ΔW: none yet")
-            self.geometry_label.setText(f"step {rec.step} is the newest saved step: no update after it yet")
+                                   title="ΔW: none before the first step")
+            self.geometry_label.setText(f"step {rec.step} is the first saved step: no update reached it")
         ok = rec.agreement <= AGREEMENT_OK
         color = "#2b8a3e" if ok else "#e8590c"
         self.badge.setText(f"<span style='color:{color}'>{'✓' if ok else '⚠'} Σ classes vs autograd: "
                            f"{rec.agreement:.1e}</span>")
         self.parts.show_step(rec)
         self.parts.select(st.kind if part is not None else "total", part)
+
+    def _ask_geometry(self) -> None:
+        """Compute the geometry view's (weight, step) off the GUI thread, only while its tab is shown."""
+        store, st = self.feeder.store, self.state
+        if store is None or st.weight is None or st.step is None or self.tabs.currentIndex() != 1:
+            return
+        if self._geometry_for != (st.weight, st.step):
+            self._geometry_for = (st.weight, st.step)
+            self._geometry_job.submit(self._geometry_for, geometry_of, str(store.run.path), st.weight, st.step)
+
+    def _on_geometry(self, tag, result) -> None:
+        if tag == (self.state.weight, self.state.step):
+            self.geometry_view.show_result(result)
 
     def _draw_charts(self) -> None:
         store, st = self.feeder.store, self.state

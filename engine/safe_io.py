@@ -1,0 +1,109 @@
+"""Bounded, regular-file-only reads and writes that stay inside a folder: the one gate every run file,
+config and corpus passes through.
+
+A file named by a user or found in a run directory may be a FIFO (a read never ends), a device such as
+/dev/zero or /dev/urandom (a read never ends, or fills the memory), a symlink to one of those, or simply
+far larger than anything GPT Explorer writes. `read_bytes` refuses all of these before reading, with the
+file named, and never reads more than its cap, so a hostile file costs at most one cap of memory.
+`check_regular` is the same check for files a library opens itself (safetensors, torch.load).
+`check_inside` refuses a write path under a folder when any part of it below that folder is a symlink,
+so nothing written into a run lands outside it (a symlinked `cache/` would otherwise redirect writes).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from .errors import UserError
+
+KB, MB, GB = 1 << 10, 1 << 20, 1 << 30
+CONFIG_CAP = 1 * MB        # a config.toml is a few hundred bytes
+JSON_CAP = 64 * MB         # tokenizer.json (a word vocabulary), probe.json, index.json, best.json
+JSONL_CAP = 1 * GB         # metrics.jsonl and samples.jsonl of a very long run
+WEIGHTS_CAP = 64 * GB      # a checkpoint or snapshot file (memory-mapped, not read whole)
+CORPUS_CAP = 2 * GB        # a text corpus
+
+
+class UnsafeFileError(UserError, ValueError):
+    """A file that is not a regular file, too large, or reached through a symlink out of its folder."""
+
+
+def check_regular(path: str | Path, cap: int, what: str = "file") -> int:
+    """The size of `path` if it is a regular file (after symlinks) of at most `cap` bytes; else refuse."""
+    path = Path(path)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise  # the caller names a missing file in its own words
+    except OSError as e:
+        raise UnsafeFileError(f"cannot read {what} {path}: {e.strerror}") from None
+    if not stat.S_ISREG(st.st_mode):
+        kind = ("a directory" if stat.S_ISDIR(st.st_mode) else "a pipe (FIFO)" if stat.S_ISFIFO(st.st_mode)
+                else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else "not a regular file")
+        raise UnsafeFileError(f"{what} {path} is {kind}, not a regular file")
+    if st.st_size > cap:
+        raise UnsafeFileError(f"{what} {path} is {st.st_size / MB:,.1f} MB, more than the {cap / MB:,.0f} MB "
+                              "such a file may have")
+    return st.st_size
+
+
+def read_bytes(path: str | Path, cap: int, what: str = "file") -> bytes:
+    """The bytes of a regular file of at most `cap` bytes; FileNotFoundError passes through."""
+    path = Path(path)
+    check_regular(path, cap, what)
+    # O_NONBLOCK: should the file be swapped for a FIFO after the check, opening it does not wait
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(path, flags)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise UnsafeFileError(f"{what} {path} is not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            data = f.read(cap + 1)
+    finally:
+        os.close(fd)
+    if len(data) > cap:
+        raise UnsafeFileError(f"{what} {path} grew past the {cap / MB:,.0f} MB such a file may have")
+    return data
+
+
+def read_text(path: str | Path, cap: int, what: str = "file") -> str:
+    """`read_bytes` decoded as UTF-8; bad bytes are UnicodeDecodeError for the caller to name."""
+    return read_bytes(path, cap, what).decode("utf-8")
+
+
+def check_inside(root: str | Path, path: str | Path) -> Path:
+    """`path` (under `root`) if no part of it below `root` is a symlink; the last part may not exist yet."""
+    root, path = Path(root), Path(path)
+    try:
+        rel = path.relative_to(root)
+    except ValueError:
+        raise UnsafeFileError(f"{path} is not inside {root}") from None
+    if ".." in rel.parts:
+        raise UnsafeFileError(f"{path} leaves {root}")
+    here = root
+    for part in rel.parts:
+        here = here / part
+        if here.is_symlink():
+            raise UnsafeFileError(f"{here} is a symbolic link; GPT Explorer writes only to regular paths "
+                                  f"inside {root}")
+    return path
+
+
+def check_output_path(out: str | Path) -> Path:
+    """Refuse, before any work, an output file whose folder is missing or unwritable, or that exists as
+    something other than a regular file (a directory, a device)."""
+    out = Path(out)
+    if out.exists() and not out.is_file():
+        raise UnsafeFileError(f"cannot write {out}: it is {'a directory' if out.is_dir() else 'not a regular file'}")
+    if not out.parent.is_dir():
+        raise UnsafeFileError(f"cannot write {out}: the folder {out.parent} does not exist")
+    if not os.access(out.parent, os.W_OK):
+        raise UnsafeFileError(f"cannot write {out}: the folder {out.parent} is not writable")
+    return out
+
+
+def write_failed(out: str | Path, e: OSError) -> UnsafeFileError:
+    """The one line for an output file that could not be written after all."""
+    return UnsafeFileError(f"cannot write {out}: {e.strerror or e}")

@@ -1,0 +1,66 @@
+"""The Geometry view (FORMS.md §8) in the Weight pane: it shows the engine's update_geometry for the weight
+and step on screen, each direction beside the applied ΔW, their spectra and the route classes' shares."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engine.analysis.update import update_geometry
+from engine.runs import Run
+from gui.widgets.geometry_view import GeometryView
+
+from ..engine.test_update_geometry import trained
+from .conftest import QT_NOISE
+from .test_weight_pane import WAIT, make
+
+pytestmark = [pytest.mark.qt_log_level_fail("WARNING"), pytest.mark.qt_log_ignore(QT_NOISE)]
+
+
+@pytest.fixture(scope="module")
+def adamw_run(tmp_path_factory):
+    return trained(tmp_path_factory.mktemp("geometry-view") / "run", "adamw")
+
+
+def test_view_shows_every_direction_its_spectrum_and_the_shares(qtbot, adamw_run):
+    view = GeometryView()
+    qtbot.addWidget(view)
+    r = update_geometry(adamw_run, "blocks.1.W_in", 4)
+    view.show_result(r)
+    for d in r.directions:
+        np.testing.assert_allclose(view.maps[d.geometry].matrix(), d.matrix.astype(np.float32))
+        assert f"cos ΔW {d.cos_dW:.3f}" in view.maps[d.geometry].title()
+        x, y = view.curves[d.geometry].getData()
+        assert len(x) == len(d.singular_values)
+    np.testing.assert_allclose(view.maps["dW"].matrix(), r.dW.astype(np.float32))
+    assert view.maps["dW"].title() == "applied ΔW = W(4) − W(3)"
+    top = max(r.shares, key=r.shares.get)
+    assert top in view.shares.text() and f"{sum(r.shares.values()):.3g}" in view.shares.text()
+    assert f"{100 * r.shares[top] / sum(r.shares.values()):.1f}%" in view.shares.text()
+    assert "step 3" in view.message.text()  # v̂ from the nearest checkpoint
+
+
+def test_view_at_the_first_step_and_without_a_second_moment(qtbot, tmp_path):
+    view = GeometryView()
+    qtbot.addWidget(view)
+    view.show()
+    run = trained(tmp_path / "sgd", "sgd")
+    view.show_result(update_geometry(run, "W_E", 0))
+    assert not view.maps["adam"].isVisibleTo(view)  # SGD keeps no second moment
+    assert view.maps["dW"].title() == "ΔW: none before the first step" and np.isnan(view.maps["dW"].matrix()).all()
+    assert "No update reached the first saved step" in view.shares.text()
+    assert "sign G" in view.shares.text()  # the geometries' own splits are still shown
+
+
+def test_weight_pane_geometry_tab_follows_the_timeline(qtbot, adamw_run):
+    _, pane = make(qtbot, adamw_run.path, "blocks.0.W_Q")
+    assert pane.tabs.tabText(1) == "Geometry"
+    pane.tabs.setCurrentIndex(1)
+    pane.timeline.set_step(6)
+    qtbot.waitUntil(lambda: pane.geometry_view.result is not None and pane.geometry_view.result.step == 6,
+                    timeout=WAIT)
+    want = update_geometry(Run(adamw_run.path), "blocks.0.W_Q", 6, "float32")
+    got = pane.geometry_view.result
+    assert (got.weight, got.prev_step) == ("blocks.0.W_Q", 4)
+    np.testing.assert_allclose(got.direction("spectral").matrix, want.direction("spectral").matrix, atol=1e-9)
+    assert "blocks.0.W_Q at step 6" in pane.geometry_view.message.text()
