@@ -70,7 +70,7 @@ def main() -> int:
     from engine.trainer import Trainer
     from gui import theme
     from gui.panes.heatmaps import HeatmapsPane
-    from gui.panes.heatmaps_compute import Request, Source
+    from gui.panes.heatmaps.requests import Request, Source
     from gui.session import Session
     from gui.worker import TrainingWorker
 
@@ -121,8 +121,8 @@ def main() -> int:
     def again(*_):
         done["n"] += 1
         src = Source(session.weights_step, session.config.model, weights=dict(session.weights))
-        pane._job.submit(("attention", ("bench", done["n"])), pane._computer,
-                         Request("attention", src, session.tokenizer, pane.state.prompt))
+        pane._job.submit(("attention", ("bench", done["n"])),
+                         *Request("attention", src, session.tokenizer, pane.state.prompt).call())
 
     pane._job.sig_done.connect(lambda key, result: pane.attention.show_result(result) or again())
     wait(1.0)

@@ -194,7 +194,7 @@ def main() -> int:
 
         run = Run(path) if (path / "config.toml").exists() else make_run(path)
         n, painted, uncapped = scrub(run, args.seconds)
-        from gui.panes.weight import MAX_FPS
+        from gui.panes.weight.pane import MAX_FPS
 
         print(f"  {n} snapshots; painted {painted:.1f} frames/s while scrubbing (the pane caps at {MAX_FPS}); "
               f"uncapped {uncapped:.1f} frames/s")

@@ -33,6 +33,7 @@ from torch import nn
 
 from . import masks, positional
 from .config import ModelConfig
+from .weight_layout import weight_names, weight_shapes  # noqa: F401  (re-exported: the layout's home)
 
 LN_EPS = 1e-5
 
@@ -201,19 +202,3 @@ class GPT(nn.Module):
                 nxt = torch.multinomial(probs, 1, generator=generator)
             idx = torch.cat([idx, nxt], dim=1)
         return idx
-
-
-def weight_names(cfg: ModelConfig) -> list[str]:
-    """Trained weights in model order (the state-dict keys), without building the model."""
-    names = ["W_E"] + (["W_P"] if cfg.pos_encoding == "learned" else [])
-    for i in range(cfg.n_layer):
-        p = f"blocks.{i}."
-        names += [p + n for n in ("W_Q", "W_K", "W_V", "W_O")]
-        if cfg.norm != "none":
-            names += [p + "ln1.g", p + "ln1.b"]
-        names += [p + n for n in ("W_in", "b_in", "W_out", "b_out")]
-        if cfg.norm != "none":
-            names += [p + "ln2.g", p + "ln2.b"]
-    if cfg.has_final_norm:
-        names += ["ln_f.g", "ln_f.b"]
-    return names + ([] if cfg.tied else ["W_U"]) + ["b_U"]

@@ -452,6 +452,10 @@ class Run:
     def snapshot_steps(self) -> list[int]:
         return _steps_in(self.path / SNAPSHOTS, want_dir=False)
 
+    def saved_steps(self) -> list[int]:
+        """Every step whose weights can be loaded (snapshots and checkpoints), ascending."""
+        return sorted(set(self.snapshot_steps()) | set(self.checkpoint_steps()))
+
     def thinned_steps(self) -> list[int]:
         """Snapshot steps deleted to keep within the disk budget (recorded, never silently dropped)."""
         index = _read_json(self.path / SNAPSHOTS / INDEX) or {}
@@ -463,7 +467,7 @@ class Run:
 
     def latest_step(self) -> int:
         """The last step whose weights were saved (checkpoint or snapshot); 0 when none were."""
-        return max(self.checkpoint_steps() + self.snapshot_steps(), default=0)
+        return max(self.saved_steps(), default=0)
 
     def load_checkpoint(self, step: int | None = None) -> tuple[dict[str, torch.Tensor], dict]:
         """Weights and training state of the checkpoint at `step` (None: the latest)."""
@@ -503,8 +507,8 @@ class Run:
         """step=None: the latest checkpoint's weights; else the snapshot, or checkpoint, at exactly step."""
         if step is None or step not in self.snapshot_steps():
             if step is not None and step not in self.checkpoint_steps():
-                saved = sorted(set(self.snapshot_steps()) | set(self.checkpoint_steps()))
-                raise RunError(f"{self.path} has no weights saved at step {step} (it has {_listing(saved)})")
+                raise RunError(f"{self.path} has no weights saved at step {step} "
+                               f"(it has {_listing(self.saved_steps())})")
             return self.load_checkpoint(step)[0]
         path = self.path / SNAPSHOTS / f"{step_name(step)}.safetensors"
         try:

@@ -26,6 +26,7 @@ from .acceleration import autocast, autocast_dtype, compile_or_eager
 from .config import ConfigError, ExperimentConfig
 from .corpus import CorpusError
 from .data import Dataset
+from .resolve import resolve
 from .device import pick_device, set_threads, single_thread
 from .distributed import SOLO, Group
 from .errors import UserError
@@ -135,7 +136,7 @@ class Trainer:
             dataset = Dataset.build(cfg.data, cfg.model.n_ctx, text)
         if min(len(dataset.train), len(dataset.val)) <= cfg.model.n_ctx:
             raise CorpusError(f"corpus is too short for a context of {cfg.model.n_ctx} tokens")
-        cfg = cfg.replace(model=dataclasses.replace(cfg.model, vocab_size=dataset.tokenizer.vocab_size))
+        cfg = resolve(cfg, dataset)
         _check(cfg)
         t = cfg.train
         self.cfg, self.dataset, self.tokenizer = cfg, dataset, dataset.tokenizer

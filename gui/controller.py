@@ -10,7 +10,6 @@ and built in the worker thread, so torch never loads on the GUI thread.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import time
 from pathlib import Path
@@ -18,6 +17,7 @@ from pathlib import Path
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, Signal
 
 from engine.config import ExperimentConfig
+from engine.resolve import unresolved
 
 from . import settings
 from .jobs import JobQueue
@@ -41,7 +41,7 @@ def new_run_path(root: Path, name: str) -> Path:
 
 def _same_model(a: ExperimentConfig, b: ExperimentConfig) -> bool:
     """Equal but for vocab_size, which the trainer sets from the corpus."""
-    return a == b.replace(model=dataclasses.replace(b.model, vocab_size=a.model.vocab_size))
+    return unresolved(a) == unresolved(b)
 
 
 def _sample_from_run(run_dir: str, request: SampleRequest) -> str:

@@ -18,8 +18,9 @@ from engine.config import ConfigError, ExperimentConfig
 from engine.errors import UserError
 from engine.figure_options import using_figure_options
 from engine.presets import DEFAULT_PRESET, load_preset
+from engine.training_state import TrainingState
 
-from . import drops, screen_fit, settings, theme
+from . import analysis, drops, screen_fit, settings, theme
 from .controller import TrainingController
 from .jobs import JobQueue
 from .menus import build_menus
@@ -314,13 +315,10 @@ class MainWindow(QMainWindow):
         self.device_label.setText(f"device: {name}")
 
     def _on_training_state_changed(self, state: str) -> None:
-        a, valid = self.actions, not self.session.config_problems
-        a["train"].setEnabled(state in ("idle", "stopped", "finished", "error") and valid)
-        a["pause_resume"].setEnabled(state in ("running", "paused"))
-        a["pause_resume"].setText("&Resume" if state == "paused" else "&Pause")
-        a["step"].setEnabled(state == "paused" or (state in ("idle", "stopped", "error") and valid))
-        a["stop"].setEnabled(state in ("running", "paused"))
-        a["save"].setEnabled(state in ("running", "paused"))
+        a, valid, state = self.actions, not self.session.config_problems, TrainingState(state)
+        for action in ("train", "pause_resume", "step", "stop", "save"):
+            a[action].setEnabled(state.allows(action, valid))
+        a["pause_resume"].setText("&Resume" if state is TrainingState.PAUSED else "&Pause")
 
     def _update_title(self, *_) -> None:
         path = self.controller.run_dir
@@ -339,6 +337,7 @@ class MainWindow(QMainWindow):
         if self.controller.alive:
             self.statusBar().showMessage("Stopping training and saving a checkpoint…")
         self.controller.shutdown()
+        analysis.shutdown()  # the panes' analysis process
         settings.save_window_state(self, self.pane_names)
         settings.set_saved_config(self.session.config.to_toml())
         super().closeEvent(event)

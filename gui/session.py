@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 
-from engine.config import ExperimentConfig
+from engine.config import ExperimentConfig, ModelConfig
 
 
 class Session(QObject):
@@ -32,6 +32,7 @@ class Session(QObject):
     sig_runs_compared = Signal(object)      # list[Path] of the runs ticked in the browser, overlaid as curves
     sig_open_run_requested = Signal(str)    # a pane asks for a run folder to be opened; the window opens it
     sig_head_at_step = Signal(int, int, int)  # layer, head, saved step: show that head's attention there
+    sig_model_changed = Signal(object)      # ModelConfig: the current model (see `model`) changed
 
     def __init__(self, config: ExperimentConfig | None = None, parent: QObject | None = None):
         super().__init__(parent)
@@ -47,14 +48,28 @@ class Session(QObject):
         self._weights_wanted: dict[str, int] = {}
         self.compared_runs: list = []  # Paths of the runs ticked in the run browser
 
+    @property
+    def model(self) -> ModelConfig:
+        """The one current model every pane shows: the open run's resolved config when a run is open,
+        the builder's draft otherwise."""
+        return (self.run.config if self.run is not None else self.config).model
+
     def set_config(self, config: ExperimentConfig) -> None:
         if config != self.config:
+            was = self.model
             self.config = config
             self.sig_config_changed.emit(config)
+            self._model_maybe_changed(was)
 
     def set_run(self, run) -> None:
+        was = self.model
         self.run = run
         self.sig_run_opened.emit(run)
+        self._model_maybe_changed(was)
+
+    def _model_maybe_changed(self, was: ModelConfig) -> None:
+        if self.model != was:
+            self.sig_model_changed.emit(self.model)
 
     def set_tokenizer(self, tokenizer) -> None:
         self.tokenizer = tokenizer

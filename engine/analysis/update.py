@@ -13,7 +13,7 @@ For `weight` at saved step s of a run, on the run's fixed probe batch:
     direction_shares   geometry -> route class -> ⟨G_c(s), D⟩: how each geometry's step D from s would split
                  its first-order decrease among the routes (the same classes, another direction)
 
-It reads the run through engine.coefficients_cache.CoefficientStore and engine.runs.Run: one function with a
+It reads the run through engine.coefficients.cache.CoefficientStore and engine.runs.Run: one function with a
 plain result, so it can become a RunAnalysis method unchanged.
 """
 
@@ -47,15 +47,17 @@ class UpdateGeometry:
         return np.stack([geo.as_matrix(d.matrix) for d in self.directions])
 
 
-def update_geometry(run, weight: str, step: int | None = None, dtype: str = "float64") -> UpdateGeometry:
+def update_geometry(run, weight: str, step: int | None = None, dtype: str = "float64",
+                    store=None) -> UpdateGeometry:
     """The geometries of `weight`'s coefficient at `step` (None: the newest saved step) of `run` (a Run or
-    a run directory); see the module docstring."""
-    from ..coefficients_cache import CoefficientStore
-    from ..coefficients_export import check_step, check_weight
+    a run directory); see the module docstring. `store`: the run's CoefficientStore where one is kept
+    (RunAnalysis.coefficients), so the records are not computed twice; `dtype` is then the store's."""
+    from ..coefficients.cache import CoefficientStore
+    from ..coefficients.export import check_step, check_weight
     from ..runs import Run
 
     run = run if isinstance(run, Run) else Run(run)
-    store = CoefficientStore(run, dtype)
+    store = store if store is not None else CoefficientStore(run, dtype)
     check_weight(store, weight)
     step = check_step(store, step)
     record = store.record(weight, step)

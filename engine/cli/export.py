@@ -2,8 +2,9 @@
 
 The format comes from --out's suffix (.png .svg .pdf through matplotlib; .csv .npy for the data; .gif .mp4
 for the coefficient's animation over the saved steps). Each
---what is one entry of `HANDLERS`, a function (Run, args) -> Path; another part of the engine adds its own
-export by putting its function in that dict (the weight pane's engine fills 'coefficient'). Never loads Qt.
+--what is one entry of `HANDLERS`, a function (RunAnalysis, args) -> Path; another part of the engine adds
+its own export by putting its function in that dict. The numbers come from the run's
+`engine.analysis.run_analysis.RunAnalysis`, as the panes' do, so the two cannot disagree. Never loads Qt.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from .. import export
-    from ..runs import Run
+    from ..analysis.run_analysis import RunAnalysis
     from ..safe_io import check_output_path, write_failed
 
     out = Path(args.out)
@@ -58,48 +59,39 @@ def run(args: argparse.Namespace) -> int:
     export.format_of(out, _coefficient_formats() if args.what == "coefficient" else export.FIGURE_FORMATS
                      + export.DATA_FORMATS)
     check_output_path(out)
-    run_ = Run(args.run)
+    analysis = RunAnalysis(args.run)
     try:
-        written = HANDLERS[args.what](run_, args)
+        written = HANDLERS[args.what](analysis, args)
     except OSError as e:  # unwritable after all (a full disk, a read-only file system)
         raise write_failed(out, e) from None
-    for warning in run_.warnings:  # after loading: a damaged checkpoint skipped is named too
+    for warning in analysis.run.warnings:  # after loading: a damaged checkpoint skipped is named too
         print(f"gpt-explorer: warning: {warning}", file=sys.stderr)
     print(f"wrote {written}")
     return 0
 
 
-def _step(run_, args) -> int:
-    return run_.latest_step() if args.step is None else args.step
+def _step(a, args) -> int:
+    return a.run.latest_step() if args.step is None else args.step
 
 
-def _prompt(run_, args) -> tuple:
-    """Token ids and labels of --prompt (default: the run's heatmap prompt), cut to the context."""
-    from .. import probes
-
-    text = args.prompt if args.prompt is not None else run_.probe().prompt
-    ids = probes.prompt_ids(run_.tokenizer, text, run_.config.model.n_ctx)
-    return ids, probes.visible_tokens(run_.tokenizer, ids)
-
-
-def export_loss(run_, args) -> Path:
+def export_loss(a, args) -> Path:
     from .. import export
 
-    return export.export_loss(args.out, run_.metrics())
+    return export.export_loss(args.out, a.run.metrics())
 
 
-def export_attention(run_, args) -> Path:
-    from .. import export, probes
+def export_attention(a, args) -> Path:
+    from .. import export
 
-    cfg, step = run_.config.model, _step(run_, args)
+    cfg, step = a.config.model, _step(a, args)
     if args.head is not None and args.layer is None:
         raise UserError("--head needs --layer")
     if args.layer is not None and not 0 <= args.layer < cfg.n_layer:
         raise UserError(f"--layer must be between 0 and {cfg.n_layer - 1}")
     if args.head is not None and not 0 <= args.head < cfg.n_head:
         raise UserError(f"--head must be between 0 and {cfg.n_head - 1}")
-    ids, tokens = _prompt(run_, args)
-    weights = probes.attention_maps(run_.build_model(step), ids, tokens).weights  # (L, H, T, T)
+    maps = a.attention(step, args.prompt).maps
+    weights, tokens = maps.weights, maps.tokens  # (L, H, T, T)
     if args.head is not None:
         return export.export_matrix(args.out, weights[args.layer, args.head], row_labels=tokens,
                                     col_labels=tokens, kind="probability", row_title="query", col_title="key",
@@ -112,37 +104,37 @@ def export_attention(run_, args) -> Path:
                               else f"layer {args.layer} · head {{1}}")
 
 
-def export_mask(run_, args) -> Path:
+def export_mask(a, args) -> Path:
     from .. import export, probes
+    from ..analysis.attention import prompt_tokens
 
-    cfg = run_.config.model
-    _, tokens = _prompt(run_, args)
+    cfg = a.config.model
+    _, tokens = prompt_tokens(a.tokenizer, a.prompt if args.prompt is None else args.prompt, cfg.n_ctx)
     name = {"banded": f"banded, β = {cfg.band}"}.get(cfg.mask, cfg.mask)
     return export.export_matrix(args.out, probes.mask_matrix(cfg.mask, len(tokens), cfg.band),
                                 row_labels=tokens, col_labels=tokens, kind="probability", row_title="query",
                                 col_title="key", title=f"mask in force: {name} (1 allowed, hatched masked)")
 
 
-def export_posenc(run_, args) -> Path:
-    from .. import export, probes
+def export_posenc(a, args) -> Path:
+    from .. import export
 
-    step = _step(run_, args)
-    P = probes.positional_matrix(run_.build_model(step))
+    step = _step(a, args)
+    P = a.positional(step).P
     return export.export_matrix(args.out, P, kind="signed", row_title="position", col_title="dimension",
-                                title=f"{run_.config.model.pos_encoding} positional encoding · step {step}")
+                                title=f"{a.config.model.pos_encoding} positional encoding · step {step}")
 
 
 def _coefficient_formats() -> tuple[str, ...]:
-    from ..coefficients_export import FORMATS
+    from ..coefficients.export import FORMATS
 
     return FORMATS
 
 
-def export_coefficient(run_, args) -> Path:
-    from ..coefficients_cache import CoefficientStore
-    from ..coefficients_export import check_step, check_weight, export_coefficient
+def export_coefficient(a, args) -> Path:
+    from ..coefficients.export import check_step, check_weight, export_coefficient
 
-    store = CoefficientStore(run_)
+    store = a.coefficients
     check_weight(store, args.weight)
     step = check_step(store, args.step)  # before an animation spends minutes, even though it uses every step
     progress = None
@@ -152,23 +144,21 @@ def export_coefficient(run_, args) -> Path:
     return export_coefficient(args.out, store, args.weight, step, progress)
 
 
-def export_heads(run_, args) -> Path:
+def export_heads(a, args) -> Path:
     from ..analysis.head_export import export_heads
-    from ..analysis.head_timeline import head_timeline
 
-    timeline = head_timeline(run_.path)
+    timeline = a.head_timeline()
     if args.step is not None:
         if args.step not in timeline.steps:
-            raise UserError(f"{run_.path} has no weights saved at step {args.step}")
+            raise UserError(f"{a.path} has no weights saved at step {args.step}")
         timeline = timeline.upto(args.step)
-    return export_heads(args.out, timeline, run_.metrics(), args.score)
+    return export_heads(args.out, timeline, a.run.metrics(), args.score)
 
 
-def export_update(run_, args) -> Path:
-    from ..analysis.update import update_geometry
+def export_update(a, args) -> Path:
     from ..analysis.update_export import export_update
 
-    return export_update(args.out, update_geometry(run_, args.weight, args.step))
+    return export_update(args.out, a.update_geometry(args.weight, args.step))
 
 
 HANDLERS: dict[str, Callable] = {"loss": export_loss, "attention": export_attention, "mask": export_mask,

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from ..errors import UserError
+from ..resolve import unresolved
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -177,7 +178,7 @@ def _check_resumable(args: argparse.Namespace, run_dir: Path) -> None:
         wanted = build_config(args)
 
         def same(c):  # what must not change when a run is resumed
-            return (dataclasses.replace(c.model, vocab_size=0),
+            return (unresolved(c.model),
                     dataclasses.replace(c.train, steps=0, device="auto", precision="auto", compile=False), c.data)
         if same(wanted) != same(existing):
             raise UserError(f"{run_dir} is a run made with another config; to resume it pass only "

@@ -35,21 +35,11 @@ import torch
 
 from .. import masks, positional
 from ..config import ConfigError, ModelConfig
-from ..model import weight_names
+from ..weight_layout import weight_shapes
 from .derive import Forms
 from .evaluate import Bound
 from .network import Definition, Network, Param, named
 from .words import Diag, Scalar, Sym, add, fn, neg, prod, transpose
-
-
-def _shapes(cfg: ModelConfig) -> dict[str, tuple[int, ...]]:
-    d, f, V = cfg.d_model, cfg.d_ff, cfg.vocab_size
-    per_block = {"W_Q": (d, d), "W_K": (d, d), "W_V": (d, d), "W_O": (d, d), "W_in": (d, f), "b_in": (f,),
-                 "W_out": (f, d), "b_out": (d,), "ln1.g": (d,), "ln1.b": (d,), "ln2.g": (d,), "ln2.b": (d,)}
-    out = {"W_E": (V, d), "W_P": (cfg.n_ctx, d), "ln_f.g": (d,), "ln_f.b": (d,), "W_U": (d, V), "b_U": (V,)}
-    for i in range(cfg.n_layer):
-        out.update({f"blocks.{i}.{k}": v for k, v in per_block.items()})
-    return out
 
 
 class _Builder:
@@ -200,11 +190,10 @@ class _Builder:
             self.defs.append(Definition(E, prod(Npos, add(T, neg(P))), L, differentiate=False))
         else:
             self.defs.append(Definition(E, prod(Npos, add(T, neg(Z))), L, differentiate=False))
-        shapes = _shapes(cfg)
         params = []
-        for name in weight_names(cfg):
+        for name, shape in weight_shapes(cfg).items():
             syms = self.syms[name]
-            params.append(Param(name, shapes[name], syms, *self.display[name]))
+            params.append(Param(name, shape, syms, *self.display[name]))
         dims = {"n": None, "d": cfg.d_model, "d_k": cfg.d_head, "f": cfg.d_ff, "V": cfg.vocab_size,
                 "c": cfg.n_ctx, "1": 1}
         title = f"GPT ({cfg.n_layer} layers, {cfg.n_head} heads, {cfg.norm}-LN, {cfg.loss})"

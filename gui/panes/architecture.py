@@ -18,6 +18,8 @@ from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushB
 from engine.config import (ConfigError, DataConfig, ExperimentConfig, ModelConfig, Problem, TrainConfig,
                            human_count, memory_estimate_bytes, parameter_count)
 from engine.presets import load_preset, preset_names
+from engine.resolve import unresolved, with_vocab
+from engine.training_state import TrainingState
 
 from ..jobs import LatestJob
 from ..session import Session
@@ -28,7 +30,6 @@ from ..widgets.fields import label as field_label
 from .architecture_compute import TORCH_COUNT_LIMIT, Inspection, inspect_config
 
 SECTIONS = (("model", ModelConfig, "Model"), ("train", TrainConfig, "Training"), ("data", DataConfig, "Data"))
-EDITABLE_STATES = ("idle", "stopped", "finished", "error")
 
 
 class ArchitecturePane(QWidget):
@@ -153,7 +154,7 @@ class ArchitecturePane(QWidget):
             part, parse = form.read(getattr(cfg, section))
             cfg, problems = cfg.replace(**{section: part}), problems + parse
         if self.inspection is not None and self.inspection.vocab_size and self._same_data(cfg):
-            cfg = cfg.replace(model=dataclasses.replace(cfg.model, vocab_size=self.inspection.vocab_size))
+            cfg = with_vocab(cfg, self.inspection.vocab_size)
         return cfg, problems
 
     def _same_data(self, cfg: ExperimentConfig) -> bool:
@@ -182,7 +183,7 @@ class ArchitecturePane(QWidget):
         for i, (section, _, label) in enumerate(SECTIONS):
             n = self.forms[section].show_problems(problems)
             self.tabs.setTabText(i, f"{label} ⚠ {n}" if n else label)
-        if self.session.training_state not in EDITABLE_STATES:
+        if not TrainingState(self.session.training_state).allows("edit_config"):
             self.status.setText("The config is locked while a run is in progress: stop it, or start "
                                 "File → New run, to change it.")
             self.status.setStyleSheet("")
@@ -219,20 +220,19 @@ class ArchitecturePane(QWidget):
 
     def _select_preset_of(self, cfg: ExperimentConfig) -> None:
         for i, preset in enumerate(self._presets.values()):
-            same = preset.replace(model=dataclasses.replace(preset.model, vocab_size=cfg.model.vocab_size))
-            if same == cfg:
+            if unresolved(preset) == unresolved(cfg):
                 self.preset.setCurrentIndex(i)
                 return
         self.preset.setCurrentIndex(-1)
 
     def _update_train_button(self) -> None:
-        ok = not self.session.config_problems and self.session.training_state in EDITABLE_STATES
+        ok = TrainingState(self.session.training_state).allows("train", not self.session.config_problems)
         self.train_button.setEnabled(ok)
 
     # ---- handlers --------------------------------------------------------------------------
 
     def _on_debounce_timeout(self) -> None:
-        key = (self.draft.data, dataclasses.replace(self.draft.model, vocab_size=0))
+        key = (self.draft.data, unresolved(self.draft.model))
         if key != self._submitted:
             self._submitted = key
             self._inspect.submit(self.draft.data, inspect_config, self.draft)
@@ -281,7 +281,7 @@ class ArchitecturePane(QWidget):
             self._show_config(cfg)
 
     def _on_training_state_changed(self, state: str) -> None:
-        editable = state in EDITABLE_STATES
+        editable = TrainingState(state).allows("edit_config")
         for w in (*self.forms.values(), self.preset, self.name, self.load_button):
             w.setEnabled(editable)
         self._show_problems(self.session.config_problems)

@@ -5,12 +5,12 @@ beside the closed formula (DESIGN §1.2). Pure functions of a config; no Qt.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from dataclasses import dataclass
 
 from engine.config import DataConfig, ExperimentConfig, ModelConfig, parameter_count
 from engine.errors import UserError
+from engine.resolve import with_vocab
 
 from ..worker import ensure_torch
 
@@ -64,6 +64,6 @@ def inspect_config(cfg: ExperimentConfig) -> Inspection:
             vocab = _dataset_vocab(cfg.data, cfg.model.n_ctx)
         except UserError as e:
             problem = str(e)
-    model = dataclasses.replace(cfg.model, vocab_size=vocab or cfg.model.vocab_size)
+    model = with_vocab(cfg.model, vocab or cfg.model.vocab_size)
     count = torch_parameter_count(model) if not model.validate() else None
     return Inspection(vocab, problem, count, model)

@@ -17,6 +17,8 @@ from PySide6.QtWidgets import (QDoubleSpinBox, QFormLayout, QGridLayout, QHBoxLa
                                QPlainTextEdit, QProgressBar, QPushButton, QSpinBox, QSplitter, QStyle,
                                QTabWidget, QToolButton, QVBoxLayout, QWidget)
 
+from engine.training_state import TrainingState
+
 from ..session import Session
 from ..widgets.head_timeline import HeadTimelinePanel
 from ..widgets.loss_plot import LossHistory, LossPlot
@@ -27,12 +29,6 @@ REFRESH_MS = 500  # curves and numbers twice a second: live to the eye, and each
 DEFAULT_PROMPT = "QUEEN OF WALES"
 EXPORT_FILTERS = ("PNG image (*.png);;SVG image (*.svg);;PDF document (*.pdf);;CSV table (*.csv);;"
                   "NumPy array (*.npy)")
-_BUTTONS = {  # which acts each training state allows
-    "train": ("idle", "stopped", "finished", "error"), "pause": ("running",), "resume": ("paused",),
-    "step": ("idle", "stopped", "paused", "error"), "stop": ("running", "paused"),
-}
-_STATE_TEXT = {"idle": "ready", "running": "training…", "paused": "paused", "stopped": "stopped",
-               "finished": "finished", "error": "stopped (see the message above)"}
 
 
 def duration(seconds: float) -> str:
@@ -231,7 +227,7 @@ class TrainingPane(QWidget):
             self._render()
 
     def _on_training_state_changed(self, state: str) -> None:
-        self.state_label.setText(_STATE_TEXT.get(state, state))
+        self.state_label.setText(TrainingState(state).text)
         self.eta.setText(self._eta_text())
         self._update_buttons()
 
@@ -290,11 +286,11 @@ class TrainingPane(QWidget):
         self.logged.appendPlainText(f"── step {step} ──\n{text}\n")
 
     def _update_buttons(self) -> None:
-        state = self.session.training_state
+        state = TrainingState(self.session.training_state)
         valid = not self.session.config_problems
         for act, b in self.buttons.items():
-            b.setEnabled(state in _BUTTONS[act] and (valid or act not in ("train", "step") or state == "paused"))
-        has_model = self.session.run is not None or state in ("running", "paused")
+            b.setEnabled(state.allows(act, valid))
+        has_model = self.session.run is not None or state.live
         self.generate.setEnabled(has_model and self._sample_request is None)
         self.generate.setText("Generate" if self._sample_request is None else "Generating…")
         self.generate.setToolTip("" if has_model else "Train, or open a run, to have a model to sample from")

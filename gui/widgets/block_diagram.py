@@ -1,7 +1,7 @@
 """The block diagram of a GPT drawn from its ModelConfig: embeddings and positions → each block (layer
 norms, the heads of attention with the mask in force, the MLP, residual arrows) → unembedding → loss.
 
-Every trained weight is a clickable item carrying its state-dict name (engine.model.weight_names; a test
+Every trained weight is a clickable item carrying its state-dict name (engine.weight_layout.weight_shapes; a test
 checks the diagram draws exactly those names). Clicking one calls `on_select(name)`; the pane forwards it
 to `Session.select_weight`. Drawn with QGraphicsView, scaled to the pane's width and scrolled vertically.
 """
@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (QGraphicsEllipseItem, QGraphicsPathItem, QGraphic
                                QGraphicsScene, QGraphicsSimpleTextItem, QGraphicsView)
 
 from engine.config import ModelConfig
+from engine.weight_layout import weight_shapes
 
 from ..theme import plot_colors
 
@@ -240,12 +241,8 @@ class _Drawing:
 
     def describe(self, name: str) -> str:
         m = self.cfg
-        d, f, v = m.d_model, m.d_ff, m.vocab_size
         short = name.split(".", 2)[-1] if name.startswith("blocks.") else name
-        shapes = {"W_E": (v, d), "W_P": (m.n_ctx, d), "W_Q": (d, d), "W_K": (d, d), "W_V": (d, d),
-                  "W_O": (d, d), "W_in": (d, f), "b_in": (f,), "W_out": (f, d), "b_out": (d,),
-                  "W_U": (d, v), "b_U": (v,)}
-        shape = shapes.get(short, (d,))
+        shape = weight_shapes(m)[name]
         text = f"{name}  ({' × '.join(map(str, shape))})"
         if short in ("W_Q", "W_K", "W_V"):
             text += f"\n{m.n_head} heads side by side, {m.d_head} columns each"

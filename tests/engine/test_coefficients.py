@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from engine import coefficients as co
-from engine.coefficients_cache import CACHE_DIR, CoefficientStore
+from engine.coefficients.cache import CACHE_DIR, CoefficientStore
 from engine.config import DataConfig, ExperimentConfig, ModelConfig, TrainConfig
 from engine.corpus import shakespeare_text
 from engine.forms.verify import gpt_reference

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from engine import coefficients_export
+from engine.coefficients import export as coefficients_export
 from engine.cli import main
-from engine.coefficients_cache import CoefficientStore
+from engine.coefficients.cache import CoefficientStore
 from engine.errors import UserError
 
 from .test_coefficients import tiny_run

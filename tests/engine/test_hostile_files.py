@@ -212,7 +212,7 @@ def test_export_to_a_bad_place_is_one_line_and_exit_2(case, run_copy, tmp_path, 
 
 
 def test_symlinks_inside_a_run_are_never_written_through(run_copy, tmp_path, text):
-    from engine.coefficients_cache import CoefficientStore
+    from engine.coefficients.cache import CoefficientStore
 
     outside = tmp_path / "outside"
     outside.mkdir()

@@ -8,7 +8,7 @@ import torch
 
 from engine import masks, positional
 from engine.config import ModelConfig
-from engine.model import GPT
+from engine.model import GPT, weight_names, weight_shapes
 
 
 def model(**kw) -> GPT:
@@ -118,3 +118,13 @@ def test_generate_extends_and_respects_context():
 def test_too_long_input_is_refused():
     with pytest.raises(ValueError, match="context"):
         model()(torch.zeros(1, 13, dtype=torch.long))
+
+
+@pytest.mark.parametrize("norm,tied,pos", itertools.product(["pre", "post", "none"], [False, True],
+                                                            ["learned", "sinusoidal", "none"]))
+def test_weight_shapes_are_the_models_state_dict(norm, tied, pos):
+    cfg = ModelConfig(vocab_size=11, n_ctx=6, d_model=8, n_head=2, n_layer=2, d_ff=12, norm=norm, tied=tied,
+                      pos_encoding=pos)
+    built = {name: tuple(t.shape) for name, t in GPT(cfg).state_dict().items()}
+    assert weight_shapes(cfg) == built  # same names and shapes; the layout's order is the forward pass's
+    assert weight_names(cfg) == list(weight_shapes(cfg))

@@ -40,6 +40,7 @@ def test_a_finished_run_reads_back_whole(trained):
     assert probe.x.shape == probe.y.shape == (4, 16) and probe.x.dtype.name == "int64" and probe.prompt
     assert (probe.x[:, 1:] == probe.y[:, :-1]).all()
     assert run.snapshot_steps() == [0, 10, 20] and run.checkpoint_steps() == [10, 20]
+    assert run.saved_steps() == [0, 10, 20]
     assert run.latest_step() == 20 and run.best_step() in (10, 20)
     model = run.build_model()
     assert not model.training and next(model.parameters()).device.type == "cpu"

@@ -64,7 +64,7 @@ def test_adam_geometry_uses_the_runs_bias_corrected_second_moment(runs):
 
 
 def test_route_shares_split_the_first_order_decrease_exactly(runs):
-    from engine.coefficients_cache import CoefficientStore
+    from engine.coefficients.cache import CoefficientStore
 
     run = runs["adamw"]
     r = update_geometry(run, "blocks.1.W_Q", 6)

@@ -15,7 +15,7 @@ from PySide6.QtGui import QGuiApplication, QImage
 from engine.cli import main as cli_main
 from engine.export import FigureOptions
 from gui.panes.forms import FormsPane
-from gui.panes.forms_console import History
+from gui.panes.forms.console import History
 from gui.session import Session
 from gui.widgets import dialogs
 from gui.widgets.formula import FormulaView

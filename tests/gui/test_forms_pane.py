@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt
 from engine.config import ExperimentConfig
 from engine.forms import Forms, Snapshot, encoder, latex
 from gui.panes.forms import FormsPane
-from gui.panes.forms_source import SourceChoice
+from gui.panes.forms.source import SourceChoice
 from gui.session import Session
 
 
@@ -60,7 +60,7 @@ def test_selecting_a_term_shows_its_formula_and_its_G(qtbot):
 
 
 def test_a_weight_with_more_terms_than_a_load_lists_the_first_and_offers_more(qtbot, monkeypatch):
-    from gui.panes import forms_terms
+    from gui.panes.forms import terms as forms_terms
 
     monkeypatch.setattr(forms_terms, "LOAD_CAP", 40)
     _, pane = make(qtbot)

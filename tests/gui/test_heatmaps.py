@@ -15,7 +15,7 @@ from engine import probes
 from engine.config import ExperimentConfig, ModelConfig
 from engine.data import CharTokenizer
 from engine.model import GPT
-from gui.panes import heatmaps
+from gui.panes.heatmaps import pane as heatmaps
 from gui.panes.heatmaps import HeatmapsPane
 from gui.session import Session
 from gui.widgets.heatmap_grid import GAP

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import numpy as np
 from PySide6.QtCore import Qt
 
-from gui.panes.weight_views import PartsList
+from gui.panes.weight.views import PartsList
 
 
 def record(terms: dict, count: int):

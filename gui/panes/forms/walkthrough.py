@@ -14,9 +14,9 @@ from PySide6.QtWidgets import (QComboBox, QLabel, QListWidget, QPushButton, QSpl
 from engine.forms import snapshot_export as se
 from engine.forms.derive import Forms, Term, TooManyTerms
 
-from ..jobs import LatestJob
-from ..widgets.formula import FormulaList
-from ..widgets.tiles import row_of
+from ...jobs import LatestJob
+from ...widgets.formula import FormulaList
+from ...widgets.tiles import row_of
 
 SCOPES = ("whole form", "one term")
 ABOUT = {

@@ -17,7 +17,7 @@ from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QGraphicsItem, QHeaderView, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
-from ..theme import plot_colors
+from ...theme import plot_colors
 
 PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
            "#9c755f", "#bab0ac")

@@ -4,8 +4,8 @@ training and for any saved step of a run.
 The pane binds to the Session in `_connect` and keeps its view state in `HeatmapsState`. While it is
 seen (visible, on its dock's chosen tab) it asks the training worker for a weights copy every N steps
 (`Session.want_weights`); each copy, or a browsed step of the run, becomes a `Request` that
-`HeatmapsComputer` answers on a pool thread (gui.jobs.LatestJob: one at a time, only the newest waiting,
-so training never waits for the pane), at most MAX_REFRESH_HZ times a second. The GUI thread only hands
+the analysis process answers (gui.analysis.AnalysisJob: one at a time, only the newest waiting, so
+training never waits for the pane), at most MAX_REFRESH_HZ times a second. The GUI thread only hands
 finished arrays to the views. Choosing a layer or head re-slices what is there.
 """
 
@@ -20,15 +20,15 @@ from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QLineEdit, QSpinB
 
 from engine.errors import UserError
 
-from .. import settings
-from ..jobs import LatestJob
-from ..session import Session
-from ..widgets.heatmap import EXPORT_FILTERS, HeatmapWidget
-from ..widgets.seen import SeenWidget
-from .heatmaps_compute import TABS, HeatmapsComputer, Request, Source
-from .heatmaps_attention import AttentionView
-from .heatmaps_masks import MasksView
-from .heatmaps_positional import PositionalView
+from ... import settings
+from ...analysis import AnalysisJob
+from ...session import Session
+from ...widgets.heatmap import EXPORT_FILTERS, HeatmapWidget
+from ...widgets.seen import SeenWidget
+from .attention import AttentionView
+from .masks import MasksView
+from .positional import PositionalView
+from .requests import TABS, Request, Source
 
 DEFAULT_PROMPT = "Before we proceed any further, hear me speak."
 # While training runs, however small N is, the attention grid refreshes at most MAX_REFRESH_HZ times a
@@ -52,10 +52,6 @@ class HeatmapsState:
     tab: str = "attention"
 
 
-def saved_steps(run) -> list[int]:
-    return sorted(set(run.snapshot_steps()) | set(run.checkpoint_steps()))
-
-
 class StepBox(QComboBox):
     """The run's saved steps, listed afresh whenever the list opens (a live run keeps adding steps)."""
 
@@ -74,8 +70,7 @@ class HeatmapsPane(SeenWidget):
         super().__init__(parent)
         self.session = session
         self.state = HeatmapsState()
-        self._computer = HeatmapsComputer()
-        self._job = LatestJob(self)
+        self._job = AnalysisJob(self)
         self._results: dict[str, tuple[tuple, object]] = {}  # tab -> (request key, result)
         self._asked: tuple | None = None                       # key of the newest request submitted
         self._last_live_step: int | None = None
@@ -135,7 +130,7 @@ class HeatmapsPane(SeenWidget):
         s = self.session
         s.sig_weights_ready.connect(self._on_weights_ready)
         s.sig_run_opened.connect(self._on_run_opened)
-        s.sig_config_changed.connect(self._on_config_changed)
+        s.sig_model_changed.connect(self._on_model_changed)
         s.sig_training_state_changed.connect(self._on_training_state_changed)
         s.sig_head_at_step.connect(self.show_head_at_step)
         self._job.sig_done.connect(self._on_result)
@@ -157,13 +152,12 @@ class HeatmapsPane(SeenWidget):
         """The newest published weights, or a saved step of the open run; None when there are none."""
         s = self.session
         if self.state.step is None and s.weights is not None:
-            cfg = (s.run.config if s.run is not None else s.config).model
-            return Source(s.weights_step, cfg, weights=s.weights)
+            return Source(s.weights_step, s.model, weights=s.weights)
         if s.run is None:
             return None
-        steps = saved_steps(s.run)
+        steps = s.run.saved_steps()
         step = self.state.step if self.state.step is not None else (steps[-1] if steps else None)
-        return None if step is None else Source(step, s.run.config.model, run=s.run)
+        return None if step is None else Source(step, s.model, run=s.run)
 
     def refresh(self) -> None:
         """Ask for the current tab's view of the current weights unless it is shown or already asked."""
@@ -178,7 +172,7 @@ class HeatmapsPane(SeenWidget):
         if request.key in (shown, self._asked):
             return
         self._asked = request.key
-        self._job.submit(request.key, self._computer, request)
+        self._job.submit(request.key, *request.call())
 
     def export_caption(self) -> str:
         run, result = self.session.run, self._results.get(self.state.tab, (None, None))[1]
@@ -260,12 +254,11 @@ class HeatmapsPane(SeenWidget):
             self.state.prompt = settings.run_value(run.path, "heatmaps/prompt") or self.state.prompt
             self.prompt.setText(self.state.prompt)
         self._list_steps()
-        self._on_config_changed(run.config if run is not None else self.session.config)
+        self._on_model_changed(self.session.model)
         if self.seen():
             self.refresh()
 
-    def _on_config_changed(self, config) -> None:
-        model = (self.session.run.config if self.session.run is not None else config).model
+    def _on_model_changed(self, model) -> None:
         self.layer.setMaximum(model.n_layer - 1)
         self.head.setMaximum(model.n_head - 1)
         self.masks.set_context(model.n_ctx)
@@ -277,7 +270,7 @@ class HeatmapsPane(SeenWidget):
 
     def _list_steps(self) -> None:
         run = self.session.run
-        steps = saved_steps(run) if run is not None else []
+        steps = run.saved_steps() if run is not None else []
         wanted = self.state.step
         self.step_box.blockSignals(True)
         self.step_box.clear()

@@ -1,4 +1,4 @@
-"""`CoefficientStore`: a run's coefficient records (engine/coefficients.py), cached in memory and on disk.
+"""`CoefficientStore`: a run's coefficient records (engine/coefficients/__init__.py), cached in memory and on disk.
 
     RUN/cache/coefficients/<dtype>/<weight>/step-NNNNNN.npz
 
@@ -20,9 +20,10 @@ from pathlib import Path
 
 import numpy as np
 
-from . import coefficients as co
-from .safe_io import UnsafeFileError, check_inside
-from .runs import CHECKPOINTS, MODEL_FILE, SNAPSHOTS, Run, RunError, atomic_write_bytes, step_name
+from .. import coefficients as co
+from ..analysis.cache import weights_file, weights_fingerprint
+from ..runs import Run, RunError, atomic_write_bytes, step_name
+from ..safe_io import UnsafeFileError, check_inside
 
 CACHE_DIR = Path("cache") / "coefficients"
 VERSION = 1
@@ -70,10 +71,10 @@ class CoefficientStore:
 
     def steps(self) -> list[int]:
         """Saved steps (snapshots and checkpoints), listed afresh: a live run keeps adding them."""
-        return sorted(set(self.run.snapshot_steps()) | set(self.run.checkpoint_steps()))
+        return self.run.saved_steps()
 
     def weight_names(self) -> list[str]:
-        from .model import weight_names
+        from ..model import weight_names
 
         return weight_names(self.cfg)
 
@@ -184,7 +185,7 @@ class CoefficientStore:
         from safetensors import safe_open
 
         try:
-            with safe_open(str(self._source(step)), framework="numpy") as f:
+            with safe_open(str(weights_file(self.run.path, step)), framework="numpy") as f:
                 return f.get_tensor(weight).astype(np.float64 if self.dtype == "float64" else np.float32)
         except Exception as e:  # a missing, truncated or foreign file: one line for the user
             raise RunError(f"the weights at step {step} cannot be read: {str(e).splitlines()[0][:160]}") from None
@@ -200,16 +201,8 @@ class CoefficientStore:
 
     # ---- disk -----------------------------------------------------------------------------------
 
-    def _source(self, step: int) -> Path:
-        snap = self.run.path / SNAPSHOTS / f"{step_name(step)}.safetensors"
-        return snap if snap.is_file() else self.run.path / CHECKPOINTS / step_name(step) / MODEL_FILE
-
     def _fingerprint(self, step: int) -> str:
-        try:
-            st = self._source(step).stat()
-        except OSError:
-            raise RunError(f"{self.run.path} has no weights saved at step {step}") from None
-        return f"v{VERSION}:{st.st_size}:{st.st_mtime_ns}:{self._probe_hash}"
+        return f"v{VERSION}:{weights_fingerprint(self.run.path, step)}:{self._probe_hash}"
 
     def _inside(self, path: Path) -> bool:
         try:

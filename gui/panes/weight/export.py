@@ -2,7 +2,7 @@
 saved steps (GIF, MP4) with a progress bar, the stack of matrices over steps (NPY) and the norms (CSV).
 
 Each runs on a pool thread (gui.jobs.JobQueue: every request is answered) with the engine's pure
-functions (engine/coefficients_export.py) on the pane's CoefficientStore, so a file holds the numbers the
+functions (engine/coefficients/export.py) on the pane's CoefficientStore, so a file holds the numbers the
 pane shows. Progress comes back through a relay signal, queued to the GUI thread.
 """
 
@@ -14,8 +14,8 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QProgressBar, QToolButton
 
-from ..jobs import JobQueue
-from ..widgets import dialogs
+from ...jobs import JobQueue
+from ...widgets import dialogs
 
 FILTERS = {
     "heatmap": "PNG image (*.png);;SVG image (*.svg);;PDF document (*.pdf);;NumPy array of G (*.npy)",
@@ -32,10 +32,10 @@ class _Relay(QObject):
 
 
 def _run(kind: str, path, store, weight: str, step: int | None, part: str | None, progress):
-    from ..worker import ensure_torch
+    from ...worker import ensure_torch
 
     ensure_torch()
-    from engine import coefficients_export as ce
+    from engine.coefficients import export as ce
 
     if kind == "stack":
         return ce.save_stack(path, store, weight, part)

@@ -1,7 +1,7 @@
 """The Positional encodings tab of the heatmaps pane: the encoding matrix P (positions × dimensions), one
 dimension's curve across positions, the similarity P·Pᵀ, and for sinusoidal encodings the fixed linear
 map M_k with P[p + k] = P[p]·M_k and its error ("Attention is all you need", §3.5). Render-only, from a
-PositionalResult (gui.panes.heatmaps_compute)."""
+PositionalResult (engine.analysis.attention)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,11 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QGridLayout, QLabel, QSizePolicy, QSpinBox, QVBoxLayout, QWidget
 
-from .. import theme
-from ..widgets.heatmap import HeatmapWidget
-from ..widgets.tiles import row_of
-from .heatmaps_compute import PositionalResult
+from engine.analysis.attention import PositionalResult
+
+from ... import theme
+from ...widgets.heatmap import HeatmapWidget
+from ...widgets.tiles import row_of
 
 
 class PositionalView(QWidget):

@@ -1,31 +1,30 @@
-"""What the weight pane computes off the GUI thread: coefficient records step by step, formulas rendered.
+"""What the weight pane computes off the GUI thread: coefficient records step by step.
 
-`CoefficientFeeder` holds the open run's `engine.coefficients_cache.CoefficientStore` (built on a pool
+`CoefficientFeeder` holds the open run's `engine.coefficients.cache.CoefficientStore` (built on a pool
 thread: it imports torch) and fills it one step at a time through a `LatestJob`: the step on screen first,
 then the rest of the timeline for the charts, each job computing one step's record and the update from the
 previous saved step. The GUI thread only peeks at what is in memory, so scrubbing never waits; a step not yet
 in memory asks for it and shows when it arrives.
 
-Records and formulas are computed in a separate process (one for the app, started on first use): the
-forms engine is mostly Python, and on a pool thread it held the interpreter lock so that the GUI thread,
-whose every pyqtgraph paint calls back into Python, stalled 50–180 ms at a time while scrubbing (measured
-here with a 5 ms timer probe). The pool thread only waits for the process, reads the result and the cache.
+Records are computed in the app's analysis process (gui/analysis.py, started on first use; the pane asks
+it for formulas directly): the forms engine is mostly Python, and on a pool thread it held the interpreter
+lock so that the GUI thread, whose every pyqtgraph paint calls back into Python, stalled 50–180 ms at a time
+while scrubbing (measured here with a 5 ms timer probe). The pool thread only waits for the process, reads
+the result and the cache.
 """
 
 from __future__ import annotations
 
 import functools
-import threading
-from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
 from PySide6.QtCore import QObject, QThreadPool, Signal
 
 from engine.errors import UserError
 
-from ..jobs import LatestJob
-from ..processes import helper_pool
-from ..worker import ensure_torch
+from ... import analysis
+from ...jobs import LatestJob
+from ...worker import ensure_torch
 
 _POOL: QThreadPool | None = None
 
@@ -45,39 +44,23 @@ def pooled_job(parent: QObject) -> LatestJob:
     return LatestJob(parent, pool=pool())
 
 
-_executor: ProcessPoolExecutor | None = None
-_executor_lock = threading.Lock()
-
-
 def in_process(fn, *args):
-    """fn(*args) in the app's computing process (spawned: it never inherits the GUI's threads)."""
-    global _executor
-    with _executor_lock:
-        if _executor is None:
-            _executor = helper_pool()
-        executor = _executor
+    """fn(*args) in the app's analysis process (gui/analysis.py), waited for on the pane's pool thread."""
+    ex = analysis.executor()
     try:
-        return executor.submit(fn, *args).result()
+        return ex.submit(fn, *args).result()
     except BrokenProcessPool:
-        with _executor_lock:
-            _executor = None  # the next request starts a new process
+        analysis.restart_after(ex)
         raise UserError("the process computing coefficients stopped unexpectedly; try again") from None
 
 
 def _open_store(run):
     ensure_torch()
-    from engine.coefficients_cache import CoefficientStore, compute_record
+    from engine.coefficients.cache import CoefficientStore, compute_record
 
     # engine functions only cross to the other process, so it never imports Qt; the process starts with
     # the first record asked for (the pane asks only while it is seen)
     return CoefficientStore(run, compute=functools.partial(in_process, compute_record, str(run.path), "float32"))
-
-
-def render_formula(cfg, weight: str, kind: str, part, color: str):
-    """(caption, PNG bytes) of the formula, rendered in the computing process."""
-    from engine.coefficients_formula import render_formula as render
-
-    return in_process(render, cfg, weight, kind, part, color)
 
 
 def geometry_of(run_path: str, weight: str, step: int):

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
-from . import export
-from .coefficients import as_matrix
-from .errors import UserError
+from .. import export
+from ..errors import UserError
+from . import as_matrix
 
 ANIMATION_FORMATS = ("gif", "mp4")
 FORMATS = export.FIGURE_FORMATS + export.DATA_FORMATS + ANIMATION_FORMATS

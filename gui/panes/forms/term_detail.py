@@ -10,9 +10,9 @@ from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QScrollArea, QVBoxLay
 from engine.forms import latex, printing
 from engine.forms.derive import Forms, Term
 
-from ..widgets.formula import FormulaView
-from ..widgets.heatmap import HeatmapWidget
-from .forms_values import TermValues
+from ...widgets.formula import FormulaView
+from ...widgets.heatmap import HeatmapWidget
+from .values import TermValues
 
 
 def _caption(text: str) -> QLabel:

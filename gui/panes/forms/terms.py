@@ -1,5 +1,5 @@
 """The forms pane's term browser: weights with their term counts, the terms of the chosen weight, and the
-chosen term's detail (forms_term_detail.py).
+chosen term's detail (term_detail.py).
 
 Terms are listed by a model/view table (`TermTable`, uniform rows, nothing rendered) that a pool thread
 fills in Leibniz order a batch at a time (`TermLoader`): the list shows its first rows at once, a progress
@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLab
 
 from engine.forms.derive import Forms, Term
 
-from .forms_term_detail import TermDetail
+from .term_detail import TermDetail
 
 LOAD_CAP = 5000   # terms listed per "load" of a weight
 BATCH = 250       # terms per batch sent to the GUI thread

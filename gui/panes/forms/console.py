@@ -13,9 +13,9 @@ from PySide6.QtWidgets import (QCheckBox, QFrame, QLabel, QLineEdit, QPlainTextE
 
 from engine.forms import Console, Output
 
-from ..jobs import LatestJob
-from ..widgets.formula import FormulaView
-from ..widgets.tiles import row_of
+from ...jobs import LatestJob
+from ...widgets.formula import FormulaView
+from ...widgets.tiles import row_of
 
 ROWS_SHOWN = 40     # formulas rendered per output; the rest are counted, and show as text
 BLOCKS_KEPT = 200   # outputs kept in the view

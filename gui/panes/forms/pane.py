@@ -15,20 +15,20 @@ from dataclasses import dataclass, replace
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QLabel, QMenu, QTabWidget, QToolButton, QVBoxLayout, QWidget
 
-from engine.config import ExperimentConfig
 from engine.figure_options import using_figure_options
 from engine.forms import latex
 from engine.forms import snapshot_export as se
 
-from .. import settings
-from ..jobs import LatestJob
-from ..session import Session
-from ..widgets import dialogs
-from .forms_console import ConsoleView
-from .forms_source import KINDS, SourceBar, SourceChoice, derive_source
-from .forms_terms import TermsView
-from .forms_values import TermValues, ValueRequest, term_values
-from .forms_walkthrough import WalkthroughView
+from ... import settings
+from ...analysis import AnalysisJob
+from ...jobs import LatestJob
+from ...session import Session
+from ...widgets import dialogs
+from .console import ConsoleView
+from .source import KINDS, SourceBar, SourceChoice, derive_source
+from .terms import TermsView
+from .values import TermValues, ValueRequest
+from .walkthrough import WalkthroughView
 
 TABS = ("walkthrough", "terms", "console")
 WEIGHTS_EVERY = 50   # steps between the weight copies this pane asks for while training (values follow)
@@ -53,7 +53,7 @@ class FormsPane(QWidget):
         self.counts: dict[str, int] = {}
         self._valued_step: int | None = None   # the step whose values were last asked for
         self._derive = LatestJob(self)
-        self._values = LatestJob(self)
+        self._values = AnalysisJob(self)
         self._exports = LatestJob(self)
         self._build()
         self.state = FormsState(self.source.choice(), tab="terms")
@@ -103,7 +103,7 @@ class FormsPane(QWidget):
         for what, action in self.export_actions.items():
             action.triggered.connect(lambda _=False, w=what: self.export_dialog(w))
         self.copy_action.triggered.connect(self.copy_latex)
-        self.session.sig_config_changed.connect(self._on_config_changed)
+        self.session.sig_model_changed.connect(self._on_model_changed)
         self.session.sig_weight_selected.connect(self._on_weight_selected)
         self.session.sig_run_opened.connect(self._on_run_opened)
         self.session.sig_weights_ready.connect(self._on_weights_ready)
@@ -114,11 +114,11 @@ class FormsPane(QWidget):
         self.state.source = choice
         if self.session.run is not None:
             settings.set_run_value(self.session.run.path, "forms/source", choice.kind)
-        model = self.session.config.model if choice.kind == "model" else None
+        model = self.session.model if choice.kind == "model" else None
         self.status.setText(f"Deriving {choice.describe(model)}…")
         self._derive.submit(choice, derive_source, choice, model)
 
-    def _on_config_changed(self, cfg: ExperimentConfig) -> None:
+    def _on_model_changed(self, _model) -> None:
         if self.state.source.kind == "model":
             self._on_source_changed(self.state.source)
 
@@ -191,11 +191,7 @@ class FormsPane(QWidget):
         if run is None:
             self.terms.detail.show_values(None, "Open or train a run to see this term's value at the current step.")
             return
-        model = self.session.config.model
-        if run.config.model != model:
-            self.terms.detail.show_values(None, "The open run's model differs from the Architecture pane's: "
-                                                "its values are not this form's.")
-            return
+        model = self.session.model  # the run's own: the form derived is the run's model
         weights, step = None, run.latest_step()
         if self.session.weights is not None and self.session.weights_step >= 0:
             weights, step = self.session.weights, self.session.weights_step
@@ -206,7 +202,7 @@ class FormsPane(QWidget):
             self.terms.detail.show_values(None, f"Computing the value at step {step}…")
         self._valued_step = step
         req = ValueRequest(model, str(run.path), step, term.id, term.weight, weights)
-        self._values.submit(term.id, term_values, req)
+        self._values.submit(term.id, *req.call())
 
     def _on_values(self, term_id: str, values: TermValues) -> None:
         self.terms.detail.show_values(values, "")

@@ -1,6 +1,6 @@
 """The Masks tab of the heatmaps pane: the mask in force beside causal, banded (β on a slider) and none,
 for the prompt's length, and the chosen head's attention under each, computed with the same weights.
-Render-only, from a MasksResult (gui.panes.heatmaps_compute)."""
+Render-only, from a MasksResult (engine.analysis.attention)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QSlider, QVBoxLayout, QWidget
 
-from ..widgets.heatmap import HeatmapWidget
-from ..widgets.tiles import Tiles, row_of
-from .heatmaps_compute import MasksResult
+from engine.analysis.attention import MasksResult
+
+from ...widgets.heatmap import HeatmapWidget
+from ...widgets.tiles import Tiles, row_of
 
 
 class MasksView(QWidget):

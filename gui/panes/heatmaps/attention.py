@@ -1,7 +1,7 @@
 """The Attention tab of the heatmaps pane: every layer × head as one grid (or the chosen head large), a
 per-head table of entropy and distance attended, and the chosen head step by step.
 
-Render-only: it takes an AttentionResult (gui.panes.heatmaps_compute) and slices it for the chosen layer
+Render-only: it takes an AttentionResult (engine.analysis.attention) and slices it for the chosen layer
 and head. Attention is softmax(Q Kᵗ/√d_k + M) (Vaswani et al. 2017, §3.2.1).
 """
 
@@ -13,11 +13,11 @@ from PySide6.QtWidgets import (QButtonGroup, QHeaderView, QLabel, QRadioButton, 
                                QStackedWidget, QStyle, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from engine import export
+from engine.analysis.attention import AttentionResult
 
-from ..widgets.heatmap import HeatmapWidget
-from ..widgets.heatmap_grid import HeatmapGrid
-from ..widgets.tiles import Tiles, row_of
-from .heatmaps_compute import AttentionResult
+from ...widgets.heatmap import HeatmapWidget
+from ...widgets.heatmap_grid import HeatmapGrid
+from ...widgets.tiles import Tiles, row_of
 
 QK = "QKᵀ/√dₖ"
 

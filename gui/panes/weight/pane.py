@@ -6,7 +6,7 @@ A weight is opened by clicking it anywhere (the architecture diagram, a term in 
 beside G (or the class or term chosen in the list, whose formula is rendered below it) are the weight
 itself and the update the optimizer applied to reach this step from the previous one; charts show the norms over
 training and the update's geometry; a badge gives the agreement of the summed classes with autograd.
-Everything is computed on pool threads by `CoefficientFeeder` and cached (weight_compute.py); the GUI
+Everything is computed on pool threads by `CoefficientFeeder` and cached (compute.py); the GUI
 thread shows only what is in memory. During training the timeline follows the newest snapshot.
 """
 
@@ -19,14 +19,17 @@ from PySide6.QtGui import QPalette, QPixmap
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QScrollArea, QSplitter, QTabWidget,
                                QVBoxLayout, QWidget)
 
-from ..session import Session
-from ..widgets.geometry_view import GeometryView
-from ..widgets.heatmap import HeatmapWidget
-from ..widgets.seen import SeenWidget
-from ..widgets.timeline import Timeline
-from .weight_compute import CoefficientFeeder, geometry_of, pooled_job, render_formula
-from .weight_export import WeightExporter
-from .weight_views import GeometryChart, NormsChart, PartsList, cache_axes, series
+from engine.analysis import service
+
+from ...analysis import AnalysisJob
+from ...session import Session
+from ...widgets.geometry_view import GeometryView
+from ...widgets.heatmap import HeatmapWidget
+from ...widgets.seen import SeenWidget
+from ...widgets.timeline import Timeline
+from .compute import CoefficientFeeder, geometry_of, pooled_job
+from .export import WeightExporter
+from .views import GeometryChart, NormsChart, PartsList, cache_axes, series
 
 CHART_HZ = 4            # charts redraw at most this often while steps arrive
 MAX_FPS = 30            # scrubbing faster than this shows the newest step at this rate (a frame is ~15 ms)
@@ -54,7 +57,7 @@ class WeightPane(SeenWidget):
         self.state = WeightState(weight=session.selected_weight)
         self._opened = False
         self.feeder = CoefficientFeeder(self)
-        self._formula_job = pooled_job(self)
+        self._formula_job = AnalysisJob(self)
         self._geometry_job, self._geometry_for = pooled_job(self), None  # the view's (weight, step) asked
         self._chart_timer = QTimer(self, singleShot=True, interval=int(1000 / CHART_HZ))
         self._frame_timer = QTimer(self, singleShot=True)
@@ -366,8 +369,9 @@ class WeightPane(SeenWidget):
         if store is None or st.weight is None:
             return
         self.caption.setText("rendering the formula…")
-        self._formula_job.submit((st.weight, st.kind, st.part), render_formula, store.cfg, st.weight, st.kind,
-                                 st.part, self.palette().color(QPalette.ColorRole.WindowText).name())
+        color = self.palette().color(QPalette.ColorRole.WindowText).name()
+        self._formula_job.submit((st.weight, st.kind, st.part), service.render_formula, store.cfg, st.weight,
+                                 st.kind, st.part, color)
 
     def changeEvent(self, event) -> None:
         super().changeEvent(event)

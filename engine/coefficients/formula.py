@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import io
 
-from .coefficients import class_description
-from .config import ModelConfig
+from ..config import ModelConfig
+from . import class_description
 
 LIMIT = 2500  # terms enumerated to find a class's members or a term by its ID
 
 
 def formula_text(cfg: ModelConfig, weight: str, kind: str, part: str | None) -> tuple[str, str]:
     """(caption, mathtext or "") for kind "total" (G), "class" (part a route class) or "term" (part an ID)."""
-    from .forms import TooManyTerms, derive, mathtext
+    from ..forms import TooManyTerms, derive, mathtext
 
     forms = derive(cfg)
     param = forms.net.param(weight)

@@ -12,7 +12,7 @@ and the update that reached s from the previous saved step p, ΔW = W(s) − W(p
 too), beside the gradient flow G(p) it would have followed from p under plain gradient descent:
 cos(ΔW, G(p)) and ‖ΔW‖/‖G(p)‖ (`Update`).
 Matrices keep the weight's own shape (a bias is a vector). Norms are Frobenius. `CoefficientStore`
-(coefficients_cache.py) caches records in memory and under RUN/cache/coefficients.
+(cache.py) caches records in memory and under RUN/cache/coefficients.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from .config import ModelConfig
+from ..config import ModelConfig
 
 TERM_LIMIT = 64  # per-term splits for a weight with at most this many terms (lines in a chart stay readable)
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
@@ -103,7 +103,7 @@ def agreement(G: np.ndarray, grad: np.ndarray) -> float:
 def autograd_coefficients(cfg: ModelConfig, weights: Mapping[str, torch.Tensor], x, y,
                           dtype: torch.dtype = torch.float32) -> dict[str, torch.Tensor]:
     """−∂L/∂W of every weight on the batch (x, y) by one backward pass of engine.model.GPT, eval mode."""
-    from .model import GPT
+    from ..model import GPT
 
     model = GPT(cfg).to(dtype).eval()
     model.load_state_dict({k: v.to(dtype) for k, v in weights.items()})
@@ -117,7 +117,7 @@ def step_coefficient(cfg: ModelConfig, weights: Mapping[str, torch.Tensor], x, y
                      dtype: torch.dtype = torch.float32, term_limit: int = TERM_LIMIT) -> StepCoefficient:
     """Everything the pane shows of `weight` at one step: the form's classes (and terms when few), their
     sum G, autograd's −∂L/∂W and their agreement."""
-    from .forms import Snapshot, derive
+    from ..forms import Snapshot, derive
 
     if weight not in weights:
         raise KeyError(f"no weight {weight!r} in this model")

@@ -1,0 +1,150 @@
+"""`RunAnalysis(run_dir)`: the one object that answers what is asked of a run at a saved step.
+
+Every pane (through the GUI's analysis process), every export and the command line ask it: the resolved
+config, the saved steps, the weights and the model at a step (one model cache), attention maps, masks and
+positional encodings for a prompt, a term's values, and the coefficient records of a weight. Each analysis
+is one method: a pure function (engine/analysis/*.py) applied to the cached model, weights or forms
+snapshot at a step, through the one generic helper `cached(name, step, params, compute)`. `refresh()` is
+the one place where derived results are invalidated when the run grows (engine/analysis/cache.py says the
+policy). Thread-safe by one lock: a single worker computes, other threads may `peek`.
+
+    a = RunAnalysis("runs/tiny")
+    a.attention(a.saved_steps()[-1], "To be")     # AttentionResult of numpy arrays
+    a.coefficients.record("blocks.0.W_K", 10)      # StepCoefficient (cached on disk in RUN/cache/)
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Hashable
+from pathlib import Path
+from typing import Any
+
+from ..runs import Run
+from . import attention as attn
+from . import terms
+from .cache import ResultCache
+from .models import ModelCache
+
+
+class RunAnalysis:
+    def __init__(self, run_dir: str | Path, max_bytes: int = 128 * 2**20):
+        self.run = run_dir if isinstance(run_dir, Run) else Run(run_dir)
+        self.path = self.run.path
+        self.results = ResultCache(self.path, max_bytes)
+        self._lock = threading.RLock()
+        self._models = ModelCache()
+        self._weights: tuple[int, dict] | None = None
+        self._snapshot: tuple[int, Any] | None = None
+        self._coefficients = None
+        self._masked: dict = {}  # the model rebuilt under each other mask (masks tab), reused between calls
+        self.refresh()
+
+    # ---- what the run is --------------------------------------------------------------------------
+
+    @property
+    def config(self):
+        """The run's resolved ExperimentConfig (vocabulary set from its tokenizer)."""
+        return self.run.config
+
+    @property
+    def tokenizer(self):
+        return self.run.tokenizer
+
+    @property
+    def prompt(self) -> str:
+        """The run's own probe text: the default prompt of attention maps."""
+        return self.run.probe().prompt
+
+    def saved_steps(self) -> list[int]:
+        """Steps whose weights can be loaded, listed afresh (a live run keeps adding them)."""
+        return self.run.saved_steps()
+
+    def refresh(self) -> bool:
+        """Invalidate what the run's growth made stale; True when its saved steps changed."""
+        with self._lock:
+            grew = self.results.sync(self.saved_steps())
+            if grew:
+                self._weights = self._snapshot = None  # a thinned step may be gone
+        return grew
+
+    # ---- what is cached at a step -----------------------------------------------------------------
+
+    def weights(self, step: int) -> dict:
+        """{name: CPU tensor} saved at `step` (the newest step asked for is kept)."""
+        with self._lock:
+            if self._weights is None or self._weights[0] != step:
+                self._weights = (step, self.run.load_weights(step))
+            return self._weights[1]
+
+    def model(self, step: int):
+        """The GPT holding the weights at `step`, in eval mode (one model, reloaded per step)."""
+        with self._lock:
+            return self._models.load(self.config.model, self.weights(step), step, f"at step {step}")
+
+    def snapshot(self, step: int):
+        """The forms engine bound to the weights at `step` and the run's probe batch."""
+        from ..forms import Snapshot
+
+        with self._lock:
+            if self._snapshot is None or self._snapshot[0] != step:
+                probe = self.run.probe()
+                self._snapshot = (step, Snapshot(self.config.model, self.weights(step), probe.x, probe.y))
+            return self._snapshot[1]
+
+    def cached(self, name: str, step: int, params: Hashable, compute: Callable[[], Any],
+               spans_steps: bool = False) -> Any:
+        """The generic helper every analysis goes through: `compute()`'s result for (name, step, params),
+        kept until `refresh` finds it stale (`spans_steps`: it also reads later steps)."""
+        with self._lock:
+            return self.results.get(name, step, params, compute, spans_steps)
+
+    # ---- the analyses -----------------------------------------------------------------------------
+
+    def attention(self, step: int, prompt: str | None = None) -> attn.AttentionResult:
+        prompt = self.prompt if prompt is None else prompt
+        return self.cached("attention", step, (prompt,),
+                           lambda: attn.attention(self.model(step), self.tokenizer, prompt, step))
+
+    def masks(self, step: int, prompt: str | None = None, band: int = 4) -> attn.MasksResult:
+        prompt = self.prompt if prompt is None else prompt
+        return self.cached("masks", step, (prompt, band),
+                           lambda: attn.masks(self.model(step), self.tokenizer, prompt, band, step, self._masked))
+
+    def positional(self, step: int, shift: int = 1) -> attn.PositionalResult:
+        return self.cached("positional", step, (shift,), lambda: attn.positional(self.model(step), shift, step))
+
+    def term_values(self, step: int, term_id: str, weight: str) -> terms.TermValues:
+        return self.cached("term", step, (term_id, weight),
+                           lambda: terms.term_values(self.snapshot(step), term_id, weight, step))
+
+    def update_geometry(self, weight: str, step: int | None = None):
+        """G of `weight` at `step` (None: the newest) turned into a step by each geometry, beside the applied
+        ΔW and the route classes' shares of it (engine/analysis/update.py, FORMS.md §8)."""
+        from .update import update_geometry
+
+        store = self.coefficients
+        step = step if step is not None else (self.saved_steps() or [None])[-1]
+        if step is None:  # nothing saved yet: the function says so in one line
+            return update_geometry(self.run, weight, None, store=store)
+        return self.cached("update", step, (weight,),
+                           lambda: update_geometry(self.run, weight, step, store=store), spans_steps=True)
+
+    def head_timeline(self):
+        """Every head's scores at every saved step, roles and formation steps (engine/analysis/heads.py);
+        kept per step on disk under RUN/cache/heads/, keyed by each weights file."""
+        from .head_timeline import head_timeline
+
+        with self._lock:
+            return head_timeline(self.path)
+
+    @property
+    def coefficients(self):
+        """The run's CoefficientStore: coefficient records per weight and step, in memory and on disk
+        (RUN/cache/coefficients/), with the updates ΔW between saved steps."""
+        from ..coefficients.cache import CoefficientStore
+
+        with self._lock:
+            if self._coefficients is None:
+                self._coefficients = CoefficientStore(self.run)
+            return self._coefficients

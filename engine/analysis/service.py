@@ -1,0 +1,88 @@
+"""What the GUI's analysis process runs (gui/analysis.py sends each request here): top-level functions, so
+they cross a process boundary, that keep the process's RunAnalysis objects and live-copy model between
+requests. Qt-free; the process never imports Qt.
+
+`ask(run_path, method, *args)` calls one RunAnalysis method on a saved step of a run (the newest two runs
+asked about are kept). `ask_live(method, cfg, weights, key, step, *args)` answers the same question on
+weights training just published (not yet saved), through the same pure functions on one model cache.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from . import attention as attn
+
+_RUNS: OrderedDict = OrderedDict()  # run path -> RunAnalysis
+_KEEP_RUNS = 2
+_live = None     # ModelCache of published copies
+_masked: dict = {}
+
+
+def _one_thread() -> None:
+    import torch
+
+    # under OpenMP the setting is per calling thread; this process's small passes must not take the cores
+    # training uses
+    torch.set_num_threads(1)
+
+
+def analysis(run_path: str):
+    """The RunAnalysis of `run_path`, refreshed (the run may have grown since the last request)."""
+    from .run_analysis import RunAnalysis
+
+    a = _RUNS.pop(run_path, None) or RunAnalysis(run_path)
+    _RUNS[run_path] = a
+    while len(_RUNS) > _KEEP_RUNS:
+        _RUNS.popitem(last=False)
+    a.refresh()
+    return a
+
+
+def ask(run_path: str, method: str, *args):
+    _one_thread()
+    return getattr(analysis(run_path), method)(*args)
+
+
+def ask_live(method: str, cfg, weights: dict, key, step: int, *args):
+    """`method` is attention (tokenizer, prompt), masks (tokenizer, prompt, band) or positional (shift)."""
+    global _live
+    _one_thread()
+    from .models import ModelCache
+
+    _live = _live or ModelCache()
+    model = _live.load(cfg, weights, key, f"at step {step}")
+    if method == "attention":
+        return attn.attention(model, *args, step)
+    if method == "masks":
+        tokenizer, prompt, band = args
+        return attn.masks(model, tokenizer, prompt, band, step, _masked)
+    if method == "positional":
+        return attn.positional(model, *args, step)
+    raise ValueError(f"no live analysis {method!r}")
+
+
+_live_snapshot: tuple | None = None  # ((cfg, run path, step, copy key), Snapshot) of the newest published copy
+
+
+def term_values_live(run_path: str, cfg, weights: dict, key, step: int, term_id: str, weight: str):
+    """A term's values on weights training just published, bound to the run's probe batch (the newest
+    copy's snapshot is kept: the next term asked at the same step reuses it)."""
+    global _live_snapshot
+    _one_thread()
+    from ..forms import Snapshot
+    from . import terms
+
+    ident = (cfg, run_path, step, key)
+    if _live_snapshot is None or _live_snapshot[0] != ident:
+        probe = analysis(run_path).run.probe()
+        _live_snapshot = (ident, Snapshot(cfg, weights, probe.x, probe.y))
+    return terms.term_values(_live_snapshot[1], term_id, weight, step)
+
+
+def render_formula(cfg, weight: str, kind: str, part, color: str) -> tuple[str, bytes]:
+    """(caption, PNG bytes) of a weight's coefficient formula (engine/coefficients/formula.py): mathtext's
+    parser is pure Python, so it runs here rather than beside the GUI thread."""
+    from ..coefficients.formula import render_formula as render
+
+    return render(cfg, weight, kind, part, color)

@@ -1,0 +1,5 @@
+"""The Heatmaps pane (DESIGN §1.4): the pane itself (pane.py) and its views and requests, one module each."""
+
+from .pane import HeatmapsPane
+
+__all__ = ["HeatmapsPane"]

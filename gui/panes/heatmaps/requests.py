@@ -1,0 +1,58 @@
+"""What the heatmaps pane asks the analysis process (gui/analysis.py): one request in, one result out.
+
+A request names the tab (attention, masks or positional encodings), where the weights come from (a copy
+published by training, or a saved step of a run) and the view's parameters; `Request.call()` is the
+function and arguments sent. A saved step is answered by the run's RunAnalysis
+(engine.analysis.service.ask), a live copy by the same pure functions on one model cache (`ask_live`), so a
+refresh costs one state-dict copy and the forward passes the tab needs. Results are the frozen dataclasses
+of numpy arrays that engine/analysis/attention.py defines.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from engine.analysis import service
+from engine.config import ModelConfig
+
+TABS = ("attention", "masks", "positional")
+
+
+@dataclass(frozen=True)
+class Source:
+    """The weights to show: a live copy from training ({name: CPU tensor}) or step `step` of a run."""
+
+    step: int
+    config: ModelConfig
+    weights: dict | None = None
+    run: Any = None  # engine.runs.Run, read in the job thread
+
+    @property
+    def key(self) -> tuple:
+        return ("live" if self.weights is not None else "run", self.step, id(self.weights or self.run))
+
+
+@dataclass(frozen=True)
+class Request:
+    tab: str
+    source: Source
+    tokenizer: Any
+    prompt: str
+    band: int = 4    # β of the banded mask on the masks tab
+    shift: int = 1   # k of the shift map on the positional tab
+
+    @property
+    def key(self) -> tuple:
+        params = {"attention": (), "masks": (self.band,), "positional": (self.shift,)}[self.tab]
+        return (self.tab, self.source.key, self.prompt, *params)
+
+    def call(self) -> tuple:
+        """(fn, *args) for the analysis process: a RunAnalysis method on a saved step, or the same
+        analysis of a published copy."""
+        src = self.source
+        params = {"attention": (self.prompt,), "masks": (self.prompt, self.band), "positional": (self.shift,)}
+        if src.weights is None:
+            return (service.ask, str(src.run.path), self.tab, src.step, *params[self.tab])
+        text = () if self.tab == "positional" else (self.tokenizer,)
+        return (service.ask_live, self.tab, src.config, src.weights, src.key, src.step, *text, *params[self.tab])

@@ -1,0 +1,79 @@
+"""AnalysisJob: requests run in the one analysis process (not the GUI's), a job answers the newest request
+waiting (older waiting ones are dropped), failures come back as one line, and the process ends with the
+app (the pool's own test, tests/gui/test_processes.py, kills an app and watches its worker go)."""
+
+import os
+
+from engine.analysis import service
+from gui import analysis
+from gui.analysis import AnalysisJob
+
+from ..engine.test_coefficients import tiny_run
+
+WAIT = 60_000
+
+
+def test_a_job_runs_in_the_analysis_process_and_answers_the_newest_request(qtbot):
+    job = AnalysisJob()
+    answers = []
+    job.sig_done.connect(lambda tag, result: answers.append((tag, result)))
+    with qtbot.waitSignal(job.sig_done, timeout=WAIT):
+        job.submit("pid", os.getpid)
+    assert answers[0][1] != os.getpid()
+    answers.clear()
+    job.submit(1, os.getpid)
+    job.submit(2, abs, -2)   # waits, then is replaced by
+    job.submit(3, abs, -3)   # the newest
+    qtbot.waitUntil(lambda: not job.busy and len(answers) == 2, timeout=WAIT)
+    assert [tag for tag, _ in answers] == [1, 3] and answers[1][1] == 3
+
+
+def test_a_users_mistake_comes_back_as_one_line(qtbot, tmp_path):
+    job = AnalysisJob()
+    with qtbot.waitSignal(job.sig_failed, timeout=WAIT) as failed:
+        job.submit("missing", service.ask, str(tmp_path / "nothing"), "attention", 0)
+    assert failed.args[0] == "missing" and "\n" not in failed.args[1]
+
+
+def test_the_process_answers_from_the_runs_analysis(qtbot, tmp_path):
+    run = tiny_run(tmp_path / "run")
+    job = AnalysisJob()
+    with qtbot.waitSignal(job.sig_done, timeout=WAIT) as done:
+        job.submit("posenc", service.ask, str(run.path), "positional", 4, 2)
+    assert done.args[1].step == 4 and done.args[1].shift == 2
+
+
+def test_shutdown_ends_the_process_and_the_next_request_starts_one(qtbot):
+    first = analysis.executor()
+    analysis.shutdown()
+    job = AnalysisJob()
+    with qtbot.waitSignal(job.sig_done, timeout=WAIT):
+        job.submit("pid", os.getpid)
+    assert analysis.executor() is not first
+
+
+APP = """
+import os
+from gui import analysis
+print(analysis.executor().submit(os.getpid).result(), flush=True)
+os.kill(os.getpid(), 9)  # the app dies without shutting its analysis process down
+"""
+
+
+def test_the_analysis_process_exits_when_the_app_is_killed():
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from .test_processes import _alive
+
+    proc = subprocess.run([sys.executable, "-c", APP], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": os.getcwd()})
+    assert proc.returncode == -signal.SIGKILL
+    worker = int(proc.stdout.strip())
+    for _ in range(100):  # the worker polls its parent every 0.5 s
+        if not _alive(worker):
+            break
+        time.sleep(0.1)
+    assert not _alive(worker), f"analysis process {worker} outlived the app"
