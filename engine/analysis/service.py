@@ -5,7 +5,8 @@ requests. Qt-free; the process never imports Qt.
 `ask(run_path, method, *args)` calls one RunAnalysis method on a saved step of a run (the newest three runs
 asked about are kept: the open run and a compared pair). `ask_pair(a_path, b_path, function, *args)` answers
 a question about two runs (engine/analysis/pair.py) from their two RunAnalysis objects. `run_curves(paths,
-known)` reads the metrics logs of runs overlaid (engine/run_curves.py), re-reading only logs that changed. `ask_live(method, cfg, weights, key, step, *args)` answers the same question on
+known)` reads the metrics logs of runs overlaid (engine/run_curves.py), re-reading only logs that changed;
+`run_summaries(folders)` lists the runs in the run browser's folders (engine/run_list.py). `ask_live(method, cfg, weights, key, step, *args)` answers the same question on
 weights training just published (not yet saved), through the same pure functions on one model cache.
 """
 
@@ -67,6 +68,15 @@ def run_curves(paths: list[str], known: dict):
 
     _curves = _curves or CurvesReader()
     return _curves.changed(paths, known)
+
+
+def run_summaries(folders: list[str]):
+    """The run browser's rows: engine.run_list.list_runs of `folders`."""
+    from pathlib import Path
+
+    from ..run_list import list_runs
+
+    return list_runs([Path(f) for f in folders])
 
 
 def ask_live(method: str, cfg, weights: dict, key, step: int, *args):

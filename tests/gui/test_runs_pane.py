@@ -17,6 +17,19 @@ from .conftest import tiny_config
 WAIT = 60_000  # the analysis process's first start imports torch
 
 
+def listed(qtbot, runs, act=None, *args):
+    """`act(*args)` (default: the pane's refresh), then wait until the pane has listed the runs again and
+    has no listing left to come (one asked earlier, by its folder watch, may answer first)."""
+    answers = []
+    runs.sig_listed.connect(answers.append)
+    try:
+        got = (act or runs.refresh)(*args)
+        qtbot.waitUntil(lambda: bool(answers) and not runs.listing, timeout=WAIT)
+    finally:
+        runs.sig_listed.disconnect(answers.append)
+    return got
+
+
 @pytest.fixture
 def three_runs(corpus_file, small_text):
     """Runs a (6 steps), b (9 steps) and c (a fork of a with the learning rate changed) in the runs folder."""
@@ -33,7 +46,7 @@ def three_runs(corpus_file, small_text):
 def test_ticked_runs_are_overlaid_with_a_legend_naming_each(qtbot, make_window, three_runs):
     w = make_window()
     runs, curves = w.panes["pane_runs"], w.panes["pane_run_curves"]
-    runs.refresh()
+    listed(qtbot, runs)
     assert sorted(it.text(0) for it in runs.items()) == ["a", "b", "c"]
     assert runs.item_for(three_runs / "b").text(3) == "9 / 9"
     assert curves.legend_names() == [] and curves.hint.isVisibleTo(curves)
@@ -57,7 +70,7 @@ def test_ticked_runs_are_overlaid_with_a_legend_naming_each(qtbot, make_window, 
 def test_a_dragged_slider_redraws_once_per_frame_on_the_curves_it_holds(qtbot, make_window, three_runs):
     w = make_window()
     runs, curves = w.panes["pane_runs"], w.panes["pane_run_curves"]
-    runs.refresh()
+    listed(qtbot, runs)
     for name in ("a", "b"):
         runs.set_checked(three_runs / name)
     qtbot.waitUntil(lambda: len(curves.legend_names()) == 2, timeout=WAIT)
@@ -88,7 +101,7 @@ def test_a_run_trained_elsewhere_appears_in_the_seen_list(qtbot, make_window, th
     runs = w.panes["pane_runs"]
     w.docks["pane_runs"].raise_()
     qtbot.waitUntil(runs.seen)
-    runs.refresh()
+    listed(qtbot, runs)
     assert runs.item_for(three_runs / "d") is None
     list(Trainer(tiny_config(corpus_file, steps=3), three_runs / "d", text=small_text).steps())  # as a terminal's
     qtbot.waitUntil(lambda: runs.item_for(three_runs / "d") is not None)
@@ -103,7 +116,7 @@ def test_the_overlay_exports_its_figure_and_data(qtbot, make_window, three_runs,
     w = make_window()
     runs, curves = w.panes["pane_runs"], w.panes["pane_run_curves"]
     assert curves.export_job() is None
-    runs.refresh()
+    listed(qtbot, runs)
     for name in ("a", "b"):
         runs.set_checked(three_runs / name)
     qtbot.waitUntil(lambda: len(curves.legend_names()) == 2, timeout=WAIT)
@@ -115,20 +128,20 @@ def test_the_overlay_exports_its_figure_and_data(qtbot, make_window, three_runs,
     assert (tmp_path / "runs.svg").stat().st_size > 0
 
 
-def test_rename_delete_and_reveal_act_on_the_selected_run(make_window, three_runs, monkeypatch):
+def test_rename_delete_and_reveal_act_on_the_selected_run(qtbot, make_window, three_runs, monkeypatch):
     from PySide6.QtGui import QDesktopServices
 
     w = make_window()
     runs = w.panes["pane_runs"]
-    runs.refresh()
+    listed(qtbot, runs)
     monkeypatch.setattr(runs, "ask_name", lambda current: "renamed")
-    runs.rename(three_runs / "b")
+    listed(qtbot, runs, runs.rename, three_runs / "b")
     assert (three_runs / "renamed").is_dir() and runs.item_for(three_runs / "renamed") is not None
     monkeypatch.setattr(runs, "confirm", lambda question: False)
     runs.delete(three_runs / "renamed")
     assert (three_runs / "renamed").is_dir()
     monkeypatch.setattr(runs, "confirm", lambda question: True)
-    runs.delete(three_runs / "renamed")
+    listed(qtbot, runs, runs.delete, three_runs / "renamed")
     assert not (three_runs / "renamed").exists() and runs.item_for(three_runs / "renamed") is None
     w.open_run(three_runs / "a")
     runs.delete(three_runs / "a")  # the open run is refused, not deleted
@@ -191,12 +204,12 @@ def test_file_import_turns_a_nanogpt_out_dir_into_an_open_run(make_window, tmp_p
     assert run_menu.import_nanogpt(w, tmp_path / "biased") is None and "bias=True" in w.banner.text
 
 
-def test_fork_writes_a_paired_run_beside_its_parent_and_opens_it(make_window, three_runs, monkeypatch):
+def test_fork_writes_a_paired_run_beside_its_parent_and_opens_it(qtbot, make_window, three_runs, monkeypatch):
     w = make_window()
     runs = w.panes["pane_runs"]
-    runs.refresh()
+    listed(qtbot, runs)
     monkeypatch.setattr(runs, "ask_fork", lambda parent: ("model.activation=relu", 0))
-    child = runs.fork(three_runs / "b")
+    child = listed(qtbot, runs, runs.fork, three_runs / "b")
     assert child.parent == three_runs and w.controller.run_dir == child
     assert Run(child).config.model.activation == "relu" and runs.item_for(child) is not None
     monkeypatch.setattr(runs, "ask_fork", lambda parent: ("train.seed=3", 0))
@@ -209,7 +222,7 @@ def test_the_diff_pane_shows_b_minus_a_from_the_two_runs_analyses(qtbot, make_wi
     w = make_window()
     runs, diff = w.panes["pane_runs"], w.panes["pane_run_diff"]
     w.docks["pane_run_diff"].raise_()
-    runs.refresh()
+    listed(qtbot, runs)
     runs.set_checked(three_runs / "a")
     runs.set_checked(three_runs / "c")
     qtbot.waitUntil(lambda: diff.shown is not None, timeout=WAIT)
@@ -258,7 +271,7 @@ def test_the_curves_are_read_in_the_analysis_process_never_on_the_gui_thread(qtb
     w = make_window()
     runs, curves = w.panes["pane_runs"], w.panes["pane_run_curves"]
     w.docks["pane_run_curves"].raise_()
-    runs.refresh()
+    listed(qtbot, runs)
     for name in ("a", "b", "c"):
         runs.set_checked(three_runs / name)
     qtbot.waitUntil(lambda: sorted(curves.legend_names()) == ["a", "b", "c"], timeout=WAIT)
