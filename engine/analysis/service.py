@@ -6,8 +6,9 @@ requests. Qt-free; the process never imports Qt.
 asked about are kept: the open run and a compared pair). `ask_pair(a_path, b_path, function, *args)` answers
 a question about two runs (engine/analysis/pair.py) from their two RunAnalysis objects. `run_curves(paths,
 known)` reads the metrics logs of runs overlaid (engine/run_curves.py), re-reading only logs that changed;
-`run_summaries(folders)` lists the runs in the run browser's folders (engine/run_list.py). `ask_live(method, cfg, weights, key, step, *args)` answers the same question on
-weights training just published (not yet saved), through the same pure functions on one model cache.
+`run_summaries(folders)` lists the runs in the run browser's folders (engine/run_list.py).
+`ask_live(method, cfg, weights, key, step, *args)` answers a RunAnalysis question on weights training just
+published (not yet saved), through the same pure functions on one model cache.
 """
 
 from __future__ import annotations
