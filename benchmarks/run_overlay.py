@@ -11,7 +11,8 @@ answers (benchmarks/ui_latency.py's LagProbe) in three phases of --seconds each:
 3. switching: the x axis changes every second — each a full redraw, every axis ticked anew.
 
 The goal applies to phase 1; phases 2 and 3 are the price of redraws, printed for the record. Also printed: the
-time to tick all ten runs (reading their logs and drawing) and one full redraw, back to back.
+time from ticking all ten runs to their curves drawn (their logs are read in the app's analysis process, so
+the GUI thread is free meanwhile) and one full redraw, back to back.
 
     python benchmarks/run_overlay.py [--steps 1000] [--seconds 5]
 """
@@ -91,9 +92,11 @@ def main() -> int:
             metrics = tmp / "runs" / "live" / "metrics.jsonl"
             wait_until(lambda: metrics.exists() and metrics.stat().st_size > 0, 120, "the live run's first step")
             runs.refresh()
+            wait_until(lambda: len(runs.items()) == RUNS, 120, "the runs to be listed (analysis process)")
             t0 = time.perf_counter()
             for item in runs.items():
                 runs.set_checked(item.data(0, 256))
+            wait_until(lambda: len(curves.legend_names()) == RUNS, 120, "the curves (read in the analysis process)")
             tick_s = time.perf_counter() - t0
             redraws = []
             for _ in range(5):

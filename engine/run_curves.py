@@ -5,12 +5,19 @@ A run's curves come from its metrics.jsonl and config.toml alone (tokens per ste
 so any number of runs overlay without building a model. The figure is matplotlib's object API as in
 engine/export.py: one panel per metric, one colour per run, the legend naming the runs. The data is CSV in
 long form (one line per run and logged step), since runs log different steps.
+
+`CurvesReader` is what the GUI's analysis process keeps (engine/analysis/service.py `run_curves`): the
+curves of the runs read so far with the stamp of what they were read from (size and mtime of metrics.jsonl
+and config.toml), so a run is read again only when its log changed, and the asker is sent only the runs
+whose stamp differs from the one it holds.
 """
 
 from __future__ import annotations
 
 import csv
 import math
+import os
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +26,7 @@ import numpy as np
 
 from .export import format_of, save_figure
 from .config import ConfigError, ExperimentConfig
+from .errors import UserError
 from .runs import CONFIG, METRICS, RunError, read_jsonl
 from .smoothing import ema
 
@@ -64,6 +72,55 @@ def curves_from_rows(rows: Sequence[dict], name: str, path: Path, tokens_per_ste
     cols = {key: column(key) for key in ("step", "wall_s", *METRIC_LABELS)}
     cols["tokens"] = cols["step"] * tokens_per_step
     return RunCurves(name, Path(path), cols)
+
+
+Stamp = tuple[int, ...]
+
+
+def stamp(path: str | Path) -> Stamp:
+    """What a run's curves are read from, as (size, mtime) of metrics.jsonl and config.toml (-1: missing)."""
+    out: list[int] = []
+    for name in (METRICS, CONFIG):
+        try:
+            st = os.stat(Path(path) / name)
+            out += [st.st_size, st.st_mtime_ns]
+        except OSError:
+            out += [-1, -1]
+    return tuple(out)
+
+
+class CurvesReader:
+    """Runs' curves kept with their stamps (the most recent `keep` runs asked for); `reads` counts the logs
+    actually read (tests)."""
+
+    def __init__(self, keep: int = 64):
+        self.keep, self.reads = keep, 0
+        self._kept: OrderedDict[str, tuple[Stamp, RunCurves | str]] = OrderedDict()
+
+    def get(self, path: str) -> tuple[Stamp, RunCurves | str]:
+        """(stamp, curves) of the run at `path`, read again only when its stamp changed; a run that cannot
+        be drawn gives its one-line reason in place of the curves."""
+        now = stamp(path)
+        kept = self._kept.pop(path, None)
+        if kept is None or kept[0] != now:
+            self.reads += 1
+            try:
+                kept = (now, load_curves(path))
+            except UserError as e:
+                kept = (now, str(e))
+        self._kept[path] = kept
+        while len(self._kept) > self.keep:
+            self._kept.popitem(last=False)
+        return kept
+
+    def changed(self, paths: Sequence[str], known: dict[str, Stamp]) -> dict[str, tuple[Stamp, RunCurves | str]]:
+        """{path: (stamp, curves or reason)} for the paths whose stamp is not the one in `known`."""
+        out = {}
+        for path in paths:
+            got = self.get(path)
+            if known.get(path) != got[0]:
+                out[path] = got
+        return out
 
 
 def overlay_figure(curves: Sequence[RunCurves], axis: str = "step", smoothing: float = 0.0,

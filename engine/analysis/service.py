@@ -2,9 +2,13 @@
 they cross a process boundary, that keep the process's RunAnalysis objects and live-copy model between
 requests. Qt-free; the process never imports Qt.
 
-`ask(run_path, method, *args)` calls one RunAnalysis method on a saved step of a run (the newest two runs
-asked about are kept). `ask_live(method, cfg, weights, key, step, *args)` answers the same question on
-weights training just published (not yet saved), through the same pure functions on one model cache.
+`ask(run_path, method, *args)` calls one RunAnalysis method on a saved step of a run (the newest three runs
+asked about are kept: the open run and a compared pair). `ask_pair(a_path, b_path, function, *args)` answers
+a question about two runs (engine/analysis/pair.py) from their two RunAnalysis objects. `run_curves(paths,
+known)` reads the metrics logs of runs overlaid (engine/run_curves.py), re-reading only logs that changed;
+`run_summaries(folders)` lists the runs in the run browser's folders (engine/run_list.py).
+`ask_live(method, cfg, weights, key, step, *args)` answers a RunAnalysis question on weights training just
+published (not yet saved), through the same pure functions on one model cache.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from collections import OrderedDict
 from . import attention as attn
 
 _RUNS: OrderedDict = OrderedDict()  # run path -> RunAnalysis
-_KEEP_RUNS = 2
+_KEEP_RUNS = 3
 _live = None     # ModelCache of published copies
 _masked: dict = {}
 
@@ -42,6 +46,38 @@ def analysis(run_path: str):
 def ask(run_path: str, method: str, *args):
     _one_thread()
     return getattr(analysis(run_path), method)(*args)
+
+
+def ask_pair(a_path: str, b_path: str, function: str, *args):
+    """`function` is one of engine/analysis/pair.py's: choices, attention or weight."""
+    from . import pair
+
+    if function not in ("choices", "attention", "weight"):
+        raise ValueError(f"no pair analysis {function!r}")
+    _one_thread()
+    return getattr(pair, function)(analysis(a_path), analysis(b_path), *args)
+
+
+_curves = None  # the CurvesReader of the runs overlaid
+
+
+def run_curves(paths: list[str], known: dict):
+    """The curves of the runs at `paths` whose logs changed since the stamps `known` (path -> stamp) the
+    asker holds: {path: (stamp, RunCurves or a one-line error)} (engine.run_curves.CurvesReader)."""
+    global _curves
+    from ..run_curves import CurvesReader
+
+    _curves = _curves or CurvesReader()
+    return _curves.changed(paths, known)
+
+
+def run_summaries(folders: list[str]):
+    """The run browser's rows: engine.run_list.list_runs of `folders`."""
+    from pathlib import Path
+
+    from ..run_list import list_runs
+
+    return list_runs([Path(f) for f in folders])
 
 
 def ask_live(method: str, cfg, weights: dict, key, step: int, *args):

@@ -3,9 +3,11 @@ in the run browser, against step, tokens seen or wall time, with TensorBoard's s
 curves (the raw ones stay faint behind) and a legend naming each run. File → Export… writes the same figure
 through matplotlib, or its numbers as CSV (engine/run_curves.py).
 
-The numbers come from the runs' metrics.jsonl files (engine.run_curves.load_curves). While the pane is seen,
-a slow timer looks at those files' sizes and reloads only a run whose log grew, so a run training here or
-in a terminal draws on; the GUI thread only hands arrays to pyqtgraph.
+The numbers come from the runs' metrics.jsonl files, read in the app's analysis process (gui/analysis.py;
+engine/analysis/service.py `run_curves`), which keeps what it read and reads a log again only when it
+changed; it sends back only the runs whose logs changed since what the pane holds. While the pane is seen,
+a slow timer asks again, so a run training here or in a terminal draws on. The GUI thread reads no file: it
+smooths the noisy series and hands arrays to pyqtgraph.
 
 A dragged smoothing slider changes faster than the curves repaint: its changes are coalesced into at most
 one redraw per frame, which sets the data of the smoothed lines the pane already holds. The lines are one
@@ -23,10 +25,10 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QComboBox, QGraphicsItem, QGridLayout, QHBoxLayout, QLabel, QSlider, QVBoxLayout
 
-from engine.errors import UserError
-from engine.run_curves import AXIS_LABELS, METRIC_LABELS, SMOOTHED, RunCurves, export_overlay, load_curves
-from engine.runs import METRICS
+from engine.analysis import service
+from engine.run_curves import AXIS_LABELS, METRIC_LABELS, SMOOTHED, RunCurves, export_overlay
 
+from ..analysis import AnalysisJob
 from ..session import Session
 from ..widgets.seen import SeenWidget
 
@@ -54,7 +56,8 @@ class RunCurvesPane(SeenWidget):
         self.view = CurvesView()
         self.curves: dict[Path, RunCurves] = {}
         self._items: dict[Path, dict[str, tuple]] = {}  # per run, per metric: (faint raw curve | None, line)
-        self._sizes: dict[Path, int] = {}
+        self._stamps: dict[Path, tuple] = {}  # what each run's curves (or its reason not to draw) were read from
+        self._job = AnalysisJob(self)
         self.redraws = 0  # redraws of the curves so far (tests count them)
         self._build()
         self._connect()
@@ -113,7 +116,10 @@ class RunCurvesPane(SeenWidget):
         self.axis_box.currentIndexChanged.connect(self._on_axis_changed)
         self.smooth_slider.valueChanged.connect(self._on_smoothing_changed)
         self._smooth_timer.timeout.connect(lambda: self._draw(only_smoothing=True))
-        self._timer.timeout.connect(self._on_timer)
+        self._timer.timeout.connect(self._ask)
+        self._job.sig_done.connect(self._on_curves_read)
+        self._job.sig_failed.connect(lambda _tag, message: self.session.post_message(
+            f"Cannot read the runs' curves: {message}", "warning"))
 
     def export_job(self):
         """File → Export…: the overlaid figure (matplotlib) or its data (CSV)."""
@@ -125,14 +131,27 @@ class RunCurvesPane(SeenWidget):
 
     # ---- data ------------------------------------------------------------------------------
 
-    def _load(self, paths: list[Path]) -> None:
-        for path in paths:
-            try:
-                self.curves[path] = load_curves(path)
-                self._sizes[path] = _size(path / METRICS)
-            except UserError as e:
+    def _ask(self) -> None:
+        """Ask the analysis process for the ticked runs whose logs changed since what the pane holds."""
+        if self.view.paths:
+            known = {str(p): self._stamps[p] for p in self.view.paths if p in self._stamps}
+            self._job.submit(None, service.run_curves, [str(p) for p in self.view.paths], known)
+
+    def _on_curves_read(self, _tag, answer: dict) -> None:
+        changed = []
+        for key, (stamp, curves) in answer.items():
+            path = Path(key)
+            if path not in self.view.paths:  # unticked while it was read
+                continue
+            self._stamps[path] = stamp
+            if isinstance(curves, str):
                 self.curves.pop(path, None)
-                self.session.post_message(f"Cannot draw {path.name}: {e}", "warning")
+                self.session.post_message(f"Cannot draw {path.name}: {curves}", "warning")
+            else:
+                self.curves[path] = curves
+            changed.append(path)
+        if changed:
+            self._draw(paths=changed)
 
     def _draw(self, only_smoothing: bool = False, paths: list[Path] | None = None) -> None:
         """Hand each run's series to its curves (made once per ticked run: making them cost 10x setting
@@ -196,10 +215,11 @@ class RunCurvesPane(SeenWidget):
 
     def _on_runs_compared(self, paths) -> None:
         self.view.paths = [Path(p) for p in paths]
-        for gone in set(self.curves) - set(self.view.paths):
-            del self.curves[gone]
-        self._load([p for p in self.view.paths if p not in self.curves])
-        self._draw()
+        for gone in set(self._stamps) - set(self.view.paths):
+            self.curves.pop(gone, None)
+            del self._stamps[gone]
+        self._draw()  # an unticked run goes at once; a ticked one is drawn when its curves come
+        self._ask()
         self._update_timer()
 
     def _on_axis_changed(self, _index: int) -> None:
@@ -215,12 +235,6 @@ class RunCurvesPane(SeenWidget):
     def _show_smoothing(self) -> None:
         self.smooth_label.setText(f"{self.view.smoothing:.2f}")
 
-    def _on_timer(self) -> None:
-        grown = [p for p in self.view.paths if _size(p / METRICS) != self._sizes.get(p)]
-        if grown:
-            self._load(grown)
-            self._draw(paths=grown)
-
     def _update_timer(self) -> None:
         if self.seen() and self.view.paths:
             self._timer.start()
@@ -229,12 +243,6 @@ class RunCurvesPane(SeenWidget):
 
     def seen_changed(self, seen: bool) -> None:
         if seen:
-            self._on_timer()
+            self._ask()
         self._update_timer()
 
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return -1

@@ -1,10 +1,10 @@
 """Two paired runs at the same step: the difference B − A of their attention maps on one prompt, every
-layer and head, or of one weight. A and B are the first two runs ticked in the run browser (a run and its
-fork, typically: engine/fork.py), swappable; the numbers are engine/run_diff.py's.
+layer and head, or of one weight's coefficient G (or the weight itself). A and B are the first two runs
+ticked in the run browser (a run and its fork, typically: engine/fork.py), swappable.
 
-Computed on the GUI thread when the choice changes and the pane is seen: two small models' forward on one
-prompt. (Issue 12 moves panes' questions to a run behind RunAnalysis, off the GUI thread; this pane should
-follow it there.)
+The numbers are engine/analysis/pair.py's, from each run's RunAnalysis, asked in the app's analysis process
+(gui/analysis.py, engine/analysis/service.py `ask_pair`) when the choice changes and the pane is seen: the
+pair's steps and weights by one job, the difference shown by another, so the GUI thread never waits.
 """
 
 from __future__ import annotations
@@ -14,26 +14,31 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout
 
-from engine.errors import UserError
+from engine.analysis import service
+from engine.analysis.pair import ATTENTION, COEFFICIENT, WEIGHT, PairChoices, PairDiff
 from engine.fork import fork_record
-from engine.run_diff import attention_diff, common_steps, weight_diff
-from engine.runs import Run
 
+from ..analysis import AnalysisJob
 from ..session import Session
 from ..widgets.heatmap import HeatmapWidget
 from ..widgets.heatmap_grid import HeatmapGrid
 from ..widgets.seen import SeenWidget
 
-ATTENTION = "attention"
+PARTS = {COEFFICIENT: "coefficient G", WEIGHT: "weight W"}
+HINT = "Tick two runs in the Runs pane (a run and its fork) to compare them."
 
 
 @dataclass
 class DiffView:
-    """The pair, the step and what is compared (ATTENTION or a weight's name)."""
+    """The pair, the step and what is compared (ATTENTION or a weight's name, its G or W)."""
 
     pair: list[Path] = field(default_factory=list)
     step: int | None = None
     what: str = ATTENTION
+    part: str = COEFFICIENT
+
+    def key(self) -> tuple:
+        return tuple(self.pair), self.step, self.what, self.part
 
 
 class RunDiffPane(SeenWidget):
@@ -44,12 +49,15 @@ class RunDiffPane(SeenWidget):
         super().__init__(parent)
         self.session = session
         self.view = DiffView()
-        self._stale = True
+        self.shown: PairDiff | None = None  # the difference on screen (tests read it)
+        self._shown_key: tuple | None = None
+        self._choices = AnalysisJob(self)
+        self._job = AnalysisJob(self)
         self._build()
         self._connect()
 
     def _build(self) -> None:
-        self.pair_label = QLabel("Tick two runs in the Runs pane (a run and its fork) to compare them.", self)
+        self.pair_label = QLabel(HINT, self)
         self.pair_label.setObjectName("diff_pair")
         self.pair_label.setWordWrap(True)
         self.swap = QPushButton("Swap A and B", self)
@@ -57,14 +65,19 @@ class RunDiffPane(SeenWidget):
         self.step_box.setObjectName("diff_step")
         self.what_box = QComboBox(self)
         self.what_box.setObjectName("diff_what")
+        self.part_box = QComboBox(self)
+        self.part_box.setObjectName("diff_part")
+        for part, label in PARTS.items():
+            self.part_box.addItem(label, part)
+        self.part_box.setToolTip("The weight's coefficient G (what the loss asks of it, FORMS.md) or the weight")
         self.grid = HeatmapGrid(self, title="attention B − A")
         self.matrix = HeatmapWidget(self, title="weight B − A")
         self.matrix.hide()
         row = QHBoxLayout()
-        row.addWidget(QLabel("step", self))
-        row.addWidget(self.step_box)
-        row.addWidget(QLabel("compare", self))
-        row.addWidget(self.what_box, 1)
+        for label, box, stretch in (("step", self.step_box, 0), ("compare", self.what_box, 1),
+                                    ("of", self.part_box, 0)):
+            row.addWidget(QLabel(label, self))
+            row.addWidget(box, stretch)
         row.addWidget(self.swap)
         col = QVBoxLayout(self)
         col.setContentsMargins(4, 4, 4, 4)
@@ -76,8 +89,13 @@ class RunDiffPane(SeenWidget):
     def _connect(self) -> None:
         self.session.sig_runs_compared.connect(self._on_runs_compared)
         self.swap.clicked.connect(self._on_swap_clicked)
-        self.step_box.activated.connect(self._on_choice_changed)
-        self.what_box.activated.connect(self._on_choice_changed)
+        for box in (self.step_box, self.what_box, self.part_box):
+            box.activated.connect(self._on_choice_changed)
+        self._choices.sig_done.connect(self._on_choices)
+        self._job.sig_done.connect(self._on_diff)
+        for job in (self._choices, self._job):
+            job.sig_failed.connect(lambda _tag, message: self.session.post_message(
+                f"Cannot compare the runs: {message}", "warning"))
 
     # ---- handlers --------------------------------------------------------------------------
 
@@ -87,8 +105,22 @@ class RunDiffPane(SeenWidget):
         if record and Path(record.get("parent", "")) == pair[1].resolve():
             pair.reverse()  # the parent is A, its fork B
         if pair != self.view.pair and list(reversed(pair)) != self.view.pair:
-            self.view.pair = pair
-            self._fill_choices()
+            self.view.pair, self.view.step = pair, None
+            self.step_box.clear()
+            self.what_box.clear()
+            if len(pair) == 2:
+                self._choices.submit(tuple(pair), service.ask_pair, str(pair[0]), str(pair[1]), "choices")
+        self._refresh()
+
+    def _on_choices(self, pair: tuple, got: PairChoices) -> None:
+        if list(pair) != self.view.pair and list(reversed(pair)) != self.view.pair:
+            return  # another pair was ticked meanwhile; its choices are coming
+        for s in got.steps:
+            self.step_box.addItem(f"{s:,}", s)
+        self.step_box.setCurrentIndex(len(got.steps) - 1)
+        self.what_box.addItems([ATTENTION] + [n for n in got.weights if n.split(".")[-1].startswith("W_")])
+        self.view.step = got.steps[-1] if got.steps else None
+        self.view.what = ATTENTION
         self._refresh()
 
     def _on_swap_clicked(self) -> None:
@@ -98,59 +130,44 @@ class RunDiffPane(SeenWidget):
     def _on_choice_changed(self, _index: int) -> None:
         self.view.step = self.step_box.currentData()
         self.view.what = self.what_box.currentText()
+        self.view.part = self.part_box.currentData()
         self._refresh(force=True)
 
     def seen_changed(self, seen: bool) -> None:
-        if seen and self._stale:
+        if seen:
             self._refresh()
 
     # ---- showing ---------------------------------------------------------------------------
 
-    def _fill_choices(self) -> None:
-        self.step_box.clear()
-        self.what_box.clear()
-        if len(self.view.pair) < 2:
-            return
-        try:
-            a, b = (Run(p) for p in self.view.pair)
-            steps = common_steps(a, b)
-            names = list(a.load_weights(steps[0])) if steps else []
-        except UserError as e:
-            self.session.post_message(f"Cannot compare the runs: {e}", "warning")
-            return
-        for s in steps:
-            self.step_box.addItem(f"{s:,}", s)
-        self.step_box.setCurrentIndex(len(steps) - 1)
-        self.what_box.addItems([ATTENTION] + [n for n in names if n.split(".")[-1].startswith("W_")])
-        self.view.step = steps[-1] if steps else None
-        self.view.what = ATTENTION
-
     def _refresh(self, force: bool = False) -> None:
+        """Ask for the difference chosen, unless it is on screen already or nobody sees the pane."""
+        self.part_box.setEnabled(self.view.what != ATTENTION)
         if len(self.view.pair) < 2 or self.view.step is None:
-            self.pair_label.setText("Tick two runs in the Runs pane (a run and its fork) to compare them.")
+            self.pair_label.setText(HINT)
             return
-        a, b = (p.name for p in self.view.pair)
-        self.pair_label.setText(f"A = {a}, B = {b}: B − A at step {self.view.step:,}")
-        if not (self.seen() or force):
-            self._stale = True
-            return
-        try:
-            self._show()
-        except UserError as e:
-            self.session.post_message(f"Cannot compare the runs: {e}", "warning")
-        self._stale = False
-
-    def _show(self) -> None:
         a, b = self.view.pair
-        attention = self.view.what == ATTENTION
+        self.pair_label.setText(f"A = {a.name}, B = {b.name}: B − A at step {self.view.step:,}")
+        key = self.view.key()
+        if key == self._shown_key or not (self.seen() or force):
+            return
+        if self.view.what == ATTENTION:
+            args = ("attention", self.view.step)
+        else:
+            args = ("weight", self.view.step, self.view.what, self.view.part)
+        self._job.submit(key, service.ask_pair, str(a), str(b), *args)
+
+    def _on_diff(self, key: tuple, d: PairDiff) -> None:
+        if key != self.view.key():
+            return  # the newer choice's answer is coming
+        self.shown, self._shown_key = d, key
+        attention = d.what == ATTENTION
         self.grid.setVisible(attention)
         self.matrix.setVisible(not attention)
         if attention:
-            d = attention_diff(a, b, self.view.step)
             self.grid.set_stack(d.diff, d.tokens, d.tokens, kind="signed",
-                                title=f"attention B − A · step {self.view.step:,}")
+                                title=f"attention B − A · step {d.step:,}")
         else:
-            wa, wb = weight_diff(a, b, self.view.step, self.view.what)
-            diff = wb - wa
+            part, name = d.what
+            diff = d.diff
             self.matrix.set_matrix(diff if diff.ndim == 2 else diff[None, :], kind="signed",
-                                   title=f"{self.view.what} B − A · step {self.view.step:,}")
+                                   title=f"{PARTS[part]} of {name}: B − A · step {d.step:,}")

@@ -2,11 +2,13 @@
 optimizer, steps, best validation loss, date and size; open, rename, delete, reveal in the file manager,
 fork (a paired run, engine/fork.py); tick runs to overlay their curves (the Run curves pane, through `Session.compare_runs`).
 
-The rows come from engine.run_list, which reads only small files. The list is refreshed when the pane is
-shown, when a run is opened or stops training, by its Refresh button, and when a listed folder's entries
-change on disk while the pane is seen (gui/widgets/folder_watch.py: a run made by `gpt-explorer train` in a
-terminal appears) — not on a timer, since a folder of hundreds of runs costs a tenth of a second to list. Questions to the user (a new name, "delete
-for good?") go through `ask_name` and `confirm`, which tests replace.
+The rows come from engine.run_list, which reads only small files, asked in the app's analysis process
+(gui/analysis.py; engine/analysis/service.py `run_summaries`), so the GUI thread only fills the tree. The
+list is refreshed when the pane is shown, when a run is opened or stops training, by its Refresh button,
+and when a listed folder's entries change on disk while the pane is seen (gui/widgets/folder_watch.py: a
+run made by `gpt-explorer train` in a terminal appears) — not on a timer, since a folder of hundreds of runs
+costs a tenth of a second to list. Questions to the user (a new name, "delete for good?") go through
+`ask_name` and `confirm`, which tests replace.
 """
 
 from __future__ import annotations
@@ -19,10 +21,12 @@ from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (QAbstractItemView, QApplication, QHBoxLayout, QInputDialog, QMessageBox, QPushButton,
                                QTreeWidget, QTreeWidgetItem, QVBoxLayout)
 
+from engine.analysis import service
 from engine.errors import UserError
-from engine.run_list import RunSummary, delete_run, human_bytes, list_runs, rename_run
+from engine.run_list import RunSummary, delete_run, human_bytes, rename_run
 
 from .. import recent
+from ..analysis import AnalysisJob
 from ..session import Session
 from ..widgets import dialogs
 from ..widgets.folder_watch import FolderWatch
@@ -53,6 +57,8 @@ class RunsPane(SeenWidget):
         self.summaries: dict[str, RunSummary] = {}
         self._filling = False
         self.folder_watch = FolderWatch(self)
+        self._job = AnalysisJob(self)
+        self._select: Path | None = None  # the run to select once listed (one just opened)
         self._build()
         self._connect()
 
@@ -100,14 +106,26 @@ class RunsPane(SeenWidget):
         s.sig_run_opened.connect(self._on_run_opened)
         self.folder_watch.sig_changed.connect(self._on_folders_changed)
         s.sig_training_state_changed.connect(self._on_training_state_changed)
+        self._job.sig_done.connect(self._on_listed)
+        self._job.sig_failed.connect(lambda _tag, message: s.post_message(f"Cannot list the runs: {message}"))
 
     # ---- the list --------------------------------------------------------------------------
 
     def refresh(self) -> None:
-        ticked = set(self.checked_paths())
+        """List the runs again; the rows come in `_on_listed` (then `sig_listed`)."""
         folders = recent.browsed_folders()
-        rows = list_runs(folders)
         self.folder_watch.watch(folders)
+        self._job.submit(None, service.run_summaries, [str(f) for f in folders])
+
+    @property
+    def listing(self) -> bool:
+        """A listing asked for has not come yet."""
+        return self._job.busy
+
+    def _on_listed(self, _tag, rows: list[RunSummary]) -> None:
+        ticked = set(self.checked_paths())
+        current = self._select or (self.tree.currentItem() and Path(self.tree.currentItem().data(0, _PATH)))
+        self._select = None
         self.summaries = {str(r.path): r for r in rows}
         self._filling = True
         self.tree.setSortingEnabled(False)
@@ -118,6 +136,8 @@ class RunsPane(SeenWidget):
         self._filling = False
         for i in range(len(COLUMNS)):
             self.tree.resizeColumnToContents(i)
+        if current and (item := self.item_for(current)) is not None:
+            self.tree.setCurrentItem(item)
         if ticked != set(self.checked_paths()):  # a ticked run was deleted or renamed elsewhere
             self.session.compare_runs(self.checked_paths())
         self.sig_listed.emit(len(rows))
@@ -256,10 +276,11 @@ class RunsPane(SeenWidget):
             self.session.compare_runs(self.checked_paths())
 
     def _on_run_opened(self, run) -> None:
-        if self.seen():
-            self.refresh()
         if run is not None and (item := self.item_for(run.path)) is not None:
             self.tree.setCurrentItem(item)
+        self._select = Path(run.path) if run is not None else None
+        if self.seen():
+            self.refresh()
 
     def _on_folders_changed(self) -> None:
         if self.seen():  # otherwise the list is made afresh when the pane is shown

@@ -36,3 +36,25 @@ def test_the_figure_names_each_run_and_the_csv_holds_their_rows(runs_folder, tmp
     assert float(rows[-1]["train_loss_smoothed"]) == pytest.approx(ema(curves[1].columns["train_loss"], 0.6)[-1])
     with pytest.raises(UserError):
         export_overlay(tmp_path / "o.npy", curves)
+
+
+def test_the_reader_reads_a_log_again_only_when_it_changed(runs_folder, tmp_path):  # noqa: F811
+    import json
+    import shutil
+
+    from engine.run_curves import CurvesReader
+
+    run = shutil.copytree(runs_folder / "short", tmp_path / "short")
+    paths = [str(run), str(runs_folder / "long"), str(runs_folder / "notes")]
+    reader = CurvesReader()
+    first = reader.changed(paths, {})
+    assert reader.reads == 3 and list(first[paths[1]][1].columns["step"]) == list(range(1, 21))
+    assert isinstance(first[paths[2]][1], str) and "notes" in first[paths[2]][1]  # not a run: one line
+    known = {p: stamp for p, (stamp, _) in first.items()}
+    assert reader.changed(paths, known) == {} and reader.reads == 3  # nothing changed: nothing read or sent
+    assert set(reader.changed(paths, {})) == set(paths) and reader.reads == 3  # sent again, from memory
+    with open(run / "metrics.jsonl", "a", encoding="utf-8") as f:  # the run logs one more step
+        f.write(json.dumps({"step": 13, "train_loss": 1.5, "lr": 1e-3, "wall_s": 9.0}) + "\n")
+    grown = reader.changed(paths, known)
+    assert list(grown) == [str(run)] and reader.reads == 4
+    assert grown[str(run)][1].columns["step"][-1] == 13

@@ -14,6 +14,21 @@ from gui import recent, settings
 
 from .conftest import tiny_config
 
+WAIT = 60_000  # the analysis process's first start imports torch
+
+
+def listed(qtbot, runs, act=None, *args):
+    """`act(*args)` (default: the pane's refresh), then wait until the pane has listed the runs again and
+    has no listing left to come (one asked earlier, by its folder watch, may answer first)."""
+    answers = []
+    runs.sig_listed.connect(answers.append)
+    try:
+        got = (act or runs.refresh)(*args)
+        qtbot.waitUntil(lambda: bool(answers) and not runs.listing, timeout=WAIT)
+    finally:
+        runs.sig_listed.disconnect(answers.append)
+    return got
+
 
 @pytest.fixture
 def three_runs(corpus_file, small_text):
@@ -31,16 +46,16 @@ def three_runs(corpus_file, small_text):
 def test_ticked_runs_are_overlaid_with_a_legend_naming_each(qtbot, make_window, three_runs):
     w = make_window()
     runs, curves = w.panes["pane_runs"], w.panes["pane_run_curves"]
-    runs.refresh()
+    listed(qtbot, runs)
     assert sorted(it.text(0) for it in runs.items()) == ["a", "b", "c"]
     assert runs.item_for(three_runs / "b").text(3) == "9 / 9"
     assert curves.legend_names() == [] and curves.hint.isVisibleTo(curves)
     runs.set_checked(three_runs / "a")
     runs.set_checked(three_runs / "c")
     assert sorted(w.session.compared_runs) == [three_runs / "a", three_runs / "c"]
-    assert sorted(curves.legend_names()) == ["a", "c"]
+    qtbot.waitUntil(lambda: sorted(curves.legend_names()) == ["a", "c"], timeout=WAIT)  # read by the service
     runs.set_checked(three_runs / "a", False)
-    assert curves.legend_names() == ["c"]
+    assert curves.legend_names() == ["c"]  # an unticked run goes at once
     train = curves.line(three_runs / "c", "train_loss")
     raw = curves.curves[three_runs / "c"].columns["train_loss"]
     assert np.allclose(train.yData, ema(raw, curves.view.smoothing))
@@ -55,9 +70,10 @@ def test_ticked_runs_are_overlaid_with_a_legend_naming_each(qtbot, make_window, 
 def test_a_dragged_slider_redraws_once_per_frame_on_the_curves_it_holds(qtbot, make_window, three_runs):
     w = make_window()
     runs, curves = w.panes["pane_runs"], w.panes["pane_run_curves"]
-    runs.refresh()
+    listed(qtbot, runs)
     for name in ("a", "b"):
         runs.set_checked(three_runs / name)
+    qtbot.waitUntil(lambda: len(curves.legend_names()) == 2, timeout=WAIT)
     items = {p: dict(pairs) for p, pairs in curves._items.items()}
     legend = curves.legend_names()
     qtbot.wait(50)  # no redraw left pending from ticking
@@ -85,7 +101,7 @@ def test_a_run_trained_elsewhere_appears_in_the_seen_list(qtbot, make_window, th
     runs = w.panes["pane_runs"]
     w.docks["pane_runs"].raise_()
     qtbot.waitUntil(runs.seen)
-    runs.refresh()
+    listed(qtbot, runs)
     assert runs.item_for(three_runs / "d") is None
     list(Trainer(tiny_config(corpus_file, steps=3), three_runs / "d", text=small_text).steps())  # as a terminal's
     qtbot.waitUntil(lambda: runs.item_for(three_runs / "d") is not None)
@@ -96,13 +112,14 @@ def test_a_run_trained_elsewhere_appears_in_the_seen_list(qtbot, make_window, th
     assert str(three_runs / "e") not in runs.folder_watch.watched()  # a run writes its folder every step
 
 
-def test_the_overlay_exports_its_figure_and_data(make_window, three_runs, tmp_path):
+def test_the_overlay_exports_its_figure_and_data(qtbot, make_window, three_runs, tmp_path):
     w = make_window()
     runs, curves = w.panes["pane_runs"], w.panes["pane_run_curves"]
     assert curves.export_job() is None
-    runs.refresh()
+    listed(qtbot, runs)
     for name in ("a", "b"):
         runs.set_checked(three_runs / name)
+    qtbot.waitUntil(lambda: len(curves.legend_names()) == 2, timeout=WAIT)
     _filters, suggested, fn = curves.export_job()
     fn(tmp_path / "runs.csv")
     rows = list(csv.DictReader(open(tmp_path / "runs.csv", encoding="utf-8")))
@@ -111,20 +128,20 @@ def test_the_overlay_exports_its_figure_and_data(make_window, three_runs, tmp_pa
     assert (tmp_path / "runs.svg").stat().st_size > 0
 
 
-def test_rename_delete_and_reveal_act_on_the_selected_run(make_window, three_runs, monkeypatch):
+def test_rename_delete_and_reveal_act_on_the_selected_run(qtbot, make_window, three_runs, monkeypatch):
     from PySide6.QtGui import QDesktopServices
 
     w = make_window()
     runs = w.panes["pane_runs"]
-    runs.refresh()
+    listed(qtbot, runs)
     monkeypatch.setattr(runs, "ask_name", lambda current: "renamed")
-    runs.rename(three_runs / "b")
+    listed(qtbot, runs, runs.rename, three_runs / "b")
     assert (three_runs / "renamed").is_dir() and runs.item_for(three_runs / "renamed") is not None
     monkeypatch.setattr(runs, "confirm", lambda question: False)
     runs.delete(three_runs / "renamed")
     assert (three_runs / "renamed").is_dir()
     monkeypatch.setattr(runs, "confirm", lambda question: True)
-    runs.delete(three_runs / "renamed")
+    listed(qtbot, runs, runs.delete, three_runs / "renamed")
     assert not (three_runs / "renamed").exists() and runs.item_for(three_runs / "renamed") is None
     w.open_run(three_runs / "a")
     runs.delete(three_runs / "a")  # the open run is refused, not deleted
@@ -187,42 +204,83 @@ def test_file_import_turns_a_nanogpt_out_dir_into_an_open_run(make_window, tmp_p
     assert run_menu.import_nanogpt(w, tmp_path / "biased") is None and "bias=True" in w.banner.text
 
 
-def test_fork_writes_a_paired_run_beside_its_parent_and_opens_it(make_window, three_runs, monkeypatch):
+def test_fork_writes_a_paired_run_beside_its_parent_and_opens_it(qtbot, make_window, three_runs, monkeypatch):
     w = make_window()
     runs = w.panes["pane_runs"]
-    runs.refresh()
+    listed(qtbot, runs)
     monkeypatch.setattr(runs, "ask_fork", lambda parent: ("model.activation=relu", 0))
-    child = runs.fork(three_runs / "b")
+    child = listed(qtbot, runs, runs.fork, three_runs / "b")
     assert child.parent == three_runs and w.controller.run_dir == child
     assert Run(child).config.model.activation == "relu" and runs.item_for(child) is not None
     monkeypatch.setattr(runs, "ask_fork", lambda parent: ("train.seed=3", 0))
     assert runs.fork(three_runs / "b") is None and "seed" in w.banner.text
 
 
-def test_the_diff_pane_shows_b_minus_a_for_the_ticked_pair(qtbot, make_window, three_runs):
-    from engine.run_diff import attention_diff, weight_diff
+def test_the_diff_pane_shows_b_minus_a_from_the_two_runs_analyses(qtbot, make_window, three_runs):
+    from engine.analysis.run_analysis import RunAnalysis
 
     w = make_window()
     runs, diff = w.panes["pane_runs"], w.panes["pane_run_diff"]
     w.docks["pane_run_diff"].raise_()
-    runs.refresh()
+    listed(qtbot, runs)
     runs.set_checked(three_runs / "a")
     runs.set_checked(three_runs / "c")
-    pair = diff.view.pair
-    assert [p.name for p in pair] == ["a", "c"] and diff.view.step == 6  # c is a's fork: a is A
+    qtbot.waitUntil(lambda: diff.shown is not None, timeout=WAIT)
+    assert [p.name for p in diff.view.pair] == ["a", "c"] and diff.view.step == 6  # c is a's fork: a is A
     assert [diff.step_box.itemData(i) for i in range(diff.step_box.count())] == [0, 3, 6]  # 3: best val
-    qtbot.waitUntil(lambda: not diff._stale)
-    want = attention_diff(pair[0], pair[1], 6).diff
-    np.testing.assert_allclose(diff.grid.stack()[np.isfinite(diff.grid.stack())],
-                               want[np.isfinite(want)].astype(np.float32))
-    diff.step_box.setCurrentIndex(0)
-    diff.step_box.activated.emit(0)
+    a, c = RunAnalysis(three_runs / "a"), RunAnalysis(three_runs / "c")
+    want = c.attention(6).maps.weights - a.attention(6).maps.weights
+    stack = diff.grid.stack()
+    np.testing.assert_allclose(stack[np.isfinite(stack)], want[np.isfinite(want)].astype(np.float32), atol=1e-6)
+    assert np.isfinite(stack).sum() == np.isfinite(want).sum() > 0 and not diff.part_box.isEnabled()
+
+    def choose(box, index):
+        box.setCurrentIndex(index)
+        box.activated.emit(index)
+
+    choose(diff.step_box, 0)
+    qtbot.waitUntil(lambda: diff.shown.step == 0, timeout=WAIT)
     assert np.nanmax(np.abs(diff.grid.stack())) == 0  # a fork starts from its parent's weights
-    i = diff.what_box.findText("blocks.0.W_Q")
-    diff.what_box.setCurrentIndex(i)
-    diff.what_box.activated.emit(i)
-    diff.step_box.setCurrentIndex(2)
-    diff.step_box.activated.emit(2)
-    wa, wb = weight_diff(pair[0], pair[1], 6, "blocks.0.W_Q")
-    assert diff.matrix.isVisibleTo(diff) and not diff.grid.isVisibleTo(diff)
-    np.testing.assert_allclose(diff.matrix.matrix(), (wb - wa).astype(np.float32))
+    choose(diff.what_box, diff.what_box.findText("blocks.0.W_Q"))
+    choose(diff.step_box, 2)
+    qtbot.waitUntil(lambda: diff.shown.what == ("G", "blocks.0.W_Q") and diff.shown.step == 6, timeout=WAIT)
+    assert diff.matrix.isVisibleTo(diff) and not diff.grid.isVisibleTo(diff) and diff.part_box.isEnabled()
+    ga, gc = (r.coefficients.record("blocks.0.W_Q", 6).G for r in (a, c))
+    np.testing.assert_allclose(diff.matrix.matrix(), (gc.astype(np.float64) - ga).astype(np.float32), atol=1e-6)
+    assert np.abs(diff.matrix.matrix()).max() > 0
+    choose(diff.part_box, diff.part_box.findData("W"))
+    qtbot.waitUntil(lambda: diff.shown.what == ("W", "blocks.0.W_Q"), timeout=WAIT)
+    wa, wc = (r.weights(6)["blocks.0.W_Q"].double().numpy() for r in (a, c))
+    np.testing.assert_allclose(diff.matrix.matrix(), (wc - wa).astype(np.float32))
+    diff.swap.click()
+    qtbot.waitUntil(lambda: diff.shown.names == ("c", "a"), timeout=WAIT)
+    np.testing.assert_allclose(diff.matrix.matrix(), (wa - wc).astype(np.float32))
+
+
+def test_the_curves_are_read_in_the_analysis_process_never_on_the_gui_thread(qtbot, make_window, three_runs,
+                                                                              monkeypatch):
+    import json
+
+    from engine import run_curves
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a run's log was read in the GUI process")
+
+    monkeypatch.setattr(run_curves, "load_curves", refuse)
+    monkeypatch.setattr(run_curves, "read_jsonl", refuse)
+    w = make_window()
+    runs, curves = w.panes["pane_runs"], w.panes["pane_run_curves"]
+    w.docks["pane_run_curves"].raise_()
+    listed(qtbot, runs)
+    for name in ("a", "b", "c"):
+        runs.set_checked(three_runs / name)
+    qtbot.waitUntil(lambda: sorted(curves.legend_names()) == ["a", "b", "c"], timeout=WAIT)
+    assert len(curves.line(three_runs / "b", "train_loss").yData) == 9
+    runs.set_checked(three_runs / "b", False)
+    runs.set_checked(three_runs / "b")  # ticked again: the process sends what it read before
+    qtbot.waitUntil(lambda: sorted(curves.legend_names()) == ["a", "b", "c"], timeout=WAIT)
+    with open(three_runs / "c" / "metrics.jsonl", "a", encoding="utf-8") as f:  # c logs a step, as if training
+        f.write(json.dumps({"step": 7, "train_loss": 1.25, "lr": 1e-3, "wall_s": 9.0}) + "\n")
+    line = curves.line(three_runs / "c", "train_loss")
+    qtbot.waitUntil(lambda: len(line.yData) == 7, timeout=WAIT)  # the pane's slow timer asked again
+    assert curves.curves[three_runs / "c"].columns["train_loss"][-1] == 1.25
