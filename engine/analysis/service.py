@@ -3,7 +3,8 @@ they cross a process boundary, that keep the process's RunAnalysis objects and l
 requests. Qt-free; the process never imports Qt.
 
 `ask(run_path, method, *args)` calls one RunAnalysis method on a saved step of a run (the newest two runs
-asked about are kept). `ask_live(method, cfg, weights, key, step, *args)` answers the same question on
+asked about are kept); `coefficients_of` and `coefficient_at` answer the Weight pane from the run's
+CoefficientStore (RunAnalysis.coefficients: memory, then RUN/cache/, then computed). `ask_live(method, cfg, weights, key, step, *args)` answers the same question on
 weights training just published (not yet saved), through the same pure functions on one model cache.
 """
 
@@ -86,3 +87,21 @@ def render_formula(cfg, weight: str, kind: str, part, color: str) -> tuple[str, 
     from ..coefficients.formula import render_formula as render
 
     return render(cfg, weight, kind, part, color)
+
+
+def coefficients_of(run_path: str):
+    """(model config, weight names) of a run whose coefficients can be computed; a run without a probe
+    batch raises here, in one line."""
+    _one_thread()
+    store = analysis(run_path).coefficients
+    return store.cfg, store.weight_names()
+
+
+def coefficient_at(run_path: str, weight: str, step: int, full: bool):
+    """What the Weight pane draws of `weight` at `step`: (Summary, the update's (cos, ratio, ‖ΔW‖) or None,
+    and when `full` the (StepCoefficient, Update or None) themselves). The charts need only the first two
+    at every step, so the matrices cross the process boundary only for the step on screen."""
+    _one_thread()
+    store = analysis(run_path).coefficients
+    record, update = store.record(weight, step), store.update(weight, step)
+    return record.summary(), store.geometry(weight).get(step), (record, update) if full else None
