@@ -4,8 +4,9 @@ requests. Qt-free; the process never imports Qt.
 
 `ask(run_path, method, *args)` calls one RunAnalysis method on a saved step of a run (the newest two runs
 asked about are kept); `coefficients_of` and `coefficient_at` answer the Weight pane from the run's
-CoefficientStore (RunAnalysis.coefficients: memory, then RUN/cache/, then computed). `ask_live(method, cfg, weights, key, step, *args)` answers the same question on
-weights training just published (not yet saved), through the same pure functions on one model cache.
+CoefficientStore (RunAnalysis.coefficients: memory, then RUN/cache/, then computed).
+`ask_live(method, cfg, weights, key, step, *args)` answers the same question on weights training just
+published (not yet saved), through the same pure functions on one model cache.
 """
 
 from __future__ import annotations
