@@ -1,10 +1,15 @@
-"""Work that may take longer than ~50 ms runs here, off the GUI thread (STYLE: "The GUI thread only renders").
+"""GUI-side work that is not about a run's saved steps, off the GUI thread on Qt's thread pool (STYLE: "The
+GUI thread only renders"): derivations of the builder's draft model (the forms pane's derivation, term listing
+and walkthrough, the architecture pane's inspection), the forms console's lines, exports of what a pane shows
+(figures, files), the training controller's device probe and samples. Everything asked of a run's saved steps
+goes to the analysis process instead, through gui/analysis.py's `AnalysisJob` (RunAnalysis, DESIGN §4): that
+work is mostly Python, and on a thread it holds the interpreter lock the GUI thread needs to paint.
 
-`LatestJob` runs one function at a time on Qt's global thread pool. While one runs, a newer request
-replaces any request still waiting, so a view that asks faster than it can compute falls behind by at most
-one result instead of building a queue (and never slows whoever feeds it). Results and errors come back
-as signals, delivered on the GUI thread through Qt's queued connections. Functions must take and return
-owned data (copies, numpy arrays), never widgets.
+`LatestJob` runs one function at a time. While one runs, a newer request replaces any request still waiting,
+so a view that asks faster than it can compute falls behind by at most one result instead of building a
+queue (and never slows whoever feeds it). Results and errors come back as signals, delivered on the GUI
+thread through Qt's queued connections. Functions must take and return owned data (copies, numpy arrays),
+never widgets.
 
 `JobQueue` is the same runner for requests that must all be answered (a sample a user asked for, a file
 to export, the device probe): it keeps every request and runs them one after another, in order.
@@ -34,7 +39,7 @@ class LatestJob(QObject):
 
     def __init__(self, parent: QObject | None = None, pool: QThreadPool | None = None):
         super().__init__(parent)
-        self._pool = pool  # None: Qt's global pool
+        self._pool = pool  # None: Qt's global pool (the weight pane's geometry view brings its own)
         self._relay = _Relay(self)
         self._relay.sig_finished.connect(self._on_finished)
         self._running = False

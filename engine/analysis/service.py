@@ -3,10 +3,12 @@ they cross a process boundary, that keep the process's RunAnalysis objects and l
 requests. Qt-free; the process never imports Qt.
 
 `ask(run_path, method, *args)` calls one RunAnalysis method on a saved step of a run (the newest three runs
-asked about are kept: the open run and a compared pair). `ask_pair(a_path, b_path, function, *args)` answers
-a question about two runs (engine/analysis/pair.py) from their two RunAnalysis objects. `run_curves(paths,
-known)` reads the metrics logs of runs overlaid (engine/run_curves.py), re-reading only logs that changed;
-`run_summaries(folders)` lists the runs in the run browser's folders (engine/run_list.py).
+asked about are kept: the open run and a compared pair); `coefficients_of` and `coefficient_at` answer the
+Weight pane from the run's CoefficientStore (RunAnalysis.coefficients: memory, then RUN/cache/, then
+computed). `ask_pair(a_path, b_path, function, *args)` answers a question about two runs
+(engine/analysis/pair.py) from their two RunAnalysis objects. `run_curves(paths, known)` reads the metrics
+logs of runs overlaid (engine/run_curves.py), re-reading only logs that changed; `run_summaries(folders)`
+lists the runs in the run browser's folders (engine/run_list.py).
 `ask_live(method, cfg, weights, key, step, *args)` answers a RunAnalysis question on weights training just
 published (not yet saved), through the same pure functions on one model cache.
 """
@@ -122,3 +124,21 @@ def render_formula(cfg, weight: str, kind: str, part, color: str) -> tuple[str, 
     from ..coefficients.formula import render_formula as render
 
     return render(cfg, weight, kind, part, color)
+
+
+def coefficients_of(run_path: str):
+    """(model config, weight names) of a run whose coefficients can be computed; a run without a probe
+    batch raises here, in one line."""
+    _one_thread()
+    store = analysis(run_path).coefficients
+    return store.cfg, store.weight_names()
+
+
+def coefficient_at(run_path: str, weight: str, step: int, full: bool):
+    """What the Weight pane draws of `weight` at `step`: (Summary, the update's (cos, ratio, ‖ΔW‖) or None,
+    and when `full` the (StepCoefficient, Update or None) themselves). The charts need only the first two
+    at every step, so the matrices cross the process boundary only for the step on screen."""
+    _one_thread()
+    store = analysis(run_path).coefficients
+    record, update = store.record(weight, step), store.update(weight, step)
+    return record.summary(), store.geometry(weight).get(step), (record, update) if full else None

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushB
 
 from engine.config import (ConfigError, DataConfig, ExperimentConfig, ModelConfig, Problem, TrainConfig,
                            human_count, memory_estimate_bytes, parameter_count)
+from engine.config_inspection import TORCH_COUNT_LIMIT, Inspection, inspect_config
 from engine.presets import load_preset, preset_names
 from engine.resolve import unresolved, with_vocab
 from engine.training_state import TrainingState
@@ -27,7 +28,7 @@ from ..widgets import dialogs
 from ..widgets.block_diagram import BlockDiagram
 from ..widgets.config_form import SectionForm
 from ..widgets.fields import label as field_label
-from .architecture_compute import TORCH_COUNT_LIMIT, Inspection, inspect_config
+from ..worker import ensure_torch
 
 SECTIONS = (("model", ModelConfig, "Model"), ("train", TrainConfig, "Training"), ("data", DataConfig, "Data"))
 
@@ -235,7 +236,7 @@ class ArchitecturePane(QWidget):
         key = (self.draft.data, unresolved(self.draft.model))
         if key != self._submitted:
             self._submitted = key
-            self._inspect.submit(self.draft.data, inspect_config, self.draft)
+            self._inspect.submit(self.draft.data, _inspect, self.draft)
 
     def _on_inspected(self, data: DataConfig, inspection: Inspection) -> None:
         self._inspected_data = data
@@ -285,3 +286,8 @@ class ArchitecturePane(QWidget):
         for w in (*self.forms.values(), self.preset, self.name, self.load_button):
             w.setEnabled(editable)
         self._show_problems(self.session.config_problems)
+
+
+def _inspect(cfg: ExperimentConfig) -> Inspection:
+    ensure_torch()  # engine.data and engine.model import torch, which one thread at a time must import
+    return inspect_config(cfg)

@@ -194,3 +194,22 @@ def test_scrubbing_back_and_forth_ends_on_the_step_named(qtbot, run_path):
         qtbot.wait(5)
     wait_shown(qtbot, pane)
     assert pane.record().step == pane.timeline.step()
+
+
+def test_the_pane_keeps_the_matrices_of_the_last_steps_shown_within_its_bound(run_path, reference):
+    """The analysis process keeps the cache; GUI-side, every step's summary stays but only the newest
+    matrices within the byte bound (the newest always)."""
+    from engine.analysis.cache import nbytes
+    from gui.panes.weight.compute import ShownRecords
+
+    steps = reference.steps()[:3]
+    answers = [(reference.record("blocks.1.W_Q", s), reference.update("blocks.1.W_Q", s)) for s in steps]
+    shown = ShownRecords(Run(run_path), reference.cfg, reference.weight_names(),
+                         max_bytes=int(1.5 * max(nbytes(a) for a in answers)))
+    for s, answer in zip(steps, answers):
+        shown.keep("blocks.1.W_Q", s, (answer[0].summary(), None, answer))
+    assert [shown.peek("blocks.1.W_Q", s) is not None for s in steps] == [False, False, True]
+    assert shown.newest("blocks.1.W_Q") == steps[-1]
+    assert sorted(shown.summaries("blocks.1.W_Q")) == steps
+    shown.keep("blocks.1.W_Q", steps[0], (answers[0][0].summary(), None, None))  # a chart's answer: no matrices
+    assert shown.peek("blocks.1.W_Q", steps[0]) is None and shown.newest("blocks.1.W_Q") == steps[-1]

@@ -1,7 +1,7 @@
 """The forms pane's term browser: weights with their term counts, the terms of the chosen weight, and the
 chosen term's detail (term_detail.py).
 
-Terms are listed by a model/view table (`TermTable`, uniform rows, nothing rendered) that a pool thread
+Terms are listed by a model/view table (`TermTable`, uniform rows, nothing rendered) that a LatestJob
 fills in Leibniz order a batch at a time (`TermLoader`): the list shows its first rows at once, a progress
 bar counts the rest, Cancel stops, and a weight with more terms than LOAD_CAP stops there with a button for
 the next LOAD_CAP. Counts come from the derivation without enumerating, so a GPT's millions of routes are
@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 import time
 
-from PySide6.QtCore import QModelIndex, QObject, QThreadPool, Qt, Signal
+from PySide6.QtCore import QModelIndex, QObject, Qt, Signal
 from PySide6.QtGui import QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QProgressBar,
                                QPushButton, QSplitter, QTableView, QTreeWidget, QTreeWidgetItem, QVBoxLayout,
@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLab
 
 from engine.forms.derive import Forms, Term
 
+from ...jobs import LatestJob
 from .term_detail import TermDetail
 
 LOAD_CAP = 5000   # terms listed per "load" of a weight
@@ -61,7 +62,8 @@ class TermTable(QStandardItemModel):
 
 
 class TermLoader(QObject):
-    """Enumerates a weight's terms on a pool thread, LOAD_CAP at a time, in batches."""
+    """Enumerates a weight's terms off the GUI thread, LOAD_CAP at a time, in batches, on a LatestJob (what
+    the pane derives its forms with): a new start cancels the listing under way and runs when it stops."""
 
     sig_batch = Signal(int, object)         # generation, [Term]
     sig_finished = Signal(int, int, bool)   # generation, terms listed so far, whether that is all
@@ -71,7 +73,14 @@ class TermLoader(QObject):
         self.generation = 0
         self._cancel = threading.Event()
         self._iter = None
-        self.running = False
+        self._job = LatestJob(self)
+        self._job.sig_done.connect(lambda _tag, result: self.sig_finished.emit(*result))
+        # a bug (its traceback is on stderr): what was listed stays, and the list says it is not all
+        self._job.sig_failed.connect(lambda tag, _message: self.sig_finished.emit(*tag, False))
+
+    @property
+    def running(self) -> bool:
+        return self._job.busy
 
     def start(self, forms: Forms, weight: str) -> None:
         self.cancel()
@@ -89,33 +98,30 @@ class TermLoader(QObject):
         self._cancel.set()
 
     def _run(self, listed: int) -> None:
-        gen, cancel, it, relay = self.generation, self._cancel, self._iter, self
-        self.running = True
+        self._job.submit((self.generation, listed), _take_terms, self.generation, self._iter, listed, self._cancel,
+                         self.sig_batch.emit)
 
-        def work() -> None:
-            n, batch, done = listed, [], False
+
+def _take_terms(gen: int, it, listed: int, cancel: threading.Event, emit) -> tuple[int, int, bool]:
+    """Take up to LOAD_CAP terms from `it`, emitting them in batches; (gen, terms listed, whether all)."""
+    n, batch, done = listed, [], False
+    try:
+        while not cancel.is_set() and n - listed < LOAD_CAP:
             try:
-                while not cancel.is_set() and n - listed < LOAD_CAP:
-                    try:
-                        batch.append(next(it))
-                    except StopIteration:
-                        done = True
-                        break
-                    n += 1
-                    if n % YIELD_EVERY == 0:
-                        time.sleep(0)  # hand the interpreter lock to the GUI thread if it waits for it
-                    if len(batch) == BATCH:
-                        relay.sig_batch.emit(gen, batch)
-                        batch = []
-                relay.sig_batch.emit(gen, batch)
-                relay.sig_finished.emit(gen, n, done)
-            except RuntimeError:  # the pane was deleted while this ran
-                pass
-
-        QThreadPool.globalInstance().start(work)
-
-    def finished(self) -> None:
-        self.running = False
+                batch.append(next(it))
+            except StopIteration:
+                done = True
+                break
+            n += 1
+            if n % YIELD_EVERY == 0:
+                time.sleep(0)  # hand the interpreter lock to the GUI thread if it waits for it
+            if len(batch) == BATCH:
+                emit(gen, batch)
+                batch = []
+        emit(gen, batch)
+    except RuntimeError:  # the pane was deleted while this listed
+        pass
+    return gen, n, done
 
 
 class TermsView(QWidget):
@@ -286,7 +292,6 @@ class TermsView(QWidget):
                 self.list.setCurrentIndex(self.table.index(0, 1))
 
     def _on_loaded(self, gen: int, listed: int, complete: bool) -> None:
-        self.loader.finished()
         if gen != self.loader.generation:
             return
         self._complete = complete

@@ -1,30 +1,40 @@
-"""What the weight pane computes off the GUI thread: coefficient records step by step.
+"""How the Weight pane gets coefficient records: it asks the app's analysis process (gui/analysis.py) for each
+step it needs and keeps only what it was answered.
 
-`CoefficientFeeder` holds the open run's `engine.coefficients.cache.CoefficientStore` (built on a pool
-thread: it imports torch) and fills it one step at a time through a `LatestJob`: the step on screen first,
-then the rest of the timeline for the charts, each job computing one step's record and the update from the
-previous saved step. The GUI thread only peeks at what is in memory, so scrubbing never waits; a step not yet
-in memory asks for it and shows when it arrives.
+`CoefficientFeeder` asks through one `AnalysisJob` (engine.analysis.service.coefficient_at, answered by the
+run's RunAnalysis.coefficients, which keeps the memory and disk cache): the step on screen first, with its
+matrices, then the rest of the timeline for the charts, whose answers are only each step's summary and
+update geometry. One request is in the process at a time and the feeder picks the next when it is answered,
+so while the user scrubs the newest step on screen is the next asked: scrubbing never builds a queue. The
+answers live in `ShownRecords`, GUI-side: every summary and geometry (a few numbers a step) and the
+matrices of the few steps last shown, bounded in bytes. The GUI thread only reads them, never waits.
 
-Records are computed in the app's analysis process (gui/analysis.py, started on first use; the pane asks
-it for formulas directly): the forms engine is mostly Python, and on a pool thread it held the interpreter
-lock so that the GUI thread, whose every pyqtgraph paint calls back into Python, stalled 50–180 ms at a time
-while scrubbing (measured here with a 5 ms timer probe). The pool thread only waits for the process, reads
-the result and the cache.
+The forms engine is mostly Python: computed on a thread in this process it held the interpreter lock so that
+the GUI thread, whose every pyqtgraph paint calls back into Python, stalled 50–180 ms at a time while
+scrubbing (measured here with a 5 ms timer probe). Records unpickle into engine.coefficients, which imports
+torch: the app has imported it before any pane asks (gui.main_window), so no two threads import it at once.
+
+`geometry_of` and the pane's own 2-thread pool still serve the geometry view (a thread waits on the process).
 """
 
 from __future__ import annotations
 
 import functools
+from collections import OrderedDict
 from concurrent.futures.process import BrokenProcessPool
 
 from PySide6.QtCore import QObject, QThreadPool, Signal
 
+from engine.analysis import service
+from engine.analysis.cache import nbytes
 from engine.errors import UserError
 
 from ... import analysis
+from ...analysis import AnalysisJob
 from ...jobs import LatestJob
 from ...worker import ensure_torch
+
+SHOWN_BYTES = 64 * 2**20  # matrices kept GUI-side: the steps last shown (the newest is always kept)
 
 _POOL: QThreadPool | None = None
 
@@ -54,12 +64,12 @@ def in_process(fn, *args):
         raise UserError("the process computing coefficients stopped unexpectedly; try again") from None
 
 
-def _open_store(run):
+def open_store(run):
+    """A CoefficientStore of `run` whose records are computed in the analysis process (the exports' store,
+    used on their JobQueue thread: it shares the disk cache the process writes)."""
     ensure_torch()
     from engine.coefficients.cache import CoefficientStore, compute_record
 
-    # engine functions only cross to the other process, so it never imports Qt; the process starts with
-    # the first record asked for (the pane asks only while it is seen)
     return CoefficientStore(run, compute=functools.partial(in_process, compute_record, str(run.path), "float32"))
 
 
@@ -71,27 +81,81 @@ def geometry_of(run_path: str, weight: str, step: int):
     return in_process(update_geometry, run_path, weight, step, "float32")
 
 
-def _compute(store, weight: str, step: int):
-    store.record(weight, step)
-    store.update(weight, step)
-    return weight, step
+class ShownRecords:
+    """What the analysis process answered about one run, read by the pane on the GUI thread: the run's
+    model config and weight names, every step's summary and update geometry, and the (record, update) of
+    the steps last shown within SHOWN_BYTES."""
+
+    def __init__(self, run, cfg, names: list[str], max_bytes: int = SHOWN_BYTES):
+        self.run, self.cfg, self._names, self._max_bytes = run, cfg, list(names), max_bytes
+        self._shown: OrderedDict[tuple, tuple] = OrderedDict()  # (weight, step) -> (record, update)
+        self._bytes = 0
+        self._summaries: dict[str, dict] = {}
+        self._geometry: dict[str, dict] = {}
+        self._newest: dict[str, int] = {}  # weight -> the step whose matrices arrived last
+
+    def steps(self) -> list[int]:
+        """Saved steps, listed afresh (a directory listing: a live run keeps adding them)."""
+        return self.run.saved_steps()
+
+    def weight_names(self) -> list[str]:
+        return list(self._names)
+
+    def keep(self, weight: str, step: int, answer: tuple) -> None:
+        summary, geometry, shown = answer
+        self._summaries.setdefault(weight, {})[step] = summary
+        if geometry is not None:
+            self._geometry.setdefault(weight, {})[step] = geometry
+        if shown is None:
+            return
+        old = self._shown.pop((weight, step), None)
+        self._bytes += nbytes(shown) - (nbytes(old) if old is not None else 0)
+        self._shown[(weight, step)] = shown
+        self._newest[weight] = step
+        while self._bytes > self._max_bytes and len(self._shown) > 1:
+            self._bytes -= nbytes(self._shown.popitem(last=False)[1])
+
+    def _get(self, weight: str, step: int) -> tuple | None:
+        got = self._shown.get((weight, step))
+        if got is not None:
+            self._shown.move_to_end((weight, step))
+        return got
+
+    def peek(self, weight: str, step: int):
+        got = self._get(weight, step)
+        return got[0] if got is not None else None
+
+    def peek_update(self, weight: str, step: int):
+        got = self._get(weight, step)
+        return got[1] if got is not None else None
+
+    def newest(self, weight: str) -> int | None:
+        """The step of `weight` whose matrices arrived last, if they are still kept."""
+        step = self._newest.get(weight)
+        return step if (weight, step) in self._shown else None
+
+    def summaries(self, weight: str) -> dict:
+        return dict(self._summaries.get(weight, {}))
+
+    def geometry(self, weight: str) -> dict:
+        """step -> (cos(ΔW, G), ‖ΔW‖/‖G‖, ‖ΔW‖) of the updates answered so far."""
+        return dict(self._geometry.get(weight, {}))
 
 
 class CoefficientFeeder(QObject):
-    sig_store_ready = Signal(object)     # the CoefficientStore (or None when the run has none)
-    sig_computed = Signal(str, int)      # weight, step: its record (and update, if any) is in memory
+    sig_store_ready = Signal(object)     # the ShownRecords (or None when no run is open)
+    sig_computed = Signal(str, int, bool)  # weight, step, whether its matrices came (or its summary alone)
     sig_failed = Signal(str)             # a sentence for the user
 
     def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
-        self.store = None
+        self.store: ShownRecords | None = None
         self.weight: str | None = None
         self.current: int | None = None
         self.steps: list[int] = []
         self._run = None
-        self._busy_with: tuple | None = None
         self._failed: set[tuple] = set()
-        self._job = pooled_job(self)
+        self._job = AnalysisJob(self)
         self._job.sig_done.connect(self._on_done)
         self._job.sig_failed.connect(self._on_failed)
 
@@ -102,8 +166,7 @@ class CoefficientFeeder(QObject):
     def open_run(self, run) -> None:
         self.store, self._run, self._failed = None, run, set()
         if run is not None:
-            self._busy_with = ("open", id(run))
-            self._job.submit(self._busy_with, _open_store, run)
+            self._job.submit(("open", id(run)), service.coefficients_of, str(run.path))
         else:
             self.sig_store_ready.emit(None)
 
@@ -113,19 +176,17 @@ class CoefficientFeeder(QObject):
         self._next()
 
     def missing(self) -> list[int]:
-        """Steps to compute, the one on screen first: its record, or an update that can now be made."""
+        """Steps to ask for, the one on screen first: its matrices, or an update that can now be made."""
         store, w = self.store, self.weight
         if store is None or w is None:
             return []
         summaries, geometry = store.summaries(w), store.geometry(w)
         first = self.steps[0] if self.steps else None  # the first saved step has no update reaching it
         todo = [s for s in self.steps if (s not in summaries or (s != first and s not in geometry))
-                and (w, s) not in self._failed]
-        if self.current in todo:
-            todo.remove(self.current)
-            todo.insert(0, self.current)
-        if self.current is not None and store.peek(w, self.current) is None and self.current not in todo:
-            todo.insert(0, self.current)  # in the summaries but evicted from memory: read it back
+                and (w, s) not in self._failed and s != self.current]
+        if self.current is not None and (w, self.current) not in self._failed \
+                and store.peek(w, self.current) is None:
+            todo.insert(0, self.current)  # not shown yet, or its matrices left the GUI-side memory
         return todo
 
     def _next(self) -> None:
@@ -133,25 +194,24 @@ class CoefficientFeeder(QObject):
             return
         todo = self.missing()
         if todo:
-            self._busy_with = (self.weight, todo[0])
-            self._job.submit(self._busy_with, _compute, self.store, self.weight, todo[0])
+            step = todo[0]
+            self._job.submit((id(self._run), self.weight, step), service.coefficient_at, str(self._run.path),
+                             self.weight, step, step == self.current)
 
     def _on_done(self, tag, result) -> None:
         if tag[0] == "open":
-            if tag[1] != id(self._run):
-                return
-            self.store = result
-            self.sig_store_ready.emit(result)
-        elif result is not None and self.store is not None:
-            self.sig_computed.emit(*result)
+            if tag[1] == id(self._run):
+                self.store = ShownRecords(self._run, *result)
+                self.sig_store_ready.emit(self.store)
+        elif tag[0] == id(self._run) and self.store is not None:
+            self.store.keep(tag[1], tag[2], result)
+            self.sig_computed.emit(tag[1], tag[2], result[2] is not None)
         self._next()
 
     def _on_failed(self, tag, message: str) -> None:
         if tag[0] == "open":
             self.sig_failed.emit(f"Coefficients need the run's probe batch: {message}")
             return
-        self._failed.add(tag)
-        self.sig_failed.emit(f"Coefficient of {tag[0]} at step {tag[1]}: {message}")
+        self._failed.add(tag[1:])
+        self.sig_failed.emit(f"Coefficient of {tag[1]} at step {tag[2]}: {message}")
         self._next()
-
-

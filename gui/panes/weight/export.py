@@ -1,9 +1,11 @@
 """Exports of the weight pane: the heatmap at a step (PNG, SVG, PDF, or G as NPY), an animation over the
 saved steps (GIF, MP4) with a progress bar, the stack of matrices over steps (NPY) and the norms (CSV).
 
-Each runs on a pool thread (gui.jobs.JobQueue: every request is answered) with the engine's pure
-functions (engine/coefficients/export.py) on the pane's CoefficientStore, so a file holds the numbers the
-pane shows. Progress comes back through a relay signal, queued to the GUI thread.
+Each runs on a pool thread (gui.jobs.JobQueue: every request is answered, and its progress is reported as
+frames are written, which a request to the analysis process could not do) with the engine's pure functions
+(engine/coefficients/export.py) on a CoefficientStore of the run whose records are computed in the analysis
+process and cached on disk beside the pane's, so a file holds the numbers the pane shows. Progress comes
+back through a relay signal, queued to the GUI thread.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from PySide6.QtWidgets import QMenu, QProgressBar, QToolButton
 
 from ...jobs import JobQueue
 from ...widgets import dialogs
+from .compute import open_store
 
 FILTERS = {
     "heatmap": "PNG image (*.png);;SVG image (*.svg);;PDF document (*.pdf);;NumPy array of G (*.npy)",
@@ -31,10 +34,18 @@ class _Relay(QObject):
     sig_progress = Signal(int, int)
 
 
-def _run(kind: str, path, store, weight: str, step: int | None, part: str | None, progress):
-    from ...worker import ensure_torch
+_STORE: tuple | None = None  # (run, its CoefficientStore): the run last exported, kept for the next export
 
-    ensure_torch()
+
+def _store_of(run):
+    global _STORE
+    if _STORE is None or _STORE[0] is not run:
+        _STORE = (run, open_store(run))
+    return _STORE[1]
+
+
+def _run(kind: str, path, run, weight: str, step: int | None, part: str | None, progress):
+    store = _store_of(run)  # imports torch (once, whichever thread is first)
     from engine.coefficients import export as ce
 
     if kind == "stack":
@@ -76,10 +87,10 @@ class WeightExporter(QObject):
 
     def _target(self):
         st = self.pane.state
-        store = self.pane.feeder.store
-        if store is None or st.weight is None:
+        shown = self.pane.feeder.store
+        if shown is None or st.weight is None:
             return None
-        return store, st.weight, st.step, st.part if st.kind != "total" else None
+        return shown.run, st.weight, st.step, st.part if st.kind != "total" else None
 
     def ask(self, kind: str) -> None:
         target = self._target()

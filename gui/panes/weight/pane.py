@@ -6,8 +6,9 @@ A weight is opened by clicking it anywhere (the architecture diagram, a term in 
 beside G (or the class or term chosen in the list, whose formula is rendered below it) are the weight
 itself and the update the optimizer applied to reach this step from the previous one; charts show the norms over
 training and the update's geometry; a badge gives the agreement of the summed classes with autograd.
-Everything is computed on pool threads by `CoefficientFeeder` and cached (compute.py); the GUI
-thread shows only what is in memory. During training the timeline follows the newest snapshot.
+Everything is computed in the app's analysis process, asked step by step by `CoefficientFeeder`
+(compute.py); the GUI thread shows only what it was answered. During training the timeline follows the
+newest snapshot.
 """
 
 from __future__ import annotations
@@ -261,6 +262,10 @@ class WeightPane(SeenWidget):
     def _on_step_changed(self, step: int) -> None:
         self.state.step = step
         self._want()
+        self._frame()
+
+    def _frame(self) -> None:
+        """Show what there is now, or at the next frame (at most MAX_FPS a second)."""
         wait = int(1000 / MAX_FPS) - (self._frame_clock.elapsed() if self._frame_clock.isValid() else 10**6)
         if wait <= 0:
             self._show()
@@ -282,11 +287,13 @@ class WeightPane(SeenWidget):
         self._refresh_steps()
         self._want()
 
-    def _on_computed(self, weight: str, step: int) -> None:
+    def _on_computed(self, weight: str, step: int, matrices: bool) -> None:
         if weight != self.state.weight:
             return
         if step == self.state.step:
             self._show()
+        elif matrices and self.record() is None:
+            self._frame()  # scrubbing moved on while it came: it is the nearest thing to show until then
         if not self._chart_timer.isActive():
             self._chart_timer.start()
 
@@ -307,7 +314,7 @@ class WeightPane(SeenWidget):
     # ---- showing ---------------------------------------------------------------------------
 
     def _show(self) -> None:
-        from engine.coefficients import as_matrix  # loaded: the store imported it on a pool thread
+        from engine.coefficients import as_matrix  # loaded: the answers shown unpickled into it
 
         self._frame_clock.start()
         st, rec = self.state, self.record()
@@ -317,13 +324,17 @@ class WeightPane(SeenWidget):
         if rec is None:
             if st.step is not None and st.weight is not None:
                 self._say(f"computing {st.weight} at step {st.step}…")
-            return
-        self._say("")
+            newest = self.feeder.store.newest(st.weight) if self.feeder.store and st.weight else None
+            if newest is None:
+                return
+            rec = self.feeder.store.peek(st.weight, newest)  # the step answered last (its titles say which)
+        else:
+            self._say("")
         part = st.part if st.kind != "total" and (st.part in rec.classes or st.part in rec.terms) else None
         what = "G" if part is None else f"G [{part}]"
         self.G_map.set_matrix(as_matrix(rec.part(part)), kind="signed", title=f"{what} · step {rec.step}")
         self.W_map.set_matrix(as_matrix(rec.W), kind="signed", title=f"W · step {rec.step}")
-        update = self.feeder.store.peek_update(st.weight, st.step)
+        update = self.feeder.store.peek_update(st.weight, rec.step)
         if update is not None:
             self.dW_map.set_matrix(as_matrix(update.dW), kind="signed",
                                    title=f"ΔW = W({update.step}) − W({update.prev_step})")

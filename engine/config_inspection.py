@@ -1,6 +1,7 @@
-"""What the Architecture pane computes off the GUI thread (it loads the corpus and torch): the vocabulary
-the corpus really gives, or why the corpus cannot be used, and torch's own count of the model's parameters
-beside the closed formula (DESIGN §1.2). Pure functions of a config; no Qt.
+"""What the builder learns of a draft config beyond its closed formulas (DESIGN §1.2): the vocabulary the
+corpus really gives, or why the corpus cannot be used, and torch's own count of the model's parameters.
+Pure functions of a config; no Qt. They load the corpus and torch, so the Architecture pane calls them off
+the GUI thread (after gui.worker.ensure_torch: torch must be imported by one thread at a time).
 """
 
 from __future__ import annotations
@@ -11,8 +12,6 @@ from dataclasses import dataclass
 from engine.config import DataConfig, ExperimentConfig, ModelConfig, parameter_count
 from engine.errors import UserError
 from engine.resolve import with_vocab
-
-from ..worker import ensure_torch
 
 
 @dataclass(frozen=True)
@@ -57,7 +56,6 @@ def torch_parameter_count(model: ModelConfig) -> int | None:
 
 
 def inspect_config(cfg: ExperimentConfig) -> Inspection:
-    ensure_torch()  # engine.data and engine.model import it
     vocab = problem = None
     if not cfg.data.validate():
         try:
