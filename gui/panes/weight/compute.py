@@ -63,14 +63,6 @@ def _open_store(run):
     return CoefficientStore(run, compute=functools.partial(in_process, compute_record, str(run.path), "float32"))
 
 
-def geometry_of(run_path: str, weight: str, step: int):
-    """engine.analysis.update.update_geometry in the computing process (float32: it reads the records the
-    feeder's store cached), for the geometry view."""
-    from engine.analysis.update import update_geometry
-
-    return in_process(update_geometry, run_path, weight, step, "float32")
-
-
 def _compute(store, weight: str, step: int):
     store.record(weight, step)
     store.update(weight, step)

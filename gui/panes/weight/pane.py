@@ -5,7 +5,9 @@ A weight is opened by clicking it anywhere (the architecture diagram, a term in 
 `Session.select_weight`) or from the list here. The timeline scrubs and plays over the run's saved steps;
 beside G (or the class or term chosen in the list, whose formula is rendered below it) are the weight
 itself and the update the optimizer applied to reach this step from the previous one; charts show the norms over
-training and the update's geometry; a badge gives the agreement of the summed classes with autograd.
+training, the update's geometry (gui/widgets/geometry_view.py) and which route classes the updates descended
+along over training (routes_view.py, for the weight or the whole model); a badge gives the agreement of the
+summed classes with autograd. The geometry and the routes are asked of the analysis process (AnalysisJob).
 Everything is computed on pool threads by `CoefficientFeeder` and cached (compute.py); the GUI
 thread shows only what is in memory. During training the timeline follows the newest snapshot.
 """
@@ -27,8 +29,9 @@ from ...widgets.geometry_view import GeometryView
 from ...widgets.heatmap import HeatmapWidget
 from ...widgets.seen import SeenWidget
 from ...widgets.timeline import Timeline
-from .compute import CoefficientFeeder, geometry_of, pooled_job
+from .compute import CoefficientFeeder
 from .export import WeightExporter
+from .routes_view import RoutesView
 from .views import GeometryChart, NormsChart, PartsList, cache_axes, series
 
 CHART_HZ = 4            # charts redraw at most this often while steps arrive
@@ -58,7 +61,8 @@ class WeightPane(SeenWidget):
         self._opened = False
         self.feeder = CoefficientFeeder(self)
         self._formula_job = AnalysisJob(self)
-        self._geometry_job, self._geometry_for = pooled_job(self), None  # the view's (weight, step) asked
+        self._geometry_job, self._geometry_for = AnalysisJob(self), None  # the view's (weight, step) asked
+        self._routes_job, self._routes_for = AnalysisJob(self), None  # (weight or None, steps) asked
         self._chart_timer = QTimer(self, singleShot=True, interval=int(1000 / CHART_HZ))
         self._frame_timer = QTimer(self, singleShot=True)
         self._frame_clock = QElapsedTimer()
@@ -117,6 +121,7 @@ class WeightPane(SeenWidget):
         self.geometry_chart = GeometryChart()
         self.geometry_label = QLabel()
         self.geometry_view = GeometryView()
+        self.routes_view = RoutesView()
         norms_tab, geometry_tab = QWidget(), QWidget()
         row = QHBoxLayout()
         for w in (QLabel("Split:"), self.split_box, QLabel("Show:"), self.mode_box, self.log_box):
@@ -134,6 +139,7 @@ class WeightPane(SeenWidget):
         self.tabs = QTabWidget()
         self.tabs.addTab(norms_tab, "Norms over training")
         self.tabs.addTab(geometry_tab, "Geometry")
+        self.tabs.addTab(self.routes_view, "Routes over training")
         bottom = QSplitter(Qt.Orientation.Horizontal)
         bottom.addWidget(left)
         bottom.addWidget(self.tabs)
@@ -171,6 +177,10 @@ class WeightPane(SeenWidget):
         self._geometry_job.sig_done.connect(self._on_geometry)
         self._geometry_job.sig_failed.connect(lambda _tag, message: self.geometry_view.show_message(message))
         self.tabs.currentChanged.connect(lambda _index: self._ask_geometry())
+        self._routes_job.sig_done.connect(self._on_routes)
+        self._routes_job.sig_failed.connect(lambda _tag, message: self.routes_view.show_message(message))
+        self.routes_view.sig_scope_changed.connect(self._ask_routes)
+        self.tabs.currentChanged.connect(lambda _index: self._ask_routes())
 
     # ---- public ----------------------------------------------------------------------------
 
@@ -243,6 +253,7 @@ class WeightPane(SeenWidget):
         if store is not None:
             self.timeline.set_steps(store.steps())  # a directory listing: well under a millisecond
             self._want()
+            self._ask_routes()
 
     def _on_weight_box(self, name: str) -> None:
         if name:
@@ -257,6 +268,7 @@ class WeightPane(SeenWidget):
         self._show()
         self._draw_charts()
         self._ask_formula()
+        self._ask_routes()
 
     def _on_step_changed(self, step: int) -> None:
         self.state.step = step
@@ -347,11 +359,30 @@ class WeightPane(SeenWidget):
             return
         if self._geometry_for != (st.weight, st.step):
             self._geometry_for = (st.weight, st.step)
-            self._geometry_job.submit(self._geometry_for, geometry_of, str(store.run.path), st.weight, st.step)
+            self._geometry_job.submit(self._geometry_for, service.ask, str(store.run.path), "update_geometry",
+                                      st.weight, st.step)
 
     def _on_geometry(self, tag, result) -> None:
         if tag == (self.state.weight, self.state.step):
             self.geometry_view.show_result(result)
+
+    def _ask_routes(self) -> None:
+        """Ask for the route shares over training of the weight on screen or of the whole model, only while
+        their tab is shown, again when the saved steps change."""
+        store, st = self.feeder.store, self.state
+        if store is None or st.weight is None or self.tabs.currentWidget() is not self.routes_view:
+            return
+        weight = None if self.routes_view.whole_model else st.weight
+        key = (weight, tuple(self.timeline.steps))
+        if key != self._routes_for:
+            self._routes_for = key
+            what = "every weight" if weight is None else weight
+            self.routes_view.show_message(f"computing the route shares of {what} over every saved step…")
+            self._routes_job.submit(key, service.ask, str(store.run.path), "route_shares", weight)
+
+    def _on_routes(self, tag, result) -> None:
+        if tag == self._routes_for:
+            self.routes_view.show_result(result)
 
     def _draw_charts(self) -> None:
         store, st = self.feeder.store, self.state
