@@ -22,6 +22,7 @@ import numpy as np
 from . import geometry as geo
 
 APPLIED = "applied ΔW"  # the key of the update the run applied, beside the geometries' own steps
+NOTE = "G on the run's fixed probe batch at each interval's start p, not the training minibatch"  # say it
 
 
 @dataclass(frozen=True)
@@ -108,4 +109,4 @@ def combine(per_weight: list[RouteShares]) -> RouteShares:
     return RouteShares(None, first.steps, first.prev_steps, classes, shares)
 
 
-__all__ = ["APPLIED", "Interval", "RouteShares", "interval", "assemble", "combine"]
+__all__ = ["APPLIED", "NOTE", "Interval", "RouteShares", "interval", "assemble", "combine"]

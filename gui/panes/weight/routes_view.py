@@ -18,7 +18,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
-from engine.analysis.routes import APPLIED
+from engine.analysis.routes import APPLIED, NOTE
 
 from ...theme import plot_colors
 from .views import _Chart, cached, color_of
@@ -26,7 +26,6 @@ from .views import _Chart, cached, color_of
 SCOPES = ("this weight", "whole model")
 SHORT = {APPLIED: "applied ΔW", "euclidean": "Euclidean G", "sign": "sign G", "spectral": "spectral U Vᵀ"}
 RANKED = 8  # classes in the ranking table
-NOTE = "G on the run's fixed probe batch at each interval's start p, not the training minibatch"
 
 
 class RoutesChart(_Chart):

@@ -70,3 +70,30 @@ def test_whole_model_ranking_is_the_sum_over_weights(analysis):
 def test_an_unknown_weight_is_one_line(analysis):
     with pytest.raises(UserError, match="no weight 'nope'"):
         analysis.route_shares("nope")
+
+
+def test_export_routes_writes_the_analysis_numbers(analysis, run, tmp_path, capsys):
+    import csv
+
+    from engine.cli import main
+
+    for suffix in ("csv", "npy", "png"):
+        rc = main(["export", "--run", str(run.path), "--what", "routes", "--weight", "blocks.0.W_V",
+                   "--out", str(tmp_path / f"r.{suffix}")])
+        assert rc == 0
+    per = analysis.route_shares("blocks.0.W_V")
+    with open(tmp_path / "r.csv", newline="") as f:
+        table = list(csv.DictReader(f))
+    applied = [row for row in table if row["direction"] == "applied_dW"]
+    assert [row["class"] for row in applied[:len(per.classes)]] == per.classes
+    for i, s in enumerate(per.steps):
+        got = sum(float(row["share"]) for row in applied if int(row["step"]) == s)
+        assert got == pytest.approx(per.total()[i], rel=1e-12, abs=1e-300)
+    assert {row["direction"] for row in table} == {"applied_dW", "euclidean", "sign", "spectral"}
+    np.testing.assert_array_equal(np.load(tmp_path / "r.npy"), per.shares[routes.APPLIED])
+    assert (tmp_path / "r.png").read_bytes()[:4] == b"\x89PNG"
+    capsys.readouterr()
+    rc = main(["export", "--run", str(run.path), "--what", "routes", "--weight", "nope", "--out",
+               str(tmp_path / "x.csv")])
+    err = capsys.readouterr().err
+    assert rc == 2 and "no weight 'nope'" in err and err.count("\n") == 1
