@@ -63,6 +63,7 @@ class WeightPane(SeenWidget):
         self._formula_job = AnalysisJob(self)
         self._geometry_job, self._geometry_for = AnalysisJob(self), None  # the view's (weight, step) asked
         self._routes_job, self._routes_for = AnalysisJob(self), None  # (weight or None, steps) asked
+        self._routes_todo: list[str] = []  # the whole model's weights still to ask
         self._chart_timer = QTimer(self, singleShot=True, interval=int(1000 / CHART_HZ))
         self._frame_timer = QTimer(self, singleShot=True)
         self._frame_clock = QElapsedTimer()
@@ -368,7 +369,9 @@ class WeightPane(SeenWidget):
 
     def _ask_routes(self) -> None:
         """Ask for the route shares over training of the weight on screen or of the whole model, only while
-        their tab is shown, again when the saved steps change."""
+        their tab is shown, again when the saved steps change. The whole model is asked weight by weight
+        (each one's shares stay cached in the analysis process, which then sums them at once), so the
+        records the feeder asks for are served in between and the message can count the weights done."""
         store, st = self.feeder.store, self.state
         if store is None or st.weight is None or self.tabs.currentWidget() is not self.routes_view:
             return
@@ -376,12 +379,27 @@ class WeightPane(SeenWidget):
         key = (weight, tuple(self.timeline.steps))
         if key != self._routes_for:
             self._routes_for = key
-            what = "every weight" if weight is None else weight
-            self.routes_view.show_message(f"computing the route shares of {what} over every saved step…")
-            self._routes_job.submit(key, service.ask, str(store.run.path), "route_shares", weight)
+            self._routes_todo = list(store.weight_names()) if weight is None else []
+            self._next_routes()
+
+    def _next_routes(self) -> None:
+        store, key = self.feeder.store, self._routes_for
+        if not self.seen():
+            self._routes_for = None  # asked again when seen; the weights done are cached
+            return
+        todo, names = self._routes_todo, store.weight_names()
+        asked = todo.pop(0) if todo else key[0]
+        what = key[0] or f"every weight ({len(names) - len(todo) - (0 if asked is None else 1)} of {len(names)} done)"
+        self.routes_view.show_message(f"computing the route shares of {what} over every saved step…")
+        self._routes_job.submit((key, asked), service.ask, str(store.run.path), "route_shares", asked)
 
     def _on_routes(self, tag, result) -> None:
-        if tag == self._routes_for:
+        key, asked = tag
+        if key != self._routes_for:
+            return
+        if asked != key[0]:  # one weight of the whole model
+            self._next_routes()
+        else:
             self.routes_view.show_result(result)
 
     def _draw_charts(self) -> None:
