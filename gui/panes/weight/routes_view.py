@@ -95,6 +95,9 @@ class RoutesView(QWidget):
         self.message, self.ranking = QLabel(), QLabel()
         self.message.setWordWrap(True)
         self.ranking.setTextFormat(Qt.TextFormat.RichText)
+        self.ranking.setWordWrap(True)  # the heading's sentence wraps instead of scrolling sideways
+        for box in (self.scope_box, self.direction_box):
+            box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.ranking.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         scroll = QScrollArea()
         scroll.setWidget(self.ranking)
