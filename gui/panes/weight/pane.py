@@ -62,8 +62,6 @@ class WeightPane(SeenWidget):
         self.feeder = CoefficientFeeder(self)
         self._formula_job = AnalysisJob(self)
         self._geometry_job, self._geometry_for = AnalysisJob(self), None  # the view's (weight, step) asked
-        self._routes_job, self._routes_for = AnalysisJob(self), None  # (weight or None, steps) asked
-        self._routes_todo: list[str] = []  # the whole model's weights still to ask
         self._chart_timer = QTimer(self, singleShot=True, interval=int(1000 / CHART_HZ))
         self._frame_timer = QTimer(self, singleShot=True)
         self._frame_clock = QElapsedTimer()
@@ -178,9 +176,6 @@ class WeightPane(SeenWidget):
         self._geometry_job.sig_done.connect(self._on_geometry)
         self._geometry_job.sig_failed.connect(lambda _tag, message: self.geometry_view.show_message(message))
         self.tabs.currentChanged.connect(lambda _index: self._ask_geometry())
-        self._routes_job.sig_done.connect(self._on_routes)
-        self._routes_job.sig_failed.connect(lambda _tag, message: self.routes_view.show_message(message))
-        self.routes_view.sig_scope_changed.connect(self._ask_routes)
         self.tabs.currentChanged.connect(lambda _index: self._ask_routes())
 
     # ---- public ----------------------------------------------------------------------------
@@ -368,39 +363,11 @@ class WeightPane(SeenWidget):
             self.geometry_view.show_result(result)
 
     def _ask_routes(self) -> None:
-        """Ask for the route shares over training of the weight on screen or of the whole model, only while
-        their tab is shown, again when the saved steps change. The whole model is asked weight by weight
-        (each one's shares stay cached in the analysis process, which then sums them at once), so the
-        records the feeder asks for are served in between and the message can count the weights done."""
+        """The route shares over training of the weight on screen (or the whole model), only while their tab
+        is shown; asked again when the saved steps change (routes_view.py)."""
         store, st = self.feeder.store, self.state
-        if store is None or st.weight is None or self.tabs.currentWidget() is not self.routes_view:
-            return
-        weight = None if self.routes_view.whole_model else st.weight
-        key = (weight, tuple(self.timeline.steps))
-        if key != self._routes_for:
-            self._routes_for = key
-            self._routes_todo = list(store.weight_names()) if weight is None else []
-            self._next_routes()
-
-    def _next_routes(self) -> None:
-        store, key = self.feeder.store, self._routes_for
-        if not self.seen():
-            self._routes_for = None  # asked again when seen; the weights done are cached
-            return
-        todo, names = self._routes_todo, store.weight_names()
-        asked = todo.pop(0) if todo else key[0]
-        what = key[0] or f"every weight ({len(names) - len(todo) - (0 if asked is None else 1)} of {len(names)} done)"
-        self.routes_view.show_message(f"computing the route shares of {what} over every saved step…")
-        self._routes_job.submit((key, asked), service.ask, str(store.run.path), "route_shares", asked)
-
-    def _on_routes(self, tag, result) -> None:
-        key, asked = tag
-        if key != self._routes_for:
-            return
-        if asked != key[0]:  # one weight of the whole model
-            self._next_routes()
-        else:
-            self.routes_view.show_result(result)
+        if store is not None and st.weight is not None and self.tabs.currentWidget() is self.routes_view:
+            self.routes_view.ask(str(store.run.path), st.weight, self.timeline.steps, store.weight_names())
 
     def _draw_charts(self) -> None:
         store, st = self.feeder.store, self.state

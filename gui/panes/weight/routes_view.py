@@ -1,10 +1,10 @@
 """Which routes the optimizer used over training (FORMS.md §8, issue 13): the Weight pane's "Routes" tab.
 
-Fed a plain `engine.analysis.routes.RouteShares` (RunAnalysis.route_shares, computed in the analysis
-process): one line per route class, its share ⟨G_c(p), ΔW⟩ of the first-order decrease of the probe loss
-over each interval [p, s] of saved steps, drawn at s, beside their sum ⟨G(p), ΔW⟩ (bold). The scope is the
-weight on screen or the whole model (every weight summed); the direction is the update the run applied or
-the step a geometry would have taken from G(p). Below, the ranking of routes over training: each class's
+It asks the analysis process (gui/analysis.py, RunAnalysis.route_shares) and draws the plain
+`engine.analysis.routes.RouteShares` it gets: one line per route class, its share ⟨G_c(p), ΔW⟩ of the
+first-order decrease of the probe loss over each interval [p, s] of saved steps, drawn at s, beside their
+sum ⟨G(p), ΔW⟩ (bold). The scope is the weight on screen or the whole model (every weight summed); the
+direction is the update the run applied or the step a geometry would have taken from G(p). Below, the ranking of routes over training: each class's
 fraction of the whole decrease under the applied update and under each geometry, so a user sees which
 routes the optimizer descended along and how another geometry would have split its step.
 """
@@ -15,11 +15,13 @@ import html
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
+from engine.analysis import service
 from engine.analysis.routes import APPLIED, NOTE
 
+from ...analysis import AnalysisJob
 from ...theme import plot_colors
 from .views import _Chart, cached, color_of
 
@@ -80,13 +82,18 @@ def ranking_table(shares) -> str:
 
 
 class RoutesView(QWidget):
-    """The chart, its scope and direction choices, and the ranking; `show_result` only sets data."""
-
-    sig_scope_changed = Signal()  # the weight on screen <-> the whole model
+    """The chart, its scope and direction choices, and the ranking. `ask` asks the analysis process for what
+    the scope names; `show_result` only sets data."""
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.result = None
+        self._job = AnalysisJob(self)
+        self._job.sig_done.connect(self._on_done)
+        self._job.sig_failed.connect(lambda _tag, message: self.show_message(message))
+        self._context: tuple | None = None   # (run path, weight on screen, saved steps, every weight) last given
+        self._asked: tuple | None = None     # (weight or None, run path, steps) being asked or shown
+        self._todo: list[str] = []           # the whole model's weights still to ask
         self.scope_box, self.direction_box = QComboBox(), QComboBox()
         self.scope_box.addItems(SCOPES)
         self.scope_box.setToolTip("The weight on screen, or every weight of the model summed (a ranking of routes)")
@@ -111,12 +118,48 @@ class RoutesView(QWidget):
         col.addLayout(row)
         col.addWidget(self.chart, 3)
         col.addWidget(scroll, 2)
-        self.scope_box.currentIndexChanged.connect(lambda _i: self.sig_scope_changed.emit())
+        self.scope_box.currentIndexChanged.connect(self._on_scope)
         self.direction_box.currentIndexChanged.connect(lambda _i: self._draw())
 
     @property
     def whole_model(self) -> bool:
         return self.scope_box.currentIndex() == 1
+
+    def ask(self, run_path: str, weight: str, steps: list[int], names: list[str]) -> None:
+        """Ask for `weight`'s shares, or the whole model's, unless already asked for these saved steps. The
+        whole model is asked weight by weight (each one's shares stay cached in the analysis process, which
+        then sums them at once), so the weight pane's records are served in between and the message can
+        count the weights done."""
+        self._context = (run_path, weight, list(steps), list(names))
+        key = (None if self.whole_model else weight, run_path, tuple(steps))
+        if key != self._asked:
+            self._asked = key
+            self._todo = list(names) if key[0] is None else []
+            self._next()
+
+    def _on_scope(self, _index: int) -> None:
+        if self._context is not None:
+            self.ask(*self._context)
+
+    def _next(self) -> None:
+        key, names = self._asked, self._context[3]
+        if not self.isVisible():
+            self._asked = None  # asked again when shown; the weights done are cached
+            return
+        asked = self._todo.pop(0) if self._todo else key[0]
+        done = len(names) - len(self._todo) - (0 if asked is None else 1)
+        what = key[0] or f"every weight ({done} of {len(names)} done)"
+        self.show_message(f"computing the route shares of {what} over every saved step…")
+        self._job.submit((key, asked), service.ask, key[1], "route_shares", asked)
+
+    def _on_done(self, tag, result) -> None:
+        key, asked = tag
+        if key != self._asked:
+            return
+        if asked != key[0]:  # one weight of the whole model
+            self._next()
+        else:
+            self.show_result(result)
 
     def show_message(self, text: str) -> None:
         self.message.setText(text)
