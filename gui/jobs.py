@@ -39,7 +39,7 @@ class LatestJob(QObject):
 
     def __init__(self, parent: QObject | None = None, pool: QThreadPool | None = None):
         super().__init__(parent)
-        self._pool = pool  # None: Qt's global pool (the weight pane's geometry view brings its own)
+        self._pool = pool  # None: Qt's global pool
         self._relay = _Relay(self)
         self._relay.sig_finished.connect(self._on_finished)
         self._running = False

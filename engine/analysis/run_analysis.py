@@ -130,6 +130,33 @@ class RunAnalysis:
         return self.cached("update", step, (weight,),
                            lambda: update_geometry(self.run, weight, step, store=store), spans_steps=True)
 
+    def route_shares(self, weight: str | None = None):
+        """Each route class's share ⟨G_c(p), ΔW⟩ of the first-order decrease over every interval [p, s] of
+        saved steps, for `weight` or (None) summed over every weight, beside each geometry's own split
+        (engine/analysis/routes.py, FORMS.md §8). Each weight's interval is kept on its own, so a run that
+        grows computes only its new intervals."""
+        from . import routes
+
+        steps = self.saved_steps()
+        if len(steps) < 2:
+            return routes.assemble(weight, [])
+        if weight is None:
+            names = self.coefficients.weight_names()
+            return self.cached("routes", steps[-1], (None,),
+                               lambda: routes.combine([self.route_shares(w) for w in names]), spans_steps=True)
+        from ..coefficients.export import check_weight
+
+        check_weight(self.coefficients, weight)
+
+        def one(prev: int, step: int):
+            # keyed by the interval's start too: a thinned step changes which update reaches `step`
+            return self.cached("route interval", step, (weight, prev),
+                               lambda: routes.interval(self.coefficients, weight, step))
+
+        return self.cached("routes", steps[-1], (weight,),
+                           lambda: routes.assemble(weight, [one(p, s) for p, s in zip(steps, steps[1:])]),
+                           spans_steps=True)
+
     def head_timeline(self):
         """Every head's scores at every saved step, roles and formation steps (engine/analysis/heads.py);
         kept per step on disk under RUN/cache/heads/, keyed by each weights file."""

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..errors import UserError
 
-WHATS = ("loss", "attention", "mask", "posenc", "coefficient", "update", "heads")
+WHATS = ("loss", "attention", "mask", "posenc", "coefficient", "update", "heads", "routes")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -36,12 +36,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "G at --step turned into a step by each geometry (Euclidean, sign, AdamW's diagonal, "
                         "spectral) beside the applied ΔW = W(step) − W(previous saved step) (needs --weight; "
                         ".csv cosines, norms, effective ranks; .npy the stacked directions; figures side by side); "
-                        "heads: every head's scores over the saved steps (.csv), or as heads × steps above the loss curve")
+                        "heads: every head's scores over the saved steps (.csv), or as heads × steps above the loss curve; "
+                        "routes: each route class's share ⟨G_c(p), ΔW⟩ of the first-order decrease over every "
+                        "interval [p, s] of saved steps, G on the probe batch (--weight, or the whole model "
+                        "without it; .csv every direction's shares, .npy the applied update's, figures with "
+                        "the ranking)")
     p.add_argument("--step", type=int, metavar="S",
                    help="use the weights saved at this step (default: the newest saved step)")
     p.add_argument("--layer", type=int, metavar="L", help="attention: only this layer (from 0)")
     p.add_argument("--head", type=int, metavar="H", help="attention: only this head of --layer (from 0)")
-    p.add_argument("--weight", metavar="NAME", help="coefficient and update: the weight, e.g. blocks.0.W_K")
+    p.add_argument("--weight", metavar="NAME", help="coefficient, update and routes: the weight, e.g. blocks.0.W_K")
     p.add_argument("--score", metavar="NAME", help="heads: draw only this score (e.g. induction)")
     p.add_argument("--prompt", metavar="TEXT",
                    help="attention and mask: the text to probe (default: the run's heatmap prompt)")
@@ -161,6 +165,15 @@ def export_update(a, args) -> Path:
     return export_update(args.out, a.update_geometry(args.weight, args.step))
 
 
+def export_routes(a, args) -> Path:
+    from ..analysis.routes_export import export_routes
+
+    if len(a.saved_steps()) < 2:
+        raise UserError(f"{a.path} has fewer than two saved steps: no update to split yet")
+    return export_routes(args.out, a.route_shares(args.weight))
+
+
 HANDLERS: dict[str, Callable] = {"loss": export_loss, "attention": export_attention, "mask": export_mask,
                                  "posenc": export_posenc, "coefficient": export_coefficient,
-                                 "update": export_update, "heads": export_heads}
+                                 "update": export_update, "heads": export_heads,
+                                 "routes": export_routes}

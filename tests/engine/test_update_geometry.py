@@ -99,14 +99,14 @@ def test_export_update_writes_csv_npy_and_figures(runs, tmp_path, capsys):
                    "--step", "4", "--out", str(out)])
         assert rc == 0 and out.stat().st_size > 0
     capsys.readouterr()
-    r = update_geometry(run, "blocks.1.W_O", 4)
+    r = update_geometry(run, "blocks.1.W_O", 4, "float32")  # the export reads RunAnalysis's float32 records
     with open(tmp_path / "u.csv", newline="") as f:
         table = list(csv.DictReader(f))
     assert [row["geometry"] for row in table] == ["euclidean", "sign", "spectral", "applied_dW"]
     spectral = table[2]
     # U Vᵀ has as many unit singular values as G has rank (15 here: the layer norm after W_O's output removes
     # the mean direction from every gradient reaching it)
-    assert float(spectral["effective_rank"]) == pytest.approx(np.linalg.matrix_rank(r.G)) == 15
+    assert float(spectral["effective_rank"]) == pytest.approx(np.linalg.matrix_rank(r.G.astype(np.float32))) == 15
     assert float(spectral["cos_dW"]) == pytest.approx(r.direction("spectral").cos_dW, rel=1e-12)
     np.testing.assert_array_equal(np.load(tmp_path / "u.npy"), r.stack())
     assert (tmp_path / "u.png").read_bytes()[:4] == b"\x89PNG"

@@ -64,3 +64,31 @@ def test_weight_pane_geometry_tab_follows_the_timeline(qtbot, adamw_run):
     assert (got.weight, got.prev_step) == ("blocks.0.W_Q", 4)
     np.testing.assert_allclose(got.direction("spectral").matrix, want.direction("spectral").matrix, atol=1e-9)
     assert "blocks.0.W_Q at step 6" in pane.geometry_view.message.text()
+
+
+def test_routes_tab_shows_the_engines_classes_for_the_weight_and_the_whole_model(qtbot, adamw_run):
+    from engine.analysis.routes import APPLIED
+    from engine.analysis.run_analysis import RunAnalysis
+
+    _, pane = make(qtbot, adamw_run.path, "blocks.1.W_Q")
+    view = pane.routes_view
+    pane.tabs.setCurrentWidget(view)
+    qtbot.waitUntil(lambda: view.result is not None and view.result.weight == "blocks.1.W_Q", timeout=WAIT)
+    want = RunAnalysis(adamw_run.path).route_shares("blocks.1.W_Q")
+    assert list(view.chart.curves) == ["Σ", *want.classes]
+    legend = [label.text for _, label in view.chart.legend.items]
+    assert legend[1:] == want.classes
+    for i, name in enumerate(want.classes):
+        x, y = view.chart.curves[name].getData()
+        np.testing.assert_array_equal(x, want.steps)
+        np.testing.assert_allclose(y, want.shares[APPLIED][:, i], rtol=1e-6)
+    assert "probe batch" in view.chart.plot.titleLabel.text
+    view.direction_box.setCurrentIndex(view.direction_box.findData("spectral"))
+    np.testing.assert_allclose(view.chart.curves["Σ"].getData()[1], want.total("spectral"), rtol=1e-6)
+
+    view.scope_box.setCurrentIndex(1)  # the whole model: a ranking of routes
+    qtbot.waitUntil(lambda: view.result is not None and view.result.weight is None, timeout=WAIT)
+    whole = RunAnalysis(adamw_run.path).route_shares(None)
+    assert [label.text for _, label in view.chart.legend.items][1:] == whole.classes
+    top, value = whole.ranking()[0]
+    assert f"1. {top}" in view.ranking.text() and f"{value:.3g}" in view.ranking.text()

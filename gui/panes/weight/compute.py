@@ -14,7 +14,7 @@ the GUI thread, whose every pyqtgraph paint calls back into Python, stalled 50â€
 scrubbing (measured here with a 5 ms timer probe). Records unpickle into engine.coefficients, which imports
 torch: the app has imported it before any pane asks (gui.main_window), so no two threads import it at once.
 
-`geometry_of` and the pane's own 2-thread pool still serve the geometry view (a thread waits on the process).
+The geometry and routes views ask the same process through their own AnalysisJobs (pane.py).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import functools
 from collections import OrderedDict
 from concurrent.futures.process import BrokenProcessPool
 
-from PySide6.QtCore import QObject, QThreadPool, Signal
+from PySide6.QtCore import QObject, Signal
 
 from engine.analysis import service
 from engine.analysis.cache import nbytes
@@ -31,31 +31,13 @@ from engine.errors import UserError
 
 from ... import analysis
 from ...analysis import AnalysisJob
-from ...jobs import LatestJob
 from ...worker import ensure_torch
 
 SHOWN_BYTES = 64 * 2**20  # matrices kept GUI-side: the steps last shown (the newest is always kept)
 
-_POOL: QThreadPool | None = None
-
-
-def pool() -> QThreadPool:
-    """The pane's own threads: they mostly wait for the computing process, and must not queue behind other
-    panes' long jobs on Qt's global pool (two threads on a 2-core machine)."""
-    global _POOL
-    if _POOL is None:
-        _POOL = QThreadPool()
-        _POOL.setMaxThreadCount(2)
-    return _POOL
-
-
-def pooled_job(parent: QObject) -> LatestJob:
-    """A LatestJob on the pane's own thread pool."""
-    return LatestJob(parent, pool=pool())
-
-
 def in_process(fn, *args):
-    """fn(*args) in the app's analysis process (gui/analysis.py), waited for on the pane's pool thread."""
+    """fn(*args) in the app's analysis process (gui/analysis.py), waited for on the calling thread (the
+    Weight pane's exports, on a JobQueue thread)."""
     ex = analysis.executor()
     try:
         return ex.submit(fn, *args).result()
@@ -71,14 +53,6 @@ def open_store(run):
     from engine.coefficients.cache import CoefficientStore, compute_record
 
     return CoefficientStore(run, compute=functools.partial(in_process, compute_record, str(run.path), "float32"))
-
-
-def geometry_of(run_path: str, weight: str, step: int):
-    """engine.analysis.update.update_geometry in the computing process (float32: it reads the records the
-    feeder's store cached), for the geometry view."""
-    from engine.analysis.update import update_geometry
-
-    return in_process(update_geometry, run_path, weight, step, "float32")
 
 
 class ShownRecords:

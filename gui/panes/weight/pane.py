@@ -5,10 +5,11 @@ A weight is opened by clicking it anywhere (the architecture diagram, a term in 
 `Session.select_weight`) or from the list here. The timeline scrubs and plays over the run's saved steps;
 beside G (or the class or term chosen in the list, whose formula is rendered below it) are the weight
 itself and the update the optimizer applied to reach this step from the previous one; charts show the norms over
-training and the update's geometry; a badge gives the agreement of the summed classes with autograd.
-Everything is computed in the app's analysis process, asked step by step by `CoefficientFeeder`
-(compute.py); the GUI thread shows only what it was answered. During training the timeline follows the
-newest snapshot.
+training, the update's geometry (gui/widgets/geometry_view.py) and which route classes the updates descended
+along over training (routes_view.py, for the weight or the whole model); a badge gives the agreement of the
+summed classes with autograd. Everything is computed in the app's analysis process: the records asked step
+by step by `CoefficientFeeder` (compute.py), the geometry and the routes by their AnalysisJobs; the GUI
+thread shows only what it was answered. During training the timeline follows the newest snapshot.
 """
 
 from __future__ import annotations
@@ -28,8 +29,9 @@ from ...widgets.geometry_view import GeometryView
 from ...widgets.heatmap import HeatmapWidget
 from ...widgets.seen import SeenWidget
 from ...widgets.timeline import Timeline
-from .compute import CoefficientFeeder, geometry_of, pooled_job
+from .compute import CoefficientFeeder
 from .export import WeightExporter
+from .routes_view import RoutesView
 from .views import GeometryChart, NormsChart, PartsList, cache_axes, series
 
 CHART_HZ = 4            # charts redraw at most this often while steps arrive
@@ -59,7 +61,7 @@ class WeightPane(SeenWidget):
         self._opened = False
         self.feeder = CoefficientFeeder(self)
         self._formula_job = AnalysisJob(self)
-        self._geometry_job, self._geometry_for = pooled_job(self), None  # the view's (weight, step) asked
+        self._geometry_job, self._geometry_for = AnalysisJob(self), None  # the view's (weight, step) asked
         self._chart_timer = QTimer(self, singleShot=True, interval=int(1000 / CHART_HZ))
         self._frame_timer = QTimer(self, singleShot=True)
         self._frame_clock = QElapsedTimer()
@@ -118,6 +120,7 @@ class WeightPane(SeenWidget):
         self.geometry_chart = GeometryChart()
         self.geometry_label = QLabel()
         self.geometry_view = GeometryView()
+        self.routes_view = RoutesView()
         norms_tab, geometry_tab = QWidget(), QWidget()
         row = QHBoxLayout()
         for w in (QLabel("Split:"), self.split_box, QLabel("Show:"), self.mode_box, self.log_box):
@@ -135,6 +138,7 @@ class WeightPane(SeenWidget):
         self.tabs = QTabWidget()
         self.tabs.addTab(norms_tab, "Norms over training")
         self.tabs.addTab(geometry_tab, "Geometry")
+        self.tabs.addTab(self.routes_view, "Routes over training")
         bottom = QSplitter(Qt.Orientation.Horizontal)
         bottom.addWidget(left)
         bottom.addWidget(self.tabs)
@@ -172,6 +176,7 @@ class WeightPane(SeenWidget):
         self._geometry_job.sig_done.connect(self._on_geometry)
         self._geometry_job.sig_failed.connect(lambda _tag, message: self.geometry_view.show_message(message))
         self.tabs.currentChanged.connect(lambda _index: self._ask_geometry())
+        self.tabs.currentChanged.connect(lambda _index: self._ask_routes())
 
     # ---- public ----------------------------------------------------------------------------
 
@@ -244,6 +249,7 @@ class WeightPane(SeenWidget):
         if store is not None:
             self.timeline.set_steps(store.steps())  # a directory listing: well under a millisecond
             self._want()
+            self._ask_routes()
 
     def _on_weight_box(self, name: str) -> None:
         if name:
@@ -258,6 +264,7 @@ class WeightPane(SeenWidget):
         self._show()
         self._draw_charts()
         self._ask_formula()
+        self._ask_routes()
 
     def _on_step_changed(self, step: int) -> None:
         self.state.step = step
@@ -358,11 +365,19 @@ class WeightPane(SeenWidget):
             return
         if self._geometry_for != (st.weight, st.step):
             self._geometry_for = (st.weight, st.step)
-            self._geometry_job.submit(self._geometry_for, geometry_of, str(store.run.path), st.weight, st.step)
+            self._geometry_job.submit(self._geometry_for, service.ask, str(store.run.path), "update_geometry",
+                                      st.weight, st.step)
 
     def _on_geometry(self, tag, result) -> None:
         if tag == (self.state.weight, self.state.step):
             self.geometry_view.show_result(result)
+
+    def _ask_routes(self) -> None:
+        """The route shares over training of the weight on screen (or the whole model), only while their tab
+        is shown; asked again when the saved steps change (routes_view.py)."""
+        store, st = self.feeder.store, self.state
+        if store is not None and st.weight is not None and self.tabs.currentWidget() is self.routes_view:
+            self.routes_view.ask(str(store.run.path), st.weight, self.timeline.steps, store.weight_names())
 
     def _draw_charts(self) -> None:
         store, st = self.feeder.store, self.state

@@ -1,0 +1,187 @@
+"""Which routes the optimizer used over training (FORMS.md §8, issue 13): the Weight pane's "Routes" tab.
+
+It asks the analysis process (gui/analysis.py, RunAnalysis.route_shares) and draws the plain
+`engine.analysis.routes.RouteShares` it gets: one line per route class, its share ⟨G_c(p), ΔW⟩ of the
+first-order decrease of the probe loss over each interval [p, s] of saved steps, drawn at s, beside their
+sum ⟨G(p), ΔW⟩ (bold). The scope is the weight on screen or the whole model (every weight summed); the
+direction is the update the run applied or the step a geometry would have taken from G(p). Below, the ranking of routes over training: each class's
+fraction of the whole decrease under the applied update and under each geometry, so a user sees which
+routes the optimizer descended along and how another geometry would have split its step.
+"""
+
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
+
+from engine.analysis import service
+from engine.analysis.routes import APPLIED, NOTE
+
+from ...analysis import AnalysisJob
+from ...theme import plot_colors
+from .views import _Chart, cached, color_of
+
+SCOPES = ("this weight", "whole model")
+SHORT = {APPLIED: "applied ΔW", "euclidean": "Euclidean G", "sign": "sign G", "spectral": "spectral U Vᵀ"}
+RANKED = 8  # classes in the ranking table
+
+
+class RoutesChart(_Chart):
+    """⟨G_c(p), D⟩ per route class over the intervals, and their sum."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.legend = pg.LegendItem(labelTextSize="8pt", verSpacing=-6)
+        self.plot = self.add_plot(0, "⟨G_c(p), ΔW⟩")
+        self.plot.setLabel("bottom", "step s (interval [p, s])")
+        self.plot.setTitle(NOTE, size="8pt")
+        self.graphics.addItem(self.legend, row=0, col=1)
+        self.curves: dict[str, pg.PlotDataItem] = {}
+
+    def _restyle(self) -> None:
+        super()._restyle()
+        if hasattr(self, "legend"):
+            self.legend.setLabelTextColor(plot_colors().foreground)
+
+    def show_shares(self, shares, direction: str) -> None:
+        for item in self.curves.values():
+            self.plot.removeItem(item)
+        self.legend.clear()
+        self.curves = {}
+        steps = np.asarray(shares.steps, float)
+        self.plot.setLabel("left", f"⟨G_c(p), {SHORT.get(direction, direction)}⟩")
+        total = cached(self.plot.plot(steps, shares.total(direction), pen=pg.mkPen(plot_colors().foreground, width=2.5)))
+        self.curves["Σ"] = total
+        self.legend.addItem(total, "Σ classes = ⟨G(p), D⟩")
+        for i, name in enumerate(shares.classes):
+            curve = cached(self.plot.plot(steps, shares.shares[direction][:, i], pen=pg.mkPen(color_of(i), width=1.5)))
+            self.curves[name] = curve
+            self.legend.addItem(curve, name)
+        self.plot.enableAutoRange()
+
+
+def ranking_table(shares) -> str:
+    """HTML: the classes ranked by their summed share under the applied update, each one's fraction of the
+    whole decrease under it and under each geometry."""
+    directions = shares.directions
+    fractions = {d: shares.fractions(d) for d in directions}
+    head = "".join(f"<th>{html.escape(SHORT.get(d, d))}</th>" for d in directions)
+    rows = []
+    for rank, (name, value) in enumerate(shares.ranking()[:RANKED], 1):
+        cells = "".join(f"<td align='right'>{100 * fractions[d][name]:.1f}%</td>" for d in directions)
+        rows.append(f"<tr><td>{rank}. {html.escape(name)}</td><td align='right'>{value:.3g}</td>{cells}</tr>")
+    more = len(shares.classes) - RANKED
+    tail = f"<br>…and {more} more classes" if more > 0 else ""
+    return (f"<b>Routes over training</b> ({NOTE}): Σ over intervals of ⟨G_c(p), ΔW⟩, and each class's "
+            f"fraction of the decrease per direction<table cellspacing='6'><tr><th>class</th><th>Σ share</th>"
+            f"{head}</tr>{''.join(rows)}</table>{tail}")
+
+
+class RoutesView(QWidget):
+    """The chart, its scope and direction choices, and the ranking. `ask` asks the analysis process for what
+    the scope names; `show_result` only sets data."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.result = None
+        self._job = AnalysisJob(self)
+        self._job.sig_done.connect(self._on_done)
+        self._job.sig_failed.connect(lambda _tag, message: self.show_message(message))
+        self._context: tuple | None = None   # (run path, weight on screen, saved steps, every weight) last given
+        self._asked: tuple | None = None     # (weight or None, run path, steps) being asked or shown
+        self._todo: list[str] = []           # the whole model's weights still to ask
+        self.scope_box, self.direction_box = QComboBox(), QComboBox()
+        self.scope_box.addItems(SCOPES)
+        self.scope_box.setToolTip("The weight on screen, or every weight of the model summed (a ranking of routes)")
+        self.direction_box.setToolTip("Split the update the run applied, or the step a geometry would take from G(p)")
+        self.chart = RoutesChart()
+        self.message, self.ranking = QLabel(), QLabel()
+        self.message.setWordWrap(True)
+        self.ranking.setTextFormat(Qt.TextFormat.RichText)
+        self.ranking.setWordWrap(True)  # the heading's sentence wraps instead of scrolling sideways
+        for box in (self.scope_box, self.direction_box):
+            box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.ranking.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        scroll = QScrollArea()
+        scroll.setWidget(self.ranking)
+        scroll.setWidgetResizable(True)
+        row = QHBoxLayout()
+        for w in (QLabel("Scope:"), self.scope_box, QLabel("Direction:"), self.direction_box, self.message):
+            row.addWidget(w)
+        row.setStretch(4, 1)
+        col = QVBoxLayout(self)
+        col.setContentsMargins(0, 0, 0, 0)
+        col.addLayout(row)
+        col.addWidget(self.chart, 3)
+        col.addWidget(scroll, 2)
+        self.scope_box.currentIndexChanged.connect(self._on_scope)
+        self.direction_box.currentIndexChanged.connect(lambda _i: self._draw())
+
+    @property
+    def whole_model(self) -> bool:
+        return self.scope_box.currentIndex() == 1
+
+    def ask(self, run_path: str, weight: str, steps: list[int], names: list[str]) -> None:
+        """Ask for `weight`'s shares, or the whole model's, unless already asked for these saved steps. The
+        whole model is asked weight by weight (each one's shares stay cached in the analysis process, which
+        then sums them at once), so the weight pane's records are served in between and the message can
+        count the weights done."""
+        self._context = (run_path, weight, list(steps), list(names))
+        key = (None if self.whole_model else weight, run_path, tuple(steps))
+        if key != self._asked:
+            self._asked = key
+            self._todo = list(names) if key[0] is None else []
+            self._next()
+
+    def _on_scope(self, _index: int) -> None:
+        if self._context is not None:
+            self.ask(*self._context)
+
+    def _next(self) -> None:
+        key, names = self._asked, self._context[3]
+        if not self.isVisible():
+            self._asked = None  # asked again when shown; the weights done are cached
+            return
+        asked = self._todo.pop(0) if self._todo else key[0]
+        done = len(names) - len(self._todo) - (0 if asked is None else 1)
+        what = key[0] or f"every weight ({done} of {len(names)} done)"
+        self.show_message(f"computing the route shares of {what} over every saved step…")
+        self._job.submit((key, asked), service.ask, key[1], "route_shares", asked)
+
+    def _on_done(self, tag, result) -> None:
+        key, asked = tag
+        if key != self._asked:
+            return
+        if asked != key[0]:  # one weight of the whole model
+            self._next()
+        else:
+            self.show_result(result)
+
+    def show_message(self, text: str) -> None:
+        self.message.setText(text)
+
+    def show_result(self, shares) -> None:
+        self.result = shares
+        chosen = self.direction_box.currentData()
+        self.direction_box.blockSignals(True)
+        self.direction_box.clear()
+        for d in shares.directions:
+            self.direction_box.addItem(SHORT.get(d, d), d)
+        self.direction_box.setCurrentIndex(max(0, self.direction_box.findData(chosen)))
+        self.direction_box.blockSignals(False)
+        what = shares.weight if shares.weight is not None else "the whole model (every weight summed)"
+        self.message.setText(f"{what}: {len(shares.steps)} intervals" if len(shares.steps) else
+                             f"{what}: no update yet (a share needs two saved steps)")
+        self._draw()
+
+    def _draw(self) -> None:
+        shares = self.result
+        if shares is None or not len(shares.steps):
+            self.ranking.setText("")
+            return
+        self.chart.show_shares(shares, self.direction_box.currentData() or APPLIED)
+        self.ranking.setText(ranking_table(shares))
