@@ -81,7 +81,7 @@ def test_clicking_a_cell_shows_that_head_at_that_step_in_the_heatmaps_pane(qtbot
         panel.heatmap.sig_cell_clicked.emit(3, 1)  # row 3 = L1 H1, column 1 = step 2
     assert sig.args == [1, 1, 2]
     assert (heat.state.step, heat.state.layer, heat.state.head) == (2, 1, 1)
-    assert heat.step_box.currentData() == 2
+    assert heat.timeline.step() == 2 and session.browse_step == 2
 
 
 def test_a_click_on_the_timeline_brings_the_heatmaps_pane_to_the_front(qtbot, make_window):

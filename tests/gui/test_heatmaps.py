@@ -264,11 +264,11 @@ def test_browsing_a_saved_step_of_a_run(qtbot, tmp_path):
     session.set_tokenizer(run.tokenizer)
     with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
         session.set_run(run)
-    assert [pane.step_box.itemText(i) for i in range(pane.step_box.count())] == \
-        ["newest", "step 0", "step 2", "step 4"]
+    assert pane.timeline.steps == [0, 2, 4] and pane.timeline.following
     assert pane.prompt.text() == run.probe().prompt
     with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
-        pane.step_box.setCurrentIndex(2)
+        pane.timeline.slider.setValue(1)
+    assert session.browse_step == 2 and pane.state.step == 2
     ids = probes.prompt_ids(run.tokenizer, run.probe().prompt, run.config.model.n_ctx)
     want = probes.attention_maps(run.build_model(2), ids).weights
     np.testing.assert_allclose(pane.attention.grid.stack(), want, rtol=1e-5, atol=1e-7)

@@ -1,7 +1,9 @@
 """The Heatmaps pane (DESIGN §1.4): attention, masks and positional encodings for a prompt, live while
 training and for any saved step of a run.
 
-The pane binds to the Session in `_connect` and keeps its view state in `HeatmapsState`. While it is
+The pane binds to the Session in `_connect` and keeps its view state in `HeatmapsState`. Its timeline scrubs
+and plays over the run's saved steps and is the Weight pane's too: the step browsed is `Session.browse_step`
+(None: the newest weights), which either pane moves and both follow. While it is
 seen (visible, on its dock's chosen tab) it asks the training worker for a weights copy every N steps
 (`Session.want_weights`); each copy, or a browsed step of the run, becomes a `Request` that
 the analysis process answers (gui.analysis.AnalysisJob: one at a time, only the newest waiting, so
@@ -14,8 +16,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QLineEdit, QSpinBox, QTabWidget, QVBoxLayout,
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import (QHBoxLayout, QLabel, QLineEdit, QSpinBox, QTabWidget, QVBoxLayout,
                                QWidget)
 
 from engine.errors import UserError
@@ -25,6 +27,7 @@ from ...analysis import AnalysisJob
 from ...session import Session
 from ...widgets.heatmap import EXPORT_FILTERS, HeatmapWidget
 from ...widgets.seen import SeenWidget
+from ...widgets.timeline import Timeline
 from .attention import AttentionView
 from .masks import MasksView
 from .positional import PositionalView
@@ -52,16 +55,6 @@ class HeatmapsState:
     tab: str = "attention"
 
 
-class StepBox(QComboBox):
-    """The run's saved steps, listed afresh whenever the list opens (a live run keeps adding steps)."""
-
-    sig_opening = Signal()
-
-    def showPopup(self) -> None:
-        self.sig_opening.emit()
-        super().showPopup()
-
-
 class HeatmapsPane(SeenWidget):
     title = "Heatmaps"
     object_name = "pane_heatmaps"
@@ -86,9 +79,10 @@ class HeatmapsPane(SeenWidget):
     def _build(self) -> None:
         self.prompt = QLineEdit(self.state.prompt)
         self.prompt.setToolTip("The text whose attention is shown (cut to the context length); Enter applies")
-        self.step_box = StepBox()
-        self.step_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
-        self.step_box.setToolTip("Newest: the weights training just published, or the run's last saved step")
+        self.timeline = Timeline()
+        self.timeline.play_button.setToolTip("Play the heatmaps over training (Space)")
+        self.timeline.follow_box.setToolTip("Show the weights training just published, or the run's last "
+                                            "saved step")
         self.refresh_every = QSpinBox()
         self.refresh_every.setRange(1, 10_000)
         self.refresh_every.setValue(self.state.refresh_every)
@@ -107,7 +101,7 @@ class HeatmapsPane(SeenWidget):
         prompt_row.addWidget(self.prompt, 1)
         controls = QHBoxLayout()
         controls.setContentsMargins(0, 0, 0, 0)
-        for widget in (QLabel("Step:"), self.step_box, QLabel("Refresh every"), self.refresh_every,
+        for widget in (QLabel("Refresh every"), self.refresh_every,
                        QLabel("Layer:"), self.layer, QLabel("Head:"), self.head):
             controls.addWidget(widget)
         controls.addStretch(1)
@@ -122,6 +116,7 @@ class HeatmapsPane(SeenWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(prompt_row)
         layout.addLayout(controls)
+        layout.addWidget(self.timeline)
         layout.addWidget(self.status)
         layout.addWidget(self.tabs, 1)
         self.tabs.hide()  # until there is something to show; the status line says how to get there
@@ -136,8 +131,10 @@ class HeatmapsPane(SeenWidget):
         self._job.sig_done.connect(self._on_result)
         self._job.sig_failed.connect(self._on_failed)
         self.prompt.editingFinished.connect(self._on_prompt_edited)
-        self.step_box.currentIndexChanged.connect(self._on_step_chosen)
-        self.step_box.sig_opening.connect(self._list_steps)
+        self.timeline.sig_step_changed.connect(self._on_step_shown)
+        self.timeline.sig_step_chosen.connect(s.set_browse_step)
+        s.sig_browse_step_changed.connect(self.timeline.show)
+        s.sig_step_reported.connect(self._on_step_reported)
         self.refresh_every.valueChanged.connect(self._on_refresh_every_changed)
         self.layer.valueChanged.connect(self._on_head_chosen)
         self.head.valueChanged.connect(self._on_head_chosen)
@@ -269,26 +266,27 @@ class HeatmapsPane(SeenWidget):
             self.refresh()  # training came to rest: show exactly the weights it rests on
 
     def _list_steps(self) -> None:
+        """The run's saved steps onto the timeline (a directory listing; a live run keeps adding them)."""
         run = self.session.run
-        steps = run.saved_steps() if run is not None else []
-        wanted = self.state.step
-        self.step_box.blockSignals(True)
-        self.step_box.clear()
-        self.step_box.addItem("newest", None)
-        for step in steps:
-            self.step_box.addItem(f"step {step}", step)
-        self.step_box.setCurrentIndex(max(0, self.step_box.findData(wanted)) if wanted is not None else 0)
-        self.step_box.blockSignals(False)
+        self.timeline.set_steps(run.saved_steps() if run is not None else [])
+
+    def _on_step_reported(self, report) -> None:
+        if (report.snapshot or report.checkpoint) and self.seen():
+            self._list_steps()
 
     def show_head_at_step(self, layer: int, head: int, step: int) -> None:
-        """Browse the saved `step` with (layer, head) chosen: the head timeline's click."""
-        self.state.step = step
+        """Browse the saved `step` with (layer, head) chosen: the head timeline's click (the Weight pane's
+        timeline moves there too)."""
         self._list_steps()
         self._choose_head(layer, head)
-        self.refresh()
+        self.session.set_browse_step(step)
 
-    def _on_step_chosen(self, index: int) -> None:
-        self.state.step = self.step_box.itemData(index)
+    def _on_step_shown(self, step: int) -> None:
+        """The timeline moved (scrubbed, played, told by the Weight pane): following it is showing the
+        newest weights; each move asks the analysis process, whose job keeps only the newest request."""
+        self.state.step = None if self.timeline.following else step
+        if self.state.step is None and self._running() and self.session.weights is not None:
+            return  # following live weights: they refresh at their own rate (_on_weights_ready)
         self.refresh()
 
     def _on_prompt_edited(self) -> None:
@@ -332,4 +330,5 @@ class HeatmapsPane(SeenWidget):
     def seen_changed(self, seen: bool) -> None:
         self.session.want_weights(self.object_name, self.state.refresh_every if seen else 0)
         if seen:
+            self._list_steps()
             self.refresh()
