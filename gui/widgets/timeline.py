@@ -124,6 +124,9 @@ class Timeline(QWidget):
     def show(self, step: int | None) -> None:
         """Go where another timeline sharing this step went (None: follow the newest); says nothing back."""
         self._told = step
+        at_newest = bool(self._steps) and self.slider.value() == len(self._steps) - 1
+        if self._steps and self.following == (step is None) and (at_newest if step is None else step == self.step()):
+            return  # already there (its own move, come back through the session)
         self._quiet = True
         try:
             self.follow_box.setChecked(step is None)
