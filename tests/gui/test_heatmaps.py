@@ -284,3 +284,35 @@ def test_weights_that_do_not_fit_the_config_are_explained(qtbot, tok):
     with qtbot.waitSignal(pane._job.sig_failed, timeout=20000):
         session.publish_weights(3, {k: v.clone() for k, v in other.state_dict().items()})
     assert "do not fit the model's config" in pane.status.text()
+
+
+def test_the_head_diff_is_the_difference_of_the_two_steps_attention(qtbot, tmp_path):
+    from engine.analysis.run_analysis import RunAnalysis
+    from tests.engine.test_export_cli import tiny_run
+
+    run = tiny_run(tmp_path / "run")
+    session = Session(run.config)
+    pane = HeatmapsPane(session)
+    qtbot.addWidget(pane)
+    pane.resize(1000, 700)
+    pane.show()
+    session.set_tokenizer(run.tokenizer)
+    with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
+        session.set_run(run)
+    assert [pane.diff.other.itemData(i) for i in range(pane.diff.other.count())] == [0, 2, 4]
+    with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
+        pane.tabs.setCurrentIndex(heatmaps.TABS.index("diff"))  # the timeline's step (newest, 4) minus step 0
+    with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
+        pane.diff.other.setCurrentIndex(1)  # minus step 2
+    pane._choose_head(1, 1)
+    prompt = run.probe().prompt
+    a = RunAnalysis(run.path)
+    want = a.attention(4, prompt).maps.weights[1, 1] - a.attention(2, prompt).maps.weights[1, 1]
+    np.testing.assert_array_equal(pane.diff.matrix(), want)
+    np.testing.assert_allclose(pane.diff.map.matrix(), want.astype(np.float32), equal_nan=True)
+    assert np.nanmax(np.abs(want)) > 0 and "step 4 − step 2" in pane.diff.map.title()
+    assert "step 4 − step 2" in pane.export_caption()
+    with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
+        session.set_browse_step(0)  # the shared timeline moves: the diff follows it
+    want = a.attention(0, prompt).maps.weights[1, 1] - a.attention(2, prompt).maps.weights[1, 1]
+    np.testing.assert_array_equal(pane.diff.matrix(), want)

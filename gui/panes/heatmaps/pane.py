@@ -29,6 +29,7 @@ from ...widgets.heatmap import EXPORT_FILTERS, HeatmapWidget
 from ...widgets.seen import SeenWidget
 from ...widgets.timeline import Timeline
 from .attention import AttentionView
+from .diff import DiffView
 from .masks import MasksView
 from .positional import PositionalView
 from .requests import TABS, Request, Source
@@ -106,11 +107,12 @@ class HeatmapsPane(SeenWidget):
             controls.addWidget(widget)
         controls.addStretch(1)
         self.attention, self.masks, self.positional = AttentionView(), MasksView(), PositionalView()
-        self.views = dict(zip(TABS, (self.attention, self.masks, self.positional)))
+        self.diff = DiffView()
+        self.views = dict(zip(TABS, (self.attention, self.masks, self.positional, self.diff)))
         for view in (v for tab in self.views.values() for v in tab.findChildren(HeatmapWidget)):
             view.set_caption_source(self.export_caption)  # every exported figure names run, step and prompt
         self.tabs = QTabWidget()
-        for view, label in zip(self.views.values(), ("Attention", "Masks", "Positional encodings")):
+        for view, label in zip(self.views.values(), ("Attention", "Masks", "Positional encodings", "Head diff")):
             self.tabs.addTab(view, label)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -141,14 +143,16 @@ class HeatmapsPane(SeenWidget):
         self.attention.sig_head_chosen.connect(self._choose_head)
         self.masks.sig_band_changed.connect(self._on_band_changed)
         self.positional.sig_shift_changed.connect(self._on_shift_changed)
+        self.diff.sig_other_changed.connect(lambda _step: self.refresh())
         self.tabs.currentChanged.connect(self._on_tab_changed)
 
     # ---- what to show ----------------------------------------------------------------------
 
-    def source(self) -> Source | None:
-        """The newest published weights, or a saved step of the open run; None when there are none."""
+    def source(self, saved: bool = False) -> Source | None:
+        """The newest published weights (unless `saved`), or a saved step of the open run; None when there
+        are none."""
         s = self.session
-        if self.state.step is None and s.weights is not None:
+        if self.state.step is None and s.weights is not None and not saved:
             return Source(s.weights_step, s.model, weights=s.weights)
         if s.run is None:
             return None
@@ -158,13 +162,16 @@ class HeatmapsPane(SeenWidget):
 
     def refresh(self) -> None:
         """Ask for the current tab's view of the current weights unless it is shown or already asked."""
-        source = self.source()
+        st = self.state
+        source = self.source(saved=st.tab == "diff")
         tokenizer = self.session.tokenizer or getattr(self.session.run, "tokenizer", None)
+        if st.tab == "diff" and (source is None or self.diff.other_step() is None):
+            self._say("The head diff compares two saved steps of a run: open or train one.")
+            return
         if source is None or tokenizer is None:
             self._say("Press Train or Step, or open a run, to see attention, masks and positions.")
             return
-        st = self.state
-        request = Request(st.tab, source, tokenizer, st.prompt, st.band, st.shift)
+        request = Request(st.tab, source, tokenizer, st.prompt, st.band, st.shift, self.diff.other_step())
         shown = self._results.get(st.tab, (None, None))[0]
         if request.key in (shown, self._asked):
             return
@@ -174,14 +181,15 @@ class HeatmapsPane(SeenWidget):
     def export_caption(self) -> str:
         run, result = self.session.run, self._results.get(self.state.tab, (None, None))[1]
         step = getattr(result, "step", None)
-        parts = (f"run {run.path.name}" if run is not None else "", "" if step is None else f"step {step}",
+        other = f" − step {result.other_step}" if hasattr(result, "other_step") else ""
+        parts = (f"run {run.path.name}" if run is not None else "", "" if step is None else f"step {step}{other}",
                  f"prompt “{self.state.prompt}”" if self.state.tab != "positional" else "")
         return " · ".join(p for p in parts if p)
 
     def export_job(self):
         """File → Export…: the main view of the current tab (filters, suggested name, fn(path) -> Path)."""
         view = {"attention": self.attention.stack.currentWidget(), "masks": self.masks.attention[0],
-                "positional": self.positional.matrix}[self.state.tab]
+                "positional": self.positional.matrix, "diff": self.diff.map}[self.state.tab]
         if self.state.tab not in self._results:
             return None
         return EXPORT_FILTERS, f"{self.state.tab}.png", view.export_job()
@@ -268,7 +276,9 @@ class HeatmapsPane(SeenWidget):
     def _list_steps(self) -> None:
         """The run's saved steps onto the timeline (a directory listing; a live run keeps adding them)."""
         run = self.session.run
-        self.timeline.set_steps(run.saved_steps() if run is not None else [])
+        steps = run.saved_steps() if run is not None else []
+        self.timeline.set_steps(steps)
+        self.diff.set_steps(steps)
 
     def _on_step_reported(self, report) -> None:
         if (report.snapshot or report.checkpoint) and self.seen():
@@ -310,6 +320,7 @@ class HeatmapsPane(SeenWidget):
         self.state.layer, self.state.head = self.layer.value(), self.head.value()
         self.attention.select(self.state.layer, self.state.head)
         self.masks.select(self.state.layer, self.state.head)
+        self.diff.select(self.state.layer, self.state.head)
 
     def _on_band_changed(self, band: int) -> None:
         self.state.band = band
