@@ -252,7 +252,8 @@ def test_a_prompt_outside_the_vocabulary_is_explained(qtbot, tok):
     assert "not in the vocabulary" in pane.status.text() and pane.status.isVisible()
 
 
-def test_browsing_a_saved_step_of_a_run(qtbot, tmp_path):
+def browsing(qtbot, tmp_path):
+    """A pane shown beside a tiny run just opened (saved steps 0, 2, 4), its newest step on screen."""
     from tests.engine.test_export_cli import tiny_run
 
     run = tiny_run(tmp_path / "run")
@@ -264,6 +265,11 @@ def test_browsing_a_saved_step_of_a_run(qtbot, tmp_path):
     session.set_tokenizer(run.tokenizer)
     with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
         session.set_run(run)
+    return run, session, pane
+
+
+def test_browsing_a_saved_step_of_a_run(qtbot, tmp_path):
+    run, session, pane = browsing(qtbot, tmp_path)
     assert pane.timeline.steps == [0, 2, 4] and pane.timeline.following
     assert pane.prompt.text() == run.probe().prompt
     with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
@@ -288,17 +294,8 @@ def test_weights_that_do_not_fit_the_config_are_explained(qtbot, tok):
 
 def test_the_head_diff_is_the_difference_of_the_two_steps_attention(qtbot, tmp_path):
     from engine.analysis.run_analysis import RunAnalysis
-    from tests.engine.test_export_cli import tiny_run
 
-    run = tiny_run(tmp_path / "run")
-    session = Session(run.config)
-    pane = HeatmapsPane(session)
-    qtbot.addWidget(pane)
-    pane.resize(1000, 700)
-    pane.show()
-    session.set_tokenizer(run.tokenizer)
-    with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
-        session.set_run(run)
+    run, session, pane = browsing(qtbot, tmp_path)
     assert [pane.diff.other.itemData(i) for i in range(pane.diff.other.count())] == [0, 2, 4]
     with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
         pane.tabs.setCurrentIndex(heatmaps.TABS.index("diff"))  # the timeline's step (newest, 4) minus step 0

@@ -135,6 +135,8 @@ class HeatmapsPane(SeenWidget):
         self.prompt.editingFinished.connect(self._on_prompt_edited)
         self.timeline.sig_step_changed.connect(self._on_step_shown)
         self.timeline.sig_step_chosen.connect(s.set_browse_step)
+        # ticking "follow newest" at the newest saved step moves nothing, yet means the live weights
+        self.timeline.sig_follow_changed.connect(lambda _on: self._on_step_shown(self.timeline.step()))
         s.sig_browse_step_changed.connect(self.timeline.show)
         s.sig_step_reported.connect(self._on_step_reported)
         self.refresh_every.valueChanged.connect(self._on_refresh_every_changed)
