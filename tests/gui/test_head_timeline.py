@@ -82,6 +82,7 @@ def test_clicking_a_cell_shows_that_head_at_that_step_in_the_heatmaps_pane(qtbot
     assert sig.args == [1, 1, 2]
     assert (heat.state.step, heat.state.layer, heat.state.head) == (2, 1, 1)
     assert heat.timeline.step() == 2 and session.browse_step == 2
+    assert not heat._job.busy  # a hidden pane asks nothing: it asks when it is seen
 
 
 def test_a_click_on_the_timeline_brings_the_heatmaps_pane_to_the_front(qtbot, make_window):

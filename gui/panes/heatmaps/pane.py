@@ -299,7 +299,8 @@ class HeatmapsPane(SeenWidget):
         self.state.step = None if self.timeline.following else step
         if self.state.step is None and self._running() and self.session.weights is not None:
             return  # following live weights: they refresh at their own rate (_on_weights_ready)
-        self.refresh()
+        if self.seen():  # the Weight pane may play the shared timeline while this pane is hidden
+            self.refresh()
 
     def _on_prompt_edited(self) -> None:
         text = self.prompt.text()
