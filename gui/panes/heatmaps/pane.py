@@ -145,7 +145,7 @@ class HeatmapsPane(SeenWidget):
         self.attention.sig_head_chosen.connect(self._choose_head)
         self.masks.sig_band_changed.connect(self._on_band_changed)
         self.positional.sig_shift_changed.connect(self._on_shift_changed)
-        self.diff.sig_other_changed.connect(lambda _step: self.refresh())
+        self.diff.sig_other_changed.connect(lambda _step: self.seen() and self.refresh())
         self.tabs.currentChanged.connect(self._on_tab_changed)
 
     # ---- what to show ----------------------------------------------------------------------
