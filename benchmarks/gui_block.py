@@ -1,12 +1,14 @@
 """How long the GUI thread works between two ticks while the Weight pane is scrubbed (moved here from the
 test suite: a timing is a measurement, not a test). Goal: at most 50 ms of GUI-thread CPU between ticks.
+`--pane heatmaps` scrubs the Heatmaps pane's timeline instead (attention asked of the analysis process at
+each move, the newest request winning).
 
 A tiny run (tests/engine/test_coefficients.tiny_run) is opened in the Weight pane; a 15 ms timer scrubs its
 timeline back and forth while a 5 ms timer probe takes, at every tick, the CPU time the GUI thread spent
 since the last one. CPU time, not wall time: on a shared machine a wall gap also holds time the OS gave
 to other processes. Cold (steps computed meanwhile) and warm (all in memory); printed as ratios to the goal.
 
-    python benchmarks/gui_block.py [--seconds 2]
+    python benchmarks/gui_block.py [--seconds 2] [--pane weight|heatmaps]
 """
 
 from __future__ import annotations
@@ -85,6 +87,7 @@ def scrub_and_probe(app, pane, seconds: float) -> tuple[float, float, float]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seconds", type=float, default=2.0)
+    ap.add_argument("--pane", choices=("weight", "heatmaps"), default="weight")
     args = ap.parse_args()
     from PySide6.QtWidgets import QApplication
 
@@ -96,6 +99,8 @@ def main() -> None:
     app = QApplication.instance() or QApplication([])
     with tempfile.TemporaryDirectory() as tmp:
         run = tiny_run(Path(tmp) / "run")
+        if args.pane == "heatmaps":
+            return scrub_heatmaps(app, run, args.seconds)
         for warm, weight in ((False, "blocks.0.W_V"), (True, "blocks.0.W_K")):
             session = Session()
             pane = WeightPane(session)
@@ -112,6 +117,26 @@ def main() -> None:
                   f"(goal/worst {GOAL_MS / max(worst, 1e-9):.2f}); wall gaps up to {wall:.0f} ms, "
                   f"longest garbage collection {collection:.0f} ms")
             pane.close()
+
+
+def scrub_heatmaps(app, run, seconds: float) -> None:
+    """Cold (each step's attention computed in the analysis process) then warm (all cached there)."""
+    from engine.runs import Run
+    from gui.panes.heatmaps import HeatmapsPane
+    from gui.session import Session
+
+    session = Session()
+    pane = HeatmapsPane(session)
+    pane.resize(1400, 900)
+    pane.show()
+    session.set_run(Run(run.path))
+    wait_until(app, lambda: "attention" in pane._results)
+    for phase in ("cold", "warm"):
+        worst, wall, collection = scrub_and_probe(app, pane, seconds)
+        print(f"heatmaps {phase}: GUI-thread CPU between ticks {worst:.0f} ms (goal/worst "
+              f"{GOAL_MS / max(worst, 1e-9):.2f}); wall gaps up to {wall:.0f} ms, longest garbage collection "
+              f"{collection:.0f} ms")
+    pane.close()
 
 
 if __name__ == "__main__":

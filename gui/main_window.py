@@ -147,8 +147,9 @@ class MainWindow(QMainWindow):
             dock = QDockWidget(cls.title, self)
             dock.setObjectName(cls.object_name)
             dock.setWidget(screen_fit.scrolling(pane))
-            if isinstance(pane, SeenWidget):  # a tab behind another is not seen, though Qt calls it visible
-                dock.visibilityChanged.connect(pane.set_tab_seen)
+            for seen in [pane] * isinstance(pane, SeenWidget) + pane.findChildren(SeenWidget):
+                # a tab behind another is not seen, though Qt calls it visible (also a costly part of a pane)
+                dock.visibilityChanged.connect(seen.set_tab_seen)
             self.panes[cls.object_name], self.docks[cls.object_name] = pane, dock
             if hasattr(pane, "export_job"):
                 route_plot_exports(pane, lambda p=pane: self.export_pane(p))

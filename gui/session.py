@@ -33,6 +33,7 @@ class Session(QObject):
     sig_open_run_requested = Signal(str)    # a pane asks for a run folder to be opened; the window opens it
     sig_head_at_step = Signal(int, int, int)  # layer, head, saved step: show that head's attention there
     sig_model_changed = Signal(object)      # ModelConfig: the current model (see `model`) changed
+    sig_browse_step_changed = Signal(object)  # the saved step the Heatmaps and Weight panes show; None: newest
 
     def __init__(self, config: ExperimentConfig | None = None, parent: QObject | None = None):
         super().__init__(parent)
@@ -47,6 +48,7 @@ class Session(QObject):
         self.config_problems: list = []  # what is wrong with the builder's draft; Train waits for []
         self._weights_wanted: dict[str, int] = {}
         self.compared_runs: list = []  # Paths of the runs ticked in the run browser
+        self.browse_step: int | None = None  # the one timeline the Heatmaps and Weight panes share
 
     @property
     def model(self) -> ModelConfig:
@@ -64,6 +66,7 @@ class Session(QObject):
     def set_run(self, run) -> None:
         was = self.model
         self.run = run
+        self.set_browse_step(None)  # a newly opened run is shown at its newest step
         self.sig_run_opened.emit(run)
         self._model_maybe_changed(was)
 
@@ -122,6 +125,13 @@ class Session(QObject):
     def show_head_at_step(self, layer: int, head: int, step: int) -> None:
         """Ask the Heatmaps pane to show one head's attention at a saved step (the head timeline's click)."""
         self.sig_head_at_step.emit(layer, head, step)
+
+    def set_browse_step(self, step: int | None) -> None:
+        """Move the shared timeline to a saved step of the open run (None: follow the newest weights); the
+        Heatmaps and Weight panes both follow it and either may move it."""
+        if step != self.browse_step:
+            self.browse_step = step
+            self.sig_browse_step_changed.emit(step)
 
     def want_weights(self, who: str, every: int) -> None:
         """Pane `who` wants a weights copy every `every` steps while training (0 withdraws the wish).

@@ -3,7 +3,8 @@ of a loaded GPT (engine.probes does the forward passes), returning frozen datacl
 
 attention: every layer's and head's weights, with each head's mean row entropy and distance attended;
 masks: the same weights under the mask in force, causal, banded β and none; positional: the encoding
-matrix P, its similarity P Pᵗ and, for sinusoids, the shift map M_k with its error (FORMS.md §2).
+matrix P, its similarity P Pᵗ and, for sinusoids, the shift map M_k with its error (FORMS.md §2);
+attention_diff: how every head's attention on one prompt changed between two saved steps.
 """
 
 from __future__ import annotations
@@ -44,6 +45,22 @@ class PositionalResult:
     shift: int
     M: np.ndarray | None            # (d, d) M_k, sinusoidal only
     error: np.ndarray | None        # (n_ctx − k,) max |P[p+k] − P[p] M_k| per p, sinusoidal only
+
+
+@dataclass(frozen=True)
+class AttentionDiff:
+    step: int
+    other_step: int
+    tokens: tuple[str, ...]
+    diff: np.ndarray   # (L, H, T, T) attention at `step` minus at `other_step`, NaN where masked
+
+
+def attention_diff(at: AttentionResult, other: AttentionResult) -> AttentionDiff:
+    """Attention weights of `at` minus those of `other`, the same prompt through the same architecture:
+    each entry in [−1, 1], each row summing to 0 (both rows are distributions over the same keys)."""
+    if at.maps.tokens != other.maps.tokens:
+        raise ValueError("attention of two steps is compared on the same prompt")
+    return AttentionDiff(at.step, other.step, at.maps.tokens, at.maps.weights - other.maps.weights)
 
 
 def mask_label(kind: str, band: int) -> str:

@@ -106,6 +106,13 @@ class RunAnalysis:
         return self.cached("attention", step, (prompt,),
                            lambda: attn.attention(self.model(step), self.tokenizer, prompt, step))
 
+    def attention_diff(self, step: int, other_step: int, prompt: str | None = None) -> attn.AttentionDiff:
+        """Every head's attention on `prompt` at `step` minus at `other_step` (the Heatmaps pane's diff)."""
+        prompt = self.prompt if prompt is None else prompt
+        return self.cached("attention_diff", step, (other_step, prompt), spans_steps=True,
+                           compute=lambda: attn.attention_diff(self.attention(step, prompt),
+                                                               self.attention(other_step, prompt)))
+
     def masks(self, step: int, prompt: str | None = None, band: int = 4) -> attn.MasksResult:
         prompt = self.prompt if prompt is None else prompt
         return self.cached("masks", step, (prompt, band),

@@ -3,22 +3,32 @@ chosen in a selector, so a head forming and the loss curve bending beside it are
 
 `HeadTimelineView` renders an `engine.analysis.head_timeline.HeadTimeline` through the app's one heatmap
 widget (one pyqtgraph image) and says which roles formed when; clicking a cell emits (layer, head, step).
-`HeadTimelinePanel` keeps it filled for the session's open run: `head_timeline` runs off the GUI thread
-(its per-step cache makes a refresh cost only the new steps) when a run opens and when training comes to
-rest. Scores and roles are defined in engine/analysis/heads.py and head_roles.py.
+`HeadTimelinePanel` keeps it filled for the session's open run while it is seen: it asks
+`RunAnalysis.head_timeline()` through the one analysis process (gui/analysis.py; its per-step cache makes a
+refresh cost only the new steps) when a run opens, when training comes to rest, and, while training, when new
+snapshots are saved, at most once every SNAPSHOT_REFRESH_S (a timeline is costly: every score of every head
+at each new step). Scores and roles are defined in engine/analysis/heads.py and head_roles.py.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+import time
+
+from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from engine.analysis.head_export import KINDS
 from engine.analysis.head_roles import ROLE_NAMES, THRESHOLDS
+from engine.analysis import service
 from engine.analysis.heads import SCORES
 
-from ..jobs import LatestJob
+from ..analysis import AnalysisJob
 from .heatmap import HeatmapWidget
+from .seen import SeenWidget
+
+# While training saves snapshots the timeline is asked again at most this often: each ask scores every head
+# at the new steps in the analysis process, which the heatmaps and weight panes share.
+SNAPSHOT_REFRESH_S = 30.0
 
 TITLES = {"previous_token": "previous-token", "induction": "induction (prefix matching)",
           "duplicate": "duplicate-token", "first_token": "attention to the first token", "distance":
@@ -26,7 +36,7 @@ TITLES = {"previous_token": "previous-token", "induction": "induction (prefix ma
           "ablation": "loss increase when mean-ablated", "dla": "direct logit attribution"}
 
 
-class HeadTimelineView(QWidget):
+class HeadTimelineView(SeenWidget):
     sig_cell_clicked = Signal(int, int, int)  # layer, head, step
 
     def __init__(self, parent: QWidget | None = None):
@@ -89,34 +99,73 @@ class HeadTimelineView(QWidget):
 
 
 class HeadTimelinePanel(HeadTimelineView):
-    """The view kept up to date for the session's open run (computed off the GUI thread)."""
+    """The view kept up to date for the session's open run while it is seen (computed in the analysis
+    process; nothing is asked while it is hidden, and what was missed is asked when it is seen again)."""
 
     def __init__(self, session, parent: QWidget | None = None):
         super().__init__(parent)
         self.session = session
-        self._job = LatestJob(self)
-        self._job.sig_done.connect(lambda _tag, tl: self.set_timeline(tl))
+        self._job = AnalysisJob(self)
+        self._job.sig_done.connect(self._on_done)
         self._job.sig_failed.connect(lambda _tag, message: self.note.setText(message))
+        self._stale = True          # the run changed since the last answer asked for
+        self._last_ask = -1e9       # time.monotonic() of the last ask
+        self._later = QTimer(self, singleShot=True)
+        self._later.timeout.connect(self.refresh)
         self.refresh_button = QPushButton("Refresh")
         self.refresh_button.setToolTip("Score the steps saved since the last look (earlier ones are cached)")
         self.refresh_button.clicked.connect(self.refresh)
         self.top.addWidget(self.refresh_button)
-        session.sig_run_opened.connect(lambda _run: self.refresh())
+        session.sig_run_opened.connect(self._on_run_opened)
         session.sig_training_state_changed.connect(self._on_training_state_changed)
+        session.sig_step_reported.connect(self._on_step_reported)
         self.sig_cell_clicked.connect(session.show_head_at_step)
-        self.refresh()
+        self._on_run_opened(session.run)
 
     def refresh(self) -> None:
-        from engine.analysis.head_timeline import head_timeline
-
+        """Ask for the open run's timeline now if seen; else remember to when seen."""
+        self._later.stop()
         run = self.session.run
         if run is None:
-            self.timeline = None
+            self.timeline, self._stale = None, False
             self.note.setText("Open or train a run: its heads are scored at every saved step.")
             return
-        self.note.setText("Scoring heads at every saved step…")
-        self._job.submit(str(run.path), head_timeline, run.path)
+        if not self.seen():
+            self._stale = True
+            return
+        self._stale, self._last_ask = False, time.monotonic()
+        if self.timeline is None:
+            self.note.setText("Scoring heads at every saved step…")
+        self._job.submit(str(run.path), service.ask, str(run.path), "head_timeline")
+
+    def _on_done(self, tag: str, timeline) -> None:
+        run = self.session.run
+        if run is not None and tag == str(run.path):  # an answer for a run since closed is dropped
+            self.set_timeline(timeline)
+
+    def _on_run_opened(self, _run) -> None:
+        self.timeline = None
+        self.refresh()
 
     def _on_training_state_changed(self, state: str) -> None:
         if state in ("paused", "stopped", "finished"):
             self.refresh()
+
+    def _on_step_reported(self, report) -> None:
+        if not report.snapshot or self.session.run is None:
+            return
+        if not self.seen():
+            self._stale = True
+            return
+        wait = SNAPSHOT_REFRESH_S - (time.monotonic() - self._last_ask)
+        if wait <= 0:
+            self.refresh()
+        elif not self._later.isActive():
+            self._later.start(int(wait * 1000) + 1)  # the newest steps then, not the ones of this moment
+
+    def seen_changed(self, seen: bool) -> None:
+        if seen and self._stale:
+            self.refresh()
+        elif not seen:
+            self._stale = self._stale or self._later.isActive()
+            self._later.stop()

@@ -6,6 +6,10 @@ label always names the step the timeline is at, so what a view shows can be chec
 Home/End jump to the first and newest step. Play advances at the chosen frames a second (a 10-snapshot run
 at a fixed 8 was over in 1.2 s) and at the end stops, or starts over with "loop"; "follow" keeps the
 timeline on the newest step as steps are added (a live run), until the user moves it or plays.
+
+Several timelines can show one shared step (the Heatmaps and Weight panes: `Session.browse_step`):
+`sig_step_chosen` says where the user (slider, keys, play, follow) moved it, None for "follow the newest",
+and `show(step)` moves it there when another timeline was moved, without echoing back.
 """
 
 from __future__ import annotations
@@ -20,10 +24,13 @@ SPEEDS = (0.5, 1, 2, 4, 8, 16)  # frames a second offered
 class Timeline(QWidget):
     sig_step_changed = Signal(int)   # the step now shown
     sig_follow_changed = Signal(bool)
+    sig_step_chosen = Signal(object)  # the user moved it: the step, or None when following the newest
 
     def __init__(self, parent: QWidget | None = None, fps: float = DEFAULT_FPS):
         super().__init__(parent)
         self._steps: list[int] = []
+        self._told: int | None = None  # the step `show` asked for, kept until steps arrive
+        self._quiet = False            # moving because told to: no sig_step_chosen
         self.play_button = QToolButton()
         self.play_button.setToolTip("Play the coefficient over training (Space)")
         self.play_button.setCheckable(True)
@@ -57,6 +64,7 @@ class Timeline(QWidget):
         self.play_button.toggled.connect(self._on_play_toggled)
         self._timer.timeout.connect(self._advance)
         self.follow_box.toggled.connect(self.sig_follow_changed)
+        self.follow_box.toggled.connect(self._on_follow_toggled)
 
     # ---- state -----------------------------------------------------------------------------
 
@@ -91,7 +99,7 @@ class Timeline(QWidget):
         steps = sorted(steps)
         if steps == self._steps:
             return
-        current = self.step()
+        current = self.step() if self._steps else self._told
         self._steps = steps
         self.slider.blockSignals(True)
         self.slider.setRange(0, max(0, len(steps) - 1))
@@ -99,15 +107,35 @@ class Timeline(QWidget):
         if not steps:
             self.label.setText("no steps")
             return
-        if self.following or current is None:
-            self._go(len(steps) - 1)
-        else:
-            self._go(max(0, sum(1 for s in steps if s <= current) - 1))
+        self._quiet = True
+        try:
+            if self.following or current is None:
+                self._go(len(steps) - 1)
+            else:
+                self._go(max(0, sum(1 for s in steps if s <= current) - 1))
+        finally:
+            self._quiet = False
 
     def set_step(self, step: int) -> None:
         """Move to a saved step (the nearest saved step at or before it)."""
         if self._steps:
             self._go(max(0, sum(1 for s in self._steps if s <= step) - 1))
+
+    def show(self, step: int | None) -> None:
+        """Go where another timeline sharing this step went (None: follow the newest); says nothing back."""
+        self._told = step
+        at_newest = bool(self._steps) and self.slider.value() == len(self._steps) - 1
+        if self._steps and self.following == (step is None) and (at_newest if step is None else step == self.step()):
+            return  # already there (its own move, come back through the session)
+        self._quiet = True
+        try:
+            self.follow_box.setChecked(step is None)
+            if step is None:
+                self.step_by(len(self._steps))
+            else:
+                self.set_step(step)
+        finally:
+            self._quiet = False
 
     def play(self) -> None:
         self.play_button.setChecked(True)
@@ -133,9 +161,16 @@ class Timeline(QWidget):
         step = self._steps[index]
         self.label.setText(f"step {step} ({index + 1}/{len(self._steps)})")
         last = index == len(self._steps) - 1
-        if user and self.following != last and not self.playing:
+        if user and not self._quiet and self.following != last and not self.playing:
             self.follow_box.setChecked(last)  # moving back in time stops following; to the end resumes it
         self.sig_step_changed.emit(step)
+        if not self._quiet:
+            self._told = None if self.following else step
+            self.sig_step_chosen.emit(self._told)
+
+    def _on_follow_toggled(self, on: bool) -> None:
+        if not self._quiet and self._steps:
+            self.sig_step_chosen.emit(None if on else self.step())
 
     def _on_play_toggled(self, on: bool) -> None:
         if on and self._steps:

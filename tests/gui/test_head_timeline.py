@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from engine.analysis.head_timeline import head_timeline
+from engine.analysis.run_analysis import RunAnalysis
 from gui.panes.heatmaps import HeatmapsPane
 from gui.session import Session
 from gui.widgets.head_timeline import HeadTimelinePanel
@@ -32,7 +33,8 @@ def opened(qtbot, run):
 
 def test_the_panel_shows_the_same_scores_as_the_engine_and_the_command_line(qtbot, run):
     _, panel = opened(qtbot, run)
-    want = head_timeline(run.path)
+    want = RunAnalysis(run.path).head_timeline()  # what the analysis process answered the panel
+    assert want.steps == head_timeline(run.path).steps
     assert panel.timeline.steps == want.steps == [0, 2, 4]
     for name in ("induction", "previous_token", "ablation"):
         panel.score.setCurrentIndex(panel.score.findData(name))
@@ -41,6 +43,33 @@ def test_the_panel_shows_the_same_scores_as_the_engine_and_the_command_line(qtbo
         np.testing.assert_array_equal(panel.matrix(), expected)
     assert panel.heatmap.labels() == (["L0 H0", "L0 H1", "L1 H0", "L1 H1"], ["0", "2", "4"])
     assert "ablation" not in panel.note.text() and "no role for this score" in panel.note.text()
+
+
+def test_a_hidden_panel_asks_nothing_until_it_is_seen(qtbot, run):
+    session = Session(run.config)
+    panel = HeadTimelinePanel(session)
+    qtbot.addWidget(panel)
+    session.set_run(run)
+    assert panel.timeline is None and not panel._job.busy
+    with qtbot.waitSignal(panel._job.sig_done, timeout=60000):
+        panel.show()
+    np.testing.assert_array_equal(panel.matrix(), RunAnalysis(run.path).head_timeline().values["induction"]
+                                  .reshape(3, 4).T)
+
+
+def test_snapshots_while_training_ask_again_at_a_low_rate(qtbot, run):
+    from types import SimpleNamespace
+
+    session, panel = opened(qtbot, run)
+    report = SimpleNamespace(snapshot=True)
+    session.sig_step_reported.emit(report)  # just asked (the run opened): the ask waits
+    assert panel._later.isActive() and not panel._job.busy
+    session.sig_step_reported.emit(report)
+    assert panel._later.isActive()
+    with qtbot.waitSignal(panel._job.sig_done, timeout=60000):
+        panel._later.timeout.emit()
+    session.sig_step_reported.emit(SimpleNamespace(snapshot=False))  # a step without a snapshot asks nothing
+    assert not panel._later.isActive() and not panel._job.busy
 
 
 def test_clicking_a_cell_shows_that_head_at_that_step_in_the_heatmaps_pane(qtbot, run):
@@ -52,7 +81,8 @@ def test_clicking_a_cell_shows_that_head_at_that_step_in_the_heatmaps_pane(qtbot
         panel.heatmap.sig_cell_clicked.emit(3, 1)  # row 3 = L1 H1, column 1 = step 2
     assert sig.args == [1, 1, 2]
     assert (heat.state.step, heat.state.layer, heat.state.head) == (2, 1, 1)
-    assert heat.step_box.currentData() == 2
+    assert heat.timeline.step() == 2 and session.browse_step == 2
+    assert not heat._job.busy  # a hidden pane asks nothing: it asks when it is seen
 
 
 def test_a_click_on_the_timeline_brings_the_heatmaps_pane_to_the_front(qtbot, make_window):

@@ -252,7 +252,8 @@ def test_a_prompt_outside_the_vocabulary_is_explained(qtbot, tok):
     assert "not in the vocabulary" in pane.status.text() and pane.status.isVisible()
 
 
-def test_browsing_a_saved_step_of_a_run(qtbot, tmp_path):
+def browsing(qtbot, tmp_path):
+    """A pane shown beside a tiny run just opened (saved steps 0, 2, 4), its newest step on screen."""
     from tests.engine.test_export_cli import tiny_run
 
     run = tiny_run(tmp_path / "run")
@@ -264,11 +265,16 @@ def test_browsing_a_saved_step_of_a_run(qtbot, tmp_path):
     session.set_tokenizer(run.tokenizer)
     with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
         session.set_run(run)
-    assert [pane.step_box.itemText(i) for i in range(pane.step_box.count())] == \
-        ["newest", "step 0", "step 2", "step 4"]
+    return run, session, pane
+
+
+def test_browsing_a_saved_step_of_a_run(qtbot, tmp_path):
+    run, session, pane = browsing(qtbot, tmp_path)
+    assert pane.timeline.steps == [0, 2, 4] and pane.timeline.following
     assert pane.prompt.text() == run.probe().prompt
     with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
-        pane.step_box.setCurrentIndex(2)
+        pane.timeline.slider.setValue(1)
+    assert session.browse_step == 2 and pane.state.step == 2
     ids = probes.prompt_ids(run.tokenizer, run.probe().prompt, run.config.model.n_ctx)
     want = probes.attention_maps(run.build_model(2), ids).weights
     np.testing.assert_allclose(pane.attention.grid.stack(), want, rtol=1e-5, atol=1e-7)
@@ -284,3 +290,26 @@ def test_weights_that_do_not_fit_the_config_are_explained(qtbot, tok):
     with qtbot.waitSignal(pane._job.sig_failed, timeout=20000):
         session.publish_weights(3, {k: v.clone() for k, v in other.state_dict().items()})
     assert "do not fit the model's config" in pane.status.text()
+
+
+def test_the_head_diff_is_the_difference_of_the_two_steps_attention(qtbot, tmp_path):
+    from engine.analysis.run_analysis import RunAnalysis
+
+    run, session, pane = browsing(qtbot, tmp_path)
+    assert [pane.diff.other.itemData(i) for i in range(pane.diff.other.count())] == [0, 2, 4]
+    with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
+        pane.tabs.setCurrentIndex(heatmaps.TABS.index("diff"))  # the timeline's step (newest, 4) minus step 0
+    with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
+        pane.diff.other.setCurrentIndex(1)  # minus step 2
+    pane._choose_head(1, 1)
+    prompt = run.probe().prompt
+    a = RunAnalysis(run.path)
+    want = a.attention(4, prompt).maps.weights[1, 1] - a.attention(2, prompt).maps.weights[1, 1]
+    np.testing.assert_array_equal(pane.diff.matrix(), want)
+    np.testing.assert_allclose(pane.diff.map.matrix(), want.astype(np.float32), equal_nan=True)
+    assert np.nanmax(np.abs(want)) > 0 and "step 4 − step 2" in pane.diff.map.title()
+    assert "step 4 − step 2" in pane.export_caption()
+    with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
+        session.set_browse_step(0)  # the shared timeline moves: the diff follows it
+    want = a.attention(0, prompt).maps.weights[1, 1] - a.attention(2, prompt).maps.weights[1, 1]
+    np.testing.assert_array_equal(pane.diff.matrix(), want)

@@ -42,3 +42,26 @@ def test_loop_plays_from_the_first_step_again(timeline):
         seen.append(timeline.step())
     assert seen == [10, 20, 30, 0, 10, 20] and timeline.playing
     timeline.pause()
+
+
+def test_show_moves_without_echo_and_a_user_move_is_reported(timeline, qtbot):
+    chosen, shown = [], []
+    timeline.sig_step_chosen.connect(chosen.append)
+    timeline.sig_step_changed.connect(shown.append)
+    timeline.show(10)
+    assert timeline.step() == 10 and not timeline.following and chosen == [] and shown == [10]
+    timeline.show(10)  # already there: nothing moves
+    assert shown == [10]
+    timeline.step_by(1)
+    assert chosen[-1] == 20
+    timeline.step_by(1)  # to the newest: following again
+    assert timeline.following and chosen[-1] is None
+    timeline.show(None)
+    assert timeline.step() == 30 and shown == [10, 20, 30]
+
+
+def test_a_step_shown_before_the_steps_arrive_is_kept():
+    t = Timeline()
+    t.show(15)
+    t.set_steps([0, 10, 20])
+    assert t.step() == 10 and not t.following

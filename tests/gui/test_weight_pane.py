@@ -213,3 +213,34 @@ def test_the_pane_keeps_the_matrices_of_the_last_steps_shown_within_its_bound(ru
     assert sorted(shown.summaries("blocks.1.W_Q")) == steps
     shown.keep("blocks.1.W_Q", steps[0], (answers[0][0].summary(), None, None))  # a chart's answer: no matrices
     assert shown.peek("blocks.1.W_Q", steps[0]) is None and shown.newest("blocks.1.W_Q") == steps[-1]
+
+
+def test_one_step_is_shared_with_the_heatmaps_pane(qtbot, run_path):
+    """Either pane's timeline moves the session's browse step and the other pane follows it; playing with
+    loop in the Heatmaps pane wraps to the first step and the Weight pane goes along."""
+    from gui.panes.heatmaps import HeatmapsPane
+
+    session, pane = make(qtbot, run_path)
+    heat = HeatmapsPane(session)
+    qtbot.addWidget(heat)
+    heat.show()
+    steps = pane.timeline.steps
+    assert heat.timeline.steps == steps == Run(run_path).saved_steps() and session.browse_step is None
+    pane.timeline.step_by(-1)
+    assert session.browse_step == steps[-2] and heat.timeline.step() == steps[-2] == heat.state.step
+    heat.timeline.step_by(-len(steps))
+    assert session.browse_step == steps[0] and pane.timeline.step() == steps[0] == pane.state.step
+    heat.timeline.step_by(len(steps))  # to the newest: both follow it again
+    assert session.browse_step is None and pane.timeline.following and pane.timeline.step() == steps[-1]
+    assert heat.state.step is None
+    heat.timeline.loop_box.setChecked(True)
+    heat.timeline.play()  # at the end: plays from the first step
+    seen = [(session.browse_step, pane.timeline.step(), heat.state.step)]
+    for _ in range(len(steps) + 1):
+        heat.timeline._advance()
+        seen.append((session.browse_step, pane.timeline.step(), heat.state.step))
+    heat.timeline.pause()
+    assert seen == [(s, s, s) for s in steps + steps[:2]]
+    assert not pane.timeline.following and not heat.timeline.following
+    wait_shown(qtbot, pane)
+    assert pane.record().step == steps[1]

@@ -1,7 +1,9 @@
 """The Heatmaps pane (DESIGN §1.4): attention, masks and positional encodings for a prompt, live while
 training and for any saved step of a run.
 
-The pane binds to the Session in `_connect` and keeps its view state in `HeatmapsState`. While it is
+The pane binds to the Session in `_connect` and keeps its view state in `HeatmapsState`. Its timeline scrubs
+and plays over the run's saved steps and is the Weight pane's too: the step browsed is `Session.browse_step`
+(None: the newest weights), which either pane moves and both follow. While it is
 seen (visible, on its dock's chosen tab) it asks the training worker for a weights copy every N steps
 (`Session.want_weights`); each copy, or a browsed step of the run, becomes a `Request` that
 the analysis process answers (gui.analysis.AnalysisJob: one at a time, only the newest waiting, so
@@ -14,8 +16,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QLineEdit, QSpinBox, QTabWidget, QVBoxLayout,
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import (QHBoxLayout, QLabel, QLineEdit, QSpinBox, QTabWidget, QVBoxLayout,
                                QWidget)
 
 from engine.errors import UserError
@@ -25,7 +27,9 @@ from ...analysis import AnalysisJob
 from ...session import Session
 from ...widgets.heatmap import EXPORT_FILTERS, HeatmapWidget
 from ...widgets.seen import SeenWidget
+from ...widgets.timeline import Timeline
 from .attention import AttentionView
+from .diff import DiffView
 from .masks import MasksView
 from .positional import PositionalView
 from .requests import TABS, Request, Source
@@ -52,16 +56,6 @@ class HeatmapsState:
     tab: str = "attention"
 
 
-class StepBox(QComboBox):
-    """The run's saved steps, listed afresh whenever the list opens (a live run keeps adding steps)."""
-
-    sig_opening = Signal()
-
-    def showPopup(self) -> None:
-        self.sig_opening.emit()
-        super().showPopup()
-
-
 class HeatmapsPane(SeenWidget):
     title = "Heatmaps"
     object_name = "pane_heatmaps"
@@ -86,9 +80,10 @@ class HeatmapsPane(SeenWidget):
     def _build(self) -> None:
         self.prompt = QLineEdit(self.state.prompt)
         self.prompt.setToolTip("The text whose attention is shown (cut to the context length); Enter applies")
-        self.step_box = StepBox()
-        self.step_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
-        self.step_box.setToolTip("Newest: the weights training just published, or the run's last saved step")
+        self.timeline = Timeline()
+        self.timeline.play_button.setToolTip("Play the heatmaps over training (Space)")
+        self.timeline.follow_box.setToolTip("Show the weights training just published, or the run's last "
+                                            "saved step")
         self.refresh_every = QSpinBox()
         self.refresh_every.setRange(1, 10_000)
         self.refresh_every.setValue(self.state.refresh_every)
@@ -107,21 +102,23 @@ class HeatmapsPane(SeenWidget):
         prompt_row.addWidget(self.prompt, 1)
         controls = QHBoxLayout()
         controls.setContentsMargins(0, 0, 0, 0)
-        for widget in (QLabel("Step:"), self.step_box, QLabel("Refresh every"), self.refresh_every,
+        for widget in (QLabel("Refresh every"), self.refresh_every,
                        QLabel("Layer:"), self.layer, QLabel("Head:"), self.head):
             controls.addWidget(widget)
         controls.addStretch(1)
         self.attention, self.masks, self.positional = AttentionView(), MasksView(), PositionalView()
-        self.views = dict(zip(TABS, (self.attention, self.masks, self.positional)))
+        self.diff = DiffView()
+        self.views = dict(zip(TABS, (self.attention, self.masks, self.positional, self.diff)))
         for view in (v for tab in self.views.values() for v in tab.findChildren(HeatmapWidget)):
             view.set_caption_source(self.export_caption)  # every exported figure names run, step and prompt
         self.tabs = QTabWidget()
-        for view, label in zip(self.views.values(), ("Attention", "Masks", "Positional encodings")):
+        for view, label in zip(self.views.values(), ("Attention", "Masks", "Positional encodings", "Head diff")):
             self.tabs.addTab(view, label)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(prompt_row)
         layout.addLayout(controls)
+        layout.addWidget(self.timeline)
         layout.addWidget(self.status)
         layout.addWidget(self.tabs, 1)
         self.tabs.hide()  # until there is something to show; the status line says how to get there
@@ -136,22 +133,28 @@ class HeatmapsPane(SeenWidget):
         self._job.sig_done.connect(self._on_result)
         self._job.sig_failed.connect(self._on_failed)
         self.prompt.editingFinished.connect(self._on_prompt_edited)
-        self.step_box.currentIndexChanged.connect(self._on_step_chosen)
-        self.step_box.sig_opening.connect(self._list_steps)
+        self.timeline.sig_step_changed.connect(self._on_step_shown)
+        self.timeline.sig_step_chosen.connect(s.set_browse_step)
+        # ticking "follow newest" at the newest saved step moves nothing, yet means the live weights
+        self.timeline.sig_follow_changed.connect(lambda _on: self._on_step_shown(self.timeline.step()))
+        s.sig_browse_step_changed.connect(self.timeline.show)
+        s.sig_step_reported.connect(self._on_step_reported)
         self.refresh_every.valueChanged.connect(self._on_refresh_every_changed)
         self.layer.valueChanged.connect(self._on_head_chosen)
         self.head.valueChanged.connect(self._on_head_chosen)
         self.attention.sig_head_chosen.connect(self._choose_head)
         self.masks.sig_band_changed.connect(self._on_band_changed)
         self.positional.sig_shift_changed.connect(self._on_shift_changed)
+        self.diff.sig_other_changed.connect(lambda _step: self.seen() and self.refresh())
         self.tabs.currentChanged.connect(self._on_tab_changed)
 
     # ---- what to show ----------------------------------------------------------------------
 
-    def source(self) -> Source | None:
-        """The newest published weights, or a saved step of the open run; None when there are none."""
+    def source(self, saved: bool = False) -> Source | None:
+        """The newest published weights (unless `saved`), or a saved step of the open run; None when there
+        are none."""
         s = self.session
-        if self.state.step is None and s.weights is not None:
+        if self.state.step is None and s.weights is not None and not saved:
             return Source(s.weights_step, s.model, weights=s.weights)
         if s.run is None:
             return None
@@ -161,13 +164,16 @@ class HeatmapsPane(SeenWidget):
 
     def refresh(self) -> None:
         """Ask for the current tab's view of the current weights unless it is shown or already asked."""
-        source = self.source()
+        st = self.state
+        source = self.source(saved=st.tab == "diff")
         tokenizer = self.session.tokenizer or getattr(self.session.run, "tokenizer", None)
+        if st.tab == "diff" and (source is None or self.diff.other_step() is None):
+            self._say("The head diff compares two saved steps of a run: open or train one.")
+            return
         if source is None or tokenizer is None:
             self._say("Press Train or Step, or open a run, to see attention, masks and positions.")
             return
-        st = self.state
-        request = Request(st.tab, source, tokenizer, st.prompt, st.band, st.shift)
+        request = Request(st.tab, source, tokenizer, st.prompt, st.band, st.shift, self.diff.other_step())
         shown = self._results.get(st.tab, (None, None))[0]
         if request.key in (shown, self._asked):
             return
@@ -177,14 +183,15 @@ class HeatmapsPane(SeenWidget):
     def export_caption(self) -> str:
         run, result = self.session.run, self._results.get(self.state.tab, (None, None))[1]
         step = getattr(result, "step", None)
-        parts = (f"run {run.path.name}" if run is not None else "", "" if step is None else f"step {step}",
+        other = f" − step {result.other_step}" if hasattr(result, "other_step") else ""
+        parts = (f"run {run.path.name}" if run is not None else "", "" if step is None else f"step {step}{other}",
                  f"prompt “{self.state.prompt}”" if self.state.tab != "positional" else "")
         return " · ".join(p for p in parts if p)
 
     def export_job(self):
         """File → Export…: the main view of the current tab (filters, suggested name, fn(path) -> Path)."""
         view = {"attention": self.attention.stack.currentWidget(), "masks": self.masks.attention[0],
-                "positional": self.positional.matrix}[self.state.tab]
+                "positional": self.positional.matrix, "diff": self.diff.map}[self.state.tab]
         if self.state.tab not in self._results:
             return None
         return EXPORT_FILTERS, f"{self.state.tab}.png", view.export_job()
@@ -269,27 +276,31 @@ class HeatmapsPane(SeenWidget):
             self.refresh()  # training came to rest: show exactly the weights it rests on
 
     def _list_steps(self) -> None:
+        """The run's saved steps onto the timeline (a directory listing; a live run keeps adding them)."""
         run = self.session.run
         steps = run.saved_steps() if run is not None else []
-        wanted = self.state.step
-        self.step_box.blockSignals(True)
-        self.step_box.clear()
-        self.step_box.addItem("newest", None)
-        for step in steps:
-            self.step_box.addItem(f"step {step}", step)
-        self.step_box.setCurrentIndex(max(0, self.step_box.findData(wanted)) if wanted is not None else 0)
-        self.step_box.blockSignals(False)
+        self.timeline.set_steps(steps)
+        self.diff.set_steps(steps)
+
+    def _on_step_reported(self, report) -> None:
+        if (report.snapshot or report.checkpoint) and self.seen():
+            self._list_steps()
 
     def show_head_at_step(self, layer: int, head: int, step: int) -> None:
-        """Browse the saved `step` with (layer, head) chosen: the head timeline's click."""
-        self.state.step = step
+        """Browse the saved `step` with (layer, head) chosen: the head timeline's click (the Weight pane's
+        timeline moves there too)."""
         self._list_steps()
         self._choose_head(layer, head)
-        self.refresh()
+        self.session.set_browse_step(step)
 
-    def _on_step_chosen(self, index: int) -> None:
-        self.state.step = self.step_box.itemData(index)
-        self.refresh()
+    def _on_step_shown(self, step: int) -> None:
+        """The timeline moved (scrubbed, played, told by the Weight pane): following it is showing the
+        newest weights; each move asks the analysis process, whose job keeps only the newest request."""
+        self.state.step = None if self.timeline.following else step
+        if self.state.step is None and self._running() and self.session.weights is not None:
+            return  # following live weights: they refresh at their own rate (_on_weights_ready)
+        if self.seen():  # the Weight pane may play the shared timeline while this pane is hidden
+            self.refresh()
 
     def _on_prompt_edited(self) -> None:
         text = self.prompt.text()
@@ -312,6 +323,7 @@ class HeatmapsPane(SeenWidget):
         self.state.layer, self.state.head = self.layer.value(), self.head.value()
         self.attention.select(self.state.layer, self.state.head)
         self.masks.select(self.state.layer, self.state.head)
+        self.diff.select(self.state.layer, self.state.head)
 
     def _on_band_changed(self, band: int) -> None:
         self.state.band = band
@@ -332,4 +344,5 @@ class HeatmapsPane(SeenWidget):
     def seen_changed(self, seen: bool) -> None:
         self.session.want_weights(self.object_name, self.state.refresh_every if seen else 0)
         if seen:
+            self._list_steps()
             self.refresh()

@@ -1,9 +1,9 @@
 """What the heatmaps pane asks the analysis process (gui/analysis.py): one request in, one result out.
 
-A request names the tab (attention, masks or positional encodings), where the weights come from (a copy
+A request names the tab (attention, masks, positional encodings or a head's diff between two steps), where the weights come from (a copy
 published by training, or a saved step of a run) and the view's parameters; `Request.call()` is the
 function and arguments sent. A saved step is answered by the run's RunAnalysis
-(engine.analysis.service.ask), a live copy by the same pure functions on one model cache (`ask_live`), so a
+(engine.analysis.service.ask; the diff is always between two saved steps), a live copy by the same pure functions on one model cache (`ask_live`), so a
 refresh costs one state-dict copy and the forward passes the tab needs. Results are the frozen dataclasses
 of numpy arrays that engine/analysis/attention.py defines.
 """
@@ -16,7 +16,7 @@ from typing import Any
 from engine.analysis import service
 from engine.config import ModelConfig
 
-TABS = ("attention", "masks", "positional")
+TABS = ("attention", "masks", "positional", "diff")
 
 
 @dataclass(frozen=True)
@@ -41,16 +41,19 @@ class Request:
     prompt: str
     band: int = 4    # β of the banded mask on the masks tab
     shift: int = 1   # k of the shift map on the positional tab
+    other: int | None = None  # the saved step subtracted on the diff tab
 
     @property
     def key(self) -> tuple:
-        params = {"attention": (), "masks": (self.band,), "positional": (self.shift,)}[self.tab]
-        return (self.tab, self.source.key, self.prompt, *params)
+        params = {"attention": (), "masks": (self.band,), "positional": (self.shift,), "diff": (self.other,)}
+        return (self.tab, self.source.key, self.prompt, *params[self.tab])
 
     def call(self) -> tuple:
         """(fn, *args) for the analysis process: a RunAnalysis method on a saved step, or the same
         analysis of a published copy."""
         src = self.source
+        if self.tab == "diff":
+            return (service.ask, str(src.run.path), "attention_diff", src.step, self.other, self.prompt)
         params = {"attention": (self.prompt,), "masks": (self.prompt, self.band), "positional": (self.shift,)}
         if src.weights is None:
             return (service.ask, str(src.run.path), self.tab, src.step, *params[self.tab])

@@ -2,7 +2,8 @@
 batch over training, split by the form into route classes (and terms, for small weights).
 
 A weight is opened by clicking it anywhere (the architecture diagram, a term in the forms pane: any
-`Session.select_weight`) or from the list here. The timeline scrubs and plays over the run's saved steps;
+`Session.select_weight`) or from the list here. The timeline scrubs and plays over the run's saved steps
+(one step shared with the Heatmaps pane: `Session.browse_step`);
 beside G (or the class or term chosen in the list, whose formula is rendered below it) are the weight
 itself and the update the optimizer applied to reach this step from the previous one; charts show the norms over
 training, the update's geometry (gui/widgets/geometry_view.py) and which route classes the updates descended
@@ -165,6 +166,8 @@ class WeightPane(SeenWidget):
         self.feeder.sig_failed.connect(lambda message: self._say(message, error=True))
         self.weight_box.currentTextChanged.connect(self._on_weight_box)
         self.timeline.sig_step_changed.connect(self._on_step_changed)
+        self.timeline.sig_step_chosen.connect(s.set_browse_step)  # one timeline shared with the Heatmaps pane
+        s.sig_browse_step_changed.connect(self.timeline.show)
         self.parts.sig_part_chosen.connect(self._on_part_chosen)
         self.split_box.currentIndexChanged.connect(self._on_chart_options)
         self.mode_box.currentIndexChanged.connect(self._on_chart_options)

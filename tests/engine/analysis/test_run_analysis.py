@@ -42,6 +42,21 @@ def test_attention_is_the_probes_on_the_saved_model(run):
     assert a.attention(4, "To be, or not") is got  # the second ask is the cached answer
 
 
+def test_attention_diff_is_the_difference_of_the_two_steps_attention(run):
+    a = RunAnalysis(run.path)
+    d = a.attention_diff(6, 2, "To be, or not")
+    want = probes.attention_maps(run.build_model(6), probes.prompt_ids(run.tokenizer, "To be, or not",
+                                                                       run.config.model.n_ctx)).weights
+    np.testing.assert_array_equal(d.diff, a.attention(6, "To be, or not").maps.weights
+                                  - a.attention(2, "To be, or not").maps.weights)
+    np.testing.assert_allclose(d.diff + a.attention(2, "To be, or not").maps.weights, want, atol=1e-6)
+    causal = np.tril(np.ones(d.diff.shape[-2:], bool))
+    assert (d.step, d.other_step) == (6, 2) and np.isnan(d.diff[..., ~causal]).all()
+    np.testing.assert_allclose(np.nansum(d.diff, axis=-1), 0, atol=1e-6)  # rows of two distributions
+    assert np.abs(d.diff[..., causal]).max() > 0  # training moved some head
+    assert a.attention_diff(6, 2, "To be, or not") is d
+
+
 def test_masks_and_positional_answer_for_the_run(run):
     a = RunAnalysis(run.path)
     m = a.masks(6, "abc", band=2)
