@@ -194,3 +194,22 @@ def test_scrubbing_back_and_forth_ends_on_the_step_named(qtbot, run_path):
         qtbot.wait(5)
     wait_shown(qtbot, pane)
     assert pane.record().step == pane.timeline.step()
+
+
+def test_a_weight_with_too_many_terms_offers_its_largest_with_shares(qtbot, run_path):
+    """W_E has 196 terms, more than are split at every step: the parts list offers the largest at the step
+    shown (RunAnalysis.largest_terms through the analysis process), with their shares, and one shows."""
+    from engine.analysis.run_analysis import RunAnalysis
+
+    _, pane = make(qtbot, run_path, "W_E")
+    group = pane.parts.groups["term"]
+    qtbot.waitUntil(lambda: group.text(0).startswith("terms: largest"), timeout=WAIT)
+    want = RunAnalysis(run_path).largest_terms(pane.timeline.step(), "W_E")
+    assert group.text(0) == f"terms: largest {len(want.terms)} of 196"
+    shown = [group.child(i) for i in range(group.childCount())]
+    assert [c.toolTip(0) for c in shown] == list(want.terms)  # largest first, no note left
+    first = next(iter(want.terms))
+    assert shown[0].text(2) == f"{100 * want.share(first):.1f}%"
+    pane.parts.setCurrentItem(shown[0])
+    np.testing.assert_allclose(pane.G_map.matrix(), want.terms[first], rtol=1e-6, atol=0)
+    assert pane.G_map.title().startswith(f"G [{first}]")
