@@ -213,3 +213,33 @@ def test_a_weight_with_too_many_terms_offers_its_largest_with_shares(qtbot, run_
     pane.parts.setCurrentItem(shown[0])
     np.testing.assert_allclose(pane.G_map.matrix(), want.terms[first], rtol=1e-6, atol=0)
     assert pane.G_map.title().startswith(f"G [{first}]")
+
+
+def drawn_labels(axis) -> list[str]:
+    """The texts pyqtgraph draws on an axis (it leaves out those that would overlap)."""
+    from PySide6.QtGui import QImage, QPainter
+
+    image = QImage(200, 400, QImage.Format.Format_ARGB32)
+    painter = QPainter(image)
+    try:
+        specs = axis.generateDrawSpecs(painter)
+    finally:
+        painter.end()
+    return [text for _, _, text in specs[2]] if specs else []
+
+
+@pytest.mark.parametrize("part", ["L1.mlp", "L1.q"])
+def test_short_colour_bars_keep_their_numbers_at_the_last_step(qtbot, run_path, part):
+    """Issue 16 item 5, on a trained run: blocks.0.W_Q, route class L1.mlp or L1.q, the last step, heatmaps
+    ~56 px tall. pyqtgraph's own ticks left the ΔW bar with "0" alone; every bar names both ends and 0."""
+    _, pane = make(qtbot, run_path, "blocks.0.W_Q")
+    pane.resize(1000, 400)
+    assert pane.timeline.step() == pane.timeline.steps[-1]
+    pane.parts.setCurrentItem(pane.parts.items[("class", part)])
+    qtbot.waitUntil(lambda: pane.G_map.title().startswith(f"G [{part}]"), timeout=WAIT)
+    qtbot.waitUntil(lambda: pane.G_map._bar.axis.height() < 80, timeout=WAIT)
+    for heatmap in (pane.G_map, pane.W_map, pane.dW_map):
+        lo, hi = heatmap.levels
+        assert lo < 0 < hi
+        texts = drawn_labels(heatmap._bar.axis)
+        assert {f"{lo:.3g}", f"{hi:.3g}", "0"} <= set(texts), (heatmap.title(), texts)
