@@ -243,3 +243,16 @@ def test_short_colour_bars_keep_their_numbers_at_the_last_step(qtbot, run_path, 
         assert lo < 0 < hi
         texts = drawn_labels(heatmap._bar.axis)
         assert {f"{lo:.3g}", f"{hi:.3g}", "0"} <= set(texts), (heatmap.title(), texts)
+
+
+def test_the_pane_fits_a_laptops_dock_with_every_title_whole(qtbot, run_path):
+    """Issue 16 item 10: at 1264×650 the Weight dock is ~699×567. The geometry tab's five maps asked ~800 px
+    and pushed the ΔW map off screen; they scroll in their tab, and G, W and ΔW show whole titles."""
+    _, pane = make(qtbot, run_path, "blocks.0.W_Q")
+    assert pane.minimumSizeHint().width() <= 699
+    pane.resize(699, 567)
+    qtbot.waitUntil(lambda: pane.dW_map.title().startswith("ΔW = W("), timeout=WAIT)
+    qtbot.wait(50)  # the layout settles
+    for heatmap in (pane.G_map, pane.W_map, pane.dW_map):
+        assert heatmap.mapTo(pane, heatmap.rect().topRight()).x() <= pane.width()
+        assert heatmap._title_label.shown_text() == heatmap.title()

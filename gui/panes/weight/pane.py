@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QScrol
 from engine.analysis import service
 
 from ...analysis import AnalysisJob
+from ...screen_fit import scrolling
 from ...session import Session
 from ...widgets.geometry_view import GeometryView
 from ...widgets.heatmap import HeatmapWidget
@@ -131,7 +132,9 @@ class WeightPane(SeenWidget):
         col.addWidget(self.norms, 1)
         col = QVBoxLayout(geometry_tab)
         col.setContentsMargins(0, 0, 0, 0)
-        col.addWidget(self.geometry_view, 3)
+        # five maps side by side ask ~800 px: they scroll in their tab rather than widen the whole pane past
+        # a laptop's dock (the G, W and ΔW maps above went off screen)
+        col.addWidget(scrolling(self.geometry_view), 3)
         col.addWidget(self.geometry_label)
         col.addWidget(self.geometry_chart, 1)
         self.tabs = QTabWidget()
