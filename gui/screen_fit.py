@@ -11,8 +11,8 @@ Three pieces, each for one way a small screen was failing (issue 16, item 1):
 
 from __future__ import annotations
 
-from PySide6.QtCore import QRect, QSize, Qt
-from PySide6.QtWidgets import QFrame, QScrollArea, QWidget
+from PySide6.QtCore import QEvent, QRect, QSize, Qt
+from PySide6.QtWidgets import QFrame, QScrollArea, QStyle, QWidget
 
 from .widgets import wheel_guard
 
@@ -34,14 +34,69 @@ def layout_columns(available: QRect) -> int:
     return 3 if available.isEmpty() or available.width() >= WIDE_SCREEN else 2
 
 
+class PaneArea(QScrollArea):
+    """A scroll area that gives its pane the viewport's size, never less than the pane's minimum size, and
+    scrolls only below that minimum.
+
+    Not QScrollArea's widgetResizable: for a pane holding a word-wrapped label (height for width) it sizes
+    the pane to its layout's preferred height at the viewport's width, not its minimum. The heatmaps pane
+    stood 1198 px tall in a 567 px dock at 1264×650, its large view stretched and the four small panels
+    of "one head, large" scrolled off the bottom.
+    """
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setWidgetResizable(False)
+
+    def setWidget(self, widget: QWidget) -> None:
+        super().setWidget(widget)
+        widget.installEventFilter(self)
+        self._fit()
+
+    def fills(self) -> bool:
+        """True: the pane is sized by this area (the role widgetResizable has for a plain QScrollArea)."""
+        return self.widget() is not None
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._fit()
+
+    def eventFilter(self, watched, event) -> bool:
+        if watched is self.widget() and event.type() == QEvent.Type.LayoutRequest:
+            self._fit()
+        return super().eventFilter(watched, event)
+
+    @staticmethod
+    def _least(pane: QWidget) -> QSize:
+        # minimumSizeHint, not a height for width: Qt's minimum height for width of a box layout is its
+        # items' preferred height for width (the same 1198 px)
+        return pane.minimumSizeHint().expandedTo(pane.minimumSize())
+
+    def _fit(self) -> None:
+        pane = self.widget()
+        if pane is None:
+            return
+        bar = self.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent)
+        room = QSize(self.width() - 2 * self.frameWidth(), self.height() - 2 * self.frameWidth())
+        least = self._least(pane)
+        if least.height() > room.height():  # a vertical bar takes width
+            room.setWidth(room.width() - bar)
+        if least.width() > room.width():
+            room.setHeight(room.height() - bar)
+            if least.height() > room.height() and least.height() <= room.height() + bar:
+                room.setWidth(room.width() - bar)
+        size = room.expandedTo(least)
+        if pane.size() != size:
+            pane.resize(size)
+
+
 def scrolling(pane: QWidget) -> QScrollArea:
     """`pane` in a frameless scroll area that resizes it (so it fills the dock when there is room) and
-    scrolls only when the dock is smaller than the pane's minimum size. The wheel over its fields scrolls
-    it (wheel_guard) until a field is clicked."""
-    area = QScrollArea()
+    scrolls only when the dock is smaller than the pane's minimum size (PaneArea). The wheel over its fields
+    scrolls it (wheel_guard) until a field is clicked."""
+    area = PaneArea()
     area.setObjectName(f"{pane.objectName()}_scroll")
     area.setFrameShape(QFrame.Shape.NoFrame)
-    area.setWidgetResizable(True)
     area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
     area.setWidget(pane)
     area.setMinimumSize(PANE_MIN)

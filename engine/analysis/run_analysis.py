@@ -125,6 +125,15 @@ class RunAnalysis:
         return self.cached("term", step, (term_id, weight),
                            lambda: terms.term_values(self.snapshot(step), term_id, weight, step))
 
+    def largest_terms(self, step: int, weight: str, k: int | None = None):
+        """The k terms of `weight` with the largest ‖G_t‖ at `step`, largest first, with their shares of
+        Σ‖G_t‖ (engine/coefficients/largest.py: for weights with too many terms to split at every step)."""
+        from ..coefficients.largest import TOP_K, largest_terms
+
+        k = TOP_K if k is None else k
+        return self.cached("largest_terms", step, (weight, k),
+                           lambda: largest_terms(self.snapshot(step), weight, step, k))
+
     def update_geometry(self, weight: str, step: int | None = None):
         """G of `weight` at `step` (None: the newest) turned into a step by each geometry, beside the applied
         ΔW and the route classes' shares of it (engine/analysis/update.py, FORMS.md §8)."""

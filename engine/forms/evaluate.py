@@ -17,7 +17,7 @@ batch's sequences; a head's block of W_Q is placed in its columns of the full ma
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 import torch
 
@@ -57,8 +57,13 @@ def _embed(param: Param, sym: Sym, g: torch.Tensor) -> torch.Tensor:
 def term_coefficients(bound: Bound, terms: Iterable[Term]) -> dict[str, torch.Tensor]:
     """term ID -> its coefficient Σ G^t in the shape of its parameter (zero outside a head's block).
     Terms are taken in the order given; Leibniz order shares the most route prefixes."""
+    return dict(iter_term_coefficients(bound, terms))
+
+
+def iter_term_coefficients(bound: Bound, terms: Iterable[Term]) -> Iterator[tuple[str, torch.Tensor]]:
+    """(term ID, coefficient) one term at a time, as `term_coefficients` computes them: a caller that keeps
+    only a few (the largest terms) holds one route prefix's values at a time, not every term's matrix."""
     net = bound.net
-    out: dict[str, torch.Tensor] = {}
     stack: list[tuple[Word, object]] = []
     for t in terms:
         chain = t.chain
@@ -69,8 +74,7 @@ def term_coefficients(bound: Bound, terms: Iterable[Term]) -> dict[str, torch.Te
         for j in range(k, len(chain)):
             memo = {chain[j - 1]: stack[j - 1][1]} if j else {}
             stack.append((chain[j], bound.value(chain[j], memo)))
-        out[t.id] = _embed(net.param_of(t.symbol), t.symbol, _coefficient(stack[-1][1], t.leaf))
-    return out
+        yield t.id, _embed(net.param_of(t.symbol), t.symbol, _coefficient(stack[-1][1], t.leaf))
 
 
 def word_coefficient(bound: Bound, term: Term) -> torch.Tensor:
@@ -257,5 +261,5 @@ def terms(bound: Bound, forms: Forms, weight: str | None = None, limit: int | No
     return {t.id: _embed(net.param_of(t.symbol), t.symbol, values[t.id]) for t in listed}
 
 
-__all__ = ["apply_operator", "Bound", "term_coefficients", "word_coefficient", "propagate", "backward", "total",
+__all__ = ["apply_operator", "Bound", "term_coefficients", "iter_term_coefficients", "word_coefficient", "propagate", "backward", "total",
            "classes", "classes_summed", "terms"]

@@ -147,3 +147,42 @@ def test_norms_table_and_class_descriptions(run):
     assert np.isnan(table["cos_dW_G"][0]) and not np.isnan(table["cos_dW_G"][-1])  # first step: no update
     assert co.class_description("L1.q") == "routes whose first branch is layer 1's query"
     assert co.class_description("L0.v.h1").endswith("value, head 1")
+
+
+@pytest.mark.parametrize("weight", ["W_E", "blocks.0.ln1.g"])
+def test_largest_terms_equal_the_terms_one_by_one_and_are_sorted(run, weight):
+    """A weight with more terms than the pane splits at every step offers its largest; each equals its own
+    word evaluated alone (no shared prefixes), the K are the largest of every term, largest first."""
+    from engine.analysis.run_analysis import RunAnalysis
+    from engine.forms import evaluate
+
+    a = RunAnalysis(run.path)
+    step = a.saved_steps()[-1]
+    snap = a.snapshot(step)
+    assert snap.forms.count(weight) > co.TERM_LIMIT
+    got = a.largest_terms(step, weight, 5)
+    assert got.count == snap.forms.count(weight) and len(got.terms) == 5
+    norms = list(got.norms.values())
+    assert norms == sorted(norms, reverse=True) and norms[-1] > 0
+    with torch.no_grad():
+        every = {t.id: evaluate.word_coefficient(snap.bound, t).double()
+                 for t in snap.forms.terms(weight)}
+    for tid, matrix in got.terms.items():
+        assert np.allclose(matrix, every[tid].numpy(), rtol=1e-4, atol=1e-6 * float(every[tid].abs().max()))
+        assert got.norms[tid] == pytest.approx(float(torch.linalg.vector_norm(every[tid])), rel=1e-4)
+    rest = sorted((float(torch.linalg.vector_norm(v)) for k, v in every.items() if k not in got.terms),
+                  reverse=True)
+    assert rest[0] <= norms[-1] * (1 + 1e-4)
+    assert got.norm_sum == pytest.approx(sum(float(torch.linalg.vector_norm(v)) for v in every.values()), rel=1e-4)
+    assert got.share(next(iter(got.terms))) == pytest.approx(norms[0] / got.norm_sum)
+
+
+def test_largest_terms_refuse_beyond_the_budget_in_one_line(run):
+    from engine.coefficients.largest import largest_terms
+    from engine.errors import UserError
+    from engine.forms import Snapshot
+
+    probe = run.probe()
+    snap = Snapshot(run.config.model, run.load_weights(0), probe.x, probe.y)
+    with pytest.raises(UserError, match="196 terms, more than the 100"):
+        largest_terms(snap, "W_E", 0, budget=100)

@@ -167,3 +167,24 @@ def test_file_export_and_copy_latex_follow_the_chosen_term(qtbot, pane, tmp_path
     pane.copy_latex()
     assert QGuiApplication.clipboard().text() == "G = " + __import__("engine.forms", fromlist=["latex"]).latex(
         pane.terms.term.G)
+
+
+@pytest.mark.parametrize("how", ["button", "escape"])
+def test_stop_cancels_a_running_line_and_shows_only_while_one_runs(qtbot, pane, how):
+    """A line of ~10⁵ summands runs for seconds: Stop (or Esc) ends it with "evaluation cancelled", the
+    prompt comes back, and the button is hidden again; it is not shown while nothing runs."""
+    console = pane.console
+    stop = console.stop_button
+    assert not stop.isVisible()
+    console.prompt.setText("z = flatten(expandmm(form(encoder(6)))); log(z.length)")
+    with qtbot.waitSignal(console.sig_failed, timeout=60000) as got:
+        qtbot.keyClick(console.prompt, Qt.Key.Key_Return)
+        assert console.running and stop.isVisible()
+        if how == "button":
+            qtbot.mouseClick(stop, Qt.MouseButton.LeftButton)
+        else:
+            qtbot.keyClick(stop, Qt.Key.Key_Escape)
+    assert "evaluation cancelled" in got.args[1]
+    assert not stop.isVisible() and console.prompt.isEnabled()
+    assert "evaluation cancelled" in console.log.toPlainText()
+    assert enter(qtbot, pane, "log(1)") and not stop.isVisible()  # the next line runs uncancelled

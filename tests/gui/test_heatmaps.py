@@ -313,3 +313,55 @@ def test_the_head_diff_is_the_difference_of_the_two_steps_attention(qtbot, tmp_p
         session.set_browse_step(0)  # the shared timeline moves: the diff follows it
     want = a.attention(0, prompt).maps.weights[1, 1] - a.attention(2, prompt).maps.weights[1, 1]
     np.testing.assert_array_equal(pane.diff.matrix(), want)
+
+
+def test_one_head_large_fits_a_small_window_without_slivers_or_cut_titles(qtbot, tok):
+    """Issue 16 item 10, as the dock holds the pane at 1264×650 (699×567 around it): the pane is given the
+    dock's height (a word-wrapped label made the scroll area stretch it to its preferred 1198 px, and the
+    four small panels scrolled off), the four panels keep a usable view, and no title is cut, here or in
+    the positional view."""
+    from gui import screen_fit
+
+    session, pane, model = make(qtbot, tok)
+    area = screen_fit.scrolling(pane)
+    try:
+        check_small_window(qtbot, session, pane, model, area)
+    finally:
+        area.takeWidget()  # the pane is qtbot's to close
+        area.deleteLater()
+
+
+def check_small_window(qtbot, session, pane, model, area):
+    area.resize(699, 567)
+    area.show()
+    qtbot.waitExposed(area)
+    publish(qtbot, session, pane, model)
+    pane.attention.mode.button(1).setChecked(True)
+    qtbot.waitUntil(lambda: pane.attention.single.title().startswith("attention weights · layer 0"), timeout=20000)
+    qtbot.wait(50)  # the layout settles
+    assert pane.height() <= max(area.height(), pane.minimumSizeHint().height())
+    for panel in pane.attention.steps:
+        assert panel.isVisible() and panel.mapTo(pane, panel.rect().bottomRight()).y() <= pane.height()
+        assert panel._view.width() >= 80 and panel._view.height() >= 70, panel.title()
+        assert panel._title_label.shown_text() == panel.title()
+    pane.tabs.setCurrentIndex(2)
+    views = pane.positional
+    qtbot.waitUntil(lambda: views.matrix.title().startswith("encoding P"), timeout=20000)
+    qtbot.wait(50)
+    for heatmap in (views.matrix, views.similarity, views.shift_map):
+        assert heatmap._title_label.shown_text() == heatmap.title()
+
+
+def test_a_long_update_title_is_shown_whole_in_a_narrow_heatmap(qtbot):
+    from gui.widgets.heatmap import HeatmapWidget
+
+    heatmap = HeatmapWidget(title="ΔW")
+    qtbot.addWidget(heatmap)
+    heatmap.set_matrix(np.eye(4) - 0.5, kind="signed", title="ΔW = W(245) − W(240)")
+    heatmap.resize(heatmap.minimumSizeHint().width() + 20, 200)
+    heatmap.show()
+    qtbot.waitExposed(heatmap)
+    qtbot.waitUntil(lambda: heatmap._title_label.width() > 0)  # laid out
+    qtbot.wait(50)
+    assert heatmap._title_label.shown_text() == "ΔW = W(245) − W(240)"
+    assert heatmap._title_label.toolTip() == "ΔW = W(245) − W(240)"

@@ -30,7 +30,7 @@ def test_the_real_window_fits_its_screen_and_every_pane_scrolls_below_its_minimu
     assert w.minimumSizeHint().width() <= 1280 - 16 and w.minimumSizeHint().height() <= 640
     for name, dock in w.docks.items():
         area = dock.widget()
-        assert area.widget() is w.panes[name] and area.widgetResizable()
+        assert area.widget() is w.panes[name] and area.fills()
         assert dock.minimumSizeHint().width() <= screen_fit.PANE_MIN.width() + 4
 
 

@@ -244,3 +244,65 @@ def test_one_step_is_shared_with_the_heatmaps_pane(qtbot, run_path):
     assert not pane.timeline.following and not heat.timeline.following
     wait_shown(qtbot, pane)
     assert pane.record().step == steps[1]
+
+
+def test_a_weight_with_too_many_terms_offers_its_largest_with_shares(qtbot, run_path):
+    """W_E has 196 terms, more than are split at every step: the parts list offers the largest at the step
+    shown (RunAnalysis.largest_terms through the analysis process), with their shares, and one shows."""
+    from engine.analysis.run_analysis import RunAnalysis
+
+    _, pane = make(qtbot, run_path, "W_E")
+    group = pane.parts.groups["term"]
+    qtbot.waitUntil(lambda: group.text(0).startswith("terms: largest"), timeout=WAIT)
+    want = RunAnalysis(run_path).largest_terms(pane.timeline.step(), "W_E")
+    assert group.text(0) == f"terms: largest {len(want.terms)} of 196"
+    shown = [group.child(i) for i in range(group.childCount())]
+    assert [c.toolTip(0) for c in shown] == list(want.terms)  # largest first, no note left
+    first = next(iter(want.terms))
+    assert shown[0].text(2) == f"{100 * want.share(first):.1f}%"
+    pane.parts.setCurrentItem(shown[0])
+    np.testing.assert_allclose(pane.G_map.matrix(), want.terms[first], rtol=1e-6, atol=0)
+    assert pane.G_map.title().startswith(f"G [{first}]")
+
+
+def drawn_labels(axis) -> list[str]:
+    """The texts pyqtgraph draws on an axis (it leaves out those that would overlap)."""
+    from PySide6.QtGui import QImage, QPainter
+
+    image = QImage(200, 400, QImage.Format.Format_ARGB32)
+    painter = QPainter(image)
+    try:
+        specs = axis.generateDrawSpecs(painter)
+    finally:
+        painter.end()
+    return [text for _, _, text in specs[2]] if specs else []
+
+
+@pytest.mark.parametrize("part", ["L1.mlp", "L1.q"])
+def test_short_colour_bars_keep_their_numbers_at_the_last_step(qtbot, run_path, part):
+    """Issue 16 item 5, on a trained run: blocks.0.W_Q, route class L1.mlp or L1.q, the last step, heatmaps
+    ~56 px tall. pyqtgraph's own ticks left the ΔW bar with "0" alone; every bar names both ends and 0."""
+    _, pane = make(qtbot, run_path, "blocks.0.W_Q")
+    pane.resize(1000, 400)
+    assert pane.timeline.step() == pane.timeline.steps[-1]
+    pane.parts.setCurrentItem(pane.parts.items[("class", part)])
+    qtbot.waitUntil(lambda: pane.G_map.title().startswith(f"G [{part}]"), timeout=WAIT)
+    qtbot.waitUntil(lambda: pane.G_map._bar.axis.height() < 80, timeout=WAIT)
+    for heatmap in (pane.G_map, pane.W_map, pane.dW_map):
+        lo, hi = heatmap.levels
+        assert lo < 0 < hi
+        texts = drawn_labels(heatmap._bar.axis)
+        assert {f"{lo:.3g}", f"{hi:.3g}", "0"} <= set(texts), (heatmap.title(), texts)
+
+
+def test_the_pane_fits_a_laptops_dock_with_every_title_whole(qtbot, run_path):
+    """Issue 16 item 10: at 1264×650 the Weight dock is ~699×567. The geometry tab's five maps asked ~800 px
+    and pushed the ΔW map off screen; they scroll in their tab, and G, W and ΔW show whole titles."""
+    _, pane = make(qtbot, run_path, "blocks.0.W_Q")
+    assert pane.minimumSizeHint().width() <= 699
+    pane.resize(699, 567)
+    qtbot.waitUntil(lambda: pane.dW_map.title().startswith("ΔW = W("), timeout=WAIT)
+    qtbot.wait(50)  # the layout settles
+    for heatmap in (pane.G_map, pane.W_map, pane.dW_map):
+        assert heatmap.mapTo(pane, heatmap.rect().topRight()).x() <= pane.width()
+        assert heatmap._title_label.shown_text() == heatmap.title()

@@ -1,13 +1,14 @@
 """The forms pane's console: the note's command line (engine.forms.console) with a prompt that keeps its
 history (Up and Down), outputs rendered as mathematics, HTML or text, and a log for errors, as in the
 note's screenshots. Lines run off the GUI thread, one at a time; the console evaluates only the forms
-language, never Python (DESIGN §8): whatever it cannot parse is an error in the log.
+language, never Python (DESIGN §8): whatever it cannot parse is an error in the log. A running line shows
+a Stop button (and Esc stops it): `Console.cancel()` ends it at its next evaluation step.
 """
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QFont, QFontDatabase, QPalette
+from PySide6.QtGui import QFont, QFontDatabase, QKeySequence, QPalette, QShortcut
 from PySide6.QtWidgets import (QCheckBox, QFrame, QLabel, QLineEdit, QPlainTextEdit, QPushButton,
                                QScrollArea, QSplitter, QVBoxLayout, QWidget)
 
@@ -17,6 +18,8 @@ from ...jobs import LatestJob
 from ...widgets.formula import FormulaView
 from ...widgets.tiles import row_of
 
+CANCEL_RETRY_MS = 100  # Stop repeats the cancel until the line ends: one asked before its thread began
+# running would be forgotten (Console.run starts every line uncancelled)
 ROWS_SHOWN = 40     # formulas rendered per output; the rest are counted, and show as text
 BLOCKS_KEPT = 200   # outputs kept in the view
 
@@ -85,6 +88,12 @@ class ConsoleView(QWidget):
         self._job.sig_failed.connect(self._on_failed)
         self.prompt.returnPressed.connect(self._on_return)
         self.clear_button.clicked.connect(self.clear)
+        self.stop_button.clicked.connect(self.stop)
+        self._cancel_timer = QTimer(self, interval=CANCEL_RETRY_MS)
+        self._cancel_timer.timeout.connect(self.console.cancel)
+        stop_key = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
+        stop_key.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        stop_key.activated.connect(self.stop)
 
     def _build(self) -> None:
         self.body = QWidget()
@@ -107,6 +116,10 @@ class ConsoleView(QWidget):
         self.as_math.setChecked(True)
         self.as_math.setToolTip("Render words, terms and networks with mathtext; off: the note's text notation")
         self.clear_button = QPushButton("Clear")
+        self.stop_button = QPushButton("Stop")
+        self.stop_button.setObjectName("console_stop")
+        self.stop_button.setToolTip("Stop the line being run (Esc)")
+        self.stop_button.hide()  # only while a line runs
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.scroll)
         split.addWidget(self.log)
@@ -117,7 +130,7 @@ class ConsoleView(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(split, 1)
         layout.addWidget(self.prompt)
-        layout.addLayout(row_of(self.as_math, self.clear_button))
+        layout.addLayout(row_of(self.as_math, self.stop_button, self.clear_button))
         self._add(QLabel("The note's console. Type help for its functions; net is the chosen source's network."))
 
     # ---- running ----
@@ -137,7 +150,22 @@ class ConsoleView(QWidget):
         self.prompt.clear()
         self.prompt.setEnabled(False)
         self._add(self._echo(line))
+        self.stop_button.setEnabled(True)
+        self.stop_button.show()
+        self.stop_button.setFocus()  # the prompt is disabled: Esc still reaches the console through it
         self._job.submit(line, self.console.run, line)
+
+    @property
+    def running(self) -> bool:
+        return self._job.busy
+
+    def stop(self) -> None:
+        """Cancel the line being run; it ends as an error ("evaluation cancelled") in the transcript."""
+        if not self._job.busy:
+            return
+        self.stop_button.setEnabled(False)
+        self.console.cancel()
+        self._cancel_timer.start()
 
     def _on_return(self) -> None:
         self.run_line(self.prompt.text())
@@ -158,6 +186,8 @@ class ConsoleView(QWidget):
         self.sig_failed.emit(line, message)
 
     def _ready(self) -> None:
+        self._cancel_timer.stop()
+        self.stop_button.hide()
         self.prompt.setEnabled(True)
         self.prompt.setFocus()
 

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QScrol
 from engine.analysis import service
 
 from ...analysis import AnalysisJob
+from ...screen_fit import scrolling
 from ...session import Session
 from ...widgets.geometry_view import GeometryView
 from ...widgets.heatmap import HeatmapWidget
@@ -62,6 +63,9 @@ class WeightPane(SeenWidget):
         self._opened = False
         self.feeder = CoefficientFeeder(self)
         self._formula_job = AnalysisJob(self)
+        self._terms_job = AnalysisJob(self)  # the largest terms of a weight with too many to split
+        self._largest = None                 # its answer (LargestTerms) or why there is none (a str)
+        self._largest_for: tuple | None = None  # the (weight, step) asked, or answered
         self._geometry_job, self._geometry_for = AnalysisJob(self), None  # the view's (weight, step) asked
         self._chart_timer = QTimer(self, singleShot=True, interval=int(1000 / CHART_HZ))
         self._frame_timer = QTimer(self, singleShot=True)
@@ -133,7 +137,9 @@ class WeightPane(SeenWidget):
         col.addWidget(self.norms, 1)
         col = QVBoxLayout(geometry_tab)
         col.setContentsMargins(0, 0, 0, 0)
-        col.addWidget(self.geometry_view, 3)
+        # five maps side by side ask ~800 px: they scroll in their tab rather than widen the whole pane past
+        # a laptop's dock (the G, W and ΔW maps above went off screen)
+        col.addWidget(scrolling(self.geometry_view), 3)
         col.addWidget(self.geometry_label)
         col.addWidget(self.geometry_chart, 1)
         self.tabs = QTabWidget()
@@ -176,6 +182,8 @@ class WeightPane(SeenWidget):
         self._frame_timer.timeout.connect(self._show)
         self._formula_job.sig_done.connect(self._on_formula)
         self._formula_job.sig_failed.connect(lambda _tag, message: self.caption.setText(message))
+        self._terms_job.sig_done.connect(self._on_largest)
+        self._terms_job.sig_failed.connect(self._on_largest)
         self._geometry_job.sig_done.connect(self._on_geometry)
         self._geometry_job.sig_failed.connect(lambda _tag, message: self.geometry_view.show_message(message))
         self.tabs.currentChanged.connect(lambda _index: self._ask_geometry())
@@ -340,9 +348,13 @@ class WeightPane(SeenWidget):
             rec = self.feeder.store.peek(st.weight, newest)  # the step answered last (its titles say which)
         else:
             self._say("")
-        part = st.part if st.kind != "total" and (st.part in rec.classes or st.part in rec.terms) else None
+        largest = self._largest_at(rec)
+        extra = largest.terms if largest is not None and not isinstance(largest, str) else {}
+        part = st.part if st.kind != "total" and (st.part in rec.classes or st.part in rec.terms or
+                                                  st.part in extra) else None
         what = "G" if part is None else f"G [{part}]"
-        self.G_map.set_matrix(as_matrix(rec.part(part)), kind="signed", title=f"{what} · step {rec.step}")
+        matrix = extra[part] if part in extra and part not in rec.terms else rec.part(part)
+        self.G_map.set_matrix(as_matrix(matrix), kind="signed", title=f"{what} · step {rec.step}")
         self.W_map.set_matrix(as_matrix(rec.W), kind="signed", title=f"W · step {rec.step}")
         update = self.feeder.store.peek_update(st.weight, rec.step)
         if update is not None:
@@ -358,8 +370,25 @@ class WeightPane(SeenWidget):
         color = "#2b8a3e" if ok else "#e8590c"
         self.badge.setText(f"<span style='color:{color}'>{'✓' if ok else '⚠'} Σ classes vs autograd: "
                            f"{rec.agreement:.1e}</span>")
-        self.parts.show_step(rec)
+        self.parts.show_step(rec, largest)
         self.parts.select(st.kind if part is not None else "total", part)
+
+    def _largest_at(self, rec):
+        """The largest terms at the record's step (asked once per weight and step, only for a weight with
+        too many terms to split at every step): None until they come, a str when they cannot be found."""
+        if rec.terms or not rec.term_count or self.feeder.store is None:
+            return None
+        key = (rec.weight, rec.step)
+        if self._largest_for != key:
+            self._largest_for, self._largest = key, None
+            self._terms_job.submit(key, service.ask, str(self.feeder.store.run.path), "largest_terms", rec.step,
+                                   rec.weight)
+        return self._largest
+
+    def _on_largest(self, tag, result) -> None:
+        if tag == self._largest_for:
+            self._largest = result  # LargestTerms, or the one-line message of a failure
+            self._show()
 
     def _ask_geometry(self) -> None:
         """Compute the geometry view's (weight, step) off the GUI thread, only while its tab is shown."""

@@ -245,38 +245,62 @@ class PartsList(QTreeWidget):
         self._names: dict[str, tuple] = {"class": (), "term": ()}
         self.currentItemChanged.connect(self._on_current_changed)
 
-    def show_step(self, record) -> None:
-        """Norms and shares of the record's parts (names rebuilt only when they change)."""
-        from engine.coefficients import TERM_LIMIT, norm
+    def show_step(self, record, largest=None) -> None:
+        """Norms and shares of the record's parts (names rebuilt only when they change). `largest`
+        (engine.coefficients.largest.LargestTerms at the record's step, or None) fills the terms group of a
+        weight with too many terms to split at every step."""
+        from engine.coefficients import norm
 
         self.weight = record.weight
-
+        failed = largest if isinstance(largest, str) else None  # why the largest terms cannot be found
+        if failed or largest is not None and (largest.weight, largest.step) != (record.weight, record.step):
+            largest = None
         self._ensure("class", tuple(record.classes))
-        self._ensure("term", tuple(record.terms))
+        self._ensure("term", tuple(record.terms) if record.terms or largest is None else tuple(largest.terms))
         self.total.setText(1, f"{norm(record.G):.3g}")
-        for kind, parts in (("class", record.classes), ("term", record.terms)):
-            norms = {k: norm(v) for k, v in parts.items()}
-            whole = sum(norms.values()) or 1.0
-            for k, n in norms.items():
-                item = self.items[(kind, k)]
-                item.setText(1, f"{n:.3g}")
-                item.setText(2, f"{100 * n / whole:.1f}%")
-        terms = self.groups["term"]
-        terms.setText(0, f"terms ({record.term_count})")
-        why = "" if record.terms or not record.term_count else (
-            f"{record.term_count} terms are more than the {TERM_LIMIT} the pane splits G into at every step; "
-            "the route classes split G instead")
-        terms.setToolTip(0, why)
-        self._say_why(terms, why)
+        norms = {k: norm(v) for k, v in record.classes.items()}
+        self._fill("class", norms, lambda k, whole=sum(norms.values()) or 1.0: norms[k] / whole)
+        if record.terms:
+            norms_t = {k: norm(v) for k, v in record.terms.items()}
+            self._fill("term", norms_t, lambda k, whole=sum(norms_t.values()) or 1.0: norms_t[k] / whole)
+        elif largest is not None:
+            self._fill("term", largest.norms, largest.share)
+        self._show_term_count(record, largest, failed)
 
-    def _say_why(self, group: QTreeWidgetItem, why: str) -> None:
+    def _fill(self, kind: str, norms: dict, share) -> None:
+        for k, n in norms.items():
+            item = self.items[(kind, k)]
+            item.setText(1, f"{n:.3g}")
+            item.setText(2, f"{100 * share(k):.1f}%")
+
+    def _show_term_count(self, record, largest, failed: str | None) -> None:
+        from engine.coefficients import TERM_LIMIT
+
+        terms = self.groups["term"]
+        many = not record.terms and record.term_count
+        if many and largest is not None:
+            terms.setText(0, f"terms: largest {len(largest.terms)} of {record.term_count}")
+            why = (f"the {len(largest.terms)} terms with the largest ‖G_t‖ at step {largest.step}, of "
+                   f"{record.term_count}; share = ‖G_t‖ / Σ‖G_t‖ over all {record.term_count}. Over training "
+                   f"G is split by route classes: {record.term_count} terms are more than the {TERM_LIMIT} "
+                   "split at every step")
+        else:
+            terms.setText(0, f"terms ({record.term_count})")
+            why = (f"{record.term_count} terms are more than the {TERM_LIMIT} the pane splits G into at every "
+                   "step; the route classes split G instead. " + (failed or "The largest terms at this step are "
+                                                                   "being found.")) if many else ""
+        terms.setToolTip(0, why)
+        note = "too many to split: see the route classes" if failed else "too many to split: finding the largest…"
+        self._say_why(terms, why if many and largest is None else "", note)
+
+    def _say_why(self, group: QTreeWidgetItem, why: str, text: str = "") -> None:
         """An empty group says in place why it is empty (it looked expandable and showed nothing)."""
         note = getattr(self, "_why", None)
-        if note is not None and (not why or note.toolTip(0) != why):
+        if note is not None and (not why or note.toolTip(0) != why or note.text(0) != text):
             group.removeChild(note)
             self._why = note = None
         if why and note is None:
-            note = self._why = QTreeWidgetItem(group, ["too many to split: see the route classes", "", ""])
+            note = self._why = QTreeWidgetItem(group, [text, "", ""])
             note.setToolTip(0, why)
             note.setFlags(Qt.ItemFlag.ItemIsEnabled)
             note.setForeground(0, self.palette().brush(self.palette().ColorRole.PlaceholderText))
