@@ -21,7 +21,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, Qt, Signal
 
 from engine.errors import UserError
 
@@ -72,7 +72,9 @@ class AnalysisJob(QObject):
     def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
         self._relay = _Relay(self)
-        self._relay.sig_finished.connect(self._on_finished)
+        # queued even when `done` runs on this thread (a future already finished when its callback is added,
+        # seen under load): an answer never re-enters submit(), so a request made meanwhile waits its turn
+        self._relay.sig_finished.connect(self._on_finished, Qt.ConnectionType.QueuedConnection)
         self._running = False
         self._waiting: tuple[Any, Callable, tuple] | None = None
 

@@ -40,6 +40,9 @@ IN_VIEWS = (("Timeline: play / pause (when it has focus)", "Space"),
 DEFAULT_SIZE = (1480, 900)  # at most: a smaller screen gets its available size (screen_fit.window_size)
 
 
+VIEWS = 5  # Architecture, Training, Heatmaps, Forms, Weight (DESIGN §1); later panes are the run browser's
+
+
 def initial_config() -> ExperimentConfig:
     """The config the builder showed when the app was last closed, else the default preset."""
     text = settings.saved_config()
@@ -70,6 +73,7 @@ class MainWindow(QMainWindow):
         self._exports = JobQueue(self)
         self.panes: dict[str, QWidget] = {}
         self.docks: dict[str, QDockWidget] = {}
+        self._columns: list[QDockWidget] = []  # the default layout's side-by-side docks
         self.layout_restored = False
         self._build_banner()
         self._build_central()
@@ -109,6 +113,7 @@ class MainWindow(QMainWindow):
             self._restore_layout_and_open(run_dir)
 
     def _restore_layout_and_open(self, run_dir) -> None:
+        self._share_columns()  # the window has its size on screen now (a window manager may have changed it)
         self._default_state = self.saveState(settings.STATE_VERSION)
         self.layout_restored = settings.restore_layout(self, self.pane_names)
         if self.layout_restored and self.isVisible():
@@ -160,8 +165,9 @@ class MainWindow(QMainWindow):
         self._place_docks(list(self.docks.values()), screen_fit.layout_columns(self._available()))
 
     def _place_docks(self, docks: list[QDockWidget], columns: int) -> None:
-        """The default layout: the first three panes side by side and the rest tabbed behind the third; on
-        a small screen (two columns) the second pane goes under the first instead of beside it."""
+        """The default layout: the first three panes side by side, the other views (Forms, Weight) tabbed
+        behind the third and the run browser's panes behind the first; on a small screen (two columns) the
+        second pane goes under the first instead of beside it."""
         if not docks:
             return
         self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, docks[0])
@@ -174,12 +180,27 @@ class MainWindow(QMainWindow):
         else:
             self.splitDockWidget(docks[0], docks[2], Qt.Orientation.Horizontal)
             self.splitDockWidget(docks[0], docks[1], Qt.Orientation.Vertical)
-            self.resizeDocks(docks[:2], [2, 3], Qt.Orientation.Vertical)  # the form scrolls; the curves need height
-        for dock in docks[3:]:
+            self._share(docks[:2], [2, 3], Qt.Orientation.Vertical)  # the form scrolls; the curves need height
+        for dock in docks[3:VIEWS]:
             self.tabifyDockWidget(last, dock)
+        for dock in docks[VIEWS:]:  # six tabs in one column cut every title to a few letters
+            self.tabifyDockWidget(docks[0], dock)
+        docks[0].raise_()
         last.raise_()  # the last column's first pane is its chosen tab, whether shown yet or not
-        side = docks[:3] if columns >= 3 else [docks[0], last]
-        self.resizeDocks(side, [4, 5, 5][:len(side)], Qt.Orientation.Horizontal)
+        self._columns = docks[:3] if columns >= 3 else [docks[0], last]
+        self._share_columns()
+
+    def _share_columns(self) -> None:
+        """The default layout's column widths, 4 : 5 : 5, from the window's width now."""
+        self._share(self._columns, [4, 5, 5][:len(self._columns)], Qt.Orientation.Horizontal)
+
+    def _share(self, docks: list[QDockWidget], parts: list[int], orientation: Qt.Orientation) -> None:
+        """Share the window's room between docks in proportion to `parts`. resizeDocks takes pixels: given
+        [4, 5, 5] it left every dock but the first at its minimum once panes scroll below theirs."""
+        if not docks:
+            return
+        room = self.width() if orientation == Qt.Orientation.Horizontal else self.height()
+        self.resizeDocks(docks, [max(1, room * p // sum(parts)) for p in parts], orientation)
 
     def _available(self) -> QRect:
         screen = self.screen() or QApplication.primaryScreen()

@@ -104,7 +104,9 @@ class TrainingPane(QWidget):
         curves = QSplitter(Qt.Orientation.Horizontal, self)  # a head forming beside the loss bending
         curves.addWidget(self.plot)
         curves.addWidget(self.head_timeline)
-        curves.setSizes([600, 600])
+        curves.setStretchFactor(0, 3)  # the loss curves first: the timeline's rows read at a smaller width
+        curves.setStretchFactor(1, 2)
+        curves.setSizes([600, 400])
         split = QSplitter(Qt.Orientation.Vertical, self)
         split.addWidget(curves)
         split.addWidget(self._build_samples())
