@@ -191,8 +191,10 @@ class MainWindow(QMainWindow):
         self._share_columns()
 
     def _share_columns(self) -> None:
-        """The default layout's column widths, 4 : 5 : 5, from the window's width now."""
-        self._share(self._columns, [4, 5, 5][:len(self._columns)], Qt.Orientation.Horizontal)
+        """The default layout's column widths from the window's width now: 3 : 4 : 6 (the views' column holds
+        the Weight pane's three maps side by side), or 2 : 3 on a small screen."""
+        parts = [3, 4, 6] if len(self._columns) == 3 else [2, 3]
+        self._share(self._columns, parts[:len(self._columns)], Qt.Orientation.Horizontal)
 
     def _share(self, docks: list[QDockWidget], parts: list[int], orientation: Qt.Orientation) -> None:
         """Share the window's room between docks in proportion to `parts`. resizeDocks takes pixels: given

@@ -101,18 +101,15 @@ class TrainingPane(QWidget):
         self.stats = self._build_stats()
         self.plot = LossPlot(self)
         self.head_timeline = HeadTimelinePanel(self.session, self)
-        curves = QSplitter(Qt.Orientation.Horizontal, self)  # a head forming beside the loss bending
-        curves.addWidget(self.plot)
-        curves.addWidget(self.head_timeline)
-        curves.setStretchFactor(0, 3)  # the loss curves first: the timeline's rows read at a smaller width
-        curves.setStretchFactor(1, 2)
-        curves.setSizes([600, 400])
+        # the head timeline under the loss curves, their step axes one above the other: a head forming and
+        # the loss bending read at the same step (side by side, the narrow pane left each too thin)
         split = QSplitter(Qt.Orientation.Vertical, self)
-        split.addWidget(curves)
+        split.addWidget(self.plot)
+        split.addWidget(self.head_timeline)
         split.addWidget(self._build_samples())
-        split.setStretchFactor(0, 3)
-        split.setStretchFactor(1, 1)
-        split.setSizes([540, 240])
+        for i, stretch in enumerate((3, 3, 2)):
+            split.setStretchFactor(i, stretch)
+        split.setSizes([330, 330, 220])
         layout = QVBoxLayout(self)
         layout.addLayout(row)
         layout.addLayout(bar)

@@ -43,6 +43,10 @@ class HeadTimelineView(SeenWidget):
         super().__init__(parent)
         self.timeline = None
         self.score = QComboBox()
+        # its longest name ("induction (prefix matching)") must not set the panel's width: the loss curves
+        # beside it need the room more
+        self.score.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.score.setMinimumContentsLength(10)
         self.score.setObjectName("head_timeline_score")
         for name in SCORES:
             self.score.addItem(TITLES[name], name)

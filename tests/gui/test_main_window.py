@@ -108,7 +108,7 @@ def test_reset_layout_puts_every_pane_back(qtbot, make_window):
     w.tabifyDockWidget(w.docks["pane_architecture"], w.docks["pane_training"])
     w.actions["reset_layout"].trigger()
     assert all(d.isVisible() for d in w.docks.values())
-    assert not w.tabifiedDockWidgets(w.docks["pane_architecture"])
+    assert w.docks["pane_training"] not in w.tabifiedDockWidgets(w.docks["pane_architecture"])
 
 
 def test_a_garbage_settings_file_does_not_prevent_start_up(qtbot, make_window):
