@@ -213,9 +213,10 @@ class HeatmapWidget(QWidget):
     def _apply_levels(self, levels: tuple[float, float]) -> None:
         self._levels = levels
         self._image.setLevels(levels)
-        if self._bar is not None and self._bar.levels() != levels:
-            self._bar.setLevels(levels)
-            self._label_bar(levels)
+        if self._bar is not None:
+            if self._bar.levels() != levels:
+                self._bar.setLevels(levels)
+            self._label_bar(levels)  # also when the levels stay: a bar labelled before it was laid out kept "0"
 
     def _label_bar(self, levels: tuple[float, float]) -> None:
         """The colour bar's ends always carry their numbers (and 0 between them): left to pyqtgraph, a short
