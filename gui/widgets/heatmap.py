@@ -46,6 +46,9 @@ def colormap(kind: str, name: str | None = None) -> pg.ColorMap:
     return _COLORMAPS[name]
 
 
+BAR_AXIS_MIN = 45  # px: pyqtgraph's own width for a colour bar's axis
+
+
 def _tick(value: float) -> str:
     return "0" if value == 0 else f"{value:.3g}"
 
@@ -227,6 +230,10 @@ class HeatmapWidget(QWidget):
         minor = [v for spacing, values in axis.tickValues(lo, hi, max(axis.height(), 1)) for v in values
                  if all(abs(v - m) > 1e-9 * max(abs(lo), abs(hi)) for m in major)]
         axis.setTicks([[(v, _tick(v)) for v in major], [(v, _tick(v)) for v in minor]])
+        # pyqtgraph drops a label wider than its axis: "-0.0025" did not fit the bar's 45 px, leaving "0"
+        font = axis.style.get("tickFont") or axis.font()
+        longest = max(QFontMetrics(font).horizontalAdvance(_tick(v)) for v in major)
+        axis.setWidth(max(BAR_AXIS_MIN, longest + abs(axis.style.get("tickLength", 5)) + 8))
 
     def sizeHint(self) -> QSize:
         """Modest, so layouts share space by their stretch factors (a graphics view asks for 600×480)."""

@@ -209,3 +209,25 @@ def test_a_title_too_long_for_its_view_ends_in_an_ellipsis_and_keeps_the_rest_in
     assert label.fontMetrics().horizontalAdvance(shown) <= label.contentsRect().width()
     w.resize(900, 200)
     qtbot.waitUntil(lambda: label.shown_text() == long)
+
+
+def test_a_colour_bar_draws_both_end_labels_however_many_digits_they_take(qtbot):
+    """ΔW of a late step spans about ±0.0025: pyqtgraph drew only '0' on the bar, dropping '-0.0025' and
+    '0.0025' as wider than its 45 px axis (issue 16, item 5). Read what the axis would draw."""
+    from PySide6.QtGui import QPainter, QPixmap
+
+    w = HeatmapWidget()
+    qtbot.addWidget(w)
+    w.resize(250, 200)
+    m = np.linspace(-0.0025, 0.0025, 64, dtype=np.float32).reshape(8, 8)
+    w.set_matrix(m, kind="signed", title="ΔW")
+    w.show()
+    qtbot.waitExposed(w)
+    pixmap = QPixmap(10, 10)
+    painter = QPainter(pixmap)
+    try:
+        texts = [spec[2] for spec in w._bar.axis.generateDrawSpecs(painter)[2]]
+    finally:
+        painter.end()
+    lo, hi = w._levels
+    assert lo < 0 < hi and {f"{lo:.3g}", f"{hi:.3g}", "0"} <= set(texts)
