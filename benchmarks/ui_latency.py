@@ -115,6 +115,23 @@ def headless_round(trainer, steps: int) -> float:
     return (len(times) - 1) * trainer.cfg.train.batch_size * trainer.cfg.model.n_ctx / (times[-1] - times[0])
 
 
+def resident_mb() -> tuple[float, float]:
+    """(this process's peak resident set, the current resident sets of its child processes summed), in MB:
+    the analysis and formula helpers are the app's memory too. Linux /proc; (0, 0) elsewhere."""
+    def field(pid, name: str) -> float:
+        try:
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith(name + ":"):
+                    return int(line.split()[1]) / 1024
+        except OSError:
+            pass
+        return 0.0
+
+    children = Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children")
+    kids = children.read_text().split() if children.exists() else []
+    return field("self", "VmHWM"), sum(field(k, "VmRSS") for k in kids)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     # 8 rounds of 300 steps: rounds of 100 steps (3–4 s) were shorter than a shared machine's own swings (the
@@ -122,6 +139,7 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=8, help="GUI/headless pairs, alternating")
     ap.add_argument("--steps", type=int, default=300, help="steps per round (tiny evaluates every 100)")
     ap.add_argument("--launches", type=int, default=3, help="app launches timed")
+    ap.add_argument("--preset", default="tiny", help="the model trained (issue 12's memory figure: nanogpt-cpu)")
     ap.add_argument("--hide", action="append", default=[], metavar="PANE",
                     help="close this pane's dock first (e.g. pane_heatmaps), to see what it costs")
     args = ap.parse_args()
@@ -136,8 +154,8 @@ def main() -> int:
 
     app = make_application(sys.argv[:1])
     settings.set_runs_root(tmp / "runs")
-    cfg = load_preset("tiny")
-    # tiny's model, trained for as long as the rounds take (a pause lands a few steps past its round's end)
+    cfg = load_preset(args.preset)
+    # the preset's model, trained for as long as the rounds take (a pause lands a few steps past its round's end)
     total = args.rounds * (args.steps + 50)
     cfg = cfg.replace(train=dataclasses.replace(cfg.train, steps=max(cfg.train.steps, total)))
     settings.set_saved_config(cfg.to_toml())
@@ -162,6 +180,7 @@ def main() -> int:
             gui_tps.append(gui_round(window, reports, args.steps, probe, busy))
         print(f"  round {i}: GUI {gui_tps[-1]:8,.0f} tokens/s | headless {bare_tps[-1]:8,.0f} tokens/s | "
               f"ratio {gui_tps[-1] / bare_tps[-1]:.3f} | GUI thread busy {busy[-1]:.1%}", flush=True)
+    resident = resident_mb()  # the app and its helper processes, while they still live
     on_screen = [n for n, p in window.panes.items() if not p.visibleRegion().isEmpty()]
     behind = [n for n in window.pane_names if n not in on_screen and n not in args.hide]
     window.close()
@@ -170,7 +189,7 @@ def main() -> int:
     ratio = statistics.median(g / b for g, b in zip(gui_tps, bare_tps))
     lag_ms = [x * 1000 for x in probe.lags]
     shown = ", ".join(on_screen) + (f" (on tabs behind: {', '.join(behind)})" if behind else "")
-    print(f"tiny ({cfg.model.n_layer} layers × {cfg.model.n_head} heads, d_model {cfg.model.d_model}, "
+    print(f"{args.preset} ({cfg.model.n_layer} layers × {cfg.model.n_head} heads, d_model {cfg.model.d_model}, "
           f"context {cfg.model.n_ctx}, batch {cfg.train.batch_size}), panes on screen: {shown}; "
           f"{args.rounds} rounds × {args.steps} steps; load average {os.getloadavg()[0]:.2f} on "
           f"{os.cpu_count()} cores")
@@ -180,6 +199,8 @@ def main() -> int:
           f"{statistics.median(busy):.1%} of the time")
     print(f"training tokens/s in the app / headless: {ratio:.3f} (median of rounds; GUI "
           f"{statistics.median(gui_tps):,.0f}, headless {statistics.median(bare_tps):,.0f})  (goal ≥ 0.9)")
+    print(f"resident memory: app {resident[0]:,.0f} MB at its peak + helper processes {resident[1]:,.0f} MB now "
+          f"= {sum(resident):,.0f} MB  (goal < 1,500 MB with every pane seen, training nanogpt-cpu)")
     print(f"window on screen after launch: {statistics.median(launches):.2f} s (median of {len(launches)}: "
           f"{', '.join(f'{x:.2f}' for x in launches)})  (goal ≤ 3 s)")
     return 0
