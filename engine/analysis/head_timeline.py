@@ -17,7 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..runs import CHECKPOINTS, MODEL_FILE, SNAPSHOTS, Run, RunError, atomic_write_bytes, step_name
+from ..runs import Run, RunError, atomic_write_bytes, step_name
+from ..safe_io import UnsafeFileError, check_inside
+from .cache import weights_fingerprint
 from .head_roles import Role, roles_over
 from .heads import SCORES, HeadProbes, head_scores
 
@@ -45,14 +47,10 @@ class HeadTimeline:
         return roles_over(self.steps, self.values)
 
 
-def saved_steps(run: Run) -> list[int]:
-    return sorted(set(run.snapshot_steps()) | set(run.checkpoint_steps()))
-
-
 def head_timeline(run_dir: str | Path, progress: Callable[[int, int], None] | None = None) -> HeadTimeline:
     """Scores at every saved step of the run, computing only the steps missing from the cache."""
     run = Run(run_dir)
-    steps = saved_steps(run)
+    steps = run.saved_steps()
     if not steps:
         raise RunError(f"{run.path} has no saved weights yet")
     probe = run.probe()
@@ -69,7 +67,7 @@ def head_timeline(run_dir: str | Path, progress: Callable[[int, int], None] | No
 
 def _cached_or_computed(run: Run, step: int, probes: HeadProbes, key: str) -> dict[str, np.ndarray]:
     path = run.path / CACHE_DIR / f"{step_name(step)}.npz"
-    stamp = f"{key}:{_weights_stamp(run, step)}"
+    stamp = f"{key}:{weights_fingerprint(run.path, step)}"
     cached = _read(path, stamp)
     if cached is not None:
         return cached
@@ -78,9 +76,10 @@ def _cached_or_computed(run: Run, step: int, probes: HeadProbes, key: str) -> di
     buf = io.BytesIO()
     np.savez(buf, stamp=np.array(stamp), **row)
     try:
+        check_inside(run.path, path)  # never through a symlinked cache/ (issue 18)
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_bytes(path, buf.getvalue())
-    except OSError:
+    except (OSError, UnsafeFileError):
         pass  # a read-only run still shows its scores, computed afresh each time
     return row
 
@@ -100,11 +99,3 @@ def _key(probes: HeadProbes) -> str:
     for a in (probes.x, probes.y, probes.induction):
         h.update(np.ascontiguousarray(a, dtype=np.int64).tobytes())
     return h.hexdigest()[:16]
-
-
-def _weights_stamp(run: Run, step: int) -> str:
-    """Size and modification time of the file `Run.load_weights(step)` reads (a snapshot before a checkpoint)."""
-    snap = run.path / SNAPSHOTS / f"{step_name(step)}.safetensors"
-    path = snap if snap.is_file() else run.path / CHECKPOINTS / step_name(step) / MODEL_FILE
-    st = path.stat()
-    return f"{st.st_size}:{st.st_mtime_ns}"

@@ -173,13 +173,13 @@ class RunAnalysis:
                            lambda: routes.assemble(weight, [one(p, s) for p, s in zip(steps, steps[1:])]),
                            spans_steps=True)
 
-    def head_timeline(self):
+    def head_timeline(self, progress=None):
         """Every head's scores at every saved step, roles and formation steps (engine/analysis/heads.py);
         kept per step on disk under RUN/cache/heads/, keyed by each weights file."""
         from .head_timeline import head_timeline
 
         with self._lock:
-            return head_timeline(self.path)
+            return head_timeline(self.path, progress)
 
     @property
     def coefficients(self):

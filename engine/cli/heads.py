@@ -28,17 +28,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..analysis.head_export import format_csv, format_text, head_rows
-    from ..analysis.head_timeline import head_timeline, saved_steps
-    from ..runs import Run
+    from ..analysis.run_analysis import RunAnalysis
 
-    run_ = Run(args.run)
+    a = RunAnalysis(args.run)  # as the panes ask, so the two cannot disagree
+    run_ = a.run
     for warning in run_.warnings:
         print(f"gpt-explorer: warning: {warning}", file=sys.stderr)
-    steps = saved_steps(run_)
+    steps = run_.saved_steps()
     if args.step is not None and args.step not in steps:
         shown = ", ".join(map(str, steps[:8])) + (f", … {steps[-1]}" if len(steps) > 8 else "")
         raise UserError(f"{run_.path} has no weights saved at step {args.step} (it has {shown or 'none'})")
-    timeline = head_timeline(run_.path, _progress if sys.stderr.isatty() else None)
+    timeline = a.head_timeline(_progress if sys.stderr.isatty() else None)
     timeline = timeline.upto(steps[-1] if args.step is None else args.step)
     rows = head_rows(timeline)
     sys.stdout.write(format_csv(rows) if args.format == "csv" else format_text(rows, timeline))

@@ -69,3 +69,16 @@ def test_a_run_from_before_induction_probes_derives_one_and_says_so(run, tmp_pat
     assert tl.induction_derived
     np.testing.assert_array_equal(tl.values["induction"], timeline_mod.head_timeline(run.path).values["induction"])
     assert Run(old).warnings == []
+
+
+def test_a_symlinked_cache_folder_is_never_written_through(run, tmp_path):
+    """Issue 18, class 11: the scores are still given, but nothing lands where the link points."""
+    import shutil
+
+    copy, elsewhere = tmp_path / "copy", tmp_path / "elsewhere"
+    shutil.copytree(run.path, copy, ignore=shutil.ignore_patterns("cache"))
+    elsewhere.mkdir()
+    (copy / "cache").symlink_to(elsewhere, target_is_directory=True)
+    tl = timeline_mod.head_timeline(copy)
+    np.testing.assert_array_equal(tl.values["previous_token"], timeline_mod.head_timeline(run.path).values["previous_token"])
+    assert list(elsewhere.rglob("*")) == []
