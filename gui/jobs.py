@@ -37,9 +37,8 @@ class LatestJob(QObject):
     sig_done = Signal(object, object)   # tag, result
     sig_failed = Signal(object, str)    # tag, a one-line message for the user
 
-    def __init__(self, parent: QObject | None = None, pool: QThreadPool | None = None):
+    def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
-        self._pool = pool  # None: Qt's global pool
         self._relay = _Relay(self)
         self._relay.sig_finished.connect(self._on_finished)
         self._running = False
@@ -73,7 +72,7 @@ class LatestJob(QObject):
             except RuntimeError:  # the owner was deleted while this ran
                 pass
 
-        (self._pool or QThreadPool.globalInstance()).start(work)
+        QThreadPool.globalInstance().start(work)
 
     def _on_finished(self, tag: Any, result: Any, error: str | None) -> None:
         self._running = False
