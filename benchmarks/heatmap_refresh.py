@@ -120,7 +120,7 @@ def main() -> int:
 
     def again(*_):
         done["n"] += 1
-        src = Source(session.weights_step, session.config.model, weights=dict(session.weights))
+        src = Source(session.weights_step, session.config.model, weights=session.weights)
         pane._job.submit(("attention", ("bench", done["n"])),
                          *Request("attention", src, session.tokenizer, pane.state.prompt).call())
 

@@ -2,7 +2,7 @@
 helper process (gui/processes.py: one worker, exits with the app) that runs engine/analysis/service.py.
 
 Each pane holds its own `AnalysisJob` (its request key, in effect) and calls `submit(tag, fn, *args)` with a
-Qt-free, top-level `fn`. A job has at most one request in the process; a newer one waits in the GUI
+Qt-free, top-level `fn`; weights training published go in as `engine.analysis.live.Published`, sent once. A job has at most one request in the process; a newer one waits in the GUI
 process, replacing any older one still waiting, so a pane that asks faster than the process answers falls
 behind by one answer at most and never builds a queue. Answers come back as `sig_done(tag, result)` or
 `sig_failed(tag, message)` on the GUI thread through a queued signal; the GUI thread never waits for the
@@ -23,21 +23,35 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal
 
+from engine.analysis.live import Mirror
 from engine.errors import UserError
 
 from .processes import helper_pool
 
 _executor: ProcessPoolExecutor | None = None
+_mirror = Mirror()  # the published weights the process holds (engine/analysis/live.py)
 _lock = threading.Lock()
 
 
 def executor() -> ProcessPoolExecutor:
     """The app's analysis process, started on the first request."""
-    global _executor
+    global _executor, _mirror
     with _lock:
         if _executor is None:
-            _executor = helper_pool()
+            _executor, _mirror = helper_pool(), Mirror()
         return _executor
+
+
+def send(fn: Callable, args: tuple) -> tuple[ProcessPoolExecutor, Future]:
+    """Submit fn(*args) to the analysis process (a new one if it stopped), published weights sent only
+    when the process does not hold them yet."""
+    ex = executor()
+    try:
+        return ex, ex.submit(fn, *_mirror.outgoing(args))
+    except (BrokenProcessPool, RuntimeError):
+        restart_after(ex)
+        ex = executor()
+        return ex, ex.submit(fn, *_mirror.outgoing(args))
 
 
 def shutdown() -> None:
@@ -92,12 +106,8 @@ class AnalysisJob(QObject):
 
     def _start(self, tag: Any, fn: Callable, args: tuple) -> None:
         self._running = True
-        relay, ex = self._relay, executor()
-        try:
-            future = ex.submit(fn, *args)
-        except (BrokenProcessPool, RuntimeError):
-            restart_after(ex)
-            future = executor().submit(fn, *args)
+        relay = self._relay
+        ex, future = send(fn, args)
 
         def done(f: Future) -> None:
             result, error = None, None

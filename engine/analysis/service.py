@@ -10,14 +10,17 @@ computed). `ask_pair(a_path, b_path, function, *args)` answers a question about 
 logs of runs overlaid (engine/run_curves.py), re-reading only logs that changed; `run_summaries(folders)`
 lists the runs in the run browser's folders (engine/run_list.py).
 `ask_live(method, cfg, weights, key, step, *args)` answers a RunAnalysis question on weights training just
-published (not yet saved), through the same pure functions on one model cache.
+published (not yet saved), through the same pure functions on one model cache; the weights arrive once and
+are held between requests (engine/analysis/live.py).
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
 
+from ..errors import UserError
 from . import attention as attn
+from .live import GONE
 
 _RUNS: OrderedDict = OrderedDict()  # run path -> RunAnalysis
 _KEEP_RUNS = 3
@@ -88,6 +91,8 @@ def ask_live(method: str, cfg, weights: dict, key, step: int, *args):
     _one_thread()
     from .models import ModelCache
 
+    if weights is None:
+        raise UserError(GONE)
     _live = _live or ModelCache()
     model = _live.load(cfg, weights, key, f"at step {step}")
     if method == "attention":
@@ -111,6 +116,8 @@ def term_values_live(run_path: str, cfg, weights: dict, key, step: int, term_id:
     from ..forms import Snapshot
     from . import terms
 
+    if weights is None:
+        raise UserError(GONE)
     ident = (cfg, run_path, step, key)
     if _live_snapshot is None or _live_snapshot[0] != ident:
         probe = analysis(run_path).run.probe()

@@ -77,3 +77,24 @@ def test_the_analysis_process_exits_when_the_app_is_killed():
             break
         time.sleep(0.1)
     assert not _alive(worker), f"analysis process {worker} outlived the app"
+
+
+def total(weights) -> float:
+    return float(sum(t.sum() for t in weights.values()))
+
+
+def test_published_weights_reach_the_process_again_after_it_restarts(qtbot):
+    import torch
+
+    from engine.analysis.live import Published
+
+    w = {"a": torch.arange(6.0), "b": torch.ones(2, 2)}
+    job, answers = AnalysisJob(), []
+    job.sig_done.connect(lambda tag, result: answers.append(result))
+    for _ in range(2):  # the second request names a copy the process holds
+        with qtbot.waitSignal(job.sig_done, timeout=WAIT):
+            job.submit("sum", total, Published(w))
+    analysis.shutdown()
+    with qtbot.waitSignal(job.sig_done, timeout=WAIT):
+        job.submit("sum", total, Published(w))
+    assert answers == [19.0, 19.0, 19.0]

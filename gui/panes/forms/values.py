@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engine.analysis import service
+from engine.analysis.live import Published
 from engine.analysis.terms import TermValues
 from engine.config import ModelConfig
 
@@ -28,5 +29,5 @@ class ValueRequest:
         """(fn, *args) for the analysis process."""
         if self.weights is None:
             return (service.ask, self.run_path, "term_values", self.step, self.term_id, self.weight)
-        return (service.term_values_live, self.run_path, self.model, self.weights, id(self.weights), self.step,
-                self.term_id, self.weight)
+        return (service.term_values_live, self.run_path, self.model, Published(self.weights), id(self.weights),
+                self.step, self.term_id, self.weight)

@@ -38,9 +38,9 @@ SHOWN_BYTES = 64 * 2**20  # matrices kept GUI-side: the steps last shown (the ne
 def in_process(fn, *args):
     """fn(*args) in the app's analysis process (gui/analysis.py), waited for on the calling thread (the
     Weight pane's exports, on a JobQueue thread)."""
-    ex = analysis.executor()
+    ex, future = analysis.send(fn, args)
     try:
-        return ex.submit(fn, *args).result()
+        return future.result()
     except BrokenProcessPool:
         analysis.restart_after(ex)
         raise UserError("the process computing coefficients stopped unexpectedly; try again") from None
