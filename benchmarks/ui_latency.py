@@ -10,6 +10,10 @@
    so the two see the same evaluation steps and the same neighbours' load; the first round includes
    building the trainer in the worker, as pressing Train does. Prints p50/p99 event-loop lag (goal p99 ≤
    50 ms) and tokens/s of GUI training relative to headless (median of per-round ratios; goal ≥ 0.9).
+3. Memory (issue 12: < 1.5 GB with every pane seen, training nanogpt-cpu): a block weight is selected, so
+   the Weight pane computes its coefficient records, and before each GUI round the next pane on a tab
+   behind is brought to the front; panes not seen by the last round get a short round of their own. Then
+   the app's peak resident set plus its helper processes' is printed, with the panes seen.
 
     python benchmarks/ui_latency.py [--rounds 8] [--steps 300] [--launches 3]
 """
@@ -110,6 +114,32 @@ def gui_round(window, reports: list, steps: int, probe: LagProbe, busy: list) ->
     return (s1 - s0) * cfg.train.batch_size * cfg.model.n_ctx / (t1 - t0)
 
 
+class Tour:
+    """Brings each pane of the window to the front in turn, and remembers which panes were seen."""
+
+    def __init__(self, window, hidden: list[str]):
+        self.window, self.seen = window, []
+        self.todo = [n for n in window.pane_names if n not in hidden]
+
+    def look(self) -> None:
+        for name, pane in self.window.panes.items():
+            if name not in self.seen and not pane.visibleRegion().isEmpty():
+                self.seen.append(name)
+
+    def next(self) -> bool:
+        """Raise the next pane not seen yet; False when every pane has been seen."""
+        self.look()
+        todo = [n for n in self.todo if n not in self.seen]
+        if not todo:
+            return False
+        self.window.docks[todo[0]].show()
+        self.window.docks[todo[0]].raise_()
+        loop = QEventLoop()
+        QTimer.singleShot(300, loop.quit)  # let it lay out and paint before the round
+        loop.exec()
+        return True
+
+
 def headless_round(trainer, steps: int) -> float:
     times = [time.perf_counter() for _ in trainer.steps(steps)]
     return (len(times) - 1) * trainer.cfg.train.batch_size * trainer.cfg.model.n_ctx / (times[-1] - times[0])
@@ -166,31 +196,37 @@ def main() -> int:
     window.show()
     for name in args.hide:
         window.docks[name].close()
+    window.session.select_weight("blocks.0.W_Q")  # the Weight pane computes records once training saves
+    tour = Tour(window, args.hide)
     reports: list[tuple[float, int]] = []
     window.session.sig_step_reported.connect(lambda r: reports.append((time.perf_counter(), r.step)))
     headless = Trainer(cfg, tmp / "headless")
     probe = LagProbe()
     gui_tps, bare_tps, busy = [], [], []
     for i in range(args.rounds):  # ABBA order: a steady drift in the machine's load falls on both sides
+        tour.next()
         if i % 2 == 0:
             gui_tps.append(gui_round(window, reports, args.steps, probe, busy))
             bare_tps.append(headless_round(headless, args.steps))
         else:
             bare_tps.append(headless_round(headless, args.steps))
             gui_tps.append(gui_round(window, reports, args.steps, probe, busy))
+        tour.look()
         print(f"  round {i}: GUI {gui_tps[-1]:8,.0f} tokens/s | headless {bare_tps[-1]:8,.0f} tokens/s | "
               f"ratio {gui_tps[-1] / bare_tps[-1]:.3f} | GUI thread busy {busy[-1]:.1%}", flush=True)
+    while tour.next():  # the panes not seen yet, each on screen for a short round (not counted above)
+        gui_round(window, reports, max(args.steps // 3, 20), probe, [])
+        tour.look()
     resident = resident_mb()  # the app and its helper processes, while they still live
-    on_screen = [n for n, p in window.panes.items() if not p.visibleRegion().isEmpty()]
-    behind = [n for n in window.pane_names if n not in on_screen and n not in args.hide]
+    unseen = [n for n in window.pane_names if n not in tour.seen and n not in args.hide]
     window.close()
     app.processEvents()
 
     ratio = statistics.median(g / b for g, b in zip(gui_tps, bare_tps))
     lag_ms = [x * 1000 for x in probe.lags]
-    shown = ", ".join(on_screen) + (f" (on tabs behind: {', '.join(behind)})" if behind else "")
+    shown = ", ".join(tour.seen) + (f" (never seen: {', '.join(unseen)})" if unseen else "")
     print(f"{args.preset} ({cfg.model.n_layer} layers × {cfg.model.n_head} heads, d_model {cfg.model.d_model}, "
-          f"context {cfg.model.n_ctx}, batch {cfg.train.batch_size}), panes on screen: {shown}; "
+          f"context {cfg.model.n_ctx}, batch {cfg.train.batch_size}), panes seen: {shown}; "
           f"{args.rounds} rounds × {args.steps} steps; load average {os.getloadavg()[0]:.2f} on "
           f"{os.cpu_count()} cores")
     print(f"event-loop lag while training (10 ms probe, {len(lag_ms)} ticks): "

@@ -17,7 +17,7 @@ import sys
 import threading
 import traceback
 from collections.abc import Callable
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
@@ -113,6 +113,8 @@ class AnalysisJob(QObject):
             result, error = None, None
             try:
                 result = f.result()
+            except CancelledError:  # shutdown() cancelled it before it ran (the app closing, mostly)
+                error = "the analysis process was stopped before answering; try again"
             except UserError as e:
                 error = str(e)
             except BrokenProcessPool:
