@@ -2,9 +2,10 @@
 helper process (gui/processes.py: one worker, exits with the app) that runs engine/analysis/service.py.
 
 Each pane holds its own `AnalysisJob` (its request key, in effect) and calls `submit(tag, fn, *args)` with a
-Qt-free, top-level `fn`; weights training published go in as `engine.analysis.live.Published`, sent once. A job has at most one request in the process; a newer one waits in the GUI
-process, replacing any older one still waiting, so a pane that asks faster than the process answers falls
-behind by one answer at most and never builds a queue. Answers come back as `sig_done(tag, result)` or
+Qt-free, top-level `fn`; weights training published go in as `engine.analysis.live.Published`, sent once.
+An AnalysisJob is gui/jobs.py's `LatestJob` run in the process instead of on a thread: at most one request
+in the process, a newer one waiting in the GUI process and replacing any older one still waiting, so a pane
+that asks faster than the process answers falls behind by one answer at most and never builds a queue. Answers come back as `sig_done(tag, result)` or
 `sig_failed(tag, message)` on the GUI thread through a queued signal; the GUI thread never waits for the
 process. Work in another process, not a thread: the forms engine and the probes are mostly Python, and on
 a thread they held the interpreter lock long enough to stall the GUI's paints (measured: 50–180 ms).
@@ -21,11 +22,10 @@ from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, Signal
-
 from engine.analysis.live import Mirror
 from engine.errors import UserError
 
+from .jobs import LatestJob
 from .processes import helper_pool
 
 _executor: ProcessPoolExecutor | None = None
@@ -73,40 +73,10 @@ def restart_after(ex: ProcessPoolExecutor) -> None:
             _executor = None  # the next request starts a new process
 
 
-class _Relay(QObject):
-    """Lives on the GUI thread; emitting from the executor's thread queues the call to its receivers."""
+class AnalysisJob(LatestJob):
+    """A LatestJob whose requests run in the analysis process instead of on a thread of this one."""
 
-    sig_finished = Signal(object, object, object)  # tag, result, error message (None on success)
-
-
-class AnalysisJob(QObject):
-    sig_done = Signal(object, object)   # tag, result
-    sig_failed = Signal(object, str)    # tag, a one-line message for the user
-
-    def __init__(self, parent: QObject | None = None):
-        super().__init__(parent)
-        self._relay = _Relay(self)
-        # queued even when `done` runs on this thread (a future already finished when its callback is added,
-        # seen under load): an answer never re-enters submit(), so a request made meanwhile waits its turn
-        self._relay.sig_finished.connect(self._on_finished, Qt.ConnectionType.QueuedConnection)
-        self._running = False
-        self._waiting: tuple[Any, Callable, tuple] | None = None
-
-    @property
-    def busy(self) -> bool:
-        return self._running
-
-    def submit(self, tag: Any, fn: Callable, *args: Any) -> None:
-        """Run fn(*args) in the analysis process now, or after the running request (replacing any older
-        request still waiting)."""
-        if self._running:
-            self._waiting = (tag, fn, args)
-            return
-        self._start(tag, fn, args)
-
-    def _start(self, tag: Any, fn: Callable, args: tuple) -> None:
-        self._running = True
-        relay = self._relay
+    def _launch(self, fn: Callable, args: tuple, finish: Callable[[Any, str | None], None]) -> None:
         ex, future = send(fn, args)
 
         def done(f: Future) -> None:
@@ -123,19 +93,6 @@ class AnalysisJob(QObject):
             except Exception as e:  # a bug: keep its traceback (the process's, chained) on stderr
                 traceback.print_exception(e, file=sys.stderr)
                 error = f"{type(e).__name__}: {e}"
-            try:
-                relay.sig_finished.emit(tag, result, error)
-            except RuntimeError:  # the pane was deleted while this ran
-                pass
+            finish(result, error)
 
         future.add_done_callback(done)
-
-    def _on_finished(self, tag: Any, result: Any, error: str | None) -> None:
-        self._running = False
-        if self._waiting is not None:
-            waiting, self._waiting = self._waiting, None
-            self._start(*waiting)
-        if error is None:
-            self.sig_done.emit(tag, result)
-        else:
-            self.sig_failed.emit(tag, error)

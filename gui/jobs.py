@@ -22,13 +22,13 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, QThreadPool, Signal
+from PySide6.QtCore import QObject, Qt, QThreadPool, Signal
 
 from engine.errors import UserError
 
 
 class _Relay(QObject):
-    """Lives on the GUI thread; emitting from a pool thread queues the call to its receivers."""
+    """Lives on the GUI thread; emitting from another thread queues the call to its receivers."""
 
     sig_finished = Signal(object, object, object)  # tag, result, error message (None on success)
 
@@ -40,7 +40,9 @@ class LatestJob(QObject):
     def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
         self._relay = _Relay(self)
-        self._relay.sig_finished.connect(self._on_finished)
+        # queued even when the answer is emitted on this thread (a future already finished when its callback
+        # is added, seen under load): an answer never re-enters submit(), so a request made meanwhile waits
+        self._relay.sig_finished.connect(self._on_finished, Qt.ConnectionType.QueuedConnection)
         self._running = False
         self._queue: list[tuple[Any, Callable, tuple]] = []
 
@@ -59,6 +61,16 @@ class LatestJob(QObject):
         self._running = True
         relay = self._relay
 
+        def finish(result: Any, error: str | None) -> None:
+            try:
+                relay.sig_finished.emit(tag, result, error)
+            except RuntimeError:  # the owner was deleted while this ran
+                pass
+
+        self._launch(fn, args, finish)
+
+    def _launch(self, fn: Callable, args: tuple, finish: Callable[[Any, str | None], None]) -> None:
+        """Run fn(*args) on Qt's thread pool and call finish(result, error message or None) from there."""
         def work() -> None:
             try:
                 result, error = fn(*args), None
@@ -67,10 +79,7 @@ class LatestJob(QObject):
             except Exception as e:  # a bug: keep its traceback on stderr, show one line to the user
                 traceback.print_exc(file=sys.stderr)
                 result, error = None, f"{type(e).__name__}: {e}"
-            try:
-                relay.sig_finished.emit(tag, result, error)
-            except RuntimeError:  # the owner was deleted while this ran
-                pass
+            finish(result, error)
 
         QThreadPool.globalInstance().start(work)
 
