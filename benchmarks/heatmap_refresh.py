@@ -146,14 +146,18 @@ def main() -> int:
         print(f"  round {i}: " + " | ".join(cells))
     for mode in MODES[1:]:
         rows = results[mode]
-        pair = statistics.median(r[0] / h[0] for h, r in zip(results["hidden"], rows))
+        pairs = [r[0] / h[0] for h, r in zip(results["hidden"], rows) if h[0] > 0]
+        if not pairs or hidden == 0:
+            print(f"every {mode} step(s): training made no step in a hidden phase; the machine is too busy")
+            continue
+        pair = statistics.median(pairs)
         print(f"pane visible, refreshing every {mode} step(s): {statistics.median(r[0] for r in rows):.0f} "
               f"tokens/s vs {hidden:.0f} hidden = {statistics.median(r[0] for r in rows) / hidden:.3f} (ratio of "
               f"medians), {pair:.3f} (median of the rounds' ratios); grid "
               f"{statistics.median(r[1] for r in rows):.1f} frames/s  (goal ≥ 0.9)")
     print(f"grid refreshes back to back while training: {stress[2]:.1f}/s computed and shown, "
           f"{stress[1]:.1f} frames/s painted (goal ≥ 10); training meanwhile {stress[0]:.0f} tokens/s "
-          f"= {stress[0] / hidden:.3f} × hidden")
+          f"= {stress[0] / hidden if hidden else float('nan'):.3f} × hidden")
     return 0
 
 
