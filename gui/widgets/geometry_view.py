@@ -24,7 +24,8 @@ from .heatmap import HeatmapWidget
 
 PANELS = (*GEOMETRIES, "dW")
 COLORS = {"euclidean": "#1f77b4", "sign": "#ff7f0e", "adam": "#2ca02c", "spectral": "#d62728", "dW": "#7f7f7f"}
-NAMES = {"euclidean": "G", "sign": "sign G", "adam": "G/(√v̂+ε)", "spectral": "U Vᵀ", "dW": "ΔW"}
+# the table's and the legend's names; in rich text the hat of "v̂" was drawn over the row above
+NAMES = {"euclidean": "G", "sign": "sign G", "adam": "AdamW", "spectral": "U Vᵀ", "dW": "ΔW"}
 SHORT = {"euclidean": "G (SGD)", "sign": "sign G", "adam": "G/(√v̂+ε) (AdamW)", "spectral": "U Vᵀ (Muon)"}
 CELL_WIDTH = 200  # px: the least a map or the spectra is given
 TITLE_PAD = 8     # px beside a title in its cell
@@ -98,7 +99,7 @@ class GeometryView(QWidget):
         as wide as the widest title (and CELL_WIDTH)."""
         cells = [m for m in self.maps.values() if not m.isHidden()] + [self.spectrum_cell]
         need = max([CELL_WIDTH] + [m.title_width() + TITLE_PAD for m in cells[:-1]])
-        spacing = self.grid.horizontalSpacing()
+        spacing = max(0, self.grid.horizontalSpacing())
         most = max(1, min(len(cells), (self.width() + spacing) // (need + spacing)))
         rows = -(-len(cells) // most)
         columns = -(-len(cells) // rows)
@@ -138,9 +139,9 @@ class GeometryView(QWidget):
         self._show_spectra(have)
         self.summary.setText(summary_table(have.values()))
         self.shares.setText(shares_table(result))
-        v = f"; v̂ from the checkpoint at step {result.v_step}" if result.v_step is not None else ""
-        self.show_message(f"{result.weight} at step {result.step}: G turned into a step by each geometry "
-                          f"(run trained with {result.optimizer}{v})")
+        v = f"; v̂ of step {result.v_step}" if result.v_step is not None else ""
+        self.show_message(f"{result.weight} at step {result.step}: G as a step in each geometry (trained with "
+                          f"{result.optimizer}{v})")
 
     def _show_spectra(self, described: dict) -> None:
         spectra = {name: d.singular_values for name, d in described.items()}
