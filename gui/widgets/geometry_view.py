@@ -47,6 +47,8 @@ class GeometryView(QWidget):
             label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         self.message.setWordWrap(True)
         self.shares.setWordWrap(True)
+        self.shares.setToolTip("The first-order decrease of the loss, ⟨G, step⟩, split by route class; G on the "
+                               "run's fixed probe batch, not the training batches")
         self.cells = QWidget()
         self.grid = QGridLayout(self.cells)
         self.grid.setContentsMargins(0, 0, 0, 0)
@@ -139,7 +141,7 @@ class GeometryView(QWidget):
         self._show_spectra(have)
         self.summary.setText(summary_table(have.values()))
         self.shares.setText(shares_table(result))
-        v = f"; v̂ of step {result.v_step}" if result.v_step is not None else ""
+        v = f"; second moments of step {result.v_step}" if result.v_step is not None else ""
         self.show_message(f"{result.weight} at step {result.step}: G as a step in each geometry (trained with "
                           f"{result.optimizer}{v})")
 
@@ -213,8 +215,9 @@ def shares_table(result) -> str:
     head = "".join(f"<th>{html.escape(name)}</th>" for name, _ in columns)
     rows = "".join(f"<tr><td>{html.escape(k)}</td>" + "".join(f"<td>{pct(s, k)}</td>" for _, s in columns)
                    + "</tr>" for k in ranked)
-    intro = (f"⟨G({result.prev_step}), ΔW⟩ = {sum(result.shares.values()):.3g} over the update that reached step "
-             f"{result.step}" if result.shares else "No update reached the first saved step")
-    return (f"<b>Route classes' shares of the first-order decrease</b> (G on the fixed probe batch). {intro}; "
-            f"each geometry's step from G({result.step}) split the same way.<table cellspacing=4><tr><th>class</th>"
-            f"{head}</tr>{rows}</table>")
+    # two lines, so that a few rows show below them in a 1280×720 window (the probe batch: the tooltip)
+    own = f"of each geometry's step from G({result.step})"
+    intro = (f"<b>Route classes' shares</b> of ⟨G({result.prev_step}), ΔW⟩ = {sum(result.shares.values()):.3g} (the "
+             f"update that reached step {result.step}) and {own}" if result.shares else
+             f"No update reached the first saved step. <b>Route classes' shares</b> {own}")
+    return f"{intro}:<table cellspacing=4><tr><th>class</th>{head}</tr>{rows}</table>"
