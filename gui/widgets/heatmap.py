@@ -145,6 +145,11 @@ class HeatmapWidget(QWidget):
     def title(self) -> str:
         return self._title
 
+    def title_width(self) -> int:
+        """Pixels the title needs on one line (in its bold font, once the widget is polished)."""
+        self._title_label.ensurePolished()
+        return self._title_label.fontMetrics().horizontalAdvance(self._title)
+
     def set_matrix(self, matrix, row_labels=None, col_labels=None, kind: str = "probability",
                    title: str | None = None, row_title: str | None = None, col_title: str | None = None,
                    levels: tuple[float, float] | None = None) -> None:
@@ -360,7 +365,7 @@ class HeatmapWidget(QWidget):
     def _place_title(self) -> None:
         """The title beside the tools while both fit, else on a row of its own above them (a title cut to
         "ΔW = W(245) − W(2…" named no step)."""
-        need = (self._title_label.fontMetrics().horizontalAdvance(self._title) + 16
+        need = (self.title_width() + 16
                 + sum(t.sizeHint().width() for t in self._tools))
         beside = self.width() >= need
         if beside == self._title_beside:

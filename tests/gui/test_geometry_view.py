@@ -29,11 +29,13 @@ def test_view_shows_every_direction_its_spectrum_and_the_shares(qtbot, adamw_run
     view.show_result(r)
     for d in r.directions:
         np.testing.assert_allclose(view.maps[d.geometry].matrix(), d.matrix.astype(np.float32))
-        assert f"cos ΔW {d.cos_dW:.3f}" in view.maps[d.geometry].title()
+        row = f"<td>{d.cos_G:.3f}</td><td>{d.cos_dW:.3f}</td><td>{d.effective_rank:.1f}</td>"
+        assert row in view.summary.text()
         x, y = view.curves[d.geometry].getData()
         assert len(x) == len(d.singular_values)
     np.testing.assert_allclose(view.maps["dW"].matrix(), r.dW.astype(np.float32))
-    assert view.maps["dW"].title() == "applied ΔW = W(4) − W(3)"
+    assert view.maps["dW"].title() == "ΔW = W(4) − W(3)"
+    assert "<td>1.000</td><td>" in view.summary.text().split("ΔW</td>")[-1]  # ΔW's own row: cos ΔW is 1
     top = max(r.shares, key=r.shares.get)
     assert top in view.shares.text() and f"{sum(r.shares.values()):.3g}" in view.shares.text()
     assert f"{100 * r.shares[top] / sum(r.shares.values()):.1f}%" in view.shares.text()
@@ -92,3 +94,51 @@ def test_routes_tab_shows_the_engines_classes_for_the_weight_and_the_whole_model
     assert [label.text for _, label in view.chart.legend.items][1:] == whole.classes
     top, value = whole.ranking()[0]
     assert f"1. {top}" in view.ranking.text() and f"{value:.3g}" in view.ranking.text()
+
+
+def cells(view):
+    """(row, column) of each map and of the spectra in the view's grid."""
+    shown = [m for m in view.maps.values() if not m.isHidden()] + [view.spectrum_cell]
+    return [view.grid.getItemPosition(view.grid.indexOf(w))[:2] for w in shown]
+
+
+def test_the_grid_has_as_few_rows_as_leave_every_title_whole(qtbot, adamw_run):
+    view = GeometryView()
+    qtbot.addWidget(view)
+    view.show_result(update_geometry(adamw_run, "blocks.1.W_in", 4))
+    view.resize(1700, 500)
+    view.show()
+    qtbot.waitExposed(view)
+    assert {r for r, _ in cells(view)} == {0}  # a wide dock: the five maps and the spectra in one row
+    view.resize(700, 500)
+    qtbot.waitUntil(lambda: {c for _, c in cells(view)} == {0, 1, 2})
+    assert {r for r, _ in cells(view)} == {0, 1}
+
+
+def test_at_1280x720_every_title_number_and_map_of_the_geometry_page_is_whole(qtbot, adamw_run):
+    """The Weight pane at the size it has in the default layout of a 1280×720 screen (measured under Xvfb):
+    the Geometry page shows every title whole, the table's numbers unclipped and each map at a readable
+    size, without scrolling. In the lower corner of the pane, as it was, the titles were cut to 150 px."""
+    from gui.widgets.elided_label import ElidedLabel
+
+    _, pane = make(qtbot, adamw_run.path, "blocks.0.W_Q")
+    pane.resize(755, 597)
+    pane.tabs.setCurrentIndex(1)
+    view = pane.geometry_view
+    qtbot.waitUntil(lambda: view.result is not None, timeout=WAIT)
+    qtbot.waitUntil(lambda: view.maps["adam"].isVisible())
+
+    def titles_whole():  # retried until the layout settles (a title moves to its own row after a resize)
+        titles = [label for label in view.findChildren(ElidedLabel) if label.isVisible()]
+        assert len(titles) == 5
+        for label in titles:
+            assert label.fontMetrics().horizontalAdvance(label.text()) <= label.contentsRect().width(), label.text()
+
+    qtbot.waitUntil(titles_whole, timeout=5000)
+    assert view.summary.sizeHint().width() <= view.summary.width()
+    assert view.summary.sizeHint().height() <= view.summary.height()
+    area = view.parentWidget().parentWidget()  # the page's scroll area, scrolling only below the view's minimum
+    assert view.height() <= area.viewport().height() and view.width() <= area.viewport().width()
+    for m in [*(m for m in view.maps.values() if m.isVisible()), view.spectra]:
+        box = m.plot_item.vb if m is not view.spectra else view.spectra.getPlotItem().vb
+        assert min(box.width(), box.height()) >= 70, m

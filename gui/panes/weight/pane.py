@@ -4,11 +4,12 @@ batch over training, split by the form into route classes (and terms, for small 
 A weight is opened by clicking it anywhere (the architecture diagram, a term in the forms pane: any
 `Session.select_weight`) or from the list here. The timeline scrubs and plays over the run's saved steps
 (one step shared with the Heatmaps pane: `Session.browse_step`);
-beside G (or the class or term chosen in the list, whose formula is rendered below it) are the weight
-itself and the update the optimizer applied to reach this step from the previous one; charts show the norms over
-training, the update's geometry (gui/widgets/geometry_view.py) and which route classes the updates descended
-along over training (routes_view.py, for the weight or the whole model); a badge gives the agreement of the
-summed classes with autograd. Everything is computed in the app's analysis process: the records asked step
+three pages share that weight and step. "Coefficient G": beside G (or the class or term chosen in the list,
+whose formula is rendered below it) are the weight itself and the update the optimizer applied to reach this
+step from the previous one, with charts over training below. "Geometry": the update's geometry
+(gui/widgets/geometry_view.py), given the whole page. "Routes over training": which route classes the updates
+descended along (routes_view.py, for the weight or the whole model). A badge gives the agreement of the summed
+classes with autograd. Everything is computed in the app's analysis process: the records asked step
 by step by `CoefficientFeeder` (compute.py), the geometry and the routes by their AnalysisJobs; the GUI
 thread shows only what it was answered. During training the timeline follows the newest snapshot.
 """
@@ -94,6 +95,24 @@ class WeightPane(SeenWidget):
         top.addWidget(self.weight_box)
         top.addWidget(self.badge, 1)
         self.export_row = top
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self._coefficient_page(), "Coefficient G")
+        self.geometry_view = GeometryView()
+        # its five maps, spectra and tables were cut to 390×250 px in a corner of the coefficient page at
+        # 1600×1000: a page of its own; below its minimum (a narrow floating dock) it scrolls
+        self.tabs.addTab(scrolling(self.geometry_view), "Geometry")
+        self.routes_view = RoutesView()
+        self.tabs.addTab(self.routes_view, "Routes over training")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(top)
+        layout.addWidget(self.timeline)
+        layout.addWidget(self.status)
+        layout.addWidget(self.tabs, 1)
+
+    def _coefficient_page(self) -> QWidget:
+        """G, W and ΔW side by side above the list of G's parts (with the chosen one's formula), their norms
+        over training and the applied update's cosine with G over training."""
         self.G_map = HeatmapWidget(title="G")
         self.W_map = HeatmapWidget(title="W")
         self.dW_map = HeatmapWidget(title="ΔW")
@@ -101,6 +120,18 @@ class WeightPane(SeenWidget):
         for m in (self.G_map, self.W_map, self.dW_map):
             maps.addWidget(m)
             cache_axes(m.plot_item)
+        bottom = QSplitter(Qt.Orientation.Horizontal)
+        bottom.addWidget(self._parts_column())
+        bottom.addWidget(self._charts())
+        bottom.setSizes([420, 480])
+        body = QSplitter(Qt.Orientation.Vertical)
+        body.addWidget(maps)
+        body.addWidget(bottom)
+        body.setSizes([500, 400])
+        return body
+
+    def _parts_column(self) -> QWidget:
+        """G's route classes (and terms) at the step, and the chosen one's formula."""
         self.parts = PartsList()
         self.caption = QLabel()
         self.caption.setWordWrap(True)
@@ -116,50 +147,36 @@ class WeightPane(SeenWidget):
         col.addWidget(self.parts, 1)
         col.addWidget(self.caption)
         col.addWidget(scroll)
+        return left
+
+    def _charts(self) -> QWidget:
+        """The norms of G's parts, and the applied update's cosine with G and size, over training."""
         self.split_box, self.mode_box = QComboBox(), QComboBox()
         self.split_box.addItems(["route classes", "terms"])
         self.mode_box.addItems(["lines", "stacked shares"])
         self.log_box = QCheckBox("log scale")
         self.log_box.setChecked(self.state.log)
         self.norms = NormsChart()
-        self.geometry_chart = GeometryChart()
-        self.geometry_label = QLabel()
-        self.geometry_view = GeometryView()
-        self.routes_view = RoutesView()
-        norms_tab, geometry_tab = QWidget(), QWidget()
         row = QHBoxLayout()
         for w in (QLabel("Split:"), self.split_box, QLabel("Show:"), self.mode_box, self.log_box):
             row.addWidget(w)
         row.addStretch(1)
-        col = QVBoxLayout(norms_tab)
+        norms = QWidget()
+        col = QVBoxLayout(norms)
         col.setContentsMargins(0, 0, 0, 0)
         col.addLayout(row)
         col.addWidget(self.norms, 1)
-        col = QVBoxLayout(geometry_tab)
+        self.geometry_label = QLabel()
+        self.geometry_chart = GeometryChart()
+        update = QWidget()
+        col = QVBoxLayout(update)
         col.setContentsMargins(0, 0, 0, 0)
-        # five maps side by side ask ~800 px: they scroll in their tab rather than widen the whole pane past
-        # a laptop's dock (the G, W and ΔW maps above went off screen)
-        col.addWidget(scrolling(self.geometry_view), 3)
         col.addWidget(self.geometry_label)
         col.addWidget(self.geometry_chart, 1)
-        self.tabs = QTabWidget()
-        self.tabs.addTab(norms_tab, "Norms over training")
-        self.tabs.addTab(geometry_tab, "Geometry")
-        self.tabs.addTab(self.routes_view, "Routes over training")
-        bottom = QSplitter(Qt.Orientation.Horizontal)
-        bottom.addWidget(left)
-        bottom.addWidget(self.tabs)
-        bottom.setSizes([420, 480])
-        body = QSplitter(Qt.Orientation.Vertical)
-        body.addWidget(maps)
-        body.addWidget(bottom)
-        body.setSizes([500, 400])
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.addLayout(top)
-        layout.addWidget(self.timeline)
-        layout.addWidget(self.status)
-        layout.addWidget(body, 1)
+        charts = QTabWidget()
+        charts.addTab(norms, "Norms over training")
+        charts.addTab(update, "ΔW vs G over training")
+        return charts
 
     def _connect(self) -> None:
         s = self.session
