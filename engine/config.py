@@ -293,15 +293,32 @@ def parameter_count(m: ModelConfig) -> int:
     return m.n_layer * block + embed + final + unembed
 
 
+def optimizer_state_floats(cfg: ExperimentConfig) -> int:
+    """Floats the optimizer keeps: AdamW two moments per parameter; SGD one momentum buffer (none without
+    momentum); Muon one momentum buffer per block matrix and AdamW's two moments for the rest
+    (engine/optimizers.py)."""
+    from .weight_layout import weight_shapes
+
+    params, t = parameter_count(cfg.model), cfg.train
+    if t.optimizer == "sgd":
+        return params if t.momentum else 0
+    if t.optimizer == "muon":
+        matrices = sum(math.prod(s) for n, s in weight_shapes(cfg.model).items()
+                       if n.startswith("blocks.") and len(s) == 2)
+        return matrices + 2 * (params - matrices)
+    return 2 * params
+
+
 def memory_estimate_bytes(cfg: ExperimentConfig, bytes_per_float: int = 4) -> int:
-    """Rough training memory: weights, gradients and two AdamW moments, plus the activations kept for
-    the backward pass (about 16 tensors of B·T·d per block and the attention maps B·h·T·T)."""
+    """Rough training memory: weights, gradients and the optimizer's state (optimizer_state_floats), plus
+    the activations kept for the backward pass (about 16 tensors of B·T·d per block and the attention maps
+    B·h·T·T)."""
     m, t = cfg.model, cfg.train
     params = parameter_count(m)
     b, n = t.batch_size, m.n_ctx
     per_block = 16 * b * n * m.d_model + 2 * b * n * m.d_ff + 3 * b * m.n_head * n * n
     acts = m.n_layer * per_block + 3 * b * n * m.vocab_size
-    return bytes_per_float * (4 * params + acts)
+    return bytes_per_float * (2 * params + optimizer_state_floats(cfg) + acts)
 
 
 def human_count(n: int) -> str:

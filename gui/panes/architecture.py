@@ -215,8 +215,9 @@ class ArchitecturePane(QWidget):
         self.params.setText(f"Parameters: {human_count(formula)}  —  {formula:,} by the formula · {torch_text}"
                             f"  (vocabulary {m.vocab_size})")
         mem = memory_estimate_bytes(self.draft)
-        self.memory.setText(f"Training memory ≈ {mem / 2**20:,.0f} MiB (weights, gradients, AdamW moments, "
-                            "activations; float32)")
+        state = {"adamw": "AdamW moments", "sgd": "SGD momentum", "muon": "Muon momentum + AdamW moments"}
+        self.memory.setText(f"Training memory ≈ {mem / 2**20:,.0f} MiB (weights, gradients, "
+                            f"{state[self.draft.train.optimizer]}, activations; float32)")
         self.diagram.show_config(m)
 
     def _select_preset_of(self, cfg: ExperimentConfig) -> None:

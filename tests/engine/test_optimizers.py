@@ -147,3 +147,16 @@ def test_cli_optimizer_option_reaches_the_run(tmp_path, capsys):
     assert rc == 0 and Run(tmp_path / "r").config.train.optimizer == "muon"
     _, state = Run(tmp_path / "r").load_checkpoint()
     assert set(state["optimizer"]) == {"muon", "adamw"}
+
+
+@pytest.mark.parametrize("name,momentum", [("adamw", 0.9), ("sgd", 0.9), ("sgd", 0.0), ("muon", 0.9)])
+def test_the_memory_estimate_counts_the_state_each_optimizer_keeps(name, momentum):
+    from engine.config import optimizer_state_floats
+
+    m = model()
+    t = TrainConfig(optimizer=name, momentum=momentum)
+    opt = make_optimizer(m, t)
+    gradients(m, 0)
+    opt.step()
+    kept = sum(v.numel() for s in opt.state.values() for k, v in s.items() if torch.is_tensor(v) and k != "step")
+    assert optimizer_state_floats(ExperimentConfig(model=m.cfg, train=t)) == kept
