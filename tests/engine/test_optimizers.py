@@ -32,15 +32,17 @@ def gradients(m: GPT, seed: int) -> None:
         p.grad = torch.randn(p.shape, generator=gen)
 
 
-def test_our_muon_steps_equal_torch_muon_set_up_as_its_documentation_says():
-    t = TrainConfig(optimizer="muon", lr=3e-3, muon_lr=0.05, muon_momentum=0.9, weight_decay=0.1, steps=10,
-                    warmup_steps=2)
+@pytest.mark.parametrize("ns_steps", [5, 3])  # torch's default, and fewer (the cost of a Muon step is in them)
+def test_our_muon_steps_equal_torch_muon_set_up_as_its_documentation_says(ns_steps):
+    t = TrainConfig(optimizer="muon", lr=3e-3, muon_lr=0.05, muon_momentum=0.9, muon_ns_steps=ns_steps,
+                    weight_decay=0.1, steps=10, warmup_steps=2)
     ours, ref = model(), model()
     opt = make_optimizer(ours, t)
     # torch's Muon docstring: Muon on the hidden 2-D matrices, AdamW on biases, embeddings and the rest
     hidden = [p for n, p in ref.named_parameters() if n.startswith("blocks.") and p.ndim == 2]
     rest = [p for n, p in ref.named_parameters() if not (n.startswith("blocks.") and p.ndim == 2)]
-    ref_muon = torch.optim.Muon(hidden, lr=t.muon_lr, weight_decay=t.weight_decay, momentum=t.muon_momentum)
+    ref_muon = torch.optim.Muon(hidden, lr=t.muon_lr, weight_decay=t.weight_decay, momentum=t.muon_momentum,
+                                ns_steps=ns_steps)
     ref_adamw = torch.optim.AdamW([{"params": [p for p in rest if p.ndim == 2], "weight_decay": t.weight_decay},
                                    {"params": [p for p in rest if p.ndim < 2], "weight_decay": 0.0}],
                                   lr=t.lr, betas=(t.beta1, t.beta2))
