@@ -9,8 +9,9 @@ first in, first out), so the mirror knows what the process holds without asking 
 
 Why: a request carrying torch tensors is pickled through shared memory, a segment per tensor, and a grid
 of attention maps asked back to back spent most of its time there (measured: 137 ms for nanogpt-cpu's 53
-tensors, 31 ms as numpy arrays, 0.4 ms as a key). The key is the copy's `id`: the mirror keeps each copy
-it names alive, so an id is not reused for other weights while the process may still hold it.
+tensors, 31 ms as numpy arrays, 0.4 ms as a key). A copy's key is a serial number the mirror gives it
+when it is first sent, so two copies never share one (an `id` may be reused once a copy is freed); the
+process hands requests a `Held` dict that carries it, for the caches of models built from it.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ KEEP = 2  # copies held: the heatmaps' and the forms' requests may name the two 
 GONE = ("the weights training published are no longer in the analysis process; "
         "they are sent again with the next refresh")
 
-_held: OrderedDict = OrderedDict()  # in the analysis process: key -> {name: tensor}
+_held: OrderedDict = OrderedDict()  # in the analysis process: serial -> Held
 
 
 class Published:
@@ -34,33 +35,41 @@ class Published:
         self.weights = weights
 
 
+class Held(dict):
+    """A copy held by the analysis process ({name: tensor}) and the serial number it was sent under."""
+
+    serial: int
+
+
 class Wire:
-    """What crosses to the process: a copy's key, with its arrays when the process does not hold it."""
+    """What crosses to the process: a copy's serial, with its arrays when the process does not hold it."""
 
-    __slots__ = ("key", "arrays")
+    __slots__ = ("serial", "arrays")
 
-    def __init__(self, key: int, arrays: dict | None):
-        self.key, self.arrays = key, arrays
+    def __init__(self, serial: int, arrays: dict | None):
+        self.serial, self.arrays = serial, arrays
 
     def __reduce__(self):
-        return receive, (self.key, self.arrays)
+        return receive, (self.serial, self.arrays)
 
 
 class Mirror:
     """The sender's record of the copies the analysis process holds: the same `KEEP`, the same order."""
 
     def __init__(self):
-        self._held: OrderedDict = OrderedDict()  # key -> the copy itself, kept alive so its id stays its own
+        self._held: OrderedDict = OrderedDict()  # id(copy) -> (the copy, kept alive so its id stays its own, serial)
+        self._sent = 0
 
     def wire(self, published: Published) -> Wire:
         key = id(published.weights)
         if key in self._held:
             self._held.move_to_end(key)
-            return Wire(key, None)
-        self._held[key] = published.weights
+            return Wire(self._held[key][1], None)
+        self._sent += 1
+        self._held[key] = (published.weights, self._sent)
         while len(self._held) > KEEP:
             self._held.popitem(last=False)
-        return Wire(key, {name: _as_numpy(t) for name, t in published.weights.items()})
+        return Wire(self._sent, {name: _as_numpy(t) for name, t in published.weights.items()})
 
     def outgoing(self, args: tuple) -> tuple:
         """`args` with each Published replaced by what crosses the process boundary."""
@@ -74,16 +83,18 @@ def _as_numpy(tensor):
     return t.float().numpy()  # bfloat16 has no numpy dtype; the analysis runs in float32 anyway
 
 
-def receive(key: int, arrays: dict | None) -> dict | None:
-    """In the analysis process, as a request is unpickled: the copy named `key` ({name: tensor}), kept
-    among the newest KEEP; None if it is not held (the process restarted since it was sent)."""
+def receive(serial: int, arrays: dict | None) -> Held | None:
+    """In the analysis process, as a request is unpickled: the copy sent as `serial`, kept among the newest
+    KEEP; None if it is not held (the process restarted since it was sent)."""
     import numpy as np
     import torch
 
     if arrays is not None:
-        _held[key] = {name: torch.from_numpy(np.require(a, requirements="W")) for name, a in arrays.items()}
+        held = Held((name, torch.from_numpy(np.require(a, requirements="W"))) for name, a in arrays.items())
+        held.serial = serial
+        _held[serial] = held
         while len(_held) > KEEP:
             _held.popitem(last=False)
-    elif key in _held:
-        _held.move_to_end(key)
-    return _held.get(key)
+    elif serial in _held:
+        _held.move_to_end(serial)
+    return _held.get(serial)

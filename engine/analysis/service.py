@@ -9,7 +9,7 @@ computed). `ask_pair(a_path, b_path, function, *args)` answers a question about 
 (engine/analysis/pair.py) from their two RunAnalysis objects. `run_curves(paths, known)` reads the metrics
 logs of runs overlaid (engine/run_curves.py), re-reading only logs that changed; `run_summaries(folders)`
 lists the runs in the run browser's folders (engine/run_list.py).
-`ask_live(method, cfg, weights, key, step, *args)` answers a RunAnalysis question on weights training just
+`ask_live(method, cfg, weights, step, *args)` answers a RunAnalysis question on weights training just
 published (not yet saved), through the same pure functions on one model cache; the weights arrive once and
 are held between requests (engine/analysis/live.py).
 """
@@ -85,8 +85,9 @@ def run_summaries(folders: list[str]):
     return list_runs([Path(f) for f in folders])
 
 
-def ask_live(method: str, cfg, weights: dict, key, step: int, *args):
-    """`method` is attention (tokenizer, prompt), masks (tokenizer, prompt, band) or positional (shift)."""
+def ask_live(method: str, cfg, weights, step: int, *args):
+    """`method` is attention (tokenizer, prompt), masks (tokenizer, prompt, band) or positional (shift);
+    `weights` is the live.Held copy the request's Published weights became in this process."""
     global _live
     _one_thread()
     from .models import ModelCache
@@ -94,7 +95,7 @@ def ask_live(method: str, cfg, weights: dict, key, step: int, *args):
     if weights is None:
         raise UserError(GONE)
     _live = _live or ModelCache()
-    model = _live.load(cfg, weights, key, f"at step {step}")
+    model = _live.load(cfg, weights, ("live", weights.serial), f"at step {step}")
     if method == "attention":
         return attn.attention(model, *args, step)
     if method == "masks":
@@ -108,7 +109,7 @@ def ask_live(method: str, cfg, weights: dict, key, step: int, *args):
 _live_snapshot: tuple | None = None  # ((cfg, run path, step, copy key), Snapshot) of the newest published copy
 
 
-def term_values_live(run_path: str, cfg, weights: dict, key, step: int, term_id: str, weight: str):
+def term_values_live(run_path: str, cfg, weights, step: int, term_id: str, weight: str):
     """A term's values on weights training just published, bound to the run's probe batch (the newest
     copy's snapshot is kept: the next term asked at the same step reuses it)."""
     global _live_snapshot
@@ -118,7 +119,7 @@ def term_values_live(run_path: str, cfg, weights: dict, key, step: int, term_id:
 
     if weights is None:
         raise UserError(GONE)
-    ident = (cfg, run_path, step, key)
+    ident = (cfg, run_path, step, weights.serial)
     if _live_snapshot is None or _live_snapshot[0] != ident:
         probe = analysis(run_path).run.probe()
         _live_snapshot = (ident, Snapshot(cfg, weights, probe.x, probe.y))

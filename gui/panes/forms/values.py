@@ -29,5 +29,5 @@ class ValueRequest:
         """(fn, *args) for the analysis process."""
         if self.weights is None:
             return (service.ask, self.run_path, "term_values", self.step, self.term_id, self.weight)
-        return (service.term_values_live, self.run_path, self.model, Published(self.weights), id(self.weights),
-                self.step, self.term_id, self.weight)
+        return (service.term_values_live, self.run_path, self.model, Published(self.weights), self.step,
+                self.term_id, self.weight)

@@ -3,8 +3,9 @@
 A request names the tab (attention, masks, positional encodings or a head's diff between two steps), where the weights come from (a copy
 published by training, or a saved step of a run) and the view's parameters; `Request.call()` is the
 function and arguments sent. A saved step is answered by the run's RunAnalysis
-(engine.analysis.service.ask; the diff is always between two saved steps), a live copy by the same pure functions on one model cache (`ask_live`; the copy crosses to the process once, engine/analysis/live.py), so a
-refresh costs the forward passes the tab needs. Results are the frozen dataclasses
+(engine.analysis.service.ask; the diff is always between two saved steps), a live copy by the same pure
+functions on one model cache (`ask_live`; the copy crosses to the process once, engine/analysis/live.py),
+so a refresh costs the forward passes the tab needs. Results are the frozen dataclasses
 of numpy arrays that engine/analysis/attention.py defines.
 """
 
@@ -59,4 +60,4 @@ class Request:
         if src.weights is None:
             return (service.ask, str(src.run.path), self.tab, src.step, *params[self.tab])
         text = () if self.tab == "positional" else (self.tokenizer,)
-        return (service.ask_live, self.tab, src.config, Published(src.weights), src.key, src.step, *text, *params[self.tab])
+        return (service.ask_live, self.tab, src.config, Published(src.weights), src.step, *text, *params[self.tab])

@@ -56,7 +56,7 @@ def test_a_process_that_does_not_hold_the_copy_says_so_and_the_service_says_it_i
     monkeypatch.setattr(live, "_held", type(live._held)())
     assert cross(mirror, w) is None
     with pytest.raises(UserError, match="no longer"):
-        service.ask_live("positional", None, None, "k", 3, 1)
+        service.ask_live("positional", None, None, 3, 1)
 
 
 def test_bfloat16_weights_cross_as_float32(monkeypatch):
@@ -64,3 +64,12 @@ def test_bfloat16_weights_cross_as_float32(monkeypatch):
     w = copy(2, torch.bfloat16)
     received = cross(Mirror(), w)
     assert received["W_E"].dtype == torch.float32 and torch.equal(received["W_E"], w["W_E"].float())
+
+
+def test_copies_never_share_a_serial_and_one_sent_again_after_eviction_gets_a_new_one(monkeypatch):
+    monkeypatch.setattr(live, "_held", type(live._held)())
+    mirror, copies = Mirror(), [copy(i) for i in range(4)]
+    serials = [cross(mirror, w).serial for w in copies]
+    assert len(set(serials)) == 4
+    again = mirror.wire(Published(copies[0]))  # evicted since: its arrays cross again, under a new serial
+    assert again.arrays is not None and again.serial not in serials
