@@ -86,26 +86,22 @@ def test_shares_of_a_batch_concatenate_to_the_batch():
         Group(0, 3).share_of(8)
 
 
-def test_two_processes_write_one_run_that_trains_as_one_process_on_the_whole_batch(config, solo, tmp_path, capfd):
-    run_dir = tmp_path / "run"
-    assert main(["train", "--config", str(config), "--run", str(run_dir), "--nproc", "2"]) == 0
-    out, err = capfd.readouterr()
-    assert "2 processes" in out and out.count("new run:") == 1 and "step 6/6" in out and "Traceback" not in err
-    assert [p.name for p in tmp_path.iterdir()] == ["run"]  # rank 1 wrote nothing of its own
-    run = Run(run_dir)
-    assert run.checkpoint_steps() == [3, 6] and run.snapshot_steps() == [0, 3, 6] and not run.warnings
-    assert len(run.samples()) == 2  # rank 0 alone logs
-    assert_same_training(run, solo)
-
-
-def test_a_run_resumes_with_another_number_of_processes(config, solo, tmp_path, capfd):
+def test_two_processes_resume_a_run_and_write_it_as_one_process_trains_on_the_whole_batch(config, solo, tmp_path,
+                                                                                          capfd):
+    """One spawned pair of processes (each a Python importing torch) for both claims: they take over a run
+    one process began, and write one run with the steps one process takes. Two processes starting a new run
+    are torchrun's test below (the processes run the same code however they were launched)."""
     run_dir = tmp_path / "run"
     assert main(["train", "--config", str(config), "--run", str(run_dir), "--steps", "3"]) == 0
     assert main(["train", "--run", str(run_dir), "--steps", "6", "--nproc", "2"]) == 0
-    out, _ = capfd.readouterr()
-    assert "resuming at step 3" in out and "2 processes" in out
+    out, err = capfd.readouterr()
+    assert "resuming at step 3" in out and "2 processes" in out and "step 6/6" in out and "Traceback" not in err
+    assert out.count("new run:") == out.count("resuming at step 3") == 1  # rank 0 alone prints
+    assert [p.name for p in tmp_path.iterdir()] == ["run"]  # rank 1 wrote nothing of its own
     resumed = Run(run_dir)
     assert resumed.config.train.steps == 6
+    assert resumed.checkpoint_steps() == [3, 6] and resumed.snapshot_steps() == [0, 3, 6] and not resumed.warnings
+    assert len(resumed.samples()) == 2  # step 3's by the one process, step 6's by rank 0 alone
     assert_same_training(resumed, solo)
 
 
@@ -144,6 +140,9 @@ def test_the_same_command_under_torchrun_trains_the_same_run(config, solo, tmp_p
                            "-m", "gui.cli", "--", "train", "--config", str(config), "--run", str(run_dir)],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.count("new run:") == 1 and "2 processes" in done.stdout
-    assert [p.name for p in tmp_path.iterdir()] == ["run"]
-    assert_same_training(Run(run_dir), solo)
+    assert done.stdout.count("new run:") == 1 and "2 processes" in done.stdout and "step 6/6" in done.stdout
+    assert [p.name for p in tmp_path.iterdir()] == ["run"]  # rank 1 wrote nothing of its own
+    run = Run(run_dir)
+    assert run.checkpoint_steps() == [3, 6] and run.snapshot_steps() == [0, 3, 6] and not run.warnings
+    assert len(run.samples()) == 2  # rank 0 alone logs
+    assert_same_training(run, solo)

@@ -2,6 +2,7 @@
 valid file — the .tex compiles when a TeX install is present, the SVG parses, the PNG opens, the HTML is
 well-formed — long formulas wrap within the page and long forms continue on further pages."""
 
+import dataclasses
 import shutil
 import subprocess
 import xml.etree.ElementTree as ET
@@ -29,8 +30,12 @@ def sheets(f):
 
 @pytest.mark.parametrize("what", ["term", "weight", "stage", "form", "equations"])
 def test_every_format_writes_a_valid_file(tmp_path, depth2, what):
-    sheet = sheets(depth2)[what]
-    for ext in ("svg", "png", "html", "tex"):
+    whole = sheets(depth2)[what]
+    # mathtext reads every row of the sheet in the PNG; the other writers differ from it in what they do with
+    # the title, labels and rows, not in how many rows there are, so they write the first three (the stage
+    # and the form have 24, and each row costs a mathtext parse per format)
+    for ext in ("png", "svg", "html", "tex"):
+        sheet = whole if ext == "png" else dataclasses.replace(whole, formulas=whole.formulas[:3])
         paths = se.export_sheet(tmp_path / f"{what}.{ext}", sheet)
         assert paths and all(p.stat().st_size > 0 for p in paths)
         for p in paths:
@@ -79,12 +84,15 @@ def test_long_formulas_wrap_within_the_width():
 
 
 def test_a_long_form_continues_on_further_pages(tmp_path, depth2, monkeypatch):
-    monkeypatch.setattr(se, "PAGE_LINES", 20)
+    monkeypatch.setattr(se, "PAGE_LINES", 6)  # three rows of a label and one line each
     sheet = se.form_sheet(depth2)
     laid = se.pages(sheet)
     assert len(laid) >= 2 and sum(len(rows) for rows in laid) == 24
     assert all(sum(1 + len(lines) for _, lines in page) <= se.PAGE_LINES for page in laid)
-    paths = se.export_sheet(tmp_path / "form.png", sheet)
+    first_rows = dataclasses.replace(sheet, formulas=sheet.formulas[:7])  # drawing all 24 shows no more
+    laid = se.pages(first_rows)
+    assert len(laid) == 3
+    paths = se.export_sheet(tmp_path / "form.png", first_rows)
     assert [p.name for p in paths] == ["form.png"] + [f"form-p{k}.png" for k in range(2, len(laid) + 1)]
 
 
@@ -131,7 +139,5 @@ def test_the_html_page_shows_each_formula_as_mathematics(tmp_path, depth2):
 
 
 def test_one_operator_is_not_one_operators(depth2):
-    import dataclasses
-
     t = depth2.term("K_0 via X_1@Z_1#1")
     assert t.operators == "4 operators" and dataclasses.replace(t, op_count=1).operators == "1 operator"

@@ -3,6 +3,8 @@ config so a test trains in well under a second, and a factory that builds the re
 
 from __future__ import annotations
 
+import types
+
 import pytest
 from PySide6.QtCore import QSettings
 
@@ -18,6 +20,26 @@ def gc_on_gui_thread(qapp):
     from gui.app import collect_garbage_on_gui_thread
 
     collect_garbage_on_gui_thread()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def one_analysis_process(gc_on_gui_thread):
+    """One analysis process for every window the GUI tests open, as for the windows of one app session: a
+    window's close waits for the work it left there and resets the service, instead of ending the process
+    (the Runs pane asks it on every new window, and spawning a Python that imports torch each time was the
+    largest part of the GUI suite's time). Ending it with the app is tested in test_analysis_job.py."""
+    from gui import analysis, main_window
+
+    from .analysis_state import forget_everything
+
+    def forget_the_windows_work() -> None:
+        analysis.executor().submit(forget_everything).result(timeout=120)
+
+    patch = pytest.MonkeyPatch()
+    patch.setattr(main_window, "analysis", types.SimpleNamespace(shutdown=forget_the_windows_work))
+    yield
+    patch.undo()
+    analysis.shutdown()
 
 
 @pytest.fixture(autouse=True)

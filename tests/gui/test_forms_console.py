@@ -134,6 +134,9 @@ def saving_to(monkeypatch, tmp_path):
 
 @pytest.mark.parametrize("what", ["term", "weight", "stage", "form"])
 def test_every_exported_snapshot_is_a_valid_file(qtbot, pane, tmp_path, saving_to, what):
+    # depth 1: a form of 6 terms; the engine's own tests write every format of the depth-2 chain's sheets
+    pane.source.depth.setValue(1)
+    qtbot.waitUntil(lambda: pane.forms.net.title == "encoder(1)", timeout=20000)
     pane.terms.select_weight("K_0")
     qtbot.waitUntil(lambda: pane.terms.term is not None, timeout=20000)
     pane.tabs.setCurrentWidget(pane.walkthrough)
