@@ -4,8 +4,8 @@ import importlib
 
 
 def forget_everything() -> None:
-    """The service's state as a freshly started process has it: no RunAnalysis kept, no live copy. Its live
-    copies are keyed by the GUI-side id() of a weights dict, which a later test may reuse."""
+    """The service's state as a freshly started process has it: no RunAnalysis kept, no live model, no
+    curves read (the held published copies stay, in step with the GUI's mirror of them)."""
     from engine.analysis import service
 
     importlib.reload(service)
