@@ -10,10 +10,11 @@ a slow timer asks again, so a run training here or in a terminal draws on. The G
 smooths the noisy series and hands arrays to pyqtgraph.
 
 A dragged smoothing slider changes faster than the curves repaint: its changes are coalesced into at most
-one redraw per frame, which sets the data of the smoothed lines the pane already holds. The lines are one
-pixel wide and the axes are cached as pixmaps, since painting is most of a redraw's cost: Qt's raster engine
-strokes a wider pen about ten times slower, and an unchanged axis need not replay its text
-(benchmarks/run_overlay.py measures the event loop while dragging).
+one redraw per frame, which sets the data of the smoothed lines the pane already holds; only the faint raw
+curves fit the view, so a new smoothing refits no range and reticks no axis. The lines are one pixel wide,
+long ones drawn as a low and a high point per pixel, and the axes are cached as pixmaps, since painting is
+most of a redraw's cost: Qt's raster engine strokes a wider pen about ten times slower, and an unchanged
+axis need not replay its text (benchmarks/run_overlay.py measures the event loop while dragging).
 """
 
 from __future__ import annotations
@@ -171,7 +172,7 @@ class RunCurvesPane(SeenWidget):
                 if faint is not None:
                     if not only_smoothing:
                         faint.setData(*c.series(metric, self.view.axis), skipFiniteCheck=True)
-                    faint.setVisible(self.view.smoothing > 0)
+                    faint.setOpacity(1.0 if self.view.smoothing > 0 else 0.0)  # unpainted, yet still fits the view
                 line.setData(*c.series(metric, self.view.axis, self.view.smoothing), skipFiniteCheck=True)
         if not only_smoothing:
             for plot in self.plots.values():
@@ -192,9 +193,7 @@ class RunCurvesPane(SeenWidget):
             items = self._items.setdefault(path, {})
             for metric, plot in self.plots.items():
                 if metric not in items:
-                    faint = plot.plot([], []) if metric in SMOOTHED else None
-                    symbol = dict(symbol="o", symbolSize=5) if metric == "val_loss" else {}
-                    items[metric] = (faint, plot.plot([], [], **symbol))
+                    items[metric] = self._new_curves(plot, metric)
                 faint, line = items[metric]
                 if faint is not None:
                     faint.setPen(pg.mkPen(faint_colour, width=1))
@@ -203,6 +202,20 @@ class RunCurvesPane(SeenWidget):
                     line.setSymbolBrush(colour)
             self.legend.addItem(items["train_loss"][1], self.curves[path].name)
         self._items = {p: self._items[p] for p in shown}
+
+    @staticmethod
+    def _new_curves(plot, metric: str) -> tuple:
+        """(faint raw curve | None, line) of one run's metric. A smoothed line never fits the view: an EMA is a
+        weighted mean of the raw values, so it lies between its raw curve's extremes and the raw curve alone
+        fits the view; a new smoothing then leaves the ranges (and axes) as they are. A long curve is drawn
+        as the lowest and highest point of each pixel's worth of steps (pyqtgraph's peak downsampling, one
+        bin a pixel rather than its default five): the same pixels, far fewer segments to stroke."""
+        smoothed = metric in SMOOTHED
+        faint = plot.plot([], [], autoDownsampleFactor=1.0) if smoothed else None
+        line = pg.PlotDataItem([], [], autoDownsampleFactor=1.0,
+                               **(dict(symbol="o", symbolSize=5) if metric == "val_loss" else {}))
+        plot.addItem(line, ignoreBounds=smoothed)
+        return faint, line
 
     def line(self, path: Path, metric: str):
         """The line drawn for one run's metric (its faint raw curve, when smoothed, is behind it)."""
