@@ -3,7 +3,8 @@ optimizer, steps, best validation loss, date and size; open, rename, delete, rev
 fork (a paired run, engine/fork.py); tick runs to overlay their curves (the Run curves pane, through `Session.compare_runs`).
 
 The rows come from engine.run_list, which reads only small files, asked in the app's analysis process
-(gui/analysis.py; engine/analysis/service.py `run_summaries`), so the GUI thread only fills the tree. The
+(gui/analysis.py; engine/analysis/service.py `run_summaries`), so the GUI thread only fills the tree; the
+folders to watch come with them. The
 list is refreshed when the pane is shown, when a run is opened or stops training, by its Refresh button,
 and when a listed folder's entries change on disk while the pane is seen (gui/widgets/folder_watch.py: a
 run made by `gpt-explorer train` in a terminal appears) — not on a timer, since a folder of hundreds of runs
@@ -23,7 +24,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QApplication, QHBoxLayout, QIn
 
 from engine.analysis import service
 from engine.errors import UserError
-from engine.run_list import RunSummary, delete_run, human_bytes, rename_run
+from engine.run_list import RunListing, RunSummary, delete_run, human_bytes, rename_run
 
 from .. import recent
 from ..analysis import AnalysisJob
@@ -113,16 +114,16 @@ class RunsPane(SeenWidget):
 
     def refresh(self) -> None:
         """List the runs again; the rows come in `_on_listed` (then `sig_listed`)."""
-        folders = recent.browsed_folders()
-        self.folder_watch.watch(folders)
-        self._job.submit(None, service.run_summaries, [str(f) for f in folders])
+        self._job.submit(None, service.run_summaries, [str(f) for f in recent.browsed_folders()])
 
     @property
     def listing(self) -> bool:
         """A listing asked for has not come yet."""
         return self._job.busy
 
-    def _on_listed(self, _tag, rows: list[RunSummary]) -> None:
+    def _on_listed(self, _tag, listing: RunListing) -> None:
+        self.folder_watch.watch(listing.watch)
+        rows = listing.runs
         ticked = set(self.checked_paths())
         current = self._select or (self.tree.currentItem() and Path(self.tree.currentItem().data(0, _PATH)))
         self._select = None

@@ -4,6 +4,8 @@ list, ticking runs to overlay them, rename, delete, reveal, recent runs, drops a
 from __future__ import annotations
 
 import csv
+import os
+
 import numpy as np
 import pytest
 
@@ -146,6 +148,18 @@ def test_a_run_trained_elsewhere_appears_in_the_seen_list(qtbot, make_window, th
     list(Trainer(tiny_config(corpus_file, steps=3), three_runs / "e", text=small_text).steps())
     qtbot.waitUntil(lambda: runs.item_for(three_runs / "e") is not None)
     assert str(three_runs / "e") not in runs.folder_watch.watched()  # a run writes its folder every step
+
+
+def test_the_folders_watched_come_with_the_listing_not_from_the_gui_thread(qtbot, make_window, three_runs,
+                                                                            monkeypatch):
+    (three_runs / "e").mkdir()  # not a run yet: watched until it is one
+    w = make_window()
+    runs = w.panes["pane_runs"]
+    scanned, scandir = [], os.scandir
+    monkeypatch.setattr(os, "scandir", lambda path=".": scanned.append(str(path)) or scandir(path))
+    listed(qtbot, runs)
+    assert sorted(runs.folder_watch.watched()) == [str(three_runs), str(three_runs / "e")]
+    assert not [p for p in scanned if p.startswith(str(three_runs))]  # listed in the analysis process
 
 
 def test_the_overlay_exports_its_figure_and_data(qtbot, make_window, three_runs, tmp_path):
