@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QEvent, Qt, QTimer
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QComboBox, QGraphicsItem, QGridLayout, QHBoxLayout, QLabel, QSlider, QVBoxLayout
 
 from engine.analysis import service
@@ -31,7 +32,9 @@ from engine.run_curves import AXIS_LABELS, METRIC_LABELS, SMOOTHED, RunCurves, e
 
 from ..analysis import AnalysisJob
 from ..session import Session
+from ..theme import plot_colors
 from ..widgets.seen import SeenWidget
+from .weight.views import color_of
 
 EXPORT_FILTERS = "PNG image (*.png);;SVG image (*.svg);;PDF document (*.pdf);;CSV table (*.csv)"
 RELOAD_MS = 2000
@@ -86,7 +89,6 @@ class RunCurvesPane(SeenWidget):
             view.setObjectName(f"curves_{metric}")
             grid.addWidget(view, i // 2, i % 2)
             plot = view.getPlotItem()
-            plot.showGrid(x=True, y=True, alpha=0.2)
             plot.setDownsampling(auto=True, mode="peak")  # thousands of steps on a few hundred pixels
             plot.setClipToView(True)
             for side in ("left", "bottom"):
@@ -111,6 +113,28 @@ class RunCurvesPane(SeenWidget):
         # a dragged slider moves faster than a redraw: the latest value is drawn at the next frame
         self._smooth_timer = QTimer(self, singleShot=True, interval=FRAME_MS)
         self._show_smoothing()
+        self._restyle()
+
+    def _restyle(self) -> None:
+        """The theme's plot colours (pyqtgraph draws black plots otherwise, also in the light theme), and a
+        legend on a veil of the background, as it lies over the curves."""
+        c = plot_colors()
+        veil = QColor(c.background)
+        veil.setAlpha(200)
+        for metric, plot in self.plots.items():
+            plot.getViewWidget().setBackground(c.background)
+            plot.setTitle(METRIC_LABELS[metric], color=c.foreground)
+            plot.showGrid(x=True, y=True, alpha=c.grid_alpha)
+            for name in ("left", "bottom"):
+                plot.getAxis(name).setPen(c.foreground)
+                plot.getAxis(name).setTextPen(c.foreground)
+        self.legend.setLabelTextColor(c.foreground)
+        self.legend.setBrush(pg.mkBrush(veil))
+
+    def changeEvent(self, event) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self._restyle()
 
     def _connect(self) -> None:
         self.session.sig_runs_compared.connect(self._on_runs_compared)
@@ -187,7 +211,7 @@ class RunCurvesPane(SeenWidget):
                         self.plots[metric].removeItem(item)
         self.legend.clear()
         for i, path in enumerate(shown):
-            colour = pg.intColor(i, hues=max(len(shown), 8))
+            colour = pg.mkColor(color_of(i))  # Tableau 10: pyqtgraph's hues made 3 runs red, orange, yellow
             faint_colour = pg.mkColor(colour)
             faint_colour.setAlpha(60)
             items = self._items.setdefault(path, {})

@@ -73,16 +73,18 @@ class RunDiffPane(SeenWidget):
         self.grid = HeatmapGrid(self, title="attention B − A")
         self.matrix = HeatmapWidget(self, title="weight B − A")
         self.matrix.hide()
-        row = QHBoxLayout()
-        for label, box, stretch in (("step", self.step_box, 0), ("compare", self.what_box, 1),
-                                    ("of", self.part_box, 0)):
-            row.addWidget(QLabel(label, self))
-            row.addWidget(box, stretch)
-        row.addWidget(self.swap)
+        # two rows, so the pane fits a side dock (one row needed 490 px)
+        rows = (QHBoxLayout(), QHBoxLayout())
+        for row, label, box, stretch in ((0, "step", self.step_box, 0), (0, "compare", self.what_box, 1),
+                                         (1, "of", self.part_box, 1)):
+            rows[row].addWidget(QLabel(label, self))
+            rows[row].addWidget(box, stretch)
+        rows[1].addWidget(self.swap)
         col = QVBoxLayout(self)
         col.setContentsMargins(4, 4, 4, 4)
         col.addWidget(self.pair_label)
-        col.addLayout(row)
+        for row in rows:
+            col.addLayout(row)
         col.addWidget(self.grid, 1)
         col.addWidget(self.matrix, 1)
 

@@ -19,8 +19,8 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
-from PySide6.QtWidgets import (QAbstractItemView, QApplication, QHBoxLayout, QInputDialog, QMessageBox, QPushButton,
-                               QTreeWidget, QTreeWidgetItem, QVBoxLayout)
+from PySide6.QtWidgets import (QAbstractItemView, QApplication, QInputDialog, QMessageBox, QToolBar, QTreeWidget,
+                               QTreeWidgetItem, QVBoxLayout)
 
 from engine.analysis import service
 from engine.errors import UserError
@@ -73,24 +73,26 @@ class RunsPane(SeenWidget):
         self.tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.tree.setToolTip("Tick runs to overlay their curves; double-click one to open it")
         self.buttons = {}
-        row = QHBoxLayout()
+        # a tool bar, not a row of buttons: in a narrow dock the acts that do not fit go under its » menu
+        # rather than widening the pane past the dock (seven buttons needed 610 px)
+        bar = QToolBar(self)
+        bar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
         for key, text, tip in (("open", "Open", "Open the selected run"),
+                               ("fork", "Fork…", "A new run paired with the selected one: same initial weights "
+                                                 "and batches, one setting changed"),
                                ("rename", "Rename…", "Rename the selected run's folder"),
                                ("delete", "Delete…", "Delete the selected run's folder, after asking"),
                                ("reveal", "Reveal", "Show the selected run's folder in the file manager"),
-                               ("fork", "Fork…", "A new run paired with the selected one: same initial weights "
-                                                 "and batches, one setting changed"),
                                ("add_folder", "Add folder…", "Also list the runs in another folder"),
                                ("refresh", "Refresh", "List the runs again")):
-            b = QPushButton(text, self)
+            action = bar.addAction(text)
+            action.setToolTip(tip)
+            b = bar.widgetForAction(action)
             b.setObjectName(f"runs_{key}")
-            b.setToolTip(tip)
-            row.addWidget(b)
             self.buttons[key] = b
-        row.addStretch(1)
         col = QVBoxLayout(self)
         col.setContentsMargins(4, 4, 4, 4)
-        col.addLayout(row)
+        col.addWidget(bar)
         col.addWidget(self.tree, 1)
 
     def _connect(self) -> None:
