@@ -24,7 +24,6 @@ from pathlib import Path
 
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, Qt, QTimer
-from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QComboBox, QGraphicsItem, QGridLayout, QHBoxLayout, QLabel, QSlider, QVBoxLayout
 
 from engine.analysis import service
@@ -116,11 +115,9 @@ class RunCurvesPane(SeenWidget):
         self._restyle()
 
     def _restyle(self) -> None:
-        """The theme's plot colours (pyqtgraph draws black plots otherwise, also in the light theme), and a
-        legend on a veil of the background, as it lies over the curves."""
+        """The theme's plot colours (pyqtgraph draws black plots otherwise, also in the light theme). The legend
+        stays unveiled: in a short plot it covers most of the curves, and a veil hid them (seen at 1280×720)."""
         c = plot_colors()
-        veil = QColor(c.background)
-        veil.setAlpha(200)
         for metric, plot in self.plots.items():
             plot.getViewWidget().setBackground(c.background)
             plot.setTitle(METRIC_LABELS[metric], color=c.foreground)
@@ -129,7 +126,6 @@ class RunCurvesPane(SeenWidget):
                 plot.getAxis(name).setPen(c.foreground)
                 plot.getAxis(name).setTextPen(c.foreground)
         self.legend.setLabelTextColor(c.foreground)
-        self.legend.setBrush(pg.mkBrush(veil))
 
     def changeEvent(self, event) -> None:
         super().changeEvent(event)
