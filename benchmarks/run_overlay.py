@@ -12,7 +12,9 @@ answers (benchmarks/ui_latency.py's LagProbe) in three phases of --seconds each:
 
 The goal applies to phase 1; phases 2 and 3 are the price of redraws, printed for the record. Also printed: the
 time from ticking all ten runs to their curves drawn (their logs are read in the app's analysis process, so
-the GUI thread is free meanwhile) and one full redraw, back to back.
+the GUI thread is free meanwhile), one full redraw, back to back, and one slider redraw taken apart: setting
+the smoothed lines' data, then painting their two plots (medians of CPU time: steadier than a p99 on a
+loaded machine).
 
     python benchmarks/run_overlay.py [--steps 1000] [--seconds 5]
 """
@@ -63,6 +65,20 @@ def measure(seconds: float, action=None, every_ms: int = 50) -> tuple[list[float
     return probe.lags, n[0]
 
 
+def slider_redraw(curves, smoothing: float) -> tuple[float, float]:
+    """CPU seconds of the GUI thread to set a new smoothing on the smoothed lines, then to paint the plots that
+    hold them (CPU time, unlike wall time, does not grow with the other processes sharing the cores)."""
+    from engine.run_curves import SMOOTHED
+
+    curves.view.smoothing = smoothing
+    t0 = time.thread_time()
+    curves._draw(only_smoothing=True)
+    t1 = time.thread_time()
+    for metric in SMOOTHED:
+        curves.plots[metric].getViewWidget().viewport().repaint()
+    return t1 - t0, time.thread_time() - t1
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=1000)
@@ -103,6 +119,7 @@ def main() -> int:
                 t0 = time.perf_counter()
                 curves._draw(paths=None)
                 redraws.append(time.perf_counter() - t0)
+            slider_redraws = [slider_redraw(curves, (i * 7 % 99) / 100) for i in range(1, 41)]
             settle = time.perf_counter() + 3.0  # the first paint of every pane is not the overlay's cost
             wait_until(lambda: time.perf_counter() > settle, 60, "the window to settle")
             live_before = len(curves.curves[tmp / "runs" / "live"].columns["step"])
@@ -130,6 +147,9 @@ def main() -> int:
           f"{statistics.median(redraws) * 1e3:.1f} ms")
     print(f"watching: event loop lag p50 {percentile(watching, 0.5) * 1e3:.1f} ms, p99 {p99:.1f} ms = "
           f"{p99 / GOAL_MS:.2f}x the {GOAL_MS:.0f} ms goal ({'met' if p99 <= GOAL_MS else 'MISSED'})")
+    draw_ms, paint_ms = (statistics.median(t) * 1e3 for t in zip(*slider_redraws))
+    print(f"one slider redraw (median CPU time of {len(slider_redraws)}): setting the smoothed lines {draw_ms:.1f} ms, "
+          f"painting their plots {paint_ms:.1f} ms")
     print(f"dragging the smoothing slider ({moves} moves, {drag_redraws} redraws): lag p50 "
           f"{percentile(dragging, 0.5) * 1e3:.1f} ms, p99 {percentile(dragging, 0.99) * 1e3:.1f} ms")
     print(f"switching the x axis ({switches} switches): lag p50 {percentile(switching, 0.5) * 1e3:.1f} ms, "

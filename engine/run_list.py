@@ -45,22 +45,47 @@ def is_run(path: Path) -> bool:
     return (path / CONFIG).is_file() and (path / TOKENIZER).is_file()
 
 
-def list_runs(folders: list[Path] | Path) -> list[RunSummary]:
-    """Summaries of the runs directly inside each folder (and each folder that is itself a run), newest
-    first; the same run reached twice appears once."""
-    seen, out = set(), []
-    for folder in [folders] if isinstance(folders, Path) else folders:
-        folder = Path(folder)
-        candidates = [folder] if is_run(folder) else subfolders(folder)
+@dataclass(frozen=True)
+class RunListing:
+    """The run browser's answer about its folders: the runs, newest first, and the folders to watch for runs
+    to come (gui/widgets/folder_watch.py): each folder listed that exists and is not itself a run, and the
+    folders inside them that are not runs yet. A run's own folder is never watched: training writes into
+    it every step."""
+
+    runs: list[RunSummary]
+    watch: list[Path]
+
+
+def list_folders(folders: list[Path]) -> RunListing:
+    """The runs directly inside each folder (and each folder that is itself a run), the same run reached
+    twice listed once, and the folders to watch; one pass over each folder's entries serves both."""
+    seen, runs, watch = set(), [], []
+    for folder in map(Path, folders):
+        if is_run(folder):
+            candidates = [folder]
+        elif folder.is_dir():
+            watch.append(folder)
+            candidates = subfolders(folder)
+        else:
+            continue
         for path in candidates:
+            if not is_run(path):
+                watch.append(path)
+                continue
             key = os.path.realpath(path)
-            if key in seen or not is_run(path):
+            if key in seen:
                 continue
             seen.add(key)
             summary = summarise(path)
             if summary is not None:
-                out.append(summary)
-    return sorted(out, key=lambda s: s.modified, reverse=True)
+                runs.append(summary)
+    return RunListing(sorted(runs, key=lambda s: s.modified, reverse=True), watch)
+
+
+def list_runs(folders: list[Path] | Path) -> list[RunSummary]:
+    """Summaries of the runs directly inside each folder (and each folder that is itself a run), newest
+    first; the same run reached twice appears once."""
+    return list_folders([folders] if isinstance(folders, Path) else folders).runs
 
 
 def subfolders(folder: Path) -> list[Path]:

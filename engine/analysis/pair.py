@@ -12,6 +12,7 @@ caches its own attention maps and coefficient records, so swapping A and B recom
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -28,6 +29,7 @@ class PairChoices:
 
     steps: list[int]
     weights: list[str]
+    parent_second: bool = False  # B is the run A was forked from (its fork.json): shown, the parent is A
 
 
 @dataclass(frozen=True)
@@ -60,7 +62,15 @@ def choices(a: RunAnalysis, b: RunAnalysis) -> PairChoices:
     shapes = weight_shapes(a.config.model)
     if shapes != weight_shapes(b.config.model):
         raise UserError(f"{names} have weights of different shapes")
-    return PairChoices(common_steps(a, b), list(shapes))
+    return PairChoices(common_steps(a, b), list(shapes), forked_from(a, b))
+
+
+def forked_from(a: RunAnalysis, b: RunAnalysis) -> bool:
+    """Whether run A is a fork of run B (engine/fork.py)."""
+    from ..fork import fork_record
+
+    record = fork_record(a.path)
+    return bool(record) and Path(record.get("parent", "")) == Path(b.path).resolve()
 
 
 def _check_step(a: RunAnalysis, b: RunAnalysis, step: int) -> None:

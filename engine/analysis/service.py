@@ -8,7 +8,7 @@ Weight pane from the run's CoefficientStore (RunAnalysis.coefficients: memory, t
 computed). `ask_pair(a_path, b_path, function, *args)` answers a question about two runs
 (engine/analysis/pair.py) from their two RunAnalysis objects. `run_curves(paths, known)` reads the metrics
 logs of runs overlaid (engine/run_curves.py), re-reading only logs that changed; `run_summaries(folders)`
-lists the runs in the run browser's folders (engine/run_list.py).
+lists the runs in the run browser's folders and the folders to watch (engine/run_list.py).
 `ask_live(method, cfg, weights, step, *args)` answers a RunAnalysis question on weights training just
 published (not yet saved), through the same pure functions on one model cache; the weights arrive once and
 are held between requests (engine/analysis/live.py).
@@ -77,12 +77,13 @@ def run_curves(paths: list[str], known: dict):
 
 
 def run_summaries(folders: list[str]):
-    """The run browser's rows: engine.run_list.list_runs of `folders`."""
+    """The run browser's rows and the folders it watches for runs to come: engine.run_list.list_folders of
+    `folders` (a RunListing), so the GUI thread stats none of them."""
     from pathlib import Path
 
-    from ..run_list import list_runs
+    from ..run_list import list_folders
 
-    return list_runs([Path(f) for f in folders])
+    return list_folders([Path(f) for f in folders])
 
 
 def ask_live(method: str, cfg, weights, step: int, *args):

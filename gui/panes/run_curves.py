@@ -10,10 +10,11 @@ a slow timer asks again, so a run training here or in a terminal draws on. The G
 smooths the noisy series and hands arrays to pyqtgraph.
 
 A dragged smoothing slider changes faster than the curves repaint: its changes are coalesced into at most
-one redraw per frame, which sets the data of the smoothed lines the pane already holds. The lines are one
-pixel wide and the axes are cached as pixmaps, since painting is most of a redraw's cost: Qt's raster engine
-strokes a wider pen about ten times slower, and an unchanged axis need not replay its text
-(benchmarks/run_overlay.py measures the event loop while dragging).
+one redraw per frame, which sets the data of the smoothed lines the pane already holds; only the faint raw
+curves fit the view, so a new smoothing refits no range and reticks no axis. The lines are one pixel wide,
+long ones drawn as a low and a high point per pixel, and the axes are cached as pixmaps, since painting is
+most of a redraw's cost: Qt's raster engine strokes a wider pen about ten times slower, and an unchanged
+axis need not replay its text (benchmarks/run_overlay.py measures the event loop while dragging).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtWidgets import QComboBox, QGraphicsItem, QGridLayout, QHBoxLayout, QLabel, QSlider, QVBoxLayout
 
 from engine.analysis import service
@@ -30,7 +31,9 @@ from engine.run_curves import AXIS_LABELS, METRIC_LABELS, SMOOTHED, RunCurves, e
 
 from ..analysis import AnalysisJob
 from ..session import Session
+from ..theme import plot_colors
 from ..widgets.seen import SeenWidget
+from .weight.views import color_of
 
 EXPORT_FILTERS = "PNG image (*.png);;SVG image (*.svg);;PDF document (*.pdf);;CSV table (*.csv)"
 RELOAD_MS = 2000
@@ -85,7 +88,6 @@ class RunCurvesPane(SeenWidget):
             view.setObjectName(f"curves_{metric}")
             grid.addWidget(view, i // 2, i % 2)
             plot = view.getPlotItem()
-            plot.showGrid(x=True, y=True, alpha=0.2)
             plot.setDownsampling(auto=True, mode="peak")  # thousands of steps on a few hundred pixels
             plot.setClipToView(True)
             for side in ("left", "bottom"):
@@ -110,6 +112,25 @@ class RunCurvesPane(SeenWidget):
         # a dragged slider moves faster than a redraw: the latest value is drawn at the next frame
         self._smooth_timer = QTimer(self, singleShot=True, interval=FRAME_MS)
         self._show_smoothing()
+        self._restyle()
+
+    def _restyle(self) -> None:
+        """The theme's plot colours (pyqtgraph draws black plots otherwise, also in the light theme). The legend
+        stays unveiled: in a short plot it covers most of the curves, and a veil hid them (seen at 1280×720)."""
+        c = plot_colors()
+        for metric, plot in self.plots.items():
+            plot.getViewWidget().setBackground(c.background)
+            plot.setTitle(METRIC_LABELS[metric], color=c.foreground)
+            plot.showGrid(x=True, y=True, alpha=c.grid_alpha)
+            for name in ("left", "bottom"):
+                plot.getAxis(name).setPen(c.foreground)
+                plot.getAxis(name).setTextPen(c.foreground)
+        self.legend.setLabelTextColor(c.foreground)
+
+    def changeEvent(self, event) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self._restyle()
 
     def _connect(self) -> None:
         self.session.sig_runs_compared.connect(self._on_runs_compared)
@@ -171,7 +192,7 @@ class RunCurvesPane(SeenWidget):
                 if faint is not None:
                     if not only_smoothing:
                         faint.setData(*c.series(metric, self.view.axis), skipFiniteCheck=True)
-                    faint.setVisible(self.view.smoothing > 0)
+                    faint.setOpacity(1.0 if self.view.smoothing > 0 else 0.0)  # unpainted, yet still fits the view
                 line.setData(*c.series(metric, self.view.axis, self.view.smoothing), skipFiniteCheck=True)
         if not only_smoothing:
             for plot in self.plots.values():
@@ -186,15 +207,13 @@ class RunCurvesPane(SeenWidget):
                         self.plots[metric].removeItem(item)
         self.legend.clear()
         for i, path in enumerate(shown):
-            colour = pg.intColor(i, hues=max(len(shown), 8))
+            colour = pg.mkColor(color_of(i))  # Tableau 10: pyqtgraph's hues made 3 runs red, orange, yellow
             faint_colour = pg.mkColor(colour)
             faint_colour.setAlpha(60)
             items = self._items.setdefault(path, {})
             for metric, plot in self.plots.items():
                 if metric not in items:
-                    faint = plot.plot([], []) if metric in SMOOTHED else None
-                    symbol = dict(symbol="o", symbolSize=5) if metric == "val_loss" else {}
-                    items[metric] = (faint, plot.plot([], [], **symbol))
+                    items[metric] = self._new_curves(plot, metric)
                 faint, line = items[metric]
                 if faint is not None:
                     faint.setPen(pg.mkPen(faint_colour, width=1))
@@ -203,6 +222,20 @@ class RunCurvesPane(SeenWidget):
                     line.setSymbolBrush(colour)
             self.legend.addItem(items["train_loss"][1], self.curves[path].name)
         self._items = {p: self._items[p] for p in shown}
+
+    @staticmethod
+    def _new_curves(plot, metric: str) -> tuple:
+        """(faint raw curve | None, line) of one run's metric. A smoothed line never fits the view: an EMA is a
+        weighted mean of the raw values, so it lies between its raw curve's extremes and the raw curve alone
+        fits the view; a new smoothing then leaves the ranges (and axes) as they are. A long curve is drawn
+        as the lowest and highest point of each pixel's worth of steps (pyqtgraph's peak downsampling, one
+        bin a pixel rather than its default five): the same pixels, far fewer segments to stroke."""
+        smoothed = metric in SMOOTHED
+        faint = plot.plot([], [], autoDownsampleFactor=1.0) if smoothed else None
+        line = pg.PlotDataItem([], [], autoDownsampleFactor=1.0,
+                               **(dict(symbol="o", symbolSize=5) if metric == "val_loss" else {}))
+        plot.addItem(line, ignoreBounds=smoothed)
+        return faint, line
 
     def line(self, path: Path, metric: str):
         """The line drawn for one run's metric (its faint raw curve, when smoothed, is behind it)."""

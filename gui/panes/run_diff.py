@@ -4,7 +4,8 @@ ticked in the run browser (a run and its fork, typically: engine/fork.py), swapp
 
 The numbers are engine/analysis/pair.py's, from each run's RunAnalysis, asked in the app's analysis process
 (gui/analysis.py, engine/analysis/service.py `ask_pair`) when the choice changes and the pane is seen: the
-pair's steps and weights by one job, the difference shown by another, so the GUI thread never waits.
+pair's steps and weights (and which of the two is the other's fork) by one job, the difference shown by
+another, so the GUI thread never waits nor reads a file.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QVBox
 
 from engine.analysis import service
 from engine.analysis.pair import ATTENTION, COEFFICIENT, WEIGHT, PairChoices, PairDiff
-from engine.fork import fork_record
 
 from ..analysis import AnalysisJob
 from ..session import Session
@@ -73,16 +73,18 @@ class RunDiffPane(SeenWidget):
         self.grid = HeatmapGrid(self, title="attention B − A")
         self.matrix = HeatmapWidget(self, title="weight B − A")
         self.matrix.hide()
-        row = QHBoxLayout()
-        for label, box, stretch in (("step", self.step_box, 0), ("compare", self.what_box, 1),
-                                    ("of", self.part_box, 0)):
-            row.addWidget(QLabel(label, self))
-            row.addWidget(box, stretch)
-        row.addWidget(self.swap)
+        # two rows, so the pane fits a side dock (one row needed 490 px)
+        rows = (QHBoxLayout(), QHBoxLayout())
+        for row, label, box, stretch in ((0, "step", self.step_box, 0), (0, "compare", self.what_box, 1),
+                                         (1, "of", self.part_box, 1)):
+            rows[row].addWidget(QLabel(label, self))
+            rows[row].addWidget(box, stretch)
+        rows[1].addWidget(self.swap)
         col = QVBoxLayout(self)
         col.setContentsMargins(4, 4, 4, 4)
         col.addWidget(self.pair_label)
-        col.addLayout(row)
+        for row in rows:
+            col.addLayout(row)
         col.addWidget(self.grid, 1)
         col.addWidget(self.matrix, 1)
 
@@ -101,9 +103,6 @@ class RunDiffPane(SeenWidget):
 
     def _on_runs_compared(self, paths) -> None:
         pair = [Path(p) for p in paths][:2]
-        record = fork_record(pair[0]) if len(pair) == 2 else None
-        if record and Path(record.get("parent", "")) == pair[1].resolve():
-            pair.reverse()  # the parent is A, its fork B
         if pair != self.view.pair and list(reversed(pair)) != self.view.pair:
             self.view.pair, self.view.step = pair, None
             self.step_box.clear()
@@ -115,6 +114,7 @@ class RunDiffPane(SeenWidget):
     def _on_choices(self, pair: tuple, got: PairChoices) -> None:
         if list(pair) != self.view.pair and list(reversed(pair)) != self.view.pair:
             return  # another pair was ticked meanwhile; its choices are coming
+        self.view.pair = [pair[1], pair[0]] if got.parent_second else list(pair)  # a fork's parent is A
         for s in got.steps:
             self.step_box.addItem(f"{s:,}", s)
         self.step_box.setCurrentIndex(len(got.steps) - 1)

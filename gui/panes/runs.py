@@ -3,7 +3,8 @@ optimizer, steps, best validation loss, date and size; open, rename, delete, rev
 fork (a paired run, engine/fork.py); tick runs to overlay their curves (the Run curves pane, through `Session.compare_runs`).
 
 The rows come from engine.run_list, which reads only small files, asked in the app's analysis process
-(gui/analysis.py; engine/analysis/service.py `run_summaries`), so the GUI thread only fills the tree. The
+(gui/analysis.py; engine/analysis/service.py `run_summaries`), so the GUI thread only fills the tree; the
+folders to watch come with them. The
 list is refreshed when the pane is shown, when a run is opened or stops training, by its Refresh button,
 and when a listed folder's entries change on disk while the pane is seen (gui/widgets/folder_watch.py: a
 run made by `gpt-explorer train` in a terminal appears) — not on a timer, since a folder of hundreds of runs
@@ -18,12 +19,12 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
-from PySide6.QtWidgets import (QAbstractItemView, QApplication, QHBoxLayout, QInputDialog, QMessageBox, QPushButton,
-                               QTreeWidget, QTreeWidgetItem, QVBoxLayout)
+from PySide6.QtWidgets import (QAbstractItemView, QApplication, QInputDialog, QMessageBox, QToolBar, QTreeWidget,
+                               QTreeWidgetItem, QVBoxLayout)
 
 from engine.analysis import service
 from engine.errors import UserError
-from engine.run_list import RunSummary, delete_run, human_bytes, rename_run
+from engine.run_list import RunListing, RunSummary, delete_run, human_bytes, rename_run
 
 from .. import recent
 from ..analysis import AnalysisJob
@@ -72,24 +73,26 @@ class RunsPane(SeenWidget):
         self.tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.tree.setToolTip("Tick runs to overlay their curves; double-click one to open it")
         self.buttons = {}
-        row = QHBoxLayout()
+        # a tool bar, not a row of buttons: in a narrow dock the acts that do not fit go under its » menu
+        # rather than widening the pane past the dock (seven buttons needed 610 px)
+        bar = QToolBar(self)
+        bar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
         for key, text, tip in (("open", "Open", "Open the selected run"),
+                               ("fork", "Fork…", "A new run paired with the selected one: same initial weights "
+                                                 "and batches, one setting changed"),
                                ("rename", "Rename…", "Rename the selected run's folder"),
                                ("delete", "Delete…", "Delete the selected run's folder, after asking"),
                                ("reveal", "Reveal", "Show the selected run's folder in the file manager"),
-                               ("fork", "Fork…", "A new run paired with the selected one: same initial weights "
-                                                 "and batches, one setting changed"),
                                ("add_folder", "Add folder…", "Also list the runs in another folder"),
                                ("refresh", "Refresh", "List the runs again")):
-            b = QPushButton(text, self)
+            action = bar.addAction(text)
+            action.setToolTip(tip)
+            b = bar.widgetForAction(action)
             b.setObjectName(f"runs_{key}")
-            b.setToolTip(tip)
-            row.addWidget(b)
             self.buttons[key] = b
-        row.addStretch(1)
         col = QVBoxLayout(self)
         col.setContentsMargins(4, 4, 4, 4)
-        col.addLayout(row)
+        col.addWidget(bar)
         col.addWidget(self.tree, 1)
 
     def _connect(self) -> None:
@@ -113,16 +116,16 @@ class RunsPane(SeenWidget):
 
     def refresh(self) -> None:
         """List the runs again; the rows come in `_on_listed` (then `sig_listed`)."""
-        folders = recent.browsed_folders()
-        self.folder_watch.watch(folders)
-        self._job.submit(None, service.run_summaries, [str(f) for f in folders])
+        self._job.submit(None, service.run_summaries, [str(f) for f in recent.browsed_folders()])
 
     @property
     def listing(self) -> bool:
         """A listing asked for has not come yet."""
         return self._job.busy
 
-    def _on_listed(self, _tag, rows: list[RunSummary]) -> None:
+    def _on_listed(self, _tag, listing: RunListing) -> None:
+        self.folder_watch.watch(listing.watch)
+        rows = listing.runs
         ticked = set(self.checked_paths())
         current = self._select or (self.tree.currentItem() and Path(self.tree.currentItem().data(0, _PATH)))
         self._select = None

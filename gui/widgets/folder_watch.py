@@ -6,7 +6,9 @@ once, and a `train` writes a folder then its files in a burst, so the changes ar
 after a short quiet moment. A run folder is a run only once its config and tokenizer are written
 (engine.run_list.is_run): a new folder that is not a run yet is watched too, so the signal comes again when
 its files land. Folders that are runs are not watched, since a training run writes into its own folder
-every step.
+every step. Which folders those are comes with the run browser's listing (engine.run_list.RunListing,
+made in the analysis process), so the GUI thread stats none of them; the folders watched before stay
+watched until that answer comes.
 """
 
 from __future__ import annotations
@@ -14,8 +16,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal
-
-from engine.run_list import is_run, subfolders
 
 SETTLE_MS = 300  # a `train` writes its folder, config and tokenizer within this
 
@@ -31,13 +31,8 @@ class FolderWatch(QObject):
         self._settle.timeout.connect(self.sig_changed)
 
     def watch(self, folders: list[Path]) -> None:
-        """Watch exactly these folders (those that exist) and their children that are not runs yet."""
-        wanted = set()
-        for folder in folders:
-            if not Path(folder).is_dir():
-                continue
-            wanted.add(str(folder))
-            wanted.update(str(child) for child in subfolders(Path(folder)) if not is_run(child))
+        """Watch exactly these folders (a RunListing's `watch`)."""
+        wanted = {str(f) for f in folders}
         current = set(self._watcher.directories())
         if current - wanted:
             self._watcher.removePaths(sorted(current - wanted))
@@ -50,4 +45,3 @@ class FolderWatch(QObject):
     def _on_changed(self, _path: str) -> None:
         if not self._settle.isActive():  # started, not restarted: a folder written for minutes still signals
             self._settle.start()
-

@@ -1,4 +1,5 @@
-"""The run browser's engine side: summaries read from small files, rename, and delete of runs only."""
+"""The run browser's engine side: summaries read from small files, the folders to watch, rename, and delete of
+runs only."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import shutil
 import pytest
 
 from engine.errors import UserError
-from engine.run_list import delete_run, last_metrics_row, list_runs, rename_run
+from engine.run_list import delete_run, last_metrics_row, list_folders, list_runs, rename_run
 from engine.runs import Run
 from engine.trainer import Trainer
 from tests.engine.test_trainer import small_config
@@ -61,3 +62,9 @@ def test_rename_and_delete_act_on_runs_only(runs_folder, tmp_path):
 
 def test_a_folder_that_is_itself_a_run_lists_itself(runs_folder):
     assert [s.name for s in list_runs([runs_folder / "long", runs_folder])].count("long") == 1
+
+
+def test_the_listing_names_the_folders_to_watch_never_a_run(runs_folder, tmp_path):
+    got = list_folders([runs_folder / "long", runs_folder, tmp_path / "gone"])
+    assert sorted(s.name for s in got.runs) == ["long", "short"]
+    assert sorted(got.watch) == [runs_folder, runs_folder / "notes"]  # not a run yet; a missing folder is skipped

@@ -4,6 +4,8 @@ list, ticking runs to overlay them, rename, delete, reveal, recent runs, drops a
 from __future__ import annotations
 
 import csv
+import os
+
 import numpy as np
 import pytest
 
@@ -89,11 +91,47 @@ def test_a_dragged_slider_redraws_once_per_frame_on_the_curves_it_holds(qtbot, m
     assert curves._items == items and curves.legend_names() == legend  # the same curves, their data set anew
     curves.smooth_slider.setValue(0)
     qtbot.waitUntil(lambda: curves.redraws == before + 2)
-    assert curves._items == items and not items[three_runs / "b"]["train_loss"][0].isVisible()
+    assert curves._items == items and items[three_runs / "b"]["train_loss"][0].opacity() == 0  # unpainted
     for value in range(1, 21):  # a drag lasting longer than a frame draws while it goes, not once it stops
         curves.smooth_slider.setValue(value)
         qtbot.wait(5)
     assert curves.redraws > before + 2
+
+
+def test_a_long_curve_is_drawn_a_pixel_at_a_time_and_smoothing_keeps_the_ranges(qtbot, make_window, three_runs):
+    from engine.run_curves import RunCurves
+
+    w = make_window()
+    runs, curves = w.panes["pane_runs"], w.panes["pane_run_curves"]
+    w.docks["pane_run_curves"].raise_()
+    listed(qtbot, runs)
+    runs.set_checked(three_runs / "a")
+    qtbot.waitUntil(lambda: curves.legend_names() == ["a"], timeout=WAIT)
+    noisy = 3 + np.random.default_rng(0).normal(0, 0.5, 40_000)
+
+    def logged(n):  # a long run's log of n steps, given to the pane as the analysis process would
+        steps = np.arange(1.0, n + 1)
+        cols = {"step": steps, "tokens": steps * 64, "wall_s": steps / 10, "train_loss": noisy[:n],
+                "val_loss": np.full(n, np.nan), "lr": np.full(n, 1e-3), "tokens_per_s": noisy[:n] * 1000}
+        stamp = curves._stamps[three_runs / "a"]
+        curves._on_curves_read(None, {str(three_runs / "a"): (stamp, RunCurves("a", three_runs / "a", cols))})
+
+    n = 20_000
+    logged(n)
+    plot = curves.plots["train_loss"]
+    qtbot.waitUntil(lambda: plot.vb.viewRange()[0][1] >= n)
+    ranges = plot.vb.viewRange()
+    line = curves.line(three_runs / "a", "train_loss")
+    shown_x, _ = line.getData()
+    assert len(shown_x) <= 2 * plot.vb.width() + 4  # a low and a high point per pixel, not 20,000
+    for smoothing in (0.9, 0.0):  # at 0 the raw curve is not painted, yet still fits the view
+        before = curves.redraws
+        curves.smooth_slider.setValue(round(smoothing * 100))
+        qtbot.waitUntil(lambda: curves.redraws > before)
+        qtbot.wait(50)  # painted
+        assert np.allclose(line.yData, ema(noisy[:n], smoothing)) and plot.vb.viewRange() == ranges
+    logged(2 * n)  # the log grew: the raw curve, unpainted at smoothing 0, widens the view
+    qtbot.waitUntil(lambda: plot.vb.viewRange()[0][1] >= 2 * n)
 
 
 def test_a_run_trained_elsewhere_appears_in_the_seen_list(qtbot, make_window, three_runs, corpus_file, small_text):
@@ -110,6 +148,18 @@ def test_a_run_trained_elsewhere_appears_in_the_seen_list(qtbot, make_window, th
     list(Trainer(tiny_config(corpus_file, steps=3), three_runs / "e", text=small_text).steps())
     qtbot.waitUntil(lambda: runs.item_for(three_runs / "e") is not None)
     assert str(three_runs / "e") not in runs.folder_watch.watched()  # a run writes its folder every step
+
+
+def test_the_folders_watched_come_with_the_listing_not_from_the_gui_thread(qtbot, make_window, three_runs,
+                                                                            monkeypatch):
+    (three_runs / "e").mkdir()  # not a run yet: watched until it is one
+    w = make_window()
+    runs = w.panes["pane_runs"]
+    scanned, scandir = [], os.scandir
+    monkeypatch.setattr(os, "scandir", lambda path=".": scanned.append(str(path)) or scandir(path))
+    listed(qtbot, runs)
+    assert sorted(runs.folder_watch.watched()) == [str(three_runs), str(three_runs / "e")]
+    assert not [p for p in scanned if p.startswith(str(three_runs))]  # listed in the analysis process
 
 
 def test_the_overlay_exports_its_figure_and_data(qtbot, make_window, three_runs, tmp_path):

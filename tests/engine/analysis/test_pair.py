@@ -38,6 +38,7 @@ def test_the_choices_are_the_common_steps_and_the_weights(pair):
     a, b = pair
     got = pr.choices(a, b)
     assert got.steps == [0, 10, 20] and "blocks.0.W_Q" in got.weights and sorted(got.weights) == sorted(a.weights(0))
+    assert not got.parent_second and pr.choices(b, a).parent_second  # b is a's fork: a reads as A
 
 
 def test_attention_is_each_runs_own_and_equal_at_the_start(pair):
