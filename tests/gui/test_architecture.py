@@ -22,14 +22,33 @@ def pane(window):
     return window.panes["pane_architecture"]
 
 
+class Alone:
+    """The Architecture pane on its own over a Session, for tests of the pane alone (a whole window costs
+    about a second to build); `.session` and `pane(alone)` read as for a window."""
+
+    def __init__(self, qtbot, config):
+        from gui.panes.architecture import ArchitecturePane
+        from gui.session import Session
+
+        self.session = Session(config)
+        self.panes = {"pane_architecture": ArchitecturePane(self.session)}
+        qtbot.addWidget(self.panes["pane_architecture"])
+        self.panes["pane_architecture"].show()
+
+
+@pytest.fixture
+def make_pane(qtbot, corpus_file):
+    return lambda config=None: Alone(qtbot, config or tiny_config(corpus_file))
+
+
 def type_into(qtbot, spin, text: str) -> None:
     """Replace a spin box's text the way a user does: select all, type."""
     spin.lineEdit().selectAll()
     qtbot.keyClicks(spin.lineEdit(), text)
 
 
-def test_editing_a_field_updates_the_parameter_count(qtbot, make_window):
-    w = make_window()
+def test_editing_a_field_updates_the_parameter_count(qtbot, make_pane):
+    w = make_pane()
     arch = pane(w)
     qtbot.waitUntil(lambda: "by torch" in arch.params.text(), timeout=WAIT)
     type_into(qtbot, arch.forms["model"].editors["n_layer"], "3")
@@ -57,8 +76,8 @@ def test_heads_not_dividing_d_model_shows_the_message_and_disables_train(qtbot, 
     assert arch.train_button.isEnabled() and w.session.config.model.n_head == 4
 
 
-def test_a_float_that_is_not_a_number_is_named_beside_its_field(qtbot, make_window):
-    arch = pane(make_window())
+def test_a_float_that_is_not_a_number_is_named_beside_its_field(qtbot, make_pane):
+    arch = pane(make_pane())
     arch.tabs.setCurrentIndex(1)
     lr = arch.forms["train"].editors["lr"]
     lr.selectAll()
@@ -68,8 +87,8 @@ def test_a_float_that_is_not_a_number_is_named_beside_its_field(qtbot, make_wind
     assert "⚠ 1" in arch.tabs.tabText(1)
 
 
-def test_clicking_a_weight_in_the_diagram_emits_its_name(qtbot, make_window):
-    w = make_window()
+def test_clicking_a_weight_in_the_diagram_emits_its_name(qtbot, make_pane):
+    w = make_pane()
     diagram = pane(w).diagram
     item = diagram.items["blocks.0.W_K"]
     diagram.ensureVisible(item)
@@ -82,15 +101,18 @@ def test_clicking_a_weight_in_the_diagram_emits_its_name(qtbot, make_window):
 
 @pytest.mark.parametrize("change", [{}, {"norm": "none", "residual": False}, {"norm": "post"},
                                     {"pos_encoding": "learned", "tied": True}, {"n_layer": 4}])
-def test_the_diagram_draws_exactly_the_trained_weights(qtbot, make_window, change):
-    arch = pane(make_window())
+def test_the_diagram_draws_exactly_the_trained_weights(qtbot, change):
+    from gui.widgets.block_diagram import BlockDiagram
+
+    diagram = BlockDiagram(lambda name: None)  # the pane's own widget, without building a window around it
+    qtbot.addWidget(diagram)
     model = dataclasses.replace(ModelConfig(), **change)
-    arch.diagram.show_config(model)
-    assert set(arch.diagram.items) == set(weight_names(model))
+    diagram.show_config(model)
+    assert set(diagram.items) == set(weight_names(model))
 
 
-def test_choosing_a_preset_fills_every_field(qtbot, make_window):
-    w = make_window()
+def test_choosing_a_preset_fills_every_field(qtbot, make_pane):
+    w = make_pane()
     arch = pane(w)
     index = preset_names().index("nanogpt-cpu")
     arch.preset.setCurrentIndex(index)
@@ -101,8 +123,8 @@ def test_choosing_a_preset_fills_every_field(qtbot, make_window):
     assert arch.forms["model"].editors["tied"].isChecked()
 
 
-def test_config_saves_to_toml_and_loads_back(qtbot, make_window, tmp_path, monkeypatch):
-    w = make_window()
+def test_config_saves_to_toml_and_loads_back(qtbot, make_pane, tmp_path, monkeypatch):
+    w = make_pane()
     arch, path = pane(w), tmp_path / "mine.toml"
     type_into(qtbot, arch.forms["model"].editors["d_ff"], "48")
     monkeypatch.setattr(dialogs, "ask_path", lambda *a, **k: path)
@@ -123,8 +145,8 @@ def test_a_broken_toml_file_is_a_banner_and_changes_nothing(qtbot, make_window, 
     assert w.session.config == before
 
 
-def test_a_binary_corpus_is_refused_beside_the_corpus_field(qtbot, make_window, tmp_path, monkeypatch):
-    w = make_window()
+def test_a_binary_corpus_is_refused_beside_the_corpus_field(qtbot, make_pane, tmp_path, monkeypatch):
+    w = make_pane()
     arch, binary = pane(w), tmp_path / "image.bin"
     binary.write_bytes(bytes(range(256)) * 10)
     monkeypatch.setattr(dialogs, "ask_path", lambda *a, **k: binary)
@@ -135,8 +157,8 @@ def test_a_binary_corpus_is_refused_beside_the_corpus_field(qtbot, make_window, 
     assert not arch.train_button.isEnabled()
 
 
-def test_the_vocabulary_comes_from_the_corpus(qtbot, make_window, corpus_file, small_text):
-    w = make_window(tiny_config(corpus_file))
+def test_the_vocabulary_comes_from_the_corpus(qtbot, make_pane, corpus_file, small_text):
+    w = make_pane(tiny_config(corpus_file))
     vocab = pane(w).forms["model"].editors["vocab_size"]
     qtbot.waitUntil(lambda: vocab.value() == len(set(small_text)), timeout=WAIT)
     assert w.session.config.model.vocab_size == len(set(small_text))
@@ -171,8 +193,8 @@ def test_at_its_narrowest_every_field_shows_whole_even_with_a_long_corpus_path(q
                 f"{section}.{name} is cut off at the pane's edge"
 
 
-def test_the_training_tab_chooses_precision_and_compile(qtbot, make_window):
-    w = make_window()
+def test_the_training_tab_chooses_precision_and_compile(qtbot, make_pane):
+    w = make_pane()
     form = pane(w).forms["train"]
     precision, compile_box = form.editors["precision"], form.editors["compile"]
     assert [precision.itemData(i) for i in range(precision.count())] == ["auto", "float32", "bf16"]
