@@ -214,7 +214,8 @@ class TrainingPane(QWidget):
             self._total = run.config.train.steps
             rows = run.metrics()
             self.history.add_rows(rows)
-            self._last_row = rows[-1] if rows else None
+            # a run without a metrics log (a nanoGPT checkpoint imported) is at its newest saved step
+            self._last_row = rows[-1] if rows else {"step": run.latest_step()}
             for row in run.samples():
                 self._append_sample(row.get("step", "?"), row.get("text", ""))
         self._render()
