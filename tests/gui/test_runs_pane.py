@@ -32,6 +32,15 @@ def listed(qtbot, runs, act=None, *args):
     return got
 
 
+def in_front(qtbot, make_window, name: str):
+    """(window, its Runs pane, pane `name`) with `name` brought to the front and the runs listed."""
+    w = make_window()
+    runs = w.panes["pane_runs"]
+    w.docks[name].raise_()
+    listed(qtbot, runs)
+    return w, runs, w.panes[name]
+
+
 @pytest.fixture
 def three_runs(corpus_file, small_text):
     """Runs a (6 steps), b (9 steps) and c (a fork of a with the learning rate changed) in the runs folder."""
@@ -101,10 +110,7 @@ def test_a_dragged_slider_redraws_once_per_frame_on_the_curves_it_holds(qtbot, m
 def test_a_long_curve_is_drawn_a_pixel_at_a_time_and_smoothing_keeps_the_ranges(qtbot, make_window, three_runs):
     from engine.run_curves import RunCurves
 
-    w = make_window()
-    runs, curves = w.panes["pane_runs"], w.panes["pane_run_curves"]
-    w.docks["pane_run_curves"].raise_()
-    listed(qtbot, runs)
+    _, runs, curves = in_front(qtbot, make_window, "pane_run_curves")
     runs.set_checked(three_runs / "a")
     qtbot.waitUntil(lambda: curves.legend_names() == ["a"], timeout=WAIT)
     noisy = 3 + np.random.default_rng(0).normal(0, 0.5, 40_000)
@@ -270,10 +276,7 @@ def test_fork_writes_a_paired_run_beside_its_parent_and_opens_it(qtbot, make_win
 def test_the_diff_pane_shows_b_minus_a_from_the_two_runs_analyses(qtbot, make_window, three_runs):
     from engine.analysis.run_analysis import RunAnalysis
 
-    w = make_window()
-    runs, diff = w.panes["pane_runs"], w.panes["pane_run_diff"]
-    w.docks["pane_run_diff"].raise_()
-    listed(qtbot, runs)
+    _, runs, diff = in_front(qtbot, make_window, "pane_run_diff")
     runs.set_checked(three_runs / "a")
     runs.set_checked(three_runs / "c")
     qtbot.waitUntil(lambda: diff.shown is not None, timeout=WAIT)
