@@ -232,8 +232,9 @@ class HeatmapWidget(QWidget):
         lo, hi = map(float, levels)
         major = [lo, hi] + ([0.0] if lo < 0 < hi else [])
         axis = self._bar.axis
-        minor = [v for spacing, values in axis.tickValues(lo, hi, max(axis.height(), 1)) for v in values
-                 if all(abs(v - m) > 1e-9 * max(abs(lo), abs(hi)) for m in major)]
+        # pyqtgraph's coarsest tick level only: its finer levels labelled a tall bar every 0.05 (41 labels)
+        coarse = (axis.tickValues(lo, hi, max(axis.height(), 1)) or [(None, [])])[0][1]
+        minor = [v for v in coarse if all(abs(v - m) > 1e-9 * max(abs(lo), abs(hi)) for m in major)]
         axis.setTicks([[(v, _tick(v)) for v in major], [(v, _tick(v)) for v in minor]])
         # pyqtgraph drops a label wider than its axis: "-0.0025" did not fit the bar's 45 px, leaving "0"
         font = axis.style.get("tickFont") or axis.font()

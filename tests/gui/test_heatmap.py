@@ -211,23 +211,37 @@ def test_a_title_too_long_for_its_view_ends_in_an_ellipsis_and_keeps_the_rest_in
     qtbot.waitUntil(lambda: label.shown_text() == long)
 
 
-def test_a_colour_bar_draws_both_end_labels_however_many_digits_they_take(qtbot):
-    """ΔW of a late step spans about ±0.0025: pyqtgraph drew only '0' on the bar, dropping '-0.0025' and
-    '0.0025' as wider than its 45 px axis (issue 16, item 5). Read what the axis would draw."""
+def bar_labels(qtbot, width: int, height: int, m: np.ndarray) -> tuple[list[str], tuple, HeatmapWidget]:
+    """The labels a shown heatmap's colour bar would draw, its levels, and the heatmap."""
     from PySide6.QtGui import QPainter, QPixmap
 
     w = HeatmapWidget()
     qtbot.addWidget(w)
-    w.resize(250, 200)
-    m = np.linspace(-0.0025, 0.0025, 64, dtype=np.float32).reshape(8, 8)
+    w.resize(width, height)
     w.set_matrix(m, kind="signed", title="ΔW")
     w.show()
     qtbot.waitExposed(w)
+    w._label_bar(w._levels)  # as a refresh after the layout does
     pixmap = QPixmap(10, 10)
     painter = QPainter(pixmap)
     try:
-        texts = [spec[2] for spec in w._bar.axis.generateDrawSpecs(painter)[2]]
+        return [spec[2] for spec in w._bar.axis.generateDrawSpecs(painter)[2]], w._levels, w
     finally:
         painter.end()
-    lo, hi = w._levels
+
+
+def test_a_colour_bar_draws_both_end_labels_however_many_digits_they_take(qtbot):
+    """ΔW of a late step spans about ±0.0025: pyqtgraph drew only '0' on the bar, dropping '-0.0025' and
+    '0.0025' as wider than its 45 px axis (issue 16, item 5). Read what the axis would draw."""
+    m = np.linspace(-0.0025, 0.0025, 64, dtype=np.float32).reshape(8, 8)
+    texts, (lo, hi), _ = bar_labels(qtbot, 250, 200, m)
     assert lo < 0 < hi and {f"{lo:.3g}", f"{hi:.3g}", "0"} <= set(texts)
+
+
+def test_a_tall_colour_bar_is_labelled_at_a_readable_spacing(qtbot):
+    """Run diff's bar, 700 px tall at 1600×1000, was labelled every 0.05 from -1 to 1: 41 labels (seen
+    under Xvfb)."""
+    m = np.linspace(-1, 1, 64, dtype=np.float32).reshape(8, 8)
+    texts, _, w = bar_labels(qtbot, 300, 900, m)
+    given = [label for level in w._bar.axis._tickLevels for _, label in level]  # what pyqtgraph may draw
+    assert {"-1", "0", "1"} <= set(texts) and len(given) <= 12
