@@ -72,7 +72,7 @@ class RunsPane(SeenWidget):
         self.tree.sortByColumn(5, Qt.SortOrder.DescendingOrder)
         self.tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.tree.setToolTip("Tick runs to overlay their curves; double-click one to open it")
-        self.buttons = {}
+        self.buttons, self.acts = {}, {}
         # a tool bar, not a row of buttons: in a narrow dock the acts that do not fit go under its » menu
         # rather than widening the pane past the dock (seven buttons needed 610 px)
         bar = QToolBar(self)
@@ -89,21 +89,22 @@ class RunsPane(SeenWidget):
             action.setToolTip(tip)
             b = bar.widgetForAction(action)
             b.setObjectName(f"runs_{key}")
-            self.buttons[key] = b
+            self.buttons[key], self.acts[key] = b, action
         col = QVBoxLayout(self)
         col.setContentsMargins(4, 4, 4, 4)
         col.addWidget(bar)
         col.addWidget(self.tree, 1)
 
     def _connect(self) -> None:
-        b, s = self.buttons, self.session
-        b["open"].clicked.connect(lambda: self._with_selected(self.session.request_open_run))
-        b["rename"].clicked.connect(lambda: self._with_selected(self.rename))
-        b["delete"].clicked.connect(lambda: self._with_selected(self.delete))
-        b["reveal"].clicked.connect(lambda: self._with_selected(self.reveal))
-        b["fork"].clicked.connect(lambda: self._with_selected(self.fork))
-        b["add_folder"].clicked.connect(self._on_add_folder_clicked)
-        b["refresh"].clicked.connect(self.refresh)
+        # the actions, not their buttons: an act under the tool bar's » menu has no button to click
+        a, s = self.acts, self.session
+        a["open"].triggered.connect(lambda: self._with_selected(self.session.request_open_run))
+        a["rename"].triggered.connect(lambda: self._with_selected(self.rename))
+        a["delete"].triggered.connect(lambda: self._with_selected(self.delete))
+        a["reveal"].triggered.connect(lambda: self._with_selected(self.reveal))
+        a["fork"].triggered.connect(lambda: self._with_selected(self.fork))
+        a["add_folder"].triggered.connect(self._on_add_folder_clicked)
+        a["refresh"].triggered.connect(self.refresh)
         self.tree.itemDoubleClicked.connect(lambda item, _col: s.request_open_run(item.data(0, _PATH)))
         self.tree.itemChanged.connect(self._on_item_changed)
         s.sig_run_opened.connect(self._on_run_opened)

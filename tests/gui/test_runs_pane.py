@@ -207,6 +207,10 @@ def test_rename_delete_and_reveal_act_on_the_selected_run(qtbot, make_window, th
     runs.tree.setCurrentItem(runs.item_for(three_runs / "c"))
     runs.buttons["reveal"].click()
     assert opened == [str(three_runs / "c")]
+    runs.tree.setCurrentItem(runs.item_for(three_runs / "a"))
+    runs.acts["reveal"].trigger()  # as from the tool bar's » menu, in a dock too narrow for every button
+    assert opened[-1] == str(three_runs / "a")
+    runs.tree.setCurrentItem(runs.item_for(three_runs / "c"))
     runs.buttons["open"].click()
     assert w.controller.run_dir == three_runs / "c"
 
