@@ -83,7 +83,7 @@ def main() -> int:
     session = Session(cfg)
     pane = HeatmapsPane(session)
     pane.resize(1400, 900)
-    frames = PaintCounter(pane.attention.grid._view.viewport())
+    frames = PaintCounter(pane.attention.grid.view.viewport())
 
     worker = TrainingWorker(lambda: Trainer(cfg, text=text), weights_every=0)
     steps: list[float] = []

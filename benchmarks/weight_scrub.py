@@ -101,7 +101,7 @@ def scrub(run, seconds: float) -> tuple[int, float, float]:
     until(lambda: not pane.feeder.missing() and not pane.feeder.busy)
     print(f"  cache warmed: {len(pane.timeline.steps)} steps of a {pane.record().G.shape} weight computed in "
           f"{time.perf_counter() - t0:.1f} s (in the computing process)", flush=True)
-    counter = PaintCounter(pane.G_map._view.viewport())
+    counter = PaintCounter(pane.G_map.view.viewport())
     direction = [1]
 
     def move():

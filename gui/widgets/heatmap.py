@@ -9,6 +9,10 @@ from a mask) become NaN, which the image leaves transparent over a hatched backd
 Hover emits and shows (row label, column label, value); the wheel zooms and dragging pans, "fit" undoes
 them; "colours" chooses the colour map and range (HeatmapControls); "Export…" writes PNG, SVG or PDF
 through matplotlib, in the same colours, or CSV/NPY, off the GUI thread.
+
+The plot itself is built the first time the widget is painted (or its plot is asked for): the window holds
+30 heatmaps, most on tabs not yet seen, and their pyqtgraph items were two thirds of the time to open a
+window. Until then set_matrix only keeps what to draw, and exports, which draw from that, work as well.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QPointF, QRect, QRectF, QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QPointF, QRect, QRectF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QBrush, QColor, QFont, QFontMetrics, QPainter, QPixmap
 from PySide6.QtWidgets import (QGraphicsItem, QHBoxLayout, QLabel, QSizePolicy, QToolButton,
                                QVBoxLayout, QWidget)
@@ -88,6 +92,30 @@ class MaskedBackdrop(QGraphicsItem):
         painter.restore()
 
 
+class PlotRoom(QWidget):
+    """Holds a heatmap's plot, and before it is built paints the plot's background: on its first paint it
+    asks for the plot, in the next turn of the event loop (never inside a paint). The first paint, not the
+    first show: Qt calls a dock on a tab behind another visible, keeps it off screen and never paints it."""
+
+    def __init__(self, build):
+        super().__init__()
+        self._build, self._asked = build, False
+        self.setMinimumSize(80, 70)  # a splitter or a small panel never makes the plot a sliver
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+
+    def hold(self, plot: QWidget) -> None:
+        self.layout().addWidget(plot)
+
+    def paintEvent(self, event) -> None:
+        painter = QPainter(self)
+        painter.fillRect(self.rect(), QColor(theme.plot_colors().background))
+        painter.end()
+        if not self._asked:
+            self._asked = True
+            QTimer.singleShot(0, self, self._build)  # dropped if the widget is gone by then
+
+
 class HeatmapWidget(QWidget):
     """A matrix with token (or index) labels, colour bar, hover read-out, zoom, pan and Export…"""
 
@@ -113,18 +141,34 @@ class HeatmapWidget(QWidget):
         self._exporter = LatestJob(self)
         self._exporter.sig_done.connect(self._on_exported)
         self._exporter.sig_failed.connect(self._on_export_failed)
-        self._build(colorbar, aspect_locked)
-        self._restyle()
+        self._colorbar, self._aspect_locked = colorbar, aspect_locked
+        self._view: pg.GraphicsLayoutWidget | None = None  # the plot, built by _ensure_view
+        self._plot = self._image = self._bar = self._backdrop = None
+        self._build()
 
     # --- public API -------------------------------------------------------------------------------
 
     @property
     def image_item(self) -> pg.ImageItem:
+        self._ensure_view()
         return self._image
 
     @property
     def plot_item(self) -> pg.PlotItem:
+        self._ensure_view()
         return self._plot
+
+    @property
+    def colour_bar(self) -> pg.ColorBarItem | None:
+        """The colour bar (None for a heatmap made without one)."""
+        self._ensure_view()
+        return self._bar
+
+    @property
+    def view(self) -> pg.GraphicsLayoutWidget:
+        """The graphics view holding the plot and the colour bar."""
+        self._ensure_view()
+        return self._view
 
     @property
     def kind(self) -> str:
@@ -167,10 +211,12 @@ class HeatmapWidget(QWidget):
             self._place_title()
         if row_title is not None and row_title != self._row_title:  # setLabel re-lays out the axis
             self._row_title = row_title
-            self._plot.setLabel("left", row_title)
+            if self._view is not None:
+                self._plot.setLabel("left", row_title)
         if col_title is not None and col_title != self._col_title:
             self._col_title = col_title
-            self._plot.setLabel("bottom", col_title)
+            if self._view is not None:
+                self._plot.setLabel("bottom", col_title)
         if kind != self._kind:
             if kind not in export.COLORMAPS:
                 raise ValueError(f"unknown heatmap kind {kind!r}; one of {', '.join(export.COLORMAPS)}")
@@ -179,7 +225,13 @@ class HeatmapWidget(QWidget):
         shape_changed = a.shape != self._matrix.shape
         self._matrix = a
         self._given_levels = levels
-        lo, hi = self._levels = self._levels_for(a, kind, levels)
+        self._levels = self._levels_for(a, kind, levels)
+        if self._view is not None:
+            self._draw(shape_changed)
+
+    def _draw(self, shape_changed: bool) -> None:
+        """Hand the matrix and its levels to the plot."""
+        a, (lo, hi) = self._matrix, self._levels
         self._image.setImage(a, autoLevels=False, levels=(lo, hi))
         self._backdrop.setVisible(bool(np.isnan(a).any()))  # hatching costs a fill; draw it only if needed
         if self._bar is not None and self._bar.levels() != (lo, hi):  # a new range re-lays out its axis
@@ -187,6 +239,7 @@ class HeatmapWidget(QWidget):
             self._label_bar((lo, hi))
         self._update_ticks()
         if shape_changed:
+            n, m = a.shape
             self._backdrop.set_rect(QRectF(0, 0, m, n))
             self.reset_view()
 
@@ -220,6 +273,8 @@ class HeatmapWidget(QWidget):
 
     def _apply_levels(self, levels: tuple[float, float]) -> None:
         self._levels = levels
+        if self._view is None:
+            return
         self._image.setLevels(levels)
         if self._bar is not None:
             if self._bar.levels() != levels:
@@ -247,6 +302,8 @@ class HeatmapWidget(QWidget):
 
     def reset_view(self) -> None:
         """Fit the whole matrix, and keep fitting it as the widget resizes until the user zooms or pans."""
+        if self._view is None:
+            return  # a plot is built fitted
         self._plot.vb.autoRange(padding=0)
         self._plot.vb.enableAutoRange()
 
@@ -300,7 +357,8 @@ class HeatmapWidget(QWidget):
 
     # --- construction ----------------------------------------------------------------------------
 
-    def _build(self, colorbar: bool, aspect_locked: bool) -> None:
+    def _build(self) -> None:
+        """The title, tools and read-out, and the room the plot will take."""
         self._title_label = ElidedLabel(self._title)
         self._title_label.setStyleSheet("font-weight: bold")
         self._export_action = QAction("Export…", self)
@@ -321,7 +379,43 @@ class HeatmapWidget(QWidget):
         header.addWidget(export_button)
         self._header, self._tools = header, (self.controls, export_button)
         self._title_beside = True
+        self._tick_font = QFont()
+        self._tick_font.setPointSizeF(max(7.0, self._tick_font.pointSizeF() - 1))
+        self._room = PlotRoom(self._ensure_view)
 
+        self._readout = QLabel(" ")
+        self._readout.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self._readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(1)
+        layout.addLayout(header)
+        layout.addWidget(self._room, 1)
+        layout.addWidget(self._readout)
+        self._layout = layout
+
+    def _ensure_view(self) -> None:
+        """Build the plot in the room kept for it and draw what set_matrix was given."""
+        if self._view is not None:
+            return
+        self._build_view(self._colorbar, self._aspect_locked)
+        self._room.hold(self._view)
+        if self.isVisible():
+            self._view.show()
+            self._room.layout().activate()  # the colour bar's labels below are chosen for its height
+        for name, title in (("left", self._row_title), ("bottom", self._col_title)):
+            if title:
+                self._plot.setLabel(name, title)
+        self._apply_colormap()
+        self._restyle()
+        self._draw(shape_changed=True)
+        self._apply_levels(self._levels)  # labels the colour bar's ends even at its first levels
+        if self.isVisible():
+            self._view.ci.layout.activate()  # laid out now, with the bar's width for its labels, as a plot
+                                             # built with the widget is when shown
+
+    def _build_view(self, colorbar: bool, aspect_locked: bool) -> None:
         self._view = pg.GraphicsLayoutWidget()
         self._view.ci.setContentsMargins(0, 6, 0, 6)  # room for the colour bar's end labels
         self._view.scene().contextMenu = [self._export_action]  # replaces pyqtgraph's own exporter
@@ -340,28 +434,16 @@ class HeatmapWidget(QWidget):
             self._bar = pg.ColorBarItem(interactive=False, width=12, colorMapMenu=False)
             self._bar.setImageItem(self._image)
             self._view.addItem(self._bar, row=0, col=1)
-        self._tick_font = QFont()
-        self._tick_font.setPointSizeF(max(7.0, self._tick_font.pointSizeF() - 1))
         for name in ("left", "bottom"):
-            self._plot.getAxis(name).setStyle(tickFont=self._tick_font)
+            axis = self._plot.getAxis(name)
+            axis.setStyle(tickFont=self._tick_font)
+            # drawn from a pixmap, re-rendered only when the range changes: a cursor moving over the plot
+            # repaints what it crosses, and axes repainted per frame were most of a weight scrub's cost
+            axis.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         self._plot.vb.sigRangeChanged.connect(self._update_ticks)
         self._plot.vb.sigResized.connect(self._update_ticks)
-        self._apply_colormap()
         self._view.scene().sigMouseMoved.connect(self._on_mouse_moved)
         self._view.scene().sigMouseClicked.connect(self._on_mouse_clicked)
-
-        self._readout = QLabel(" ")
-        self._readout.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        self._readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(1)
-        layout.addLayout(header)
-        layout.addWidget(self._view, 1)
-        layout.addWidget(self._readout)
-        self._layout = layout
-        self._view.setMinimumSize(80, 70)  # a splitter or a small panel never makes it a sliver
 
     def _place_title(self) -> None:
         """The title beside the tools while both fit, else on a row of its own above them (a title cut to
@@ -384,6 +466,8 @@ class HeatmapWidget(QWidget):
         self._place_title()
 
     def _apply_colormap(self) -> None:
+        if self._view is None:
+            return
         cmap = colormap(self._kind, self._cmap_name)
         if self._bar is not None:
             self._bar.setColorMap(cmap)
@@ -393,6 +477,8 @@ class HeatmapWidget(QWidget):
     def _update_ticks(self, *_) -> None:
         """Label every s-th row and column, s the smallest power of two that keeps labels apart at the
         current zoom (re-run on zoom, pan and resize, so zooming in reveals every token)."""
+        if self._view is None:
+            return
         vb = self._plot.vb
         (x0, x1), (y0, y1) = vb.viewRange()
         key = []
@@ -423,6 +509,8 @@ class HeatmapWidget(QWidget):
         return self._label_widths[labels]
 
     def _restyle(self) -> None:
+        if self._view is None:
+            return  # a plot is built in the theme of its day
         colors = theme.plot_colors()
         self._view.setBackground(colors.background)
         pen = pg.mkPen(colors.foreground)

@@ -41,17 +41,24 @@ class HeatmapGrid(HeatmapWidget):
         self._stack = np.full((1, 1, 1, 1), np.nan, dtype=np.float32)
         self._tile_names, self._cell_names = tile_names, cell_names
         self._tokens: tuple[list[str], list[str]] = (["0"], ["0"])
+        self._gaps: QGraphicsPathItem | None = None     # built with the plot
+        self._outline: QGraphicsRectItem | None = None
+        self._selected: tuple[int, int] | None = None
         super().__init__(parent, title=title)
+        self.sig_cell_clicked.connect(self._on_cell_clicked)
+
+    def _build_view(self, colorbar: bool, aspect_locked: bool) -> None:
+        super()._build_view(colorbar, aspect_locked)
         self._gaps = QGraphicsPathItem()
         self._gaps.setZValue(5)
         self._outline = QGraphicsRectItem()
         self._outline.setZValue(6)
         self._outline.hide()
-        self.plot_item.addItem(self._gaps)
-        self.plot_item.addItem(self._outline)
-        self.sig_cell_clicked.connect(self._on_cell_clicked)
-        self._selected: tuple[int, int] | None = None
-        self._restyle()
+        self._plot.addItem(self._gaps)
+        self._plot.addItem(self._outline)
+        self._draw_gaps()
+        if self._selected is not None:
+            self.select_tile(*self._selected)
 
     def stack(self) -> np.ndarray:
         return self._stack
@@ -82,9 +89,12 @@ class HeatmapGrid(HeatmapWidget):
         """Outline tile (r, c), the one the detail views show."""
         R, C, n, m = self._stack.shape
         if not (0 <= r < R and 0 <= c < C):
-            self._outline.hide()
+            if self._outline is not None:
+                self._outline.hide()
             return
         self._selected = (r, c)
+        if self._outline is None:
+            return  # outlined when the plot is built
         self._outline.setRect(QRectF(c * (m + GAP), r * (n + GAP), m, n))
         self._outline.show()
 
@@ -106,15 +116,19 @@ class HeatmapGrid(HeatmapWidget):
         return lambda path: export.export_grid(path, stack, **kw)
 
     def _update_ticks(self, *_) -> None:
+        if self._view is None:
+            return
         R, C, n, m = self._stack.shape
         key = ("grid", R, C, n, m)
         if key == self._tick_key:
             return
         self._tick_key = key
         for axis, count, size in (("left", R, n), ("bottom", C, m)):
-            self.plot_item.getAxis(axis).setTicks([[(t * (size + GAP) + size / 2, str(t)) for t in range(count)]])
+            self._plot.getAxis(axis).setTicks([[(t * (size + GAP) + size / 2, str(t)) for t in range(count)]])
 
     def _draw_gaps(self) -> None:
+        if self._gaps is None:
+            return  # drawn when the plot is built
         R, C, n, m = self._stack.shape
         height, width = R * (n + GAP) - GAP, C * (m + GAP) - GAP
         path = QPainterPath()
@@ -130,8 +144,8 @@ class HeatmapGrid(HeatmapWidget):
 
     def _restyle(self) -> None:
         super()._restyle()
-        if not hasattr(self, "_gaps"):
-            return  # called from the base constructor, before the overlay exists
+        if self._gaps is None:
+            return  # the plot is not built yet, or is being built and its overlay comes next
         colors = theme.plot_colors()
         gap_pen = QPen(pg.mkColor(colors.background))
         gap_pen.setWidthF(GAP)  # in scene units: exactly covers the gap cells

@@ -28,18 +28,18 @@ def heatmap(qtbot):
 
 def cell_pixel(w: HeatmapWidget, row: int, col: int) -> QColor:
     """The colour on screen at the centre of cell (row, col)."""
-    w._view.repaint()
+    w.view.repaint()
     scene = w.plot_item.vb.mapViewToScene(QPointF(col + 0.5, row + 0.5))
-    p = w._view.mapFromScene(scene)
-    return w._view.grab().toImage().pixelColor(p.x(), p.y())
+    p = w.view.mapFromScene(scene)
+    return w.view.grab().toImage().pixelColor(p.x(), p.y())
 
 
 def hover(qtbot, w: HeatmapWidget, row: int, col: int) -> None:
     """Move the mouse over cell (row, col) with a real mouse event on the view."""
-    w._view.scene()._lastMoveEventTime = 0  # pyqtgraph drops moves closer than its rate limit
+    w.view.scene()._lastMoveEventTime = 0  # pyqtgraph drops moves closer than its rate limit
     scene = w.plot_item.vb.mapViewToScene(QPointF(col + 0.5, row + 0.5))
-    pos = QPointF(w._view.mapFromScene(scene))
-    viewport = w._view.viewport()
+    pos = QPointF(w.view.mapFromScene(scene))
+    viewport = w.view.viewport()
     event = QMouseEvent(QEvent.Type.MouseMove, pos, QPointF(viewport.mapToGlobal(pos)),
                         Qt.MouseButton.NoButton, Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier)
     QApplication.sendEvent(viewport, event)
@@ -80,7 +80,7 @@ def test_minus_infinity_is_displayed_as_nan(heatmap, monkeypatch):
     np.testing.assert_array_equal(shown[np.tril_indices(4)], scores[np.tril_indices(4)])
     assert heatmap.image_item.getLevels().tolist() == [-10, 10]  # symmetric, a round ±10 ≥ 8; −inf ignored
     heatmap.set_matrix(scores, kind="signed", levels=(-20, 20))  # a scale shared with another view
-    assert heatmap.image_item.getLevels().tolist() == [-20, 20] and heatmap._bar.levels() == (-20, 20)
+    assert heatmap.image_item.getLevels().tolist() == [-20, 20] and heatmap.colour_bar.levels() == (-20, 20)
     written = {}
     monkeypatch.setattr(export, "export_matrix", lambda path, m, **kw: written.update(kw))
     heatmap.export_to("scores.png")
@@ -117,8 +117,8 @@ def test_wheel_zooms_and_refresh_keeps_the_zoom(heatmap, qtbot):
     heatmap.set_matrix(np.eye(8))
     vb = heatmap.plot_item.vb
     before = vb.viewRange()
-    viewport = heatmap._view.viewport()
-    centre = QPointF(heatmap._view.mapFromScene(vb.mapViewToScene(QPointF(4, 4))))
+    viewport = heatmap.view.viewport()
+    centre = QPointF(heatmap.view.mapFromScene(vb.mapViewToScene(QPointF(4, 4))))
     wheel = QWheelEvent(centre, QPointF(viewport.mapToGlobal(centre)), QPoint(0, 0), QPoint(0, 240),
                         Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier, Qt.ScrollPhase.NoScrollPhase,
                         False)
@@ -135,8 +135,8 @@ def test_click_reports_the_cell(heatmap, qtbot):
     heatmap.set_matrix(np.eye(8))
     scene = heatmap.plot_item.vb.mapViewToScene(QPointF(2.5, 6.5))
     with qtbot.waitSignal(heatmap.sig_cell_clicked) as blocker:
-        qtbot.mouseClick(heatmap._view.viewport(), Qt.MouseButton.LeftButton,
-                         pos=heatmap._view.mapFromScene(scene))
+        qtbot.mouseClick(heatmap.view.viewport(), Qt.MouseButton.LeftButton,
+                         pos=heatmap.view.mapFromScene(scene))
     assert blocker.args == [6, 2]
 
 
@@ -175,7 +175,7 @@ def test_export_to_an_unknown_suffix_says_why(heatmap, qtbot, tmp_path):
 
 
 def test_pyqtgraph_exporter_is_replaced_by_ours(heatmap):
-    assert heatmap._view.scene().contextMenu == [heatmap._export_action]
+    assert heatmap.view.scene().contextMenu == [heatmap._export_action]
 
 
 def test_labels_thin_out_to_fit_and_zooming_in_shows_every_token(heatmap):
@@ -221,11 +221,12 @@ def bar_labels(qtbot, width: int, height: int, m: np.ndarray) -> tuple[list[str]
     w.set_matrix(m, kind="signed", title="ΔW")
     w.show()
     qtbot.waitExposed(w)
+    qtbot.waitUntil(lambda: w._view is not None)  # built on its first paint
     w._label_bar(w._levels)  # as a refresh after the layout does
     pixmap = QPixmap(10, 10)
     painter = QPainter(pixmap)
     try:
-        return [spec[2] for spec in w._bar.axis.generateDrawSpecs(painter)[2]], w._levels, w
+        return [spec[2] for spec in w.colour_bar.axis.generateDrawSpecs(painter)[2]], w._levels, w
     finally:
         painter.end()
 
@@ -243,5 +244,5 @@ def test_a_tall_colour_bar_is_labelled_at_a_readable_spacing(qtbot):
     under Xvfb)."""
     m = np.linspace(-1, 1, 64, dtype=np.float32).reshape(8, 8)
     texts, _, w = bar_labels(qtbot, 300, 900, m)
-    given = [label for level in w._bar.axis._tickLevels for _, label in level]  # what pyqtgraph may draw
+    given = [label for level in w.colour_bar.axis._tickLevels for _, label in level]  # what pyqtgraph may draw
     assert {"-1", "0", "1"} <= set(texts) and len(given) <= 12

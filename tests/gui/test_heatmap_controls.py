@@ -42,7 +42,7 @@ def test_colour_map_choice_reaches_the_screen_and_the_export(heatmap, tmp_path):
     heatmap.set_matrix(np.eye(4), kind="probability")
     heatmap.controls.choose(heatmap.controls.colormaps, "magma")
     assert heatmap.colormap_name == "magma"
-    assert heatmap._bar.colorMap() is colormap('probability', 'magma')
+    assert heatmap.colour_bar.colorMap() is colormap('probability', 'magma')
     from engine import export
 
     fig_kw = {}
@@ -92,7 +92,7 @@ def test_a_short_colour_bar_still_names_its_ends(qtbot, scale):
     qtbot.waitExposed(h)
     h.set_matrix(np.random.default_rng(0).normal(size=(16, 16)) * scale, kind="signed")
     lo, hi = h.levels
-    major = dict(h._bar.axis._tickLevels[0])
+    major = dict(h.colour_bar.axis._tickLevels[0])
     assert set(major) == {lo, hi, 0.0} and major[hi] == f"{hi:.3g}" and major[0.0] == "0"
 
 

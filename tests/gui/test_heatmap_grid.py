@@ -62,7 +62,7 @@ def test_click_selects_a_tile(grid, qtbot):
     grid.set_stack(stack(), TOKENS, TOKENS)
     scene = grid.plot_item.vb.mapViewToScene(QPointF(2 * (5 + GAP) + 2.5, 1 * (5 + GAP) + 2.5))
     with qtbot.waitSignal(grid.sig_tile_clicked) as blocker:
-        qtbot.mouseClick(grid._view.viewport(), Qt.MouseButton.LeftButton, pos=grid._view.mapFromScene(scene))
+        qtbot.mouseClick(grid.view.viewport(), Qt.MouseButton.LeftButton, pos=grid.view.mapFromScene(scene))
     assert blocker.args == [1, 2]
     assert grid._outline.isVisible() and grid._outline.rect().x() == 2 * (5 + GAP)
 

@@ -95,7 +95,7 @@ def test_clicking_a_tile_chooses_layer_and_head(qtbot, tok):
     publish(qtbot, session, pane, model)
     grid, T = pane.attention.grid, len(PROMPT)
     scene = grid.plot_item.vb.mapViewToScene(QPointF(2 * (T + GAP) + T / 2, 1 * (T + GAP) + T / 2))
-    qtbot.mouseClick(grid._view.viewport(), Qt.MouseButton.LeftButton, pos=grid._view.mapFromScene(scene))
+    qtbot.mouseClick(grid.view.viewport(), Qt.MouseButton.LeftButton, pos=grid.view.mapFromScene(scene))
     assert (pane.layer.value(), pane.head.value()) == (1, 2) == (pane.state.layer, pane.state.head)
 
 
@@ -342,7 +342,7 @@ def check_small_window(qtbot, session, pane, model, area):
     assert pane.height() <= max(area.height(), pane.minimumSizeHint().height())
     for panel in pane.attention.steps:
         assert panel.isVisible() and panel.mapTo(pane, panel.rect().bottomRight()).y() <= pane.height()
-        assert panel._view.width() >= 80 and panel._view.height() >= 70, panel.title()
+        assert panel.view.width() >= 80 and panel.view.height() >= 70, panel.title()
         assert panel._title_label.shown_text() == panel.title()
     pane.tabs.setCurrentIndex(2)
     views = pane.positional

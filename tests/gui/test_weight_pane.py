@@ -287,11 +287,11 @@ def test_short_colour_bars_keep_their_numbers_at_the_last_step(qtbot, run_path, 
     assert pane.timeline.step() == pane.timeline.steps[-1]
     pane.parts.setCurrentItem(pane.parts.items[("class", part)])
     qtbot.waitUntil(lambda: pane.G_map.title().startswith(f"G [{part}]"), timeout=WAIT)
-    qtbot.waitUntil(lambda: pane.G_map._bar.axis.height() < 80, timeout=WAIT)
+    qtbot.waitUntil(lambda: pane.G_map.colour_bar.axis.height() < 80, timeout=WAIT)
     for heatmap in (pane.G_map, pane.W_map, pane.dW_map):
         lo, hi = heatmap.levels
         assert lo < 0 < hi
-        texts = drawn_labels(heatmap._bar.axis)
+        texts = drawn_labels(heatmap.colour_bar.axis)
         assert {f"{lo:.3g}", f"{hi:.3g}", "0"} <= set(texts), (heatmap.title(), texts)
 
 

@@ -35,7 +35,7 @@ from ...widgets.timeline import Timeline
 from .compute import CoefficientFeeder
 from .export import WeightExporter
 from .routes_view import RoutesView
-from .views import GeometryChart, NormsChart, PartsList, cache_axes, series
+from .views import GeometryChart, NormsChart, PartsList, series
 
 CHART_HZ = 4            # charts redraw at most this often while steps arrive
 MAX_FPS = 30            # scrubbing faster than this shows the newest step at this rate (a frame is ~15 ms)
@@ -119,7 +119,6 @@ class WeightPane(SeenWidget):
         maps = QSplitter(Qt.Orientation.Horizontal)
         for m in (self.G_map, self.W_map, self.dW_map):
             maps.addWidget(m)
-            cache_axes(m.plot_item)
         bottom = QSplitter(Qt.Orientation.Horizontal)
         bottom.addWidget(self._parts_column())
         bottom.addWidget(self._charts())
