@@ -53,6 +53,7 @@ class HeadTimelineView(SeenWidget):
         self.score.setCurrentIndex(SCORES.index("induction"))
         self.score.setToolTip("Which score colours the cells; a role's threshold is in the note below")
         self.heatmap = HeatmapWidget(self, title="heads × saved steps (click a cell)", aspect_locked=False)
+        self.heatmap.hide()  # until there is a timeline: the note says how to get one
         self.note = QLabel("")
         self.note.setWordWrap(True)
         self.note.setObjectName("head_timeline_note")
@@ -82,6 +83,7 @@ class HeadTimelineView(SeenWidget):
         return a.reshape(a.shape[0], -1).T
 
     def _render(self) -> None:
+        self.heatmap.setVisible(self.timeline is not None)
         if self.timeline is None:
             return
         name, (L, H) = self.chosen(), self.timeline.values[SCORES[0]].shape[1:]
@@ -132,6 +134,7 @@ class HeadTimelinePanel(HeadTimelineView):
         run = self.session.run
         if run is None:
             self.timeline, self._stale = None, False
+            self._render()
             self.note.setText("Open or train a run: its heads are scored at every saved step.")
             return
         if not self.seen():
