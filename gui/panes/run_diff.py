@@ -72,6 +72,7 @@ class RunDiffPane(SeenWidget):
         self.part_box.setToolTip("The weight's coefficient G (what the loss asks of it, FORMS.md) or the weight")
         self.grid = HeatmapGrid(self, title="attention B − A")
         self.matrix = HeatmapWidget(self, title="weight B − A")
+        self.grid.hide()  # until there is a difference to show: the hint says how to get one
         self.matrix.hide()
         # two rows, so the pane fits a side dock (one row needed 490 px)
         rows = (QHBoxLayout(), QHBoxLayout())
@@ -87,6 +88,7 @@ class RunDiffPane(SeenWidget):
             col.addLayout(row)
         col.addWidget(self.grid, 1)
         col.addWidget(self.matrix, 1)
+        col.addStretch(0)  # holds the rows at the top while neither map shows
 
     def _connect(self) -> None:
         self.session.sig_runs_compared.connect(self._on_runs_compared)
@@ -144,6 +146,9 @@ class RunDiffPane(SeenWidget):
         self.part_box.setEnabled(self.view.what != ATTENTION)
         if len(self.view.pair) < 2 or self.view.step is None:
             self.pair_label.setText(HINT)
+            self.grid.hide()  # an earlier pair's difference is not this one's
+            self.matrix.hide()
+            self._shown_key = None
             return
         a, b = self.view.pair
         self.pair_label.setText(f"A = {a.name}, B = {b.name}: B − A at step {self.view.step:,}")

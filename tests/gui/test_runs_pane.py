@@ -281,9 +281,11 @@ def test_the_diff_pane_shows_b_minus_a_from_the_two_runs_analyses(qtbot, make_wi
     from engine.analysis.run_analysis import RunAnalysis
 
     _, runs, diff = in_front(qtbot, make_window, "pane_run_diff")
+    assert not diff.grid.isVisibleTo(diff) and not diff.matrix.isVisibleTo(diff)  # no empty map before a pair
     runs.set_checked(three_runs / "a")
     runs.set_checked(three_runs / "c")
     qtbot.waitUntil(lambda: diff.shown is not None, timeout=WAIT)
+    assert diff.grid.isVisibleTo(diff)
     assert [p.name for p in diff.view.pair] == ["a", "c"] and diff.view.step == 6  # c is a's fork: a is A
     assert [diff.step_box.itemData(i) for i in range(diff.step_box.count())] == [0, 3, 6]  # 3: best val
     a, c = RunAnalysis(three_runs / "a"), RunAnalysis(three_runs / "c")
@@ -313,6 +315,9 @@ def test_the_diff_pane_shows_b_minus_a_from_the_two_runs_analyses(qtbot, make_wi
     diff.swap.click()
     qtbot.waitUntil(lambda: diff.shown.names == ("c", "a"), timeout=WAIT)
     np.testing.assert_allclose(diff.matrix.matrix(), (wa - wc).astype(np.float32))
+    runs.set_checked(three_runs / "a", False)  # one run ticked: the difference shown is no longer the pair's
+    qtbot.waitUntil(lambda: not diff.matrix.isVisibleTo(diff), timeout=WAIT)
+    assert not diff.grid.isVisibleTo(diff) and diff.pair_label.text().startswith("Tick two runs")
 
 
 def test_the_curves_are_read_in_the_analysis_process_never_on_the_gui_thread(qtbot, make_window, three_runs,
