@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QApplication
 from engine import export, probes
 from engine.export import FigureOptions
 from gui.widgets import dialogs
-from gui.widgets.heatmap import HeatmapWidget
+from gui.widgets.heatmap import HeatmapWidget, colormap
 
 TOKENS = list("Before␣w")
 
@@ -246,3 +246,39 @@ def test_a_tall_colour_bar_is_labelled_at_a_readable_spacing(qtbot):
     texts, _, w = bar_labels(qtbot, 300, 900, m)
     given = [label for level in w.colour_bar.axis._tickLevels for _, label in level]  # what pyqtgraph may draw
     assert {"-1", "0", "1"} <= set(texts) and len(given) <= 12
+
+
+def test_a_heatmap_builds_its_plot_on_its_first_paint_and_shows_what_it_was_given_before(qtbot):
+    """The plot waits for the first paint (the window's 30 heatmaps are mostly on tabs not yet seen); what
+    set_matrix was given meanwhile is what the plot shows, and an export needs no plot."""
+    from PySide6.QtWidgets import QLabel, QTabWidget
+
+    tabs = QTabWidget()
+    qtbot.addWidget(tabs)
+    tabs.addTab(QLabel("front"), "front")
+    w = HeatmapWidget(title="behind")
+    tabs.addTab(w, "behind")
+    m = np.array([[-2.0, 1.0, 0.5], [0.0, -np.inf, 3.0]])
+    w.set_matrix(m, row_title="query", col_title="key", kind="signed", levels=(-4, 4))
+    w.set_colormap("PuOr")
+    tabs.resize(400, 300)
+    tabs.show()
+    qtbot.waitExposed(tabs)
+    assert w._view is None  # on the tab behind: never painted
+    assert export.display_matrix(w.matrix()).shape == (2, 3) and w.export_job() is not None
+    tabs.setCurrentWidget(w)
+    qtbot.waitUntil(lambda: w._view is not None)
+    np.testing.assert_array_equal(w.image_item.image, w.matrix())
+    assert w.image_item.getLevels().tolist() == [-4, 4] and w.colour_bar.levels() == (-4, 4)
+    assert w.colour_bar.colorMap() is colormap("signed", "PuOr")
+    assert w.plot_item.getAxis("left").labelText == "query" and w.plot_item.getAxis("bottom").labelText == "key"
+    assert w._backdrop.isVisible()  # the masked entry shows hatched
+
+
+def test_a_window_builds_no_plot_for_a_pane_behind_a_tab(qtbot, make_window):
+    window = make_window()
+    weight = window.panes["pane_weight"]
+    qtbot.waitUntil(lambda: window.docks["pane_heatmaps"].isVisible())
+    assert all(h._view is None for h in weight.findChildren(HeatmapWidget))
+    window.docks["pane_weight"].raise_()
+    qtbot.waitUntil(lambda: weight.G_map._view is not None)
