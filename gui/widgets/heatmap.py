@@ -170,27 +170,17 @@ class HeatmapWidget(QWidget):
 
     # --- public API -------------------------------------------------------------------------------
 
-    @property
-    def image_item(self) -> pg.ImageItem:
-        self._ensure_view()
-        return self._image
+    def _plot_part(attr: str, doc: str) -> property:  # a helper of the class body, deleted below
+        def get(self):
+            self._ensure_view()  # asked for, the plot is built now
+            return getattr(self, attr)
+        return property(get, doc=doc)
 
-    @property
-    def plot_item(self) -> pg.PlotItem:
-        self._ensure_view()
-        return self._plot
-
-    @property
-    def colour_bar(self) -> pg.ColorBarItem | None:
-        """The colour bar (None for a heatmap made without one)."""
-        self._ensure_view()
-        return self._bar
-
-    @property
-    def view(self) -> pg.GraphicsLayoutWidget:
-        """The graphics view holding the plot and the colour bar."""
-        self._ensure_view()
-        return self._view
+    image_item = _plot_part("_image", "The pyqtgraph ImageItem showing the matrix.")
+    plot_item = _plot_part("_plot", "The pyqtgraph PlotItem holding the image and the axes.")
+    colour_bar = _plot_part("_bar", "The pyqtgraph ColorBarItem (None for a heatmap made without one).")
+    view = _plot_part("_view", "The graphics view holding the plot and the colour bar.")
+    del _plot_part
 
     @property
     def kind(self) -> str:
