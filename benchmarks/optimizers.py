@@ -144,7 +144,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--steps", type=int, default=2000)
     p.add_argument("--sgd-lr", type=float, default=0.3)
     p.add_argument("--val-batches", type=int, default=100)
-    p.add_argument("--reps", type=int, default=30, help="repetitions of each timing (the step split, the geometry cost)")
+    p.add_argument("--reps", type=int, default=30,
+                   help="repetitions of each timing (the step split, the geometry cost)")
     p.add_argument("--threads", type=int, default=0, help="torch threads (0: every core)")
     p.add_argument("--muon-ns-steps", type=int, help="Muon's Newton–Schulz iterations (default: the preset's)")
     p.add_argument("--corpus", help="a text file to train on (default: the bundled Shakespeare; the issue's "

@@ -5,10 +5,11 @@ Each pane holds its own `AnalysisJob` (its request key, in effect) and calls `su
 Qt-free, top-level `fn`; weights training published go in as `engine.analysis.live.Published`, sent once.
 An AnalysisJob is gui/jobs.py's `LatestJob` run in the process instead of on a thread: at most one request
 in the process, a newer one waiting in the GUI process and replacing any older one still waiting, so a pane
-that asks faster than the process answers falls behind by one answer at most and never builds a queue. Answers come back as `sig_done(tag, result)` or
-`sig_failed(tag, message)` on the GUI thread through a queued signal; the GUI thread never waits for the
-process. Work in another process, not a thread: the forms engine and the probes are mostly Python, and on
-a thread they held the interpreter lock long enough to stall the GUI's paints (measured: 50–180 ms).
+that asks faster than the process answers falls behind by one answer at most and never builds a queue.
+Answers come back as `sig_done(tag, result)` or `sig_failed(tag, message)` on the GUI thread through a
+queued signal; the GUI thread never waits for the process. Work in another process, not a thread: the
+forms engine and the probes are mostly Python, and on a thread they held the interpreter lock long enough
+to stall the GUI's paints (measured: 50–180 ms).
 """
 
 from __future__ import annotations
