@@ -111,7 +111,7 @@ class HeadTimelinePanel(HeadTimelineView):
     def __init__(self, session, parent: QWidget | None = None):
         super().__init__(parent)
         self.session = session
-        self._job = AnalysisJob(self)
+        self._job = AnalysisJob(self, follows=session)
         self._job.sig_done.connect(self._on_done)
         self._job.sig_failed.connect(lambda _tag, message: self.note.setText(message))
         self._stale = True          # the run changed since the last answer asked for

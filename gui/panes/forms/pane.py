@@ -21,7 +21,7 @@ from engine.forms import snapshot_export as se
 
 from ... import settings
 from ...analysis import AnalysisJob
-from ...jobs import LatestJob
+from ...jobs import JobQueue, LatestJob
 from ...session import Session
 from ...widgets import dialogs
 from .console import ConsoleView
@@ -53,8 +53,8 @@ class FormsPane(QWidget):
         self.counts: dict[str, int] = {}
         self._valued_step: int | None = None   # the step whose values were last asked for
         self._derive = LatestJob(self)
-        self._values = AnalysisJob(self)
-        self._exports = LatestJob(self)
+        self._values = AnalysisJob(self, follows=session)
+        self._exports = JobQueue(self)  # every export asked is written, none dropped for a newer one
         self._build()
         self.state = FormsState(self.source.choice(), tab="terms")
         self._connect()
@@ -167,6 +167,7 @@ class FormsPane(QWidget):
         if kind in KINDS and kind != self.state.source.kind:  # the source last shown with this run
             self.source.set_choice(replace(self.source.choice(), kind=kind))
         self._valued_step = None
+        self.terms.detail.show_values(None, "")
         self._update_weights_wish()
         self._ask_values()
 

@@ -63,11 +63,11 @@ class WeightPane(SeenWidget):
         self.state = WeightState(weight=session.selected_weight)
         self._opened = False
         self.feeder = CoefficientFeeder(self)
-        self._formula_job = AnalysisJob(self)
-        self._terms_job = AnalysisJob(self)  # the largest terms of a weight with too many to split
+        self._formula_job = AnalysisJob(self, follows=session)
+        self._terms_job = AnalysisJob(self, follows=session)  # the largest terms of a weight with too many to split
         self._largest = None                 # its answer (LargestTerms) or why there is none (a str)
         self._largest_for: tuple | None = None  # the (weight, step) asked, or answered
-        self._geometry_job, self._geometry_for = AnalysisJob(self), None  # the view's (weight, step) asked
+        self._geometry_job, self._geometry_for = AnalysisJob(self, follows=session), None  # the view's (weight, step) asked
         self._chart_timer = QTimer(self, singleShot=True, interval=int(1000 / CHART_HZ))
         self._frame_timer = QTimer(self, singleShot=True)
         self._frame_clock = QElapsedTimer()
@@ -109,6 +109,8 @@ class WeightPane(SeenWidget):
         layout.addWidget(self.timeline)
         layout.addWidget(self.status)
         layout.addWidget(self.tabs, 1)
+        self.timeline.hide()  # until the open run's coefficients can be shown (_on_store_ready)
+        self.tabs.hide()
 
     def _coefficient_page(self) -> QWidget:
         """G, W and ΔW side by side above the list of G's parts (with the chosen one's formula), their norms
@@ -242,7 +244,17 @@ class WeightPane(SeenWidget):
     # ---- handlers --------------------------------------------------------------------------
 
     def _on_run_opened(self, run) -> None:
+        """Another run is open: show nothing of the previous one until this one's coefficients come."""
         self.timeline.set_steps([])
+        self.timeline.hide()
+        self.tabs.hide()
+        self.weight_box.clear()
+        self.badge.setText("")
+        self._largest, self._largest_for, self._geometry_for = None, None, None
+        self.geometry_view.clear("Choose a weight and a step: the geometries are computed from the run's saved "
+                                 "weights.")
+        self.routes_view.clear()
+        self._say("Opening the run's coefficients…" if run is not None else "")
         self._opened = False  # the run is opened here when the pane is first seen: hidden, it costs nothing
         if self.seen() or run is None:
             self._open(run)
@@ -264,6 +276,8 @@ class WeightPane(SeenWidget):
         self.weight_box.setCurrentText(self.state.weight)
         self.weight_box.blockSignals(False)
         self._say("")
+        self.timeline.show()
+        self.tabs.show()
         self._refresh_steps()
         self._on_weight_chosen(self.state.weight)
 

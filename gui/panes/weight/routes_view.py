@@ -164,8 +164,17 @@ class RoutesView(QWidget):
     def show_message(self, text: str) -> None:
         self.message.setText(text)
 
+    def clear(self) -> None:
+        """Forget the run shown and what was asked of it: another run is open."""
+        self._job.forget()
+        self._context = self._asked = self.result = None
+        self.chart.hide()
+        self.ranking.setText("")
+        self.show_message("")
+
     def show_result(self, shares) -> None:
         self.result = shares
+        self.chart.show()
         chosen = self.direction_box.currentData()
         self.direction_box.blockSignals(True)
         self.direction_box.clear()
