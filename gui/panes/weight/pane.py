@@ -109,7 +109,7 @@ class WeightPane(SeenWidget):
         layout.addWidget(self.timeline)
         layout.addWidget(self.status)
         layout.addWidget(self.tabs, 1)
-        self.timeline.hide()  # until the open run's coefficients can be shown (_on_store_ready)
+        self.timeline.setVisible(False)  # until the open run's coefficients can be shown (_on_store_ready)
         self.tabs.hide()
 
     def _coefficient_page(self) -> QWidget:
@@ -246,7 +246,7 @@ class WeightPane(SeenWidget):
     def _on_run_opened(self, run) -> None:
         """Another run is open: show nothing of the previous one until this one's coefficients come."""
         self.timeline.set_steps([])
-        self.timeline.hide()
+        self.timeline.setVisible(False)
         self.tabs.hide()
         self.weight_box.clear()
         self.badge.setText("")
@@ -276,7 +276,7 @@ class WeightPane(SeenWidget):
         self.weight_box.setCurrentText(self.state.weight)
         self.weight_box.blockSignals(False)
         self._say("")
-        self.timeline.show()
+        self.timeline.setVisible(True)
         self.tabs.show()
         self._refresh_steps()
         self._on_weight_chosen(self.state.weight)
