@@ -16,11 +16,13 @@ from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, Signal
 
+from engine.analysis.questions import Sample
 from engine.config import ExperimentConfig
 from engine.resolve import unresolved
 from engine.workspace import OpenRun
 
 from . import settings
+from .analysis import AnalysisQueue
 from .jobs import JobQueue
 from .widgets import dialogs
 from .session import Session
@@ -45,16 +47,6 @@ def _same_model(a: ExperimentConfig, b: ExperimentConfig) -> bool:
     return unresolved(a) == unresolved(b)
 
 
-def _sample_from_run(run_dir: str, request: SampleRequest) -> str:
-    ensure_torch()
-    from engine.runs import Run
-    from engine.trainer import generate_text
-
-    run = Run(run_dir)
-    return generate_text(run.build_model(), run.tokenizer, request.prompt, request.n_tokens,
-                         request.temperature, request.top_k, request.seed)
-
-
 def _device_of(name: str) -> str:
     ensure_torch()
     from engine.device import pick_device
@@ -72,6 +64,7 @@ class TrainingController(QObject):
         self.worker: TrainingWorker | None = None
         self._training: OpenRun | None = None  # the run the worker trains: what it reports belongs to it
         self._jobs = JobQueue(self)
+        self._samples = AnalysisQueue(self)  # samples of a run at rest, computed in the analysis process
         self._connect()
 
     def _connect(self) -> None:
@@ -81,6 +74,8 @@ class TrainingController(QObject):
         s.sig_weights_wanted_changed.connect(self._on_weights_wanted_changed)
         self._jobs.sig_done.connect(self._on_job_done)
         self._jobs.sig_failed.connect(self._on_job_failed)
+        self._samples.sig_done.connect(lambda request, text: self.session.sig_sample_ready.emit(request, text))
+        self._samples.sig_failed.connect(lambda _request, message: self.session.post_message(message))
 
     @property
     def run_dir(self) -> Path | None:
@@ -257,7 +252,9 @@ class TrainingController(QObject):
         if self.alive:
             self.worker.request_sample(request)
         elif self.run_dir is not None:
-            self._jobs.submit(("sample", request), _sample_from_run, str(self.run_dir), request)
+            r = request
+            self._samples.ask(Sample(str(self.run_dir), r.prompt, r.n_tokens, r.temperature, r.top_k, r.seed),
+                              tag=request)
         else:
             self.session.post_message("There is no model to sample from yet: press Train, or open a run.",
                                       "warning")
@@ -272,8 +269,6 @@ class TrainingController(QObject):
     def _on_job_done(self, tag, result) -> None:
         if tag == "device":
             self.sig_device_changed.emit(result)
-        elif isinstance(tag, tuple) and tag[0] == "sample":
-            self.session.sig_sample_ready.emit(tag[1], result)
 
     def _on_job_failed(self, tag, message: str) -> None:
         if tag == "device":

@@ -178,7 +178,7 @@ class HeatmapsPane(SeenWidget):
         if request.key in (shown, self._asked):
             return
         self._asked = request.key
-        self._job.submit(request.key, *request.call())
+        self._job.ask(request.question(), tag=request.key)
 
     def export_caption(self) -> str:
         run, result = self.session.run, self._results.get(self.state.tab, (None, None))[1]

@@ -23,7 +23,7 @@ from PySide6.QtGui import QPalette, QPixmap
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QScrollArea, QSplitter, QTabWidget,
                                QVBoxLayout, QWidget)
 
-from engine.analysis import service
+from engine.analysis import questions as q
 
 from ...analysis import AnalysisJob
 from ...screen_fit import scrolling
@@ -64,10 +64,12 @@ class WeightPane(SeenWidget):
         self._opened = False
         self.feeder = CoefficientFeeder(self)
         self._formula_job = AnalysisJob(self, follows=session)
-        self._terms_job = AnalysisJob(self, follows=session)  # the largest terms of a weight with too many to split
+        # the largest terms of a weight with too many to split
+        self._terms_job = AnalysisJob(self, follows=session)
         self._largest = None                 # its answer (LargestTerms) or why there is none (a str)
         self._largest_for: tuple | None = None  # the (weight, step) asked, or answered
-        self._geometry_job, self._geometry_for = AnalysisJob(self, follows=session), None  # the view's (weight, step) asked
+        self._geometry_job = AnalysisJob(self, follows=session)
+        self._geometry_for: tuple | None = None  # the geometry view's (weight, step) asked
         self._chart_timer = QTimer(self, singleShot=True, interval=int(1000 / CHART_HZ))
         self._frame_timer = QTimer(self, singleShot=True)
         self._frame_clock = QElapsedTimer()
@@ -411,8 +413,7 @@ class WeightPane(SeenWidget):
         key = (rec.weight, rec.step)
         if self._largest_for != key:
             self._largest_for, self._largest = key, None
-            self._terms_job.submit(key, service.ask, str(self.feeder.store.run.path), "largest_terms", rec.step,
-                                   rec.weight)
+            self._terms_job.ask(q.LargestTerms(str(self.feeder.store.run.path), rec.step, rec.weight), tag=key)
         return self._largest
 
     def _on_largest(self, tag, result) -> None:
@@ -427,8 +428,8 @@ class WeightPane(SeenWidget):
             return
         if self._geometry_for != (st.weight, st.step):
             self._geometry_for = (st.weight, st.step)
-            self._geometry_job.submit(self._geometry_for, service.ask, str(store.run.path), "update_geometry",
-                                      st.weight, st.step)
+            self._geometry_job.ask(q.UpdateGeometry(str(store.run.path), st.weight, st.step),
+                                   tag=self._geometry_for)
 
     def _on_geometry(self, tag, result) -> None:
         if tag == (self.state.weight, self.state.step):
@@ -458,8 +459,8 @@ class WeightPane(SeenWidget):
             return
         self.caption.setText("rendering the formula…")
         color = self.palette().color(QPalette.ColorRole.WindowText).name()
-        self._formula_job.submit((st.weight, st.kind, st.part), service.render_formula, store.cfg, st.weight,
-                                 st.kind, st.part, color)
+        self._formula_job.ask(q.FormulaImage(store.cfg, st.weight, st.kind, st.part, color),
+                              tag=(st.weight, st.kind, st.part))
 
     def changeEvent(self, event) -> None:
         super().changeEvent(event)

@@ -18,7 +18,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
-from engine.analysis import service
+from engine.analysis import questions as q
 from engine.analysis.routes import APPLIED, NOTE
 
 from ...analysis import AnalysisJob
@@ -150,7 +150,7 @@ class RoutesView(QWidget):
         done = len(names) - len(self._todo) - (0 if asked is None else 1)
         what = key[0] or f"every weight ({done} of {len(names)} done)"
         self.show_message(f"computing the route shares of {what} over every saved step…")
-        self._job.submit((key, asked), service.ask, key[1], "route_shares", asked)
+        self._job.ask(q.RouteShares(key[1], asked), tag=(key, asked))
 
     def _on_done(self, tag, result) -> None:
         key, asked = tag
