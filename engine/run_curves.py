@@ -6,7 +6,7 @@ so any number of runs overlay without building a model. The figure is matplotlib
 engine/export.py: one panel per metric, one colour per run, the legend naming the runs. The data is CSV in
 long form (one line per run and logged step), since runs log different steps.
 
-`CurvesReader` is what the GUI's analysis process keeps (engine/analysis/service.py `run_curves`): the
+`CurvesReader` is what the GUI's analysis process keeps (engine/analysis/questions.py `RunCurvesOf`): the
 curves of the runs read so far with the stamp of what they were read from (size and mtime of metrics.jsonl
 and config.toml), so a run is read again only when its log changed, and the asker is sent only the runs
 whose stamp differs from the one it holds.

@@ -4,7 +4,7 @@ curves (the raw ones stay faint behind) and a legend naming each run. File → E
 through matplotlib, or its numbers as CSV (engine/run_curves.py).
 
 The numbers come from the runs' metrics.jsonl files, read in the app's analysis process (gui/analysis.py;
-engine/analysis/service.py `run_curves`), which keeps what it read and reads a log again only when it
+engine/analysis/questions.py `RunCurvesOf`), which keeps what it read and reads a log again only when it
 changed; it sends back only the runs whose logs changed since what the pane holds. While the pane is seen,
 a slow timer asks again, so a run training here or in a terminal draws on. The GUI thread reads no file: it
 smooths the noisy series and hands arrays to pyqtgraph.
@@ -26,7 +26,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtWidgets import QComboBox, QGraphicsItem, QGridLayout, QHBoxLayout, QLabel, QSlider, QVBoxLayout
 
-from engine.analysis import service
+from engine.analysis import questions as q
 from engine.run_curves import AXIS_LABELS, METRIC_LABELS, SMOOTHED, RunCurves, export_overlay
 
 from ..analysis import AnalysisJob
@@ -156,7 +156,7 @@ class RunCurvesPane(SeenWidget):
         """Ask the analysis process for the ticked runs whose logs changed since what the pane holds."""
         if self.view.paths:
             known = {str(p): self._stamps[p] for p in self.view.paths if p in self._stamps}
-            self._job.submit(None, service.run_curves, [str(p) for p in self.view.paths], known)
+            self._job.ask(q.RunCurvesOf(tuple(str(p) for p in self.view.paths), known), tag=None)
 
     def _on_curves_read(self, _tag, answer: dict) -> None:
         changed = []

@@ -3,7 +3,7 @@ optimizer, steps, best validation loss, date and size; open, rename, delete, rev
 fork (a paired run, engine/fork.py); tick runs to overlay their curves (the Run curves pane, through `Session.compare_runs`).
 
 The rows come from engine.run_list, which reads only small files, asked in the app's analysis process
-(gui/analysis.py; engine/analysis/service.py `run_summaries`), so the GUI thread only fills the tree; the
+(gui/analysis.py; engine/analysis/questions.py `RunListing`), so the GUI thread only fills the tree; the
 folders to watch come with them. The
 list is refreshed when the pane is shown, when a run is opened or stops training, by its Refresh button,
 and when a listed folder's entries change on disk while the pane is seen (gui/widgets/folder_watch.py: a
@@ -22,7 +22,7 @@ from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (QAbstractItemView, QApplication, QInputDialog, QMessageBox, QToolBar, QTreeWidget,
                                QTreeWidgetItem, QVBoxLayout)
 
-from engine.analysis import service
+from engine.analysis import questions as q
 from engine.errors import UserError
 from engine.run_list import RunListing, RunSummary, delete_run, human_bytes, rename_run
 
@@ -117,7 +117,7 @@ class RunsPane(SeenWidget):
 
     def refresh(self) -> None:
         """List the runs again; the rows come in `_on_listed` (then `sig_listed`)."""
-        self._job.submit(None, service.run_summaries, [str(f) for f in recent.browsed_folders()])
+        self._job.ask(q.RunListing(tuple(str(f) for f in recent.browsed_folders())), tag=None)
 
     @property
     def listing(self) -> bool:

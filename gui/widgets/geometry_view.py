@@ -120,9 +120,18 @@ class GeometryView(QWidget):
     def show_message(self, text: str) -> None:
         self.message.setText(text)
 
+    def clear(self, text: str = "") -> None:
+        """Show nothing but `text` until the next result (another run is open)."""
+        self.result = None
+        self.summary.setText("")
+        self.shares.setText("")
+        self.cells.hide()
+        self.show_message(text)
+
     def show_result(self, result) -> None:
         """Show an UpdateGeometry (its step, directions, ΔW and shares)."""
         self.result = result
+        self.cells.show()
         have = {d.geometry: d for d in result.directions}
         for name, m in self.maps.items():
             d = have.get(name)

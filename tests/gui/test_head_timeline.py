@@ -26,7 +26,6 @@ def opened(qtbot, run):
     panel.resize(600, 400)
     panel.show()
     assert not panel.heatmap.isVisible() and "Open or train a run" in panel.note.text()  # no empty grid
-    session.set_tokenizer(run.tokenizer)
     with qtbot.waitSignal(panel._job.sig_done, timeout=60000):
         session.set_run(run)
     assert panel.heatmap.isVisible()

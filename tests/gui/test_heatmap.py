@@ -276,10 +276,12 @@ def test_a_heatmap_builds_its_plot_on_its_first_paint_and_shows_what_it_was_give
     assert w._backdrop.isVisible()  # the masked entry shows hatched
 
 
-def test_a_window_builds_no_plot_for_a_pane_behind_a_tab(qtbot, make_window):
-    window = make_window()
+def test_a_window_builds_no_plot_for_a_pane_behind_a_tab(qtbot, make_window, tmp_path):
+    from tests.engine.test_export_cli import tiny_run
+
+    window = make_window(run_dir=tiny_run(tmp_path / "run").path)
     weight = window.panes["pane_weight"]
     qtbot.waitUntil(lambda: window.docks["pane_heatmaps"].isVisible())
     assert all(h._view is None for h in weight.findChildren(HeatmapWidget))
-    window.docks["pane_weight"].raise_()
-    qtbot.waitUntil(lambda: weight.G_map._view is not None)
+    window.docks["pane_weight"].raise_()  # its maps show once the run's coefficients come
+    qtbot.waitUntil(lambda: weight.G_map._view is not None, timeout=30_000)

@@ -64,7 +64,7 @@ def test_ticked_runs_are_overlaid_with_a_legend_naming_each(qtbot, make_window, 
     runs.set_checked(three_runs / "a")
     runs.set_checked(three_runs / "c")
     assert sorted(w.session.compared_runs) == [three_runs / "a", three_runs / "c"]
-    qtbot.waitUntil(lambda: sorted(curves.legend_names()) == ["a", "c"], timeout=WAIT)  # read by the service
+    qtbot.waitUntil(lambda: sorted(curves.legend_names()) == ["a", "c"], timeout=WAIT)  # read in the analysis process
     runs.set_checked(three_runs / "a", False)
     assert curves.legend_names() == ["c"]  # an unticked run goes at once
     train = curves.line(three_runs / "c", "train_loss")

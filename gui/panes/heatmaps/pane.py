@@ -64,7 +64,7 @@ class HeatmapsPane(SeenWidget):
         super().__init__(parent)
         self.session = session
         self.state = HeatmapsState()
-        self._job = AnalysisJob(self)
+        self._job = AnalysisJob(self, follows=session)
         self._results: dict[str, tuple[tuple, object]] = {}  # tab -> (request key, result)
         self._asked: tuple | None = None                       # key of the newest request submitted
         self._last_live_step: int | None = None
@@ -178,7 +178,7 @@ class HeatmapsPane(SeenWidget):
         if request.key in (shown, self._asked):
             return
         self._asked = request.key
-        self._job.submit(request.key, *request.call())
+        self._job.ask(request.question(), tag=request.key)
 
     def export_caption(self) -> str:
         run, result = self.session.run, self._results.get(self.state.tab, (None, None))[1]
@@ -249,9 +249,11 @@ class HeatmapsPane(SeenWidget):
         self.status.setVisible(bool(text))
 
     def _on_run_opened(self, run) -> None:
+        """Another run is open (or the new one has its folder now): nothing shown stays, nothing asked
+        of the previous one arrives (the job follows the session)."""
         self._results.clear()
-        if run is None and self.session.weights is None:
-            self.tabs.hide()
+        self._asked = None
+        self.tabs.hide()
         self._last_live_step = None
         if run is not None:
             try:

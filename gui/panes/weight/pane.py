@@ -23,7 +23,7 @@ from PySide6.QtGui import QPalette, QPixmap
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QScrollArea, QSplitter, QTabWidget,
                                QVBoxLayout, QWidget)
 
-from engine.analysis import service
+from engine.analysis import questions as q
 
 from ...analysis import AnalysisJob
 from ...screen_fit import scrolling
@@ -63,11 +63,13 @@ class WeightPane(SeenWidget):
         self.state = WeightState(weight=session.selected_weight)
         self._opened = False
         self.feeder = CoefficientFeeder(self)
-        self._formula_job = AnalysisJob(self)
-        self._terms_job = AnalysisJob(self)  # the largest terms of a weight with too many to split
+        self._formula_job = AnalysisJob(self, follows=session)
+        # the largest terms of a weight with too many to split
+        self._terms_job = AnalysisJob(self, follows=session)
         self._largest = None                 # its answer (LargestTerms) or why there is none (a str)
         self._largest_for: tuple | None = None  # the (weight, step) asked, or answered
-        self._geometry_job, self._geometry_for = AnalysisJob(self), None  # the view's (weight, step) asked
+        self._geometry_job = AnalysisJob(self, follows=session)
+        self._geometry_for: tuple | None = None  # the geometry view's (weight, step) asked
         self._chart_timer = QTimer(self, singleShot=True, interval=int(1000 / CHART_HZ))
         self._frame_timer = QTimer(self, singleShot=True)
         self._frame_clock = QElapsedTimer()
@@ -109,6 +111,8 @@ class WeightPane(SeenWidget):
         layout.addWidget(self.timeline)
         layout.addWidget(self.status)
         layout.addWidget(self.tabs, 1)
+        self.timeline.setVisible(False)  # until the open run's coefficients can be shown (_on_store_ready)
+        self.tabs.hide()
 
     def _coefficient_page(self) -> QWidget:
         """G, W and ΔW side by side above the list of G's parts (with the chosen one's formula), their norms
@@ -242,7 +246,17 @@ class WeightPane(SeenWidget):
     # ---- handlers --------------------------------------------------------------------------
 
     def _on_run_opened(self, run) -> None:
+        """Another run is open: show nothing of the previous one until this one's coefficients come."""
         self.timeline.set_steps([])
+        self.timeline.setVisible(False)
+        self.tabs.hide()
+        self.weight_box.clear()
+        self.badge.setText("")
+        self._largest, self._largest_for, self._geometry_for = None, None, None
+        self.geometry_view.clear("Choose a weight and a step: the geometries are computed from the run's saved "
+                                 "weights.")
+        self.routes_view.clear()
+        self._say("Opening the run's coefficients…" if run is not None else "")
         self._opened = False  # the run is opened here when the pane is first seen: hidden, it costs nothing
         if self.seen() or run is None:
             self._open(run)
@@ -264,6 +278,8 @@ class WeightPane(SeenWidget):
         self.weight_box.setCurrentText(self.state.weight)
         self.weight_box.blockSignals(False)
         self._say("")
+        self.timeline.setVisible(True)
+        self.tabs.show()
         self._refresh_steps()
         self._on_weight_chosen(self.state.weight)
 
@@ -397,8 +413,7 @@ class WeightPane(SeenWidget):
         key = (rec.weight, rec.step)
         if self._largest_for != key:
             self._largest_for, self._largest = key, None
-            self._terms_job.submit(key, service.ask, str(self.feeder.store.run.path), "largest_terms", rec.step,
-                                   rec.weight)
+            self._terms_job.ask(q.LargestTerms(str(self.feeder.store.run.path), rec.step, rec.weight), tag=key)
         return self._largest
 
     def _on_largest(self, tag, result) -> None:
@@ -413,8 +428,8 @@ class WeightPane(SeenWidget):
             return
         if self._geometry_for != (st.weight, st.step):
             self._geometry_for = (st.weight, st.step)
-            self._geometry_job.submit(self._geometry_for, service.ask, str(store.run.path), "update_geometry",
-                                      st.weight, st.step)
+            self._geometry_job.ask(q.UpdateGeometry(str(store.run.path), st.weight, st.step),
+                                   tag=self._geometry_for)
 
     def _on_geometry(self, tag, result) -> None:
         if tag == (self.state.weight, self.state.step):
@@ -444,8 +459,8 @@ class WeightPane(SeenWidget):
             return
         self.caption.setText("rendering the formula…")
         color = self.palette().color(QPalette.ColorRole.WindowText).name()
-        self._formula_job.submit((st.weight, st.kind, st.part), service.render_formula, store.cfg, st.weight,
-                                 st.kind, st.part, color)
+        self._formula_job.ask(q.FormulaImage(store.cfg, st.weight, st.kind, st.part, color),
+                              tag=(st.weight, st.kind, st.part))
 
     def changeEvent(self, event) -> None:
         super().changeEvent(event)

@@ -18,7 +18,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
-from engine.analysis import service
+from engine.analysis import questions as q
 from engine.analysis.routes import APPLIED, NOTE
 
 from ...analysis import AnalysisJob
@@ -150,7 +150,7 @@ class RoutesView(QWidget):
         done = len(names) - len(self._todo) - (0 if asked is None else 1)
         what = key[0] or f"every weight ({done} of {len(names)} done)"
         self.show_message(f"computing the route shares of {what} over every saved step…")
-        self._job.submit((key, asked), service.ask, key[1], "route_shares", asked)
+        self._job.ask(q.RouteShares(key[1], asked), tag=(key, asked))
 
     def _on_done(self, tag, result) -> None:
         key, asked = tag
@@ -164,8 +164,17 @@ class RoutesView(QWidget):
     def show_message(self, text: str) -> None:
         self.message.setText(text)
 
+    def clear(self) -> None:
+        """Forget the run shown and what was asked of it: another run is open."""
+        self._job.forget()
+        self._context = self._asked = self.result = None
+        self.chart.hide()
+        self.ranking.setText("")
+        self.show_message("")
+
     def show_result(self, shares) -> None:
         self.result = shares
+        self.chart.show()
         chosen = self.direction_box.currentData()
         self.direction_box.blockSignals(True)
         self.direction_box.clear()
