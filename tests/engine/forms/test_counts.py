@@ -1,4 +1,4 @@
-"""Term counts are FORMS §5's oracles; counting (no enumeration) agrees with enumerating; IDs are stable."""
+"""Term counts (docs/forms.md#term-counts) are oracles; counting agrees with enumerating; IDs are stable."""
 
 import pytest
 
@@ -7,7 +7,7 @@ from engine.forms import gpt
 from engine.forms.chain import encoder
 from engine.forms.derive import Forms
 
-# FORMS §5, every row and depth given there
+# docs/forms.md#term-counts, every row (the depths that enumerate quickly)
 TABLE = {
     "plain": ({}, [6, 24, 78, 240, 726, 2184]),
     "residual": ({"residual": True}, [6, 30, 126, 510, 2046, 8190]),
@@ -18,7 +18,7 @@ TABLE = {
 
 
 @pytest.mark.parametrize("row", sorted(TABLE))
-def test_term_counts_are_those_of_forms_section_5(row):
+def test_term_counts_are_those_of_the_docs_table(row):
     options, expected = TABLE[row]
     assert [Forms(encoder(L, **options)).count() for L in range(1, len(expected) + 1)] == expected
 
@@ -67,7 +67,7 @@ def test_the_depth_two_k0_terms_are_named_by_the_side_of_layer_one_they_take():
 
 
 def test_a_pre_ln_residual_gpt_block_has_two_times_one_plus_three_h_routes():
-    # FORMS §7: (1 + 3H)·2 routes per block; the token embedding passes every block and the final norm
+    # docs/forms.md#term-counts: (1 + 3H)·2 routes per block; W_E passes every block and the final norm
     for H, L in ((1, 1), (2, 2), (4, 2), (2, 3)):
         cfg = ModelConfig(n_layer=L, n_head=H, d_model=8, d_ff=8, n_ctx=4, vocab_size=5, norm="pre",
                           residual=True, pos_encoding="learned")
