@@ -1,7 +1,8 @@
 """The code's references to the project's documents stay inside the repository and resolve: every
 `docs/<page>.md#<anchor>` named in the code, tests, benchmarks or README is a page of docs/ with that
 heading, links between the pages resolve, and the index lists every page. Design notes kept outside the
-repository (a user's clone has none) may not be referred to at all."""
+repository (a user's clone has none) may not be referred to at all. The term-count table of the docs is
+what the engine counts."""
 
 import re
 from pathlib import Path
@@ -102,6 +103,29 @@ def test_the_index_lists_every_page():
     linked = {m.group(1).partition("#")[0] for m in LINK.finditer(index)}
     missing = [p.name for p in sorted(DOCS.glob("*.md")) if p.name != "README.md" and p.name not in linked]
     assert not missing, f"docs/README.md does not list {missing}"
+
+
+# the rows of docs/forms.md#term-counts, by the command-line option that names their variant
+CHAIN_OPTIONS = {"": {}, "--residual": {"residual": True}, "--heads 2": {"heads": 2},
+                 "--layer-norm": {"layer_norm": True}, "--cross-entropy": {"cross_entropy": True},
+                 "--causal": {"causal": True}}
+
+
+def test_the_term_count_table_is_what_the_engine_counts():
+    from engine.forms.chain import encoder
+    from engine.forms.derive import Forms
+
+    text = (DOCS / "forms.md").read_text(encoding="utf-8").split("## Term counts", 1)[1]
+    rows = {}
+    for line in text.split("\n## ", 1)[0].splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) == 8 and cells[1].isdigit():
+            option = re.search(r"`(--[^`]+)`", cells[0])
+            rows[option.group(1) if option else ""] = [int(c) for c in cells[1:7]]
+    assert set(rows) == set(CHAIN_OPTIONS)
+    for option, counts in rows.items():
+        got = [Forms(encoder(L, **CHAIN_OPTIONS[option])).count() for L in range(1, 7)]
+        assert got == counts, f"forms --chain L {option}: the engine counts {got}"
 
 
 def test_slug_follows_githubs_rules():

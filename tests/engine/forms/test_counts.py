@@ -7,7 +7,7 @@ from engine.forms import gpt
 from engine.forms.chain import encoder
 from engine.forms.derive import Forms
 
-# docs/forms.md#term-counts, every row (the depths that enumerate quickly)
+# the table of docs/forms.md#term-counts, row by row
 TABLE = {
     "plain": ({}, [6, 24, 78, 240, 726, 2184]),
     "residual": ({"residual": True}, [6, 30, 126, 510, 2046, 8190]),
