@@ -128,6 +128,17 @@ def test_the_term_count_table_is_what_the_engine_counts():
         assert got == counts, f"forms --chain L {option}: the engine counts {got}"
 
 
+def test_the_presets_term_counts_are_what_the_engine_counts():
+    from engine.forms import gpt
+    from engine.presets import load_preset
+
+    text = (DOCS / "forms.md").read_text(encoding="utf-8").split("## Term counts", 1)[1]
+    rows = re.findall(r"^\| `([\w-]+)` \| ([\d,]+) \|$", text.split("\n## ", 1)[0], re.MULTILINE)
+    assert rows
+    for name, count in rows:
+        assert gpt.derive(load_preset(name).model).count() == int(count.replace(",", "")), name
+
+
 def test_slug_follows_githubs_rules():
     assert slug("One description, three uses") == "one-description-three-uses"
     assert slug("Opening other people's runs") == "opening-other-peoples-runs"
