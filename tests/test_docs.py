@@ -139,6 +139,19 @@ def test_the_presets_term_counts_are_what_the_engine_counts():
         assert gpt.derive(load_preset(name).model).count() == int(count.replace(",", "")), name
 
 
+def test_the_command_line_page_lists_every_preset_and_command():
+    from engine.cli import build_parser
+    from engine.presets import preset_names
+
+    text = (DOCS / "command-line.md").read_text(encoding="utf-8")
+    presets = text.split("## Presets", 1)[1]
+    assert set(re.findall(r"^\| `([\w-]+)` \|", presets, re.MULTILINE)) == set(preset_names())
+    commands = text.split("## Commands", 1)[1].split("\n## ", 1)[0]
+    subparsers = next(a for a in build_parser()._actions if a.dest == "command")
+    for name in subparsers.choices:
+        assert re.search(rf"^\| [^|]*`(gpt-explorer )?{name}\b", commands, re.MULTILINE), f"{name} is not listed"
+
+
 def test_slug_follows_githubs_rules():
     assert slug("One description, three uses") == "one-description-three-uses"
     assert slug("Opening other people's runs") == "opening-other-peoples-runs"
