@@ -1,8 +1,8 @@
 """The code's references to the project's documents stay inside the repository and resolve: every
 `docs/<page>.md#<anchor>` named in the code, tests, benchmarks or README is a page of docs/ with that
 heading, links between the pages resolve, and the index lists every page. Design notes kept outside the
-repository (a user's clone has none) may not be referred to at all. The term-count table of the docs is
-what the engine counts."""
+repository (a user's clone has none) may not be referred to at all. And the tables of facts the pages
+state — term counts, presets, commands — are what the code has."""
 
 import re
 from pathlib import Path
@@ -51,6 +51,12 @@ def anchors(page: Path) -> set[str]:
         seen[base] = n + 1
         found.add(base if n == 0 else f"{base}-{n}")
     return found
+
+
+def section(page: str, heading: str) -> str:
+    """The text of a page's `## heading` section, up to the next section."""
+    text = (DOCS / page).read_text(encoding="utf-8")
+    return text.split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
 
 
 def references(pattern: re.Pattern, files) -> list[tuple[str, re.Match]]:
@@ -115,9 +121,8 @@ def test_the_term_count_table_is_what_the_engine_counts():
     from engine.forms.chain import encoder
     from engine.forms.derive import Forms
 
-    text = (DOCS / "forms.md").read_text(encoding="utf-8").split("## Term counts", 1)[1]
     rows = {}
-    for line in text.split("\n## ", 1)[0].splitlines():
+    for line in section("forms.md", "Term counts").splitlines():
         cells = [c.strip() for c in line.strip("|").split("|")]
         if len(cells) == 8 and cells[1].isdigit():
             option = re.search(r"`(--[^`]+)`", cells[0])
@@ -132,8 +137,7 @@ def test_the_presets_term_counts_are_what_the_engine_counts():
     from engine.forms import gpt
     from engine.presets import load_preset
 
-    text = (DOCS / "forms.md").read_text(encoding="utf-8").split("## Term counts", 1)[1]
-    rows = re.findall(r"^\| `([\w-]+)` \| ([\d,]+) \|$", text.split("\n## ", 1)[0], re.MULTILINE)
+    rows = re.findall(r"^\| `([\w-]+)` \| ([\d,]+) \|$", section("forms.md", "Term counts"), re.MULTILINE)
     assert rows
     for name, count in rows:
         assert gpt.derive(load_preset(name).model).count() == int(count.replace(",", "")), name
@@ -143,13 +147,13 @@ def test_the_command_line_page_lists_every_preset_and_command():
     from engine.cli import build_parser
     from engine.presets import preset_names
 
-    text = (DOCS / "command-line.md").read_text(encoding="utf-8")
-    presets = text.split("## Presets", 1)[1]
+    presets = section("command-line.md", "Presets")
     assert set(re.findall(r"^\| `([\w-]+)` \|", presets, re.MULTILINE)) == set(preset_names())
-    commands = text.split("## Commands", 1)[1].split("\n## ", 1)[0]
+    commands = section("command-line.md", "Commands")
     subparsers = next(a for a in build_parser()._actions if a.dest == "command")
     for name in subparsers.choices:
-        assert re.search(rf"^\| [^|]*`(gpt-explorer )?{name}\b", commands, re.MULTILINE), f"{name} is not listed"
+        listed = re.search(rf"^\| [^|]*`(gpt-explorer )?{name}\b", commands, re.MULTILINE)
+        assert listed, f"the command {name} is not in docs/command-line.md#commands"
 
 
 def test_slug_follows_githubs_rules():
