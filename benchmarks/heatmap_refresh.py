@@ -1,5 +1,5 @@
-"""Heatmap refresh while training (issue 5; docs/figures.md#goals: 4 layers × 4 heads × 64×64, ≥ 10 refreshes a
-second, training tokens/s ≥ 0.9× the same training with the pane hidden).
+"""Heatmap refresh while training (issue 5, docs/figures.md: 4 layers × 4 heads × 64×64, ≥ 10 a second,
+training tokens/s ≥ 0.9× the same training with the pane hidden).
 
 `nanogpt-cpu` trains on ../shared/data/tinyshakespeare.txt (else the bundled corpus) in the app's
 TrainingWorker, wired to a Session as the controller wires it, with the HeatmapsPane on screen. Phases

@@ -1,5 +1,5 @@
-"""Optimizers as geometries (issue 13, docs/figures.md#goals): AdamW vs Muon vs SGD on nanogpt-cpu, and what
-the geometry view costs.
+"""Optimizers as geometries (issue 13, docs/figures.md): AdamW, Muon, SGD on nanogpt-cpu, and what the geometry
+view costs.
 
     python benchmarks/optimizers.py [--steps 2000] [--sgd-lr 0.3] [--val-batches 100] [--threads N]
                                     [--muon-ns-steps K] [--corpus FILE]

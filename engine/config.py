@@ -1,9 +1,8 @@
 """The experiment's description: model, training and data configs, their validation and parameter count.
 
-`ModelConfig` is the single source of truth (docs/design.md#one-description-three-uses): the torch module, the
-symbolic form and every evaluated term are built from it. Configs are frozen dataclasses that round-trip
-through TOML; `validate()` returns every problem with the field it belongs to so the builder can show it beside
-that field.
+`ModelConfig` is the single source of truth (docs/design.md): the torch module, the symbolic form and every
+evaluated term are built from it. Configs are frozen dataclasses that round-trip through TOML; `validate()`
+returns every problem with the field it belongs to so the builder can show it beside that field.
 """
 
 from __future__ import annotations

@@ -1,1 +1,1 @@
-"""Everything asked of a run at a saved step: RunAnalysis and its analyses (docs/design.md#data-flow)."""
+"""Everything asked of a run at a saved step: RunAnalysis and the analyses it serves (docs/design.md)."""

@@ -1,6 +1,6 @@
 """Two paired runs side by side at the same step, each asked through its own RunAnalysis: the difference
-B − A of their attention maps on one prompt, of one weight's coefficient G (docs/forms.md#read-out: the form's
-sum over route classes), or of the weight itself. For runs made by engine/fork.py the two start from the same
+B − A of their attention maps on one prompt, of one weight's coefficient G (docs/forms.md: the form's sum over
+route classes), or of the weight itself. For runs made by engine/fork.py the two start from the same
 weights and batches, so a difference here is the changed setting's doing.
 
 Both runs must have the same weight shapes and vocabulary (the same prompt means the same tokens to both);

@@ -149,8 +149,8 @@ class RunAnalysis:
     def route_shares(self, weight: str | None = None):
         """Each route class's share ⟨G_c(p), ΔW⟩ of the first-order decrease over every interval [p, s] of
         saved steps, for `weight` or (None) summed over every weight, beside each geometry's own split
-        (engine/analysis/routes.py, docs/geometries.md#route-shares-of-an-update). Each weight's interval is
-        kept on its own, so a run that grows computes only its new intervals."""
+        (engine/analysis/routes.py, docs/geometries.md). Each weight's interval is kept apart, so a run that
+        grows computes only its new intervals."""
         from . import routes
 
         steps = self.saved_steps()

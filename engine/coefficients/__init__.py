@@ -151,8 +151,7 @@ def as_matrix(a: np.ndarray) -> np.ndarray:
 
 
 def class_description(name: str) -> str:
-    """A route class's ID in words (docs/route-classes.md: the first branch off the residual stream a route
-    takes)."""
+    """A route class's ID in words (docs/route-classes.md: a route's first branch off the residual stream)."""
     if name == "direct":
         return "routes that branch off the residual stream at no later layer"
     if name == "unembed":

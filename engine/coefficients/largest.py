@@ -2,9 +2,9 @@
 
 A weight with more than TERM_LIMIT terms is split by route classes at every step (engine/coefficients);
 at one step a person may still ask which single terms carry its coefficient. `largest_terms` evaluates the
-weight's terms once, in Leibniz order through the shared route prefixes (docs/forms.md#cost-of-evaluation:
-about #terms / L backward passes), one term at a time, and keeps only the K with the largest ‖G_t‖ (a heap), so
-memory is K matrices whatever the count. A weight with more than TERM_BUDGET terms is refused in one line (the
+weight's terms once, in Leibniz order through the shared route prefixes (docs/forms.md: about #terms / L
+backward passes), one term at a time, and keeps only the K with the largest ‖G_t‖ (a heap), so memory is K
+matrices whatever the count. A weight with more than TERM_BUDGET terms is refused in one line (the
 enumeration alone would cost more than a person waits for): its route classes say the same at a glance.
 
 Each term's share is ‖G_t‖ / Σ_t ‖G_t‖ over ALL the weight's terms, the same measure the parts list gives

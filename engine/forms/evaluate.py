@@ -1,8 +1,8 @@
 """Numbers: every term's coefficient, route classes and the total, with plain matrix operations (no autograd).
 
 A `Bound` (bound.py) holds one network's numbers on one batch and evaluates words with memoisation by node
-(hash-consing, docs/forms.md#cost-of-evaluation); forward-only sub-words are computed once per batch,
-route-dependent words once per route prefix:
+(hash-consing, docs/forms.md); forward-only sub-words are computed once per batch, route-dependent words once
+per route prefix:
 
 - `term_coefficients` walks the terms in Leibniz order (depth-first over the trie of route prefixes) and
   keeps one value per prefix on a stack, so each edge of the trie costs one pull-back, not each term;

@@ -1,4 +1,4 @@
-"""Words as sympy expressions, for a user to take into Python and for checks (docs/forms.md#representation).
+"""Words as sympy expressions, for a user to take into Python and for independent checks (docs/forms.md).
 
 `to_sympy(word)` gives a sympy matrix expression: MatrixSymbols with the symbols' dimensions (symbolic, or
 numbers when `dims` gives them), Transpose, MatMul, MatAdd, Trace, DiagMatrix and DiagonalOf, and the

@@ -58,7 +58,7 @@ def relative_errors(ours: dict[str, torch.Tensor], ref: dict[str, torch.Tensor])
 # ---- the note's chain in plain torch ----
 
 def chain_loss(spec: ChainSpec, w: dict[str, torch.Tensor], x0: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-    """The chain's loss (docs/forms.md) written directly: ½‖T − X_L‖² summed, or the mean cross-entropy."""
+    """The loss of docs/forms.md written directly: ½‖T − X_L‖² summed, or the mean cross-entropy."""
     X = x0
     n = x0.shape[-2]
     masked = torch.ones(n, n, dtype=torch.bool).triu(1)

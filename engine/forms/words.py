@@ -1,9 +1,9 @@
-"""Words: the interned expression DAG of the forms engine (docs/forms.md#representation).
+"""Words: the interned expression DAG of the forms engine (docs/forms.md#operators, docs/forms.md).
 
 A word is built from leaves (`Sym`, a transposed leaf `T`, a differential `Diff`, symbolic scalars like
 n_1^{-1/2}, numbers) and nodes: flattened products `Prod`, sums `Sum`, linear operators `Op(kind, base, arg)`
-on a cached forward value (docs/forms.md#operators), forward non-linearities `Fn` (only ever the whole
-definition of a named value), `Diag`/`DiagOf` for layer-norm gains, and `Trace`.
+on a cached forward value (docs/forms.md), non-linearities `Fn` (only ever the whole definition of a named
+value), `Diag`/`DiagOf` for layer-norm gains, and `Trace`.
 
 Every node is interned (hash-consed): building the same word twice returns the same object, so equality is
 identity, sub-words are shared between terms, and evaluation can memoise by node. Transposes live on leaves
@@ -259,8 +259,8 @@ class Sum(Word):
 
 
 class Op(Word):
-    """op_base[arg]: a linear operator of kind mm, gg, aa, aaC, ln or lnC (docs/forms.md#operators), linear in
-    `arg` and depending on the cached forward value `base` (a leaf, never expanded or differentiated)."""
+    """op_base[arg]: a linear operator of kind mm, gg, aa, aaC, ln or lnC (docs/forms.md), linear in `arg` and
+    depending on the cached forward value `base` (a leaf, never expanded or differentiated)."""
 
     __slots__ = ("kind", "base", "arg")
 

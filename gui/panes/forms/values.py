@@ -1,7 +1,7 @@
 """What the forms pane asks the analysis process (gui/analysis.py) about a term: its coefficient G at a step
-of the open run (on the run's probe batch), its norm, and its share of its weight's total G
-(docs/design.md#data-flow; the arithmetic is engine/analysis/terms.py). A saved step is answered by the run's
-RunAnalysis, weights that training just published by `engine.analysis.service.term_values_live`. No Qt here.
+of the open run (on the run's probe batch), its norm, and its share of its weight's total G (docs/design.md;
+the arithmetic is engine/analysis/terms.py). A saved step is answered by the run's RunAnalysis, weights
+that training just published by `engine.analysis.service.term_values_live`. No Qt here.
 """
 
 from __future__ import annotations

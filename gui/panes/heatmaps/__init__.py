@@ -1,4 +1,4 @@
-"""The Heatmaps pane (docs/design.md#the-heatmaps-pane): the pane, its views and requests, a module each."""
+"""The Heatmaps pane (docs/design.md): the pane itself (pane.py) and its views and requests, one module each."""
 
 from .pane import HeatmapsPane
 

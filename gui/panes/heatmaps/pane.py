@@ -1,5 +1,5 @@
-"""The Heatmaps pane (docs/design.md#the-heatmaps-pane): attention, masks and positional encodings for a
-prompt, live while training and for any saved step of a run.
+"""The Heatmaps pane (docs/design.md): attention, masks and positional encodings for a prompt, live while
+training and for any saved step of a run.
 
 The pane binds to the Session in `_connect` and keeps its view state in `HeatmapsState`. Its timeline scrubs
 and plays over the run's saved steps and is the Weight pane's too: the step browsed is `Session.browse_step`

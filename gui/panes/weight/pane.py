@@ -1,5 +1,5 @@
-"""The Weight pane (docs/design.md#the-weight-pane, issue 7): one weight's coefficient matrix G = −∂L/∂W on the
-run's probe batch over training, split by the form into route classes (and terms, for small weights).
+"""The Weight pane (docs/design.md, issue 7): one weight's coefficient matrix G = −∂L/∂W on the run's probe
+batch over training, split by the form into route classes (and terms, for small weights).
 
 A weight is opened by clicking it anywhere (the architecture diagram, a term in the forms pane: any
 `Session.select_weight`) or from the list here. The timeline scrubs and plays over the run's saved steps

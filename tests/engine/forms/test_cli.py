@@ -1,5 +1,5 @@
-"""`gpt-explorer forms` (docs/command-line.md, a contract): counts, verification, terms, the console, and one
-clear line on stderr for every mistake."""
+"""`gpt-explorer forms` (docs/command-line.md): counts, verification, terms, the console, and one clear line
+on stderr for every mistake."""
 
 import pytest
 

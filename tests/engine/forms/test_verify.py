@@ -1,6 +1,6 @@
-"""Summed coefficients equal −grad from autograd in float64 (docs/verification.md: the metric, with degenerate
-weights): the chain at depths 1–4 with each variant and all together, the GPT of the tiny and seed-chain
-presets, and 2-layer GPTs with every option."""
+"""Summed coefficients equal −grad from autograd in float64 (docs/verification.md, degenerate rule too):
+the chain at depths 1–4 with each variant and all together, the GPT of the tiny and seed-chain presets,
+and 2-layer GPTs with every option."""
 
 import dataclasses
 import itertools

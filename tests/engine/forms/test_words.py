@@ -1,5 +1,4 @@
-"""Words (docs/forms.md#representation): interned nodes, transposes on leaves, flattened products, operator
-transposes."""
+"""Words (docs/forms.md): interned nodes, transposes on leaves, flattened products, operator transposes."""
 
 from fractions import Fraction
 

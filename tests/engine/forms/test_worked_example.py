@@ -1,6 +1,6 @@
-"""The worked example of docs/rules.md#worked-example: the three dK_0 terms of the depth-2 chain (query, key
-and value side of layer 1), written here directly in torch from the formulas, match the engine's terms
-numerically — and the engine's words are those formulas."""
+"""The worked example of docs/rules.md: the three dK_0 terms of the depth-2 chain (query, key and value side of
+layer 1), written here directly in torch from the formulas, match the engine's terms numerically — and
+the engine's words are those formulas."""
 
 import math
 
