@@ -1,4 +1,4 @@
-"""Words evaluated on numbers: one network on one batch (docs/forms.md#operators; sharing: docs/forms.md).
+"""Words evaluated on numbers: one network on one batch (docs/forms.md: its operators, shared sub-words).
 
 `Bound` holds the leaf values (weights, inputs, constants), the scalars, and the forward cache computed
 from the definitions' own words. Evaluation is memoised by node (hash-consing): forward-only sub-words, and

@@ -1,4 +1,4 @@
-"""Words: the interned expression DAG of the forms engine (docs/forms.md#operators, docs/forms.md).
+"""Words: the interned expression DAG of the forms engine (docs/forms.md#representation).
 
 A word is built from leaves (`Sym`, a transposed leaf `T`, a differential `Diff`, symbolic scalars like
 n_1^{-1/2}, numbers) and nodes: flattened products `Prod`, sums `Sum`, linear operators `Op(kind, base, arg)`
