@@ -1,6 +1,6 @@
 """The experiment's description: model, training and data configs, their validation and parameter count.
 
-`ModelConfig` is the single source of truth (DESIGN §3): the torch module, the symbolic form and every
+`ModelConfig` is the single source of truth (docs/design.md): the torch module, the symbolic form and every
 evaluated term are built from it. Configs are frozen dataclasses that round-trip through TOML; `validate()`
 returns every problem with the field it belongs to so the builder can show it beside that field.
 """
@@ -26,7 +26,7 @@ LOSSES = ("cross_entropy", "squared_error")
 TOKENIZERS = ("char", "word")
 DEVICES = ("auto", "cpu", "cuda", "mps")
 PRECISIONS = ("auto", "float32", "bf16")
-OPTIMIZERS = ("adamw", "sgd", "muon")  # the step's geometry (FORMS.md §8); built in engine/optimizers.py
+OPTIMIZERS = ("adamw", "sgd", "muon")  # the step's geometry (docs/geometries.md); built in engine/optimizers.py
 
 
 class ConfigError(UserError, ValueError):

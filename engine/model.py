@@ -1,6 +1,6 @@
 """The GPT built from a ModelConfig, with weights named as the mathematics names them.
 
-Rows are tokens (X is T×d) and weights act on the right, as in the note and FORMS.md: X W_Q, never W x.
+Rows are tokens (X is T×d) and weights act on the right, as in the note and docs/forms.md: X W_Q, never W x.
 Parameter names (the state-dict keys, used by the forms engine and the GUI as weight names):
 
     W_E (V, d)                token embedding           W_P (n_ctx, d)  learned positions only

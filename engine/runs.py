@@ -1,4 +1,4 @@
-"""The run directory (DESIGN §5): `RunWriter` fills it while training, `Run` reads it back.
+"""The run directory (docs/run-directory.md): `RunWriter` fills it while training, `Run` reads it back.
 
     RUN/config.toml          the resolved ExperimentConfig (vocab_size set from the tokenizer)
     RUN/tokenizer.json       the tokenizer's vocabulary, so a run samples without its corpus

@@ -3,7 +3,7 @@
 After minGPT's `Trainer` and nanoGPT's `train.py` (AdamW with decoupled weight decay on matrices only,
 warm-up then cosine learning rate, gradient clipping, periodic evaluation), reshaped as a generator so
 that a consumer pauses by not calling `next()`, steps once with `steps(1)`, and stops with `close()`,
-which writes a checkpoint so the run resumes exactly (DESIGN §8). A non-finite loss or gradient norm
+which writes a checkpoint so the run resumes exactly (docs/reliability.md). A non-finite loss or gradient norm
 stops training before the optimizer touches the weights, and the last good checkpoint stays as it was.
 
 Randomness: batches come from the trainer's own generator; model initialisation and dropout use torch's

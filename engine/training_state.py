@@ -1,5 +1,5 @@
 """Where training stands, and which actions each state allows: the one table the menus, the Training
-pane's buttons and the builder's lock read (DESIGN.md §5: the training controls).
+pane's buttons and the builder's lock read (docs/design.md#the-training-pane).
 
 A `str` enum, so the value crosses Qt signals and compares equal to its name ("running"). Qt-free, so
 the table is tested without a window.

@@ -40,7 +40,7 @@ IN_VIEWS = (("Timeline: play / pause (when it has focus)", "Space"),
 DEFAULT_SIZE = (1480, 900)  # at most: a smaller screen gets its available size (screen_fit.window_size)
 
 
-VIEWS = 5  # Architecture, Training, Heatmaps, Forms, Weight (DESIGN §1); later panes are the run browser's
+VIEWS = 5  # Architecture, Training, Heatmaps, Forms, Weight (docs/design.md); later panes are the run browser's
 
 
 def initial_config() -> ExperimentConfig:

@@ -1,4 +1,4 @@
-"""Training in a worker thread (STYLE: "The GUI thread only renders").
+"""Training in a worker thread (docs/design.md#processes-threads-and-caches).
 
 `TrainingWorker` is a QThread that builds a `engine.trainer.Trainer` and pulls `Trainer.steps()`; pause,
 single step, resume and stop are flags checked between steps (the generator pauses by not being asked for

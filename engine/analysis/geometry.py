@@ -1,4 +1,4 @@
-"""From form to step (FORMS.md §8): one coefficient G turned into a step by each geometry, and which route
+"""From form to step (docs/geometries.md): a coefficient G turned into a step by each geometry, and which route
 classes an update descended along. Pure numpy functions of matrices; nothing here reads a run.
 
 G = −∂L/∂W is the form's coefficient (a covector); steepest descent under a norm ‖·‖ moves along
@@ -15,7 +15,7 @@ normalised to sum 1; it is k for k equal non-zero singular values and 1 for a ra
 cosine with G and with the update ΔW the run applied. A vector (bias, gain) is taken as one row.
 
 Route-class shares: to first order the probe loss changes over an update ΔW by ΔL ≈ −Σ_W ⟨G_W, ΔW⟩, and
-since G_W = Σ_c G_{W,c} over the route classes of FORMS.md §7, the decrease splits exactly by linearity:
+since G_W = Σ_c G_{W,c} (its route classes, docs/route-classes.md), the decrease splits exactly by linearity:
 −ΔL ≈ Σ_W Σ_c ⟨G_{W,c}, ΔW⟩. G is taken on the run's fixed probe batch at the start of the interval.
 """
 

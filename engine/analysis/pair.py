@@ -1,5 +1,5 @@
 """Two paired runs side by side at the same step, each asked through its own RunAnalysis: the difference
-B − A of their attention maps on one prompt, of one weight's coefficient G (FORMS.md: the form's sum over
+B − A of their attention maps on one prompt, of one weight's coefficient G (docs/forms.md: the form's sum over
 route classes), or of the weight itself. For runs made by engine/fork.py the two start from the same
 weights and batches, so a difference here is the changed setting's doing.
 

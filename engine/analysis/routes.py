@@ -1,8 +1,8 @@
-"""Which routes the optimizer used over training (FORMS.md §8, issue 13): `route_shares`.
+"""Which routes the optimizer used over training (docs/geometries.md, issue 13): `route_shares`.
 
 Over every interval [p, s] between consecutive saved steps the probe loss changes, to first order, by
 ΔL ≈ −Σ_W ⟨G_W(p), ΔW⟩ with ΔW = W(s) − W(p), and since G_W = Σ_c G_{W,c} over the route classes of
-FORMS.md §7, the decrease splits exactly by linearity into the classes' shares ⟨G_{W,c}(p), ΔW⟩
+docs/route-classes.md, the decrease splits exactly by linearity into the classes' shares ⟨G_{W,c}(p), ΔW⟩
 (engine.analysis.geometry.class_shares). G is taken on the run's fixed probe batch, not on the training
 minibatches the optimizer saw, so a share says how the update served the probe's loss.
 

@@ -136,7 +136,7 @@ class RunAnalysis:
 
     def update_geometry(self, weight: str, step: int | None = None):
         """G of `weight` at `step` (None: the newest) turned into a step by each geometry, beside the applied
-        ΔW and the route classes' shares of it (engine/analysis/update.py, FORMS.md §8)."""
+        ΔW and the route classes' shares of it (engine/analysis/update.py, docs/geometries.md)."""
         from .update import update_geometry
 
         store = self.coefficients
@@ -149,7 +149,7 @@ class RunAnalysis:
     def route_shares(self, weight: str | None = None):
         """Each route class's share ⟨G_c(p), ΔW⟩ of the first-order decrease over every interval [p, s] of
         saved steps, for `weight` or (None) summed over every weight, beside each geometry's own split
-        (engine/analysis/routes.py, FORMS.md §8). Each weight's interval is kept on its own, so a run that
+        (engine/analysis/routes.py, docs/geometries.md). Each weight's interval is kept apart, so a run that
         grows computes only its new intervals."""
         from . import routes
 

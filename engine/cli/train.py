@@ -1,4 +1,4 @@
-"""`gpt-explorer train`: train a model in the terminal, writing a run directory (DESIGN §5, §6).
+"""`gpt-explorer train`: train a model in the terminal, writing a run directory (docs/run-directory.md).
 
 A new run comes from a preset (default `tiny`) or a config file, with the command line's overrides; if
 `--run` names an existing run it is resumed exactly from its latest checkpoint. Progress is one updating

@@ -1,4 +1,4 @@
-"""Words evaluated on numbers: one network on one batch (FORMS.md §2 operators, §7 sharing).
+"""Words evaluated on numbers: one network on one batch (docs/forms.md: its operators, shared sub-words).
 
 `Bound` holds the leaf values (weights, inputs, constants), the scalars, and the forward cache computed
 from the definitions' own words. Evaluation is memoised by node (hash-consing): forward-only sub-words, and
@@ -264,7 +264,7 @@ class Bound:
 
 
 def apply_operator(kind: str, base: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
-    """op_base[a] of FORMS §2 on tensors (Bound caches what depends on the base; this is the plain form)."""
+    """op_base[a] of docs/forms.md on tensors (Bound caches what depends on the base; this is the plain one)."""
     if kind == "mm":
         return (base > 0).to(a.dtype) * a
     if kind == "gg":

@@ -1,7 +1,7 @@
 """Numbers: every term's coefficient, route classes and the total, with plain matrix operations (no autograd).
 
 A `Bound` (bound.py) holds one network's numbers on one batch and evaluates words with memoisation by node
-(hash-consing, FORMS §7); forward-only sub-words are computed once per batch, route-dependent words once
+(hash-consing, docs/forms.md); forward-only sub-words are computed once per batch, route-dependent words once
 per route prefix:
 
 - `term_coefficients` walks the terms in Leibniz order (depth-first over the trie of route prefixes) and
@@ -11,7 +11,7 @@ per route prefix:
   same state of the route-class automaton: one state is the backward pass (`total`), one per class gives
   the route classes (`classes`), which cost about one backward pass per state and sum to the total.
 
-A coefficient is reported in the weight's own shape as Σ G^t = −∂L/∂W (FORMS §1 read-out), summed over the
+A coefficient is reported in the weight's own shape as Σ G^t = −∂L/∂W (docs/forms.md#read-out), summed over the
 batch's sequences; a head's block of W_Q is placed in its columns of the full matrix.
 """
 
@@ -85,7 +85,7 @@ def word_coefficient(bound: Bound, term: Term) -> torch.Tensor:
     return _embed(bound.net.param_of(term.symbol), term.symbol, g)
 
 
-# ---- the backward pass with states (FORMS §7 automaton) ----
+# ---- the backward pass with states (docs/route-classes.md#the-automaton) ----
 
 Transition = Callable[[object, object], object]
 
@@ -233,7 +233,7 @@ def total(bound: Bound, forms: Forms, weights=None) -> dict[str, torch.Tensor]:
 
 
 def classes(bound: Bound, forms: Forms, weights=None, by_head: bool = False) -> dict[str, dict[str, torch.Tensor]]:
-    """parameter -> route class -> Σ G^t over the terms of that class (FORMS §7 automaton)."""
+    """parameter -> route class -> Σ G^t over the terms of that class (docs/route-classes.md#the-automaton)."""
     per = backward(bound, forms, lambda label: class_key(label, by_head), _wanted(forms, weights))
     return _params(bound, per, _param_names(forms, weights))
 

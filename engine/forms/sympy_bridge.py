@@ -1,10 +1,10 @@
-"""Words as sympy expressions, for a user to take into Python and for independent checks (FORMS.md §7).
+"""Words as sympy expressions, for a user to take into Python and for independent checks (docs/forms.md).
 
 `to_sympy(word)` gives a sympy matrix expression: MatrixSymbols with the symbols' dimensions (symbolic, or
 numbers when `dims` gives them), Transpose, MatMul, MatAdd, Trace, DiagMatrix and DiagonalOf, and the
 operators as `FormOperator(kind, base, arg)` (forward functions as `FormFunction(kind, arg)`).
 `explicit(expr, values)` evaluates such an expression on explicit sympy matrices — with the operators'
-definitions of FORMS §2 written again here in sympy — so tests can differentiate entry by entry.
+definitions of docs/forms.md#operators written again here in sympy — so tests can differentiate entry by entry.
 """
 
 from __future__ import annotations
@@ -125,14 +125,14 @@ def to_sympy(w: Word, dims: dict | None = None):
     return go(w)
 
 
-# ---- explicit evaluation (the operators of FORMS §2 written once more, in sympy) ----
+# ---- explicit evaluation (the operators of docs/forms.md#operators written once more, in sympy) ----
 
 def _ones(r, c):
     return sp.ones(r, c)
 
 
 def apply_operator(kind: str, B: sp.Matrix, A: sp.Matrix) -> sp.Matrix:
-    """op_B[A] on explicit matrices, from the definitions of FORMS §2."""
+    """op_B[A] on explicit matrices, from the definitions of docs/forms.md#operators."""
     r, c = A.shape
     if kind == "mm":
         return B.applyfunc(lambda u: 1 if u > 0 else 0).multiply_elementwise(A)

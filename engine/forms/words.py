@@ -1,8 +1,8 @@
-"""Words: the interned expression DAG of the forms engine (FORMS.md §2, §7).
+"""Words: the interned expression DAG of the forms engine (docs/forms.md#representation).
 
 A word is built from leaves (`Sym`, a transposed leaf `T`, a differential `Diff`, symbolic scalars like
 n_1^{-1/2}, numbers) and nodes: flattened products `Prod`, sums `Sum`, linear operators `Op(kind, base, arg)`
-on a cached forward value (FORMS §2), forward non-linearities `Fn` (only ever the whole definition of a named
+on a cached forward value (docs/forms.md), non-linearities `Fn` (only ever the whole definition of a named
 value), `Diag`/`DiagOf` for layer-norm gains, and `Trace`.
 
 Every node is interned (hash-consed): building the same word twice returns the same object, so equality is
@@ -21,7 +21,7 @@ import weakref
 from dataclasses import dataclass
 from fractions import Fraction
 
-# Operator kinds (FORMS §2) and the kind their transpose has: op_B[A]^t = op^T_{B^t}[A^t].
+# Operator kinds (docs/forms.md#operators) and the kind their transpose has: op_B[A]^t = op^T_{B^t}[A^t].
 OP_KINDS = ("mm", "gg", "aa", "aaC", "ln", "lnC")
 TRANSPOSED_KIND = {"mm": "mm", "gg": "gg", "aa": "aaC", "aaC": "aa", "ln": "lnC", "lnC": "ln"}
 
@@ -259,7 +259,7 @@ class Sum(Word):
 
 
 class Op(Word):
-    """op_base[arg]: a linear operator of kind mm, gg, aa, aaC, ln or lnC (FORMS §2), linear in `arg` and
+    """op_base[arg]: a linear operator of kind mm, gg, aa, aaC, ln or lnC (docs/forms.md), linear in `arg` and
     depending on the cached forward value `base` (a leaf, never expanded or differentiated)."""
 
     __slots__ = ("kind", "base", "arg")

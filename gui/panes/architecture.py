@@ -1,4 +1,4 @@
-"""The Architecture pane: the experiment builder (DESIGN §1.2).
+"""The Architecture pane: the experiment builder (docs/design.md#the-architecture-pane).
 
 A preset chooser and a form for every field of the model, training and data configs; every problem
 `validate()` finds is shown beside its field while the user types, and Train waits for a valid config.

@@ -69,7 +69,7 @@ class RunDiffPane(SeenWidget):
         self.part_box.setObjectName("diff_part")
         for part, label in PARTS.items():
             self.part_box.addItem(label, part)
-        self.part_box.setToolTip("The weight's coefficient G (what the loss asks of it, FORMS.md) or the weight")
+        self.part_box.setToolTip("The weight's coefficient G (what the loss asks of it) or the weight")
         self.grid = HeatmapGrid(self, title="attention B − A")
         self.matrix = HeatmapWidget(self, title="weight B − A")
         self.grid.hide()  # until there is a difference to show: the hint says how to get one

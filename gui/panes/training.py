@@ -1,6 +1,6 @@
 """The Training pane: start, pause, resume, single step and stop; train and validation loss curves with the
 learning rate, tokens per second, a progress bar with the time left; a sample box (prompt, temperature,
-top-k, length, Generate) and the samples the trainer logged at evaluation steps (DESIGN §1.3).
+top-k, length, Generate) and the samples the trainer logged at evaluation steps (docs/design.md).
 
 It renders what the Session reports and asks the Session for everything else; training and generation
 happen elsewhere (the controller's worker thread). Reports can come faster than a screen refreshes, so

@@ -1,4 +1,4 @@
-"""The geometry view (FORMS.md §8): one coefficient G turned into a step by each geometry, side by side.
+"""The geometry view (docs/geometries.md): one coefficient G turned into a step by each geometry, side by side.
 
 Fed a plain `engine.analysis.update.UpdateGeometry` (computed off the GUI thread): a heatmap per direction
 (Euclidean G, sign G, AdamW's G/(√v̂+ε) where the run has v̂, spectral U Vᵀ) and the applied ΔW, with their

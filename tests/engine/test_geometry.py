@@ -1,4 +1,4 @@
-"""Geometries of a coefficient and route-class shares of an update (engine/analysis/geometry.py, FORMS.md §8),
+"""Geometries of G and route-class shares of an update (engine/analysis/geometry.py, docs/geometries.md),
 checked against torch's SVD and against the probe loss of engine.model.GPT in float64."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The Geometry view (FORMS.md §8) in the Weight pane: it shows the engine's update_geometry for the weight
+"""The Weight pane's Geometry view (docs/geometries.md): it shows the engine's update_geometry for the weight
 and step on screen, each direction beside the applied ΔW, their spectra and the route classes' shares."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """LaTeX that matplotlib's mathtext renders (no matrix environments, no \\operatorname): operators are
-written op_B[A] as in FORMS.md §2, e.g. ``\\mathrm{aa}_{S_{1}}\\left[A\\right]``."""
+written op_B[A] as in docs/forms.md#operators, e.g. ``\\mathrm{aa}_{S_{1}}\\left[A\\right]``."""
 
 from __future__ import annotations
 

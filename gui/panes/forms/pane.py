@@ -1,5 +1,5 @@
-"""The Forms pane (DESIGN §1.5): the training error's differential form pulled back to the weights
-(FORMS.md), for the note's encoder chain or for the model of the Architecture pane.
+"""The Forms pane (docs/design.md): the training error's differential form pulled back to the weights
+(docs/forms.md), for the note's encoder chain or for the model of the Architecture pane.
 
 Three tabs over one derivation: Walkthrough (the note's pipeline, stage by stage), Terms (weights with
 their counts, terms, one term's word, G and numbers at the current step) and Console (the note's command

@@ -1,4 +1,4 @@
-"""The Heatmaps pane (DESIGN §1.4): attention, masks and positional encodings for a prompt, live while
+"""The Heatmaps pane (docs/design.md): attention, masks and positional encodings for a prompt, live while
 training and for any saved step of a run.
 
 The pane binds to the Session in `_connect` and keeps its view state in `HeatmapsState`. Its timeline scrubs

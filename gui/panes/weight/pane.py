@@ -1,4 +1,4 @@
-"""The Weight pane (DESIGN §1.6, issue 7): one weight's coefficient matrix G = −∂L/∂W on the run's probe
+"""The Weight pane (docs/design.md, issue 7): one weight's coefficient matrix G = −∂L/∂W on the run's probe
 batch over training, split by the form into route classes (and terms, for small weights).
 
 A weight is opened by clicking it anywhere (the architecture diagram, a term in the forms pane: any

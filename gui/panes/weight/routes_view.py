@@ -1,4 +1,4 @@
-"""Which routes the optimizer used over training (FORMS.md §8, issue 13): the Weight pane's "Routes" tab.
+"""Which routes the optimizer used over training (docs/geometries.md, issue 13): the Weight pane's "Routes" tab.
 
 It asks the analysis process (gui/analysis.py, RunAnalysis.route_shares) and draws the plain
 `engine.analysis.routes.RouteShares` it gets: one line per route class, its share ⟨G_c(p), ΔW⟩ of the

@@ -1,5 +1,5 @@
 """The GPT as a network of definitions is the torch model: same parameters and shapes, same logits and
-loss on a batch, for every architectural option (DESIGN §3: one description, three uses)."""
+loss on a batch, for every architectural option (docs/design.md#one-description-three-uses)."""
 
 import itertools
 

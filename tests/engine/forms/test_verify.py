@@ -1,4 +1,4 @@
-"""Summed coefficients equal −grad from autograd in float64 (FORMS §6 metric with the degenerate rule):
+"""Summed coefficients equal −grad from autograd in float64 (docs/verification.md, degenerate rule too):
 the chain at depths 1–4 with each variant and all together, the GPT of the tiny and seed-chain presets,
 and 2-layer GPTs with every option."""
 
@@ -29,7 +29,7 @@ def test_chain_coefficients_equal_autograd(depth, variant):
 
 
 def test_the_degenerate_rule_judges_collapsed_weights_against_the_model():
-    # a gradient far below the model's largest is judged by max|Δ| / max over the model (FORMS §6)
+    # a gradient far below the model's largest is judged by max|Δ| / max over the model (docs/verification.md)
     ref = {"big": torch.tensor([1.0]), "tiny": torch.tensor([1e-9])}
     ours = {"big": torch.tensor([1.0]), "tiny": torch.tensor([2e-9])}
     errs = verify.relative_errors(ours, ref)
