@@ -327,8 +327,9 @@ class MainWindow(QMainWindow):
 
     def _on_run_opened(self, run) -> None:
         self._update_title()
-        self.step_label.setText("" if run is None else
-                                f"step {run.latest_step():,} / {run.config.train.steps:,}")
+        self._step_timer.stop()  # a report of the run trained before must not overwrite this run's step
+        self._step_text = "" if run is None else f"step {run.latest_step():,} / {run.config.train.steps:,}"
+        self.step_label.setText(self._step_text)
 
     def _on_run_dir_changed(self, path: str) -> None:
         self.run_label.setText(f"run: {path}" if path else "run: not started (Train creates it)")

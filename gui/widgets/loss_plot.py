@@ -149,7 +149,13 @@ class LossPlot(QWidget):
         vb = self.loss.vb
         if any(vb.autoRangeEnabled()):
             self.following = True
-        if not self.following or not self.history.steps:
+        if not self.history.steps:  # nothing of an earlier run's ranges stays on an empty plot
+            self.following = True
+            self.loss.setXRange(0, self.total_steps or 10, padding=0.01)
+            self.loss.setYRange(0, 1, padding=0.02)
+            self.lr_plot.setYRange(0, 1, padding=0.02)
+            return
+        if not self.following:
             return
         vb.disableAutoRange()
         self.lr_plot.vb.disableAutoRange()

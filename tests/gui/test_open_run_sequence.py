@@ -62,6 +62,11 @@ def check_every_pane(qtbot, w, errors: list, expect_run: bool) -> None:
     assert list(training.history.steps) == [s for s in logged if s in training.history.steps]
     if run is None:
         assert list(training.history.steps) == []
+    if not training.history.steps:  # an empty plot keeps no range of the run shown before
+        low, high = training.plot.loss.viewRange()[1]
+        assert -0.1 < low and high < 1.1
+    assert w.step_label.text() == ("" if run is None else
+                                   f"step {run.latest_step():,} / {run.config.train.steps:,}")
     panel = w.findChild(HeadTimelinePanel)
     assert panel.timeline is None or expect_run
     assert errors == [], errors
