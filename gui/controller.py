@@ -90,8 +90,10 @@ class TrainingController(QObject):
     # ---- acts ------------------------------------------------------------------------------
 
     def train(self) -> None:
-        if self.alive:
+        if self.alive:  # paused or pausing: Train (F5) resumes
             self.worker.resume()
+            if self.session.training_state == "pausing":  # the worker never came to rest
+                self.session.set_training_state("running")
         elif self._check_config():
             more = self._ask_more_steps()
             if more is not None:
@@ -117,8 +119,11 @@ class TrainingController(QObject):
         self.worker.step_once()
 
     def pause(self) -> None:
+        """Pause after the step under way; the state says so at once (a step that evaluates takes seconds)."""
         if self.alive:
             self.worker.pause()
+            if self.session.training_state == "running":
+                self.session.set_training_state("pausing")
 
     def resume(self) -> None:
         self.train()

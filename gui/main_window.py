@@ -343,7 +343,7 @@ class MainWindow(QMainWindow):
         a, valid, state = self.actions, not self.session.config_problems, TrainingState(state)
         for action in ("train", "pause_resume", "step", "stop", "save"):
             a[action].setEnabled(state.allows(action, valid))
-        a["pause_resume"].setText("&Resume" if state is TrainingState.PAUSED else "&Pause")
+        a["pause_resume"].setText("&Resume" if state.allows("resume") else "&Pause")
 
     def _update_title(self, *_) -> None:
         path = self.controller.run_dir

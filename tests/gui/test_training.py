@@ -61,6 +61,30 @@ def test_pause_stops_the_steps_and_resume_restarts_them(qtbot, make_window):
     wait_state(qtbot, w, "running")
 
 
+def test_pause_says_so_at_once_and_train_resumes_a_paused_run(qtbot, make_window, corpus_file):
+    from .conftest import tiny_config
+
+    # evaluations of many batches: a pause asked during one waits for it, and the pane must say so at once
+    w = make_window(tiny_config(corpus_file, eval_every=5, eval_batches=200))
+    click(qtbot, w, "train")
+    qtbot.waitUntil(lambda: w.session.step >= 3, timeout=WAIT)
+    click(qtbot, w, "pause")
+    assert w.session.training_state in ("pausing", "paused")  # no event loop turn in between: at once
+    assert pane(w).state_label.text() != "training…"
+    wait_state(qtbot, w, "paused")
+    paused_at = w.session.step
+    assert w.actions["train"].isEnabled()
+    with qtbot.waitSignal(w.session.sig_step_reported, timeout=WAIT) as report:
+        w.actions["train"].trigger()  # F5
+    assert report.args[0].step == paused_at + 1
+    wait_state(qtbot, w, "running")
+    click(qtbot, w, "pause")
+    w.actions["train"].trigger()  # F5 at once, pausing or paused: training goes on
+    wait_state(qtbot, w, "running")
+    n = w.session.step
+    qtbot.waitUntil(lambda: w.session.step > n + 2, timeout=WAIT)
+
+
 def test_step_advances_exactly_one(qtbot, make_window):
     w = make_window()
     with qtbot.waitSignal(w.session.sig_step_reported, timeout=WAIT) as first:
