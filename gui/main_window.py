@@ -12,7 +12,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QEvent, QRect, Qt, QTimer, Signal
 from PySide6.QtWidgets import (QApplication, QDockWidget, QLabel, QMainWindow, QMenuBar, QMessageBox,
-                               QWidget)
+                               QToolBar, QWidget)
 
 from engine.config import ConfigError, ExperimentConfig
 from engine.errors import UserError
@@ -121,6 +121,7 @@ class MainWindow(QMainWindow):
             # that they are closed it can take its saved size, and then the docks their saved widths in it
             self._restore_geometry()
             settings.restore_layout(self, self.pane_names)
+        self.message_row.setVisible(bool(self.banner.level))  # a saved layout may have had a message showing
         self.sig_panes_ready.emit()
         if run_dir is not None:
             self.open_run(run_dir)
@@ -128,12 +129,22 @@ class MainWindow(QMainWindow):
     # ---- building --------------------------------------------------------------------------
 
     def _build_banner(self) -> None:
-        """The menu bar, and the banner floating over the window's top just under it (outside every layout,
-        so a restored dock layout can never hide it and showing it moves no pane)."""
+        """The menu bar, and the banner in a row of its own above the status bar: a fixed tool bar, so it
+        covers no control, and a restored dock layout can never hide it."""
         self.menu_bar = QMenuBar(self)
         self.setMenuWidget(self.menu_bar)
         self.banner = Banner(self)
-        self.banner.float_over(self, self.menu_bar)
+        self.message_row = row = QToolBar("Messages", self)
+        row.setObjectName("messages")
+        row.setMovable(False)
+        row.setFloatable(False)
+        row.toggleViewAction().setVisible(False)  # not a pane to show or hide from a menu
+        self.banner.show()  # the row's visibility is the banner's: a tool bar keeps a hidden widget hidden
+        row.addWidget(self.banner)
+        self.addToolBar(Qt.ToolBarArea.BottomToolBarArea, row)
+        row.hide()
+        self.banner.sig_shown.connect(row.show)
+        self.banner.sig_dismissed.connect(row.hide)
 
     def _build_central(self) -> None:
         """QMainWindow needs a central widget; the panes are all docks, so it only says "loading" until

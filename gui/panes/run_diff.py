@@ -98,8 +98,7 @@ class RunDiffPane(SeenWidget):
         self._choices.sig_done.connect(self._on_choices)
         self._job.sig_done.connect(self._on_diff)
         for job in (self._choices, self._job):
-            job.sig_failed.connect(lambda _tag, message: self.session.post_message(
-                f"Cannot compare the runs: {message}", "warning"))
+            job.sig_failed.connect(self._on_failed)
 
     # ---- handlers --------------------------------------------------------------------------
 
@@ -160,6 +159,13 @@ class RunDiffPane(SeenWidget):
         else:
             question = q.PairWeight(str(a), str(b), self.view.step, self.view.what, self.view.part)
         self._job.ask(question, tag=key)
+
+    def _on_failed(self, _tag, message: str) -> None:
+        """Why this pair cannot be compared, said here: it is no warning for the panes that overlay any runs."""
+        self.grid.hide()
+        self.matrix.hide()
+        self._shown_key = None
+        self.pair_label.setText(f"<span style='color:#e8590c'>Cannot compare these runs: {message}</span>")
 
     def _on_diff(self, key: tuple, d: PairDiff) -> None:
         if key != self.view.key():

@@ -347,3 +347,22 @@ def test_the_curves_are_read_in_the_analysis_process_never_on_the_gui_thread(qtb
     line = curves.line(three_runs / "c", "train_loss")
     qtbot.waitUntil(lambda: len(line.yData) == 7, timeout=WAIT)  # the pane's slow timer asked again
     assert curves.curves[three_runs / "c"].columns["train_loss"][-1] == 1.25
+
+
+def test_runs_that_cannot_be_compared_are_said_so_in_run_diff_alone(qtbot, make_window, three_runs, corpus_file,
+                                                                      small_text):
+    """Run curves overlays any runs: why a pair has no B − A belongs in Run diff, not in a window banner."""
+    import dataclasses
+
+    cfg = tiny_config(corpus_file, steps=3, eval_every=3)
+    wide = cfg.replace(model=dataclasses.replace(cfg.model, d_model=32))
+    list(Trainer(wide, three_runs / "wide", text=small_text).steps())
+    w, runs, diff = in_front(qtbot, make_window, "pane_run_diff")
+    messages = []
+    w.session.sig_message_posted.connect(lambda level, text: messages.append(text))
+    listed(qtbot, runs)
+    runs.set_checked(three_runs / "a")
+    runs.set_checked(three_runs / "wide")
+    qtbot.waitUntil(lambda: "Cannot compare" in diff.pair_label.text(), timeout=WAIT)
+    assert "different shapes" in diff.pair_label.text() and messages == []
+    assert not diff.grid.isVisibleTo(diff) and not diff.matrix.isVisibleTo(diff)
