@@ -1,7 +1,7 @@
 """What the builder learns of a draft config beyond its closed formulas (docs/design.md): the vocabulary the
 corpus really gives, or why the corpus cannot be used, and torch's own count of the model's parameters.
 Pure functions of a config; no Qt. They load the corpus and torch, so the Architecture pane calls them off
-the GUI thread (after gui.worker.ensure_torch: torch must be imported by one thread at a time).
+the GUI thread (after gui.torch_import.ensure_torch: torch must be imported by one thread at a time).
 """
 
 from __future__ import annotations

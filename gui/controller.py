@@ -26,7 +26,8 @@ from .analysis import AnalysisQueue
 from .jobs import JobQueue
 from .widgets import dialogs
 from .session import Session
-from .worker import SampleRequest, TrainingWorker, device_name, ensure_torch
+from .torch_import import ensure_torch
+from .worker import SampleRequest, TrainingWorker, device_name
 
 QUEUED = Qt.ConnectionType.QueuedConnection
 

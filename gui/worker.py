@@ -22,22 +22,9 @@ from PySide6.QtCore import QThread, Signal
 
 from engine.errors import UserError
 
+from .torch_import import ensure_torch
+
 _STEP, _STOP, _REST = "step", "stop", "rest"
-_TORCH_LOCK = threading.Lock()
-_torch_ready = False
-
-
-def ensure_torch() -> None:
-    """Import torch once, whichever thread asks first. Call it before importing torch (or an engine
-    module that does) off the GUI thread: two threads importing torch at the same moment break its
-    operator registry (seen here: "RuntimeError: operator prims::isfinite does not exist")."""
-    global _torch_ready
-    if _torch_ready:
-        return
-    with _TORCH_LOCK:
-        import torch  # noqa: F401
-
-        _torch_ready = True
 
 
 @dataclass(frozen=True)

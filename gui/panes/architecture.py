@@ -28,7 +28,7 @@ from ..widgets import dialogs
 from ..widgets.block_diagram import BlockDiagram
 from ..widgets.config_form import SectionForm
 from ..widgets.fields import label as field_label
-from ..worker import ensure_torch
+from ..torch_import import ensure_torch
 
 SECTIONS = (("model", ModelConfig, "Model"), ("train", TrainConfig, "Training"), ("data", DataConfig, "Data"))
 

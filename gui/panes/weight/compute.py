@@ -28,7 +28,7 @@ from engine.analysis.cache import nbytes
 
 from ... import analysis
 from ...analysis import AnalysisJob
-from ...worker import ensure_torch
+from ...torch_import import ensure_torch
 
 SHOWN_BYTES = 64 * 2**20  # matrices kept GUI-side: the steps last shown (the newest is always kept)
 
