@@ -262,7 +262,10 @@ def test_file_import_turns_a_nanogpt_out_dir_into_an_open_run(make_window, tmp_p
     assert w.panes["pane_training"].progress.value() == 250  # no metrics log: the step it was imported at
     write_out_dir(tmp_path / "biased", args=dict(n_layer=1, n_head=1, n_embd=4, block_size=4, bias=True,
                                                  vocab_size=61, dropout=0.0))
-    assert run_menu.import_nanogpt(w, tmp_path / "biased") is None and "bias=True" in w.banner.text
+    biased = run_menu.import_nanogpt(w, tmp_path / "biased")  # nanoGPT's bias=True: GPT-2's attention biases
+    assert biased is not None and Run(biased).config.model.attn_bias and w.session.run.path == biased
+    (tmp_path / "empty").mkdir()
+    assert run_menu.import_nanogpt(w, tmp_path / "empty") is None and "Cannot import empty" in w.banner.text
 
 
 def test_fork_writes_a_paired_run_beside_its_parent_and_opens_it(qtbot, make_window, three_runs, monkeypatch):
