@@ -50,14 +50,46 @@ def type_into(qtbot, spin, text: str) -> None:
 def test_editing_a_field_updates_the_parameter_count(qtbot, make_pane):
     w = make_pane()
     arch = pane(w)
-    qtbot.waitUntil(lambda: "by torch" in arch.params.text(), timeout=WAIT)
     type_into(qtbot, arch.forms["model"].editors["n_layer"], "3")
     model = w.session.config.model
     assert model.n_layer == 3
     assert f"{parameter_count(model):,} by the formula" in arch.params.text()
-    qtbot.waitUntil(lambda: f"{parameter_count(model):,} by torch" in arch.params.text(), timeout=WAIT)
-    assert "differs" not in arch.params.text()
+    qtbot.waitUntil(lambda: "reading the corpus" not in arch.params.text(), timeout=WAIT)
+    assert f"vocabulary {w.session.config.model.vocab_size})" in arch.params.text()
     assert "blocks.2.W_Q" in arch.diagram.items
+
+
+def test_a_32768_context_is_refused_beside_n_ctx_and_nothing_is_built(qtbot, make_pane, monkeypatch):
+    import torch
+
+    from engine import limits
+
+    built = []
+    monkeypatch.setattr(torch.nn.Module, "__init__", lambda *a, **k: built.append(a) or 1 / 0)
+    monkeypatch.setattr(limits, "machine_memory", lambda: 16 << 30)
+    w = make_pane()
+    arch = pane(w)
+    type_into(qtbot, arch.forms["model"].editors["n_ctx"], "32768")
+    problem = arch.forms["model"].problem_labels["n_ctx"]
+    assert problem.isVisibleTo(arch) and "more than this machine's 16.0 GiB" in problem.text()
+    assert not arch.train_button.isEnabled() and "Ready" not in arch.status.text()
+    assert "GiB" in arch.memory.text()
+    qtbot.waitUntil(lambda: "reading the corpus" not in arch.params.text(), timeout=WAIT)
+    assert "cannot be read" not in arch.params.text() and built == []
+
+
+def test_training_that_takes_most_of_the_memory_is_a_warning_beside_the_estimate(qtbot, make_pane,
+                                                                                  monkeypatch):
+    from engine import limits
+    from engine.config import memory_estimate_bytes
+
+    arch = pane(make_pane())
+    qtbot.waitUntil(lambda: "reading the corpus" not in arch.params.text(), timeout=WAIT)
+    need = memory_estimate_bytes(arch.draft.replace(model=dataclasses.replace(arch.draft.model, n_layer=2)))
+    monkeypatch.setattr(limits, "machine_memory", lambda: int(need * 1.25))
+    type_into(qtbot, arch.forms["model"].editors["n_layer"], "2")
+    assert "⚠" in arch.memory.text() and "80%" in arch.memory.text()
+    assert arch.status.text() == "Ready to train." and arch.train_button.isEnabled()
 
 
 def test_heads_not_dividing_d_model_shows_the_message_and_disables_train(qtbot, make_window):
