@@ -142,3 +142,16 @@ def test_at_1280x720_every_title_number_and_map_of_the_geometry_page_is_whole(qt
     for m in [*(m for m in view.maps.values() if m.isVisible()), view.spectra]:
         box = m.plot_item.vb if m is not view.spectra else view.spectra.getPlotItem().vb
         assert min(box.width(), box.height()) >= 70, m
+
+
+def test_shares_of_a_sum_near_zero_are_said_to_be_undefined_not_huge_percentages():
+    from types import SimpleNamespace
+
+    from gui.widgets.geometry_view import shares_table
+
+    result = SimpleNamespace(shares={"direct": 2.2330e-4, "via_K": -2.2321e-4}, prev_step=10, step=20,
+                             direction_shares={"euclidean": {"direct": 3.0, "via_K": 1.0}})
+    text = shares_table(result)
+    assert "%" in text and "75.0%" in text  # the geometry's split still reads in percent
+    assert "0.000223" in text and "-0.000223" in text and "24811" not in text
+    assert "ΔW: the parts cancel" in text

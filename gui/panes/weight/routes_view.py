@@ -19,6 +19,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from engine.analysis import service
+from engine.analysis.geometry import why_no_shares
 from engine.analysis.routes import APPLIED, NOTE
 
 from ...analysis import AnalysisJob
@@ -72,10 +73,13 @@ def ranking_table(shares) -> str:
     head = "".join(f"<th>{html.escape(SHORT.get(d, d))}</th>" for d in directions)
     rows = []
     for rank, (name, value) in enumerate(shares.ranking()[:RANKED], 1):
-        cells = "".join(f"<td align='right'>{100 * fractions[d][name]:.1f}%</td>" for d in directions)
+        cells = "".join(f"<td align='right'>{100 * fractions[d][name]:.1f}%</td>" if fractions[d] is not None
+                        else "<td align='right'>undefined</td>" for d in directions)
         rows.append(f"<tr><td>{rank}. {html.escape(name)}</td><td align='right'>{value:.3g}</td>{cells}</tr>")
     more = len(shares.classes) - RANKED
     tail = f"<br>…and {more} more classes" if more > 0 else ""
+    tail += "".join(f"<br>{html.escape(SHORT.get(d, d))}: {html.escape(why_no_shares(shares.sums(d)))}"
+                    for d in directions if fractions[d] is None)
     return (f"<b>Routes over training</b> ({NOTE}): Σ over intervals of ⟨G_c(p), ΔW⟩, and each class's "
             f"fraction of the decrease per direction<table cellspacing='6'><tr><th>class</th><th>Σ share</th>"
             f"{head}</tr>{''.join(rows)}</table>{tail}")
