@@ -31,7 +31,7 @@ from engine.run_curves import AXIS_LABELS, METRIC_LABELS, SMOOTHED, RunCurves, e
 
 from ..analysis import AnalysisJob
 from ..session import Session
-from ..theme import plot_colors
+from ..theme import plot_colors, recolor_legend
 from ..widgets.seen import SeenWidget
 from .weight.views import color_of
 
@@ -125,7 +125,7 @@ class RunCurvesPane(SeenWidget):
             for name in ("left", "bottom"):
                 plot.getAxis(name).setPen(c.foreground)
                 plot.getAxis(name).setTextPen(c.foreground)
-        self.legend.setLabelTextColor(c.foreground)
+        recolor_legend(self.legend, c.foreground)
 
     def changeEvent(self, event) -> None:
         super().changeEvent(event)

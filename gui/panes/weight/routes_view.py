@@ -23,7 +23,7 @@ from engine.analysis.geometry import why_no_shares
 from engine.analysis.routes import APPLIED, NOTE
 
 from ...analysis import AnalysisJob
-from ...theme import plot_colors
+from ...theme import plot_colors, recolor_legend
 from .views import _Chart, cached, color_of
 
 SCOPES = ("this weight", "whole model")
@@ -46,7 +46,9 @@ class RoutesChart(_Chart):
     def _restyle(self) -> None:
         super()._restyle()
         if hasattr(self, "legend"):
-            self.legend.setLabelTextColor(plot_colors().foreground)
+            recolor_legend(self.legend, plot_colors().foreground)
+        if "Σ" in getattr(self, "curves", {}):  # Σ is drawn in the text colour
+            self.curves["Σ"].setPen(pg.mkPen(plot_colors().foreground, width=2.5))
 
     def show_shares(self, shares, direction: str) -> None:
         for item in self.curves.values():
