@@ -271,7 +271,9 @@ class MainWindow(QMainWindow):
             self.session.post_message("Nothing to export yet: train, or open a run, first.", "info")
             return
         filters, suggested, fn = job
-        chosen = dialogs.ask_export(self, "Export", filters, suggested=suggested)
+        run = self.session.run
+        chosen = dialogs.ask_export(self, "Export", filters, suggested=suggested,
+                                    start=run.path if run is not None else "")
         if chosen is not None:
             path, options = chosen
             self._exports.submit("export", using_figure_options, options, fn, path)

@@ -288,8 +288,10 @@ class HeatmapsPane(SeenWidget):
 
     def show_head_at_step(self, layer: int, head: int, step: int) -> None:
         """Browse the saved `step` with (layer, head) chosen: the head timeline's click (the Weight pane's
-        timeline moves there too)."""
+        timeline moves there too), on the Attention tab: the head's attention is what the click asks for,
+        whichever tab was last open."""
         self._list_steps()
+        self.tabs.setCurrentWidget(self.attention)
         self._choose_head(layer, head)
         self.session.set_browse_step(step)
 
