@@ -344,6 +344,8 @@ class MainWindow(QMainWindow):
         a, valid, state = self.actions, not self.session.config_problems, TrainingState(state)
         for action in ("train", "pause_resume", "step", "stop", "save"):
             a[action].setEnabled(state.allows(action, valid))
+        # Train (F5) stays enabled for an invalid config, to say what is wrong and where, not nothing
+        a["train"].setEnabled(state.allows("train", True))
         a["pause_resume"].setText("&Resume" if state is TrainingState.PAUSED else "&Pause")
 
     def _update_title(self, *_) -> None:

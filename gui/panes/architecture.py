@@ -10,7 +10,7 @@ it; beyond half of it, a warning), and the block diagram whose weights select th
 
 from __future__ import annotations
 
-import dataclasses
+import html
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QScrollArea,
@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushB
 from engine.config import (ConfigError, DataConfig, ExperimentConfig, ModelConfig, Problem, TrainConfig,
                            human_count, memory_estimate_bytes, parameter_count)
 from engine.config_inspection import Inspection, inspect_config
+from engine.corpus import SHAKESPEARE
 from engine.limits import gib, memory_warning, training_problems
 from engine.presets import load_preset, preset_names
 from engine.resolve import unresolved, with_vocab
@@ -138,6 +139,7 @@ class ArchitecturePane(QWidget):
         self.train_button.clicked.connect(self._on_train_clicked)
         self._debounce.timeout.connect(self._on_debounce_timeout)
         self._inspect.sig_done.connect(self._on_inspected)
+        self.forms["data"].problem_labels["corpus"].linkActivated.connect(self._on_corpus_fix_chosen)
         self._inspect.sig_failed.connect(self._on_inspection_failed)
         self.session.sig_config_changed.connect(self._on_config_changed)
         self.session.sig_training_state_changed.connect(self._on_training_state_changed)
@@ -178,6 +180,7 @@ class ArchitecturePane(QWidget):
             problems.append(Problem("data.corpus", self.inspection.corpus_problem))
         self.session.set_config_problems(problems)
         self._show_problems(problems)
+        self._offer_corpus_fix(problems)
         if not problems:
             self.session.set_config(cfg)
         self._show_counts()
@@ -250,8 +253,26 @@ class ArchitecturePane(QWidget):
         self.params.setText(self.params.text().replace("reading the corpus…", f"the corpus cannot be read: {message}"))
 
     def _on_preset_activated(self, index: int) -> None:
-        cfg = self._presets[self.preset.itemText(index)]
-        self._show_config(cfg.replace(data=dataclasses.replace(cfg.data, corpus=self.draft.data.corpus)))
+        # the preset's own data settings too: keeping the draft's corpus kept an imported run's missing one
+        self._show_config(self._presets[self.preset.itemText(index)])
+
+    def _offer_corpus_fix(self, problems: list[Problem]) -> None:
+        """Beside a corpus that cannot be used, the two ways out as links: the bundled Shakespeare (an
+        imported nanoGPT run names its dataset, "shakespeare_char", whose characters the bundled text
+        has) or a file of the user's."""
+        messages = [p.message for p in problems if p.field == "data.corpus"]
+        if messages:
+            self.forms["data"].problem_labels["corpus"].setText(
+                f"{html.escape('; '.join(messages))} — <a href='{SHAKESPEARE}'>use the bundled Shakespeare</a>"
+                " · <a href='choose'>choose a text file…</a>")
+
+    def _on_corpus_fix_chosen(self, link: str) -> None:
+        corpus = self.forms["data"].editors["corpus"]
+        if link == SHAKESPEARE:
+            corpus.set_value(SHAKESPEARE)
+            self._on_edited()
+        else:
+            corpus.choose.click()
 
     def _on_load_clicked(self) -> None:
         path = dialogs.ask_path(self, "open", "Load config", "TOML config (*.toml);;All files (*)")

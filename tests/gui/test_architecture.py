@@ -101,7 +101,7 @@ def test_heads_not_dividing_d_model_shows_the_message_and_disables_train(qtbot, 
     assert not arch.train_button.isEnabled()
     assert arch.status.text() == "1 problem: Heads: 3 heads do not divide d_model = 16"
     assert not w.panes["pane_training"].buttons["train"].isEnabled()
-    assert not w.actions["train"].isEnabled()
+    assert w.actions["train"].isEnabled()  # F5 answers with the problem (test_f5_on_a_config_…)
     assert w.session.config == before  # only valid drafts reach the session
     type_into(qtbot, arch.forms["model"].editors["n_head"], "4")
     assert not problem.isVisibleTo(arch)
@@ -152,7 +152,50 @@ def test_choosing_a_preset_fills_every_field(qtbot, make_pane):
     expected = load_preset("nanogpt-cpu")
     assert w.session.config.model.d_model == expected.model.d_model == 128
     assert w.session.config.train == expected.train
+    assert w.session.config.data == expected.data  # its own data settings, not the draft's corpus
     assert arch.forms["model"].editors["tied"].isChecked()
+
+
+def imported_config(corpus_file):
+    """An imported nanoGPT run's config: its corpus is the dataset's name, not a file here."""
+    cfg = tiny_config(corpus_file)
+    return cfg.replace(data=dataclasses.replace(cfg.data, corpus="shakespeare_char"))
+
+
+def test_a_missing_corpus_says_so_beside_the_field_with_the_bundled_text_one_click_away(qtbot, make_pane,
+                                                                                        corpus_file):
+    w = make_pane(imported_config(corpus_file))
+    arch = pane(w)
+    label = arch.forms["data"].problem_labels["corpus"]
+    qtbot.waitUntil(lambda: "not found" in label.text(), timeout=WAIT)
+    assert not label.isHidden() and "shakespeare_char" in label.text() and "bundled Shakespeare" in label.text()
+    assert not arch.train_button.isEnabled()
+    label.linkActivated.emit("shakespeare")
+    assert w.session.config.data.corpus == "shakespeare"
+    qtbot.waitUntil(lambda: arch.train_button.isEnabled(), timeout=WAIT)
+    assert label.isHidden()
+
+
+def test_the_missing_corpus_link_can_choose_a_file_instead(qtbot, make_pane, corpus_file, monkeypatch):
+    w = make_pane(imported_config(corpus_file))
+    arch = pane(w)
+    label = arch.forms["data"].problem_labels["corpus"]
+    qtbot.waitUntil(lambda: "not found" in label.text(), timeout=WAIT)
+    monkeypatch.setattr(dialogs, "ask_path", lambda *a, **k: corpus_file)
+    label.linkActivated.emit("choose")
+    assert w.session.config.data.corpus == str(corpus_file)
+    qtbot.waitUntil(lambda: arch.train_button.isEnabled(), timeout=WAIT)
+
+
+def test_f5_on_a_config_that_cannot_train_says_what_is_wrong(qtbot, make_window, corpus_file):
+    w = make_window()
+    arch = pane(w)
+    arch._show_config(imported_config(corpus_file))
+    qtbot.waitUntil(lambda: bool(w.session.config_problems), timeout=WAIT)
+    assert w.actions["train"].isEnabled()
+    w.actions["train"].trigger()
+    assert w.banner.level == "error" and "shakespeare_char" in w.banner.text
+    assert "Architecture pane" in w.banner.text and w.session.training_state == "idle"
 
 
 def test_config_saves_to_toml_and_loads_back(qtbot, make_pane, tmp_path, monkeypatch):
