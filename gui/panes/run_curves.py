@@ -35,7 +35,8 @@ from ..theme import plot_colors, recolor_legend
 from ..widgets.seen import SeenWidget
 from .weight.views import color_of
 
-EXPORT_FILTERS = "PNG image (*.png);;SVG image (*.svg);;PDF document (*.pdf);;CSV table (*.csv)"
+EXPORT_FILTERS = ("PNG image (*.png);;SVG image (*.svg);;PDF document (*.pdf);;CSV table, every run (*.csv);;"
+                  "pgfplots/TikZ for LaTeX (*.tex)")
 RELOAD_MS = 2000
 FRAME_MS = 16  # at most one redraw per frame of a 60 Hz screen
 
@@ -143,7 +144,7 @@ class RunCurvesPane(SeenWidget):
             f"Cannot read the runs' curves: {message}", "warning"))
 
     def export_job(self):
-        """File → Export…: the overlaid figure (matplotlib) or its data (CSV)."""
+        """File → Export…: the overlaid figure (matplotlib), its data (CSV) or pgfplots/TikZ (every shown run)."""
         curves = [self.curves[p] for p in self.view.paths if p in self.curves]
         if not curves:
             return None
