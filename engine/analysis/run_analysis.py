@@ -25,6 +25,7 @@ from . import attention as attn
 from . import terms
 from .cache import ResultCache
 from .models import ModelCache
+from .next_tokens import NextTokens, next_tokens
 
 
 class RunAnalysis:
@@ -120,6 +121,14 @@ class RunAnalysis:
 
     def positional(self, step: int, shift: int = 1) -> attn.PositionalResult:
         return self.cached("positional", step, (shift,), lambda: attn.positional(self.model(step), shift, step))
+
+    def next_tokens(self, step: int, text: str, position: int, temperature: float,
+                    top_k: int | None) -> NextTokens:
+        """The model's next-token probabilities after `position` of `text`, and Generate's at `temperature`
+        and `top_k` (the Training pane's Generate)."""
+        return self.cached("next_tokens", step, (text, position, temperature, top_k),
+                           lambda: next_tokens(self.model(step), self.tokenizer, text, position, temperature,
+                                               top_k, step))
 
     def term_values(self, step: int, term_id: str, weight: str) -> terms.TermValues:
         return self.cached("term", step, (term_id, weight),

@@ -87,7 +87,8 @@ def run_summaries(folders: list[str]):
 
 
 def ask_live(method: str, cfg, weights, step: int, *args):
-    """`method` is attention (tokenizer, prompt), masks (tokenizer, prompt, band) or positional (shift);
+    """`method` is attention (tokenizer, prompt), masks (tokenizer, prompt, band), positional (shift) or
+    next_tokens (tokenizer, text, position, temperature, top_k);
     `weights` is the live.Held copy the request's Published weights became in this process."""
     global _live
     _one_thread()
@@ -104,6 +105,10 @@ def ask_live(method: str, cfg, weights, step: int, *args):
         return attn.masks(model, tokenizer, prompt, band, step, _masked)
     if method == "positional":
         return attn.positional(model, *args, step)
+    if method == "next_tokens":
+        from .next_tokens import next_tokens
+
+        return next_tokens(model, *args, step)  # (tokenizer, text, position, temperature, top_k)
     raise ValueError(f"no live analysis {method!r}")
 
 
