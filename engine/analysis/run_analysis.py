@@ -182,6 +182,24 @@ class RunAnalysis:
                            lambda: routes.assemble(weight, [one(p, s) for p, s in zip(steps, steps[1:])]),
                            spans_steps=True)
 
+    def distributions(self, weight: str) -> dict:
+        """The values of `weight`, of its G and of its update ΔW at every saved step, as histograms on bins
+        shared by the steps (engine/analysis/distributions.py)."""
+        from ..coefficients.export import check_weight
+        from .distributions import distributions
+
+        store, steps = self.coefficients, self.saved_steps()
+        check_weight(store, weight)
+
+        def update(step: int):
+            got = store.update(weight, step)
+            return None if got is None else got.dW
+
+        return self.cached("distributions", steps[-1] if steps else 0, (weight,), spans_steps=True,
+                           compute=lambda: distributions(
+                               steps, lambda s: self.run.load_weights(s)[weight].double().numpy(),
+                               lambda s: store.record(weight, s).G, update))
+
     def head_timeline(self, progress=None):
         """Every head's scores at every saved step, roles and formation steps (engine/analysis/heads.py);
         kept per step on disk under RUN/cache/heads/, keyed by each weights file."""
