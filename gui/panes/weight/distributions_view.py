@@ -7,7 +7,7 @@ the analysis process (RunAnalysis.distributions); this view only asks and draws.
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from engine.analysis import service
 from engine.analysis.distributions import LABELS, QUANTITIES
@@ -29,6 +29,9 @@ class DistributionsView(QWidget):
         col.setContentsMargins(0, 0, 0, 0)
         col.addWidget(self.message)
         for heatmap in self.maps.values():
+            # shares the tab's height by stretch: their own minimum made the whole pane taller, squeezing
+            # nothing on this tab but every map of the coefficient page behind it
+            heatmap.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Ignored)
             col.addWidget(heatmap, 1)
         self._job.sig_done.connect(self._on_done)
         self._job.sig_failed.connect(lambda _tag, message: self.message.setText(message))
