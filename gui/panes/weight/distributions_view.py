@@ -55,7 +55,8 @@ class DistributionsView(QWidget):
         for q, d in result.items():
             values = [f"{v:.2g}" for v in d.centres[::-1]]  # the largest values on top, as on a y axis
             self.maps[q].set_matrix(d.fractions[::-1], values, [str(s) for s in d.steps], "sequential",
-                                    title=f"{LABELS[q]}: share of entries per value", row_title="value",
+                                    title=f"{LABELS[q]}: share of entries per value (ends: beyond)",
+                                    row_title="value",
                                     col_title="step")
         steps = len(next(iter(result.values())).steps)
         self.message.setText(f"{weight}: {steps} saved steps; each column sums to 1 (empty: no update reached "
