@@ -12,7 +12,7 @@ import numpy as np
 
 from ..errors import UserError
 
-SHOWN = 12  # tokens listed: the model's most likely and what temperature and top-k make likely
+SHOWN = 8  # tokens listed: the model's most likely and what temperature and top-k make likely
 
 
 @dataclass(frozen=True)

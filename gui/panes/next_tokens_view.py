@@ -46,6 +46,8 @@ class NextTokensView(QWidget):
         self.plot.hideButtons()
         self.plot.invertY(True)  # the most likely token on top
         self.plot.setLabel("bottom", "probability")
+        self.plot.getAxis("bottom").enableAutoSIPrefix(False)  # "(x0.001)" read as a unit
+        self.plot.setMinimumHeight(110)  # eight bars a user can read, even in the laptop layout
         self.model_bars = pg.BarGraphItem(x0=[], y=[], width=[], height=0.8)
         self.sampled_bars = pg.BarGraphItem(x0=[], y=[], width=[], height=0.5)
         self.plot.addItem(self.model_bars)
@@ -107,9 +109,11 @@ class NextTokensView(QWidget):
         self.plot.setXRange(0, max(1e-3, float(max(r.model.max(), r.sampled.max()))), padding=0.05)
         self.plot.setYRange(-0.6, len(y) - 0.4, padding=0)
         cut = f", top-{r.top_k}" if r.top_k else ""
-        self.note.setText(f"Step {r.step}. Outlined: the model's probabilities; filled: what Generate draws with "
-                          f"at temperature {r.temperature:g}{cut}. Every other token: {r.rest_model:.1%} "
-                          f"and {r.rest_sampled:.1%}.")
+        self.note.setText(f"step {r.step} · outlined: the model · filled: Generate at temperature "
+                          f"{r.temperature:g}{cut} · other tokens {r.rest_model:.1%} / {r.rest_sampled:.1%}")
+        self.note.setToolTip("Outlined bars: the model's own probabilities of the next token (softmax, "
+                             "temperature 1). Filled: the probabilities Generate draws with, after dividing "
+                             "the logits by the temperature and keeping the top-k.")
 
     def _restyle(self) -> None:
         c = plot_colors()

@@ -6,7 +6,6 @@ the analysis process (RunAnalysis.distributions); this view only asks and draws.
 
 from __future__ import annotations
 
-import numpy as np
 from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from engine.analysis import service
@@ -61,7 +60,3 @@ class DistributionsView(QWidget):
         steps = len(next(iter(result.values())).steps)
         self.message.setText(f"{weight}: {steps} saved steps; each column sums to 1 (empty: no update reached "
                              "the first step). Hover a cell for its value range and share.")
-
-    def fraction_at(self, quantity: str, value_row: int, step_col: int) -> float:
-        """The share drawn at a cell (rows as drawn: the largest values first)."""
-        return float(np.asarray(self.result[quantity].fractions)[::-1][value_row, step_col])
