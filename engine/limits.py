@@ -60,7 +60,8 @@ MASK_PEAK_BYTES = 6  # per n_ctx² entry while the model builds its masks (engin
 
 def model_memory_bytes(m) -> int:
     """Peak bytes of building the model: float32 weights, the masks at their peak while built (n_ctx²) and
-    the positions (n_ctx·d: a float64 angle, its sine, cosine and the choice of the two, engine/positional.py)."""
+    the positions (n_ctx·d: a float64 angle, its sine, cosine and the choice of the two, as
+    engine/positional.py computes them)."""
     return 4 * parameter_count(m) + MASK_PEAK_BYTES * m.n_ctx * m.n_ctx + 32 * m.n_ctx * m.d_model
 
 

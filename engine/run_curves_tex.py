@@ -55,7 +55,8 @@ def overlay_tikz(curves: Sequence[RunCurves], axis: str = "step", smoothing: flo
                  metrics: Sequence[str] = tuple(METRIC_LABELS)) -> str:
     """The TikZ source of the overlay: one panel per metric, two panels a row."""
     cycle = colour_cycle()
-    colours = "\n".join(f"\\definecolor{{run{i}}}{{HTML}}{{{cycle[i % len(cycle)]}}}" for i in range(len(curves)))
+    colours = "\n".join(f"\\definecolor{{run{i}}}{{HTML}}{{{cycle[i % len(cycle)]}}}"
+                        for i in range(len(curves)))
     rows = math.ceil(len(metrics) / 2)
     lines = ["% GPT Explorer: runs' curves. Preamble: \\usepackage{pgfplots} \\pgfplotsset{compat=1.18} "
              "\\usepgfplotslibrary{groupplots}", colours, "\\begin{tikzpicture}",

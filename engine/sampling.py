@@ -9,7 +9,8 @@ from __future__ import annotations
 import torch
 
 
-def sampling_probabilities(logits: torch.Tensor, temperature: float = 1.0, top_k: int | None = None) -> torch.Tensor:
+def sampling_probabilities(logits: torch.Tensor, temperature: float = 1.0,
+                           top_k: int | None = None) -> torch.Tensor:
     """(…, V) logits -> (…, V) the probabilities of drawing each token."""
     if temperature <= 0:
         return torch.nn.functional.one_hot(logits.argmax(dim=-1), logits.shape[-1]).to(logits.dtype)

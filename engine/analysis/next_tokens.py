@@ -65,7 +65,7 @@ def next_tokens(model, tokenizer, text: str, position: int, temperature: float, 
 def _shown(p_model: np.ndarray, p_sampled: np.ndarray, shown: int) -> np.ndarray:
     """The `shown` tokens most likely under either distribution (so a token temperature lifts is seen),
     ordered by the model's probability."""
-    half = max(1, shown // 2)
-    pick = list(dict.fromkeys([*np.argsort(-p_model)[:shown - half], *np.argsort(-p_sampled)[:half],
-                               *np.argsort(-p_model)[shown - half:shown]]))[:min(shown, len(p_model))]
+    by_model, by_sampled, half = np.argsort(-p_model), np.argsort(-p_sampled), max(1, shown // 2)
+    # the model's most likely, then those sampling makes most likely, then the model's next ones
+    pick = list(dict.fromkeys([*by_model[:shown - half], *by_sampled[:half], *by_model[shown - half:]]))[:shown]
     return np.array(sorted(pick, key=lambda i: -p_model[i]), dtype=np.int64)

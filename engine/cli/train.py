@@ -197,7 +197,8 @@ def _train(trainer, run_dir: Path) -> int:
         return 0
     from ..limits import memory_warning
 
-    memory = memory_warning(cfg) if trainer.device.type == "cpu" else None  # a GPU's memory is not the machine's
+    # a GPU's memory is not the machine's: the trainer refuses a run beyond it
+    memory = memory_warning(cfg) if trainer.device.type == "cpu" else None
     for warning in (*getattr(trainer, "warnings", ()), *([memory] if memory else [])):
         print(f"gpt-explorer: warning: {warning}", file=sys.stderr)
     verb = f"resuming at step {trainer.step}" if trainer.step else "new run"

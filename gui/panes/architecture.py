@@ -250,7 +250,8 @@ class ArchitecturePane(QWidget):
         self._on_edited()
 
     def _on_inspection_failed(self, _data, message: str) -> None:
-        self.params.setText(self.params.text().replace("reading the corpus…", f"the corpus cannot be read: {message}"))
+        self.params.setText(self.params.text().replace("reading the corpus…",
+                                                       f"the corpus cannot be read: {message}"))
 
     def _on_preset_activated(self, index: int) -> None:
         # the preset's own data settings too: keeping the draft's corpus kept an imported run's missing one
@@ -263,8 +264,8 @@ class ArchitecturePane(QWidget):
         messages = [p.message for p in problems if p.field == "data.corpus"]
         if messages:
             self.forms["data"].problem_labels["corpus"].setText(
-                f"{html.escape('; '.join(messages))} — <a href='{SHAKESPEARE}'>use the bundled Shakespeare</a>"
-                " · <a href='choose'>choose a text file…</a>")
+                f"{html.escape('; '.join(messages))} — <a href='{SHAKESPEARE}'>use the bundled "
+                "Shakespeare</a> · <a href='choose'>choose a text file…</a>")
 
     def _on_corpus_fix_chosen(self, link: str) -> None:
         corpus = self.forms["data"].editors["corpus"]

@@ -31,8 +31,8 @@ def fork_problems(parent: ExperimentConfig, cfg: ExperimentConfig) -> list[Probl
         if value != getattr(parent.model, f.name):
             alone = dataclasses.replace(parent.model, **{f.name: value})
             if alone.validate() or weight_shapes(alone) != shapes:
-                problems.append(Problem(f"model.{f.name}", "changes the shapes of the weights, so the fork "
-                                                           "could not start from its parent's; start a new run"))
+                problems.append(Problem(f"model.{f.name}", "changes the shapes of the weights, so the fork could "
+                                                           "not start from its parent's; start a new run"))
     return problems
 
 
@@ -61,7 +61,8 @@ class ForkDialog(QDialog):
             self.forms[section] = form
         self.status = QLabel("Change the settings the fork should differ in.", self)
         self.status.setWordWrap(True)
-        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        buttons = QDialogButtonBox.StandardButton
+        self.buttons = QDialogButtonBox(buttons.Ok | buttons.Cancel)
         self.buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Fork")
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
@@ -87,9 +88,11 @@ class ForkDialog(QDialog):
         changed = cfg != self.parent_cfg
         ok = self.buttons.button(QDialogButtonBox.StandardButton.Ok)
         ok.setEnabled(changed and not problems)
-        self.status.setText(f"{len(problems)} problem(s): {problems[0].field}: {problems[0].message}" if problems
-                            else "Change the settings the fork should differ in." if not changed
-                            else "Fork at the chosen step with these settings.")
+        if problems:
+            self.status.setText(f"{len(problems)} problem(s): {problems[0].field}: {problems[0].message}")
+        else:
+            self.status.setText("Fork at the chosen step with these settings." if changed
+                                else "Change the settings the fork should differ in.")
 
     def chosen(self) -> tuple[ExperimentConfig, int]:
         return self.cfg, int(self.step.currentData())

@@ -144,7 +144,8 @@ class RunCurvesPane(SeenWidget):
             f"Cannot read the runs' curves: {message}", "warning"))
 
     def export_job(self):
-        """File → Export…: the overlaid figure (matplotlib), its data (CSV) or pgfplots/TikZ (every shown run)."""
+        """File → Export…: the overlaid figure (matplotlib), its data (CSV) or pgfplots/TikZ, of every shown
+        run."""
         curves = [self.curves[p] for p in self.view.paths if p in self.curves]
         if not curves:
             return None

@@ -60,7 +60,8 @@ def test_the_reader_reads_a_log_again_only_when_it_changed(runs_folder, tmp_path
     assert grown[str(run)][1].columns["step"][-1] == 13
 
 
-def test_the_tikz_export_holds_every_run_in_one_picture_with_the_figures_colours(runs_folder, tmp_path):  # noqa: F811
+def test_the_tikz_export_holds_every_run_in_one_picture_in_the_figures_colours(runs_folder,  # noqa: F811
+                                                                                 tmp_path):
     import re
 
     import matplotlib

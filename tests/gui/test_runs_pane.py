@@ -271,7 +271,8 @@ def test_fork_writes_a_paired_run_beside_its_parent_and_opens_it(qtbot, make_win
     listed(qtbot, runs)
     from engine.fork import parse_setting
 
-    monkeypatch.setattr(runs, "ask_fork", lambda parent: (parse_setting("model.activation=relu", parent.config), 0))
+    relu = lambda parent: (parse_setting("model.activation=relu", parent.config), 0)  # noqa: E731
+    monkeypatch.setattr(runs, "ask_fork", relu)
     child = listed(qtbot, runs, runs.fork, three_runs / "b")
     assert child.parent == three_runs and w.controller.run_dir == child
     assert Run(child).config.model.activation == "relu" and runs.item_for(child) is not None
@@ -304,7 +305,8 @@ def test_the_fork_form_offers_every_field_a_fork_may_change_and_refuses_the_rest
     assert box.cfg.model.activation == "relu" and fork.isEnabled()
     box.step.setCurrentIndex(box.step.count() - 1)
     cfg, step = box.chosen()
-    assert step == parent.checkpoint_steps()[-1] and cfg.train.lr == 0.003 and cfg.train.seed == parent.config.train.seed
+    assert step == parent.checkpoint_steps()[-1] and cfg.train.lr == 0.003
+    assert cfg.train.seed == parent.config.train.seed
 
 
 def test_the_diff_pane_shows_b_minus_a_from_the_two_runs_analyses(qtbot, make_window, three_runs):

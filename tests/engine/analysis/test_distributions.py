@@ -19,7 +19,7 @@ def test_histograms_share_symmetric_bins_and_each_step_sums_to_one():
     np.testing.assert_allclose(d.edges, np.linspace(-top, top, 6))
     assert np.isnan(d.fractions[:, 0]).all()  # no update reached the first step
     np.testing.assert_allclose(d.fractions[:, 1:].sum(axis=0), 1.0)
-    np.testing.assert_allclose(d.fractions[:, 2], [0, 0, 0.5, 0, 0.5])  # −0.01 in the middle bin, 50 at the top end
+    np.testing.assert_allclose(d.fractions[:, 2], [0, 0, 0.5, 0, 0.5])  # −0.01 in the middle bin, 50 at the top
     np.testing.assert_allclose(d.fractions[:, 1], [0.2, 0.2, 0.2, 0.2, 0.2], atol=0.01)
     assert d.centres[2] == pytest.approx(0.0, abs=1e-12)
 
@@ -37,6 +37,7 @@ def test_run_analysis_gives_w_g_and_the_update_at_every_saved_step(run):  # noqa
     top = got["G"].edges[-1]
     counts, _ = np.histogram(np.clip(G.ravel(), -top, top), got["G"].edges)
     np.testing.assert_allclose(got["G"].fractions[:, 1], counts / G.size)
-    assert np.isnan(got["dW"].fractions[:, 0]).all() and np.nansum(got["dW"].fractions[:, 1]) == pytest.approx(1)
+    assert np.isnan(got["dW"].fractions[:, 0]).all()
+    assert np.nansum(got["dW"].fractions[:, 1]) == pytest.approx(1)
     with pytest.raises(UserError, match="no weight"):
         a.distributions("nope")
