@@ -327,3 +327,13 @@ def test_a_window_builds_no_plot_for_a_pane_behind_a_tab(qtbot, make_window):
     assert all(h._view is None for h in weight.findChildren(HeatmapWidget))
     window.docks["pane_weight"].raise_()
     qtbot.waitUntil(lambda: weight.G_map._view is not None)
+
+
+def test_the_heads_chart_labels_every_head_at_its_usual_height(heatmap):
+    heads = [f"L{i // 4} H{i % 4}" for i in range(12)]  # three layers of four heads
+    heatmap.resize(500, 230)
+    heatmap.set_matrix(np.random.default_rng(0).random((12, 20)), heads, [str(10 * s) for s in range(20)],
+                       "probability", row_title="head", col_title="step")
+    QApplication.processEvents()
+    shown, _ = shown_labels(heatmap, "left")
+    assert shown == heads  # every head, not every other one
