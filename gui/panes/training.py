@@ -18,13 +18,14 @@ from PySide6.QtWidgets import (QDoubleSpinBox, QFormLayout, QGridLayout, QHBoxLa
                                QPlainTextEdit, QProgressBar, QPushButton, QSpinBox, QSplitter, QStyle,
                                QTabWidget, QToolButton, QVBoxLayout, QWidget)
 
+from engine.errors import UserError
 from engine.training_state import TrainingState
 
 from ..session import Session
 from ..widgets.head_timeline import HeadTimelinePanel
 from ..widgets.loss_plot import LossHistory, LossPlot
-from .next_tokens_view import NextTokensView
 from ..worker import SampleRequest
+from .next_tokens_view import NextTokensView
 
 REFRESH_MS = 500  # curves and numbers twice a second: live to the eye, and each pyqtgraph paint is Python that
 # a small model's training loop waits for (benchmarks/ui_latency.py)
@@ -292,9 +293,11 @@ class TrainingPane(QWidget):
     def _last_token(self, text: str) -> int | None:
         """The index of the last token of `text` (None without a tokenizer or for characters it lacks: the
         analysis says so when asked)."""
+        if self.session.tokenizer is None:
+            return None
         try:
             return max(0, len(self.session.tokenizer.encode(text)) - 1)
-        except Exception:  # noqa: BLE001 — no tokenizer yet, or a character outside the vocabulary
+        except UserError:  # a character outside the vocabulary
             return None
 
     def _on_message_posted(self, level: str, _text: str) -> None:
