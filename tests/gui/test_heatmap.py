@@ -337,3 +337,13 @@ def test_the_heads_chart_labels_every_head_at_its_usual_height(heatmap):
     QApplication.processEvents()
     shown, _ = shown_labels(heatmap, "left")
     assert shown == heads  # every head, not every other one
+
+
+def test_a_heatmaps_export_first_opens_where_its_pane_says(heatmap, monkeypatch, tmp_path):
+    asked = []
+    monkeypatch.setattr(dialogs, "ask_export", lambda *a, **k: asked.append(k))
+    heatmap.set_matrix(np.eye(3))
+    heatmap._export_action.trigger()
+    heatmap.set_caption_source(lambda: "run r", lambda: str(tmp_path))  # the Heatmaps pane: the open run
+    heatmap._export_action.trigger()
+    assert [k["start"] for k in asked] == ["", str(tmp_path)]

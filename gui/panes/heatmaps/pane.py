@@ -110,7 +110,8 @@ class HeatmapsPane(SeenWidget):
         self.diff = DiffView()
         self.views = dict(zip(TABS, (self.attention, self.masks, self.positional, self.diff)))
         for view in (v for tab in self.views.values() for v in tab.findChildren(HeatmapWidget)):
-            view.set_caption_source(self.export_caption)  # every exported figure names run, step and prompt
+            # every exported figure names run, step and prompt, and is first offered the run's folder
+            view.set_caption_source(self.export_caption, self._run_folder)
         self.tabs = QTabWidget()
         for view, label in zip(self.views.values(), ("Attention", "Masks", "Positional encodings", "Head diff")):
             self.tabs.addTab(view, label)
@@ -179,6 +180,9 @@ class HeatmapsPane(SeenWidget):
             return
         self._asked = request.key
         self._job.submit(request.key, *request.call())
+
+    def _run_folder(self) -> str:
+        return str(self.session.run.path) if self.session.run is not None else ""
 
     def export_caption(self) -> str:
         run, result = self.session.run, self._results.get(self.state.tab, (None, None))[1]
