@@ -18,6 +18,7 @@ from engine.analysis.live import Published
 
 from ..analysis import AnalysisJob
 from ..theme import plot_colors
+from ..widgets.elided_label import ElidedLabel
 
 DEBOUNCE_MS = 150  # typing in the prompt or spinning the temperature asks once it settles
 
@@ -37,9 +38,9 @@ class NextTokensView(QWidget):
         self.position.setToolTip("The token after which the next one is predicted (or click in the text)")
         self.context = QLabel(" ", self)
         self.context.setTextFormat(Qt.TextFormat.PlainText)
-        self.note = QLabel("Generate, or open a run, to see what the model predicts next.", self)
+        # one line, the rest in its tooltip: wrapped, it overlapped the plot in a short Generate tab
+        self.note = ElidedLabel("Generate, or open a run, to see what the model predicts next.", self)
         self.note.setObjectName("next_token_note")
-        self.note.setWordWrap(True)
         self.plot = pg.PlotWidget()
         self.plot.setMenuEnabled(False)
         self.plot.setMouseEnabled(x=False, y=False)
@@ -48,6 +49,9 @@ class NextTokensView(QWidget):
         self.plot.setLabel("bottom", "probability")
         self.plot.getAxis("bottom").enableAutoSIPrefix(False)  # "(x0.001)" read as a unit
         self.plot.setMinimumHeight(110)  # eight bars a user can read, even in the laptop layout
+        self.plot.setToolTip("Outlined bars: the model's own probabilities of the next token (softmax, "
+                             "temperature 1). Filled: the probabilities Generate draws with, after dividing "
+                             "the logits by the temperature and keeping the top-k.")
         self.model_bars = pg.BarGraphItem(x0=[], y=[], width=[], height=0.8)
         self.sampled_bars = pg.BarGraphItem(x0=[], y=[], width=[], height=0.5)
         self.plot.addItem(self.model_bars)
@@ -111,9 +115,7 @@ class NextTokensView(QWidget):
         cut = f", top-{r.top_k}" if r.top_k else ""
         self.note.setText(f"step {r.step} · outlined: the model · filled: Generate at temperature "
                           f"{r.temperature:g}{cut} · other tokens {r.rest_model:.1%} / {r.rest_sampled:.1%}")
-        self.note.setToolTip("Outlined bars: the model's own probabilities of the next token (softmax, "
-                             "temperature 1). Filled: the probabilities Generate draws with, after dividing "
-                             "the logits by the temperature and keeping the top-k.")
+
 
     def _restyle(self) -> None:
         c = plot_colors()
