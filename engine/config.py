@@ -274,13 +274,13 @@ def optimizer_state_floats(cfg: ExperimentConfig) -> int:
 def memory_estimate_bytes(cfg: ExperimentConfig, bytes_per_float: int = 4) -> int:
     """Rough training memory: weights, gradients and the optimizer's state (optimizer_state_floats), plus
     the activations kept for the backward pass (about 16 tensors of B·T·d per block and the attention maps
-    B·h·T·T)."""
+    B·h·T·T), and the model's two masks (T·T floats and T·T booleans, whatever the precision)."""
     m, t = cfg.model, cfg.train
     params = parameter_count(m)
     b, n = t.batch_size, m.n_ctx
     per_block = 16 * b * n * m.d_model + 2 * b * n * m.d_ff + 3 * b * m.n_head * n * n
     acts = m.n_layer * per_block + 3 * b * n * m.vocab_size
-    return bytes_per_float * (2 * params + optimizer_state_floats(cfg) + acts)
+    return bytes_per_float * (2 * params + optimizer_state_floats(cfg) + acts) + 5 * n * n
 
 
 def human_count(n: int) -> str:

@@ -12,6 +12,7 @@ within a small factor of the cores.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 from .config import Problem, memory_estimate_bytes, parameter_count
@@ -46,9 +47,28 @@ def gib(n: float) -> str:
     return f"{n / 2 ** 30:,.1f} GiB" if n >= 2 ** 30 else f"{n / 2 ** 20:,.1f} MiB"
 
 
+MASK_PEAK_BYTES = 6  # per n_ctx² entry while the model builds its masks (engine/masks.py): the float mask
+#                      being filled, a bool mask and its negation; 5 of them stay (mask_add and mask_ok)
+
+
 def model_memory_bytes(m) -> int:
-    """Float32 weights plus the buffers a model builds (masks n_ctx², positions n_ctx·d)."""
-    return 4 * parameter_count(m) + 5 * m.n_ctx * m.n_ctx + 4 * m.n_ctx * m.d_model
+    """Peak bytes of building the model: float32 weights, the masks at their peak while built (n_ctx²) and
+    the positions (n_ctx·d: a float64 angle, its sine, cosine and the choice of the two, as
+    engine/positional.py computes them)."""
+    return 4 * parameter_count(m) + MASK_PEAK_BYTES * m.n_ctx * m.n_ctx + 32 * m.n_ctx * m.d_model
+
+
+WARN_SHARE = 0.5  # a run that would take more than half the memory leaves the rest of the machine crawling
+
+
+def memory_warning(cfg, device_memory: int | None = None) -> str | None:
+    """A warning when training fits but would take more than WARN_SHARE of the memory; else None."""
+    need = memory_estimate_bytes(cfg)
+    have = device_memory if device_memory is not None else machine_memory()
+    if have is None or not WARN_SHARE * have < need <= have:
+        return None
+    return (f"training memory ≈ {gib(need)} is {need / have:.0%} of this machine's {gib(have)}; lower "
+            "batch_size or n_ctx to leave room for the rest")
 
 
 def problems(cfg) -> list[Problem]:
@@ -72,8 +92,17 @@ def training_problems(cfg, device_memory: int | None = None) -> list[Problem]:
     need = memory_estimate_bytes(cfg)
     have = device_memory if device_memory is not None else machine_memory()
     if have is not None and need > have:
-        m = cfg.model
-        field = "train.batch_size" if need > 8 * model_memory_bytes(m) else "model.d_model"
-        p.append(Problem(field, f"training memory ≈ {gib(need)} is more than this machine's {gib(have)}; "
-                                "lower batch_size, n_ctx or the model's size"))
+        p.append(Problem(_driving_field(cfg, need), f"training memory ≈ {gib(need)} is more than this "
+                                                    f"machine's {gib(have)}; lower batch_size, n_ctx or "
+                                                    "the model's size"))
     return p
+
+
+def _driving_field(cfg, need: int) -> str:
+    """The field a memory problem is shown beside: n_ctx where the T² attention maps and masks take most of
+    it (halving n_ctx then saves more than half), batch_size where other activations do, else d_model."""
+    m = cfg.model
+    half = dataclasses.replace(cfg, model=dataclasses.replace(m, n_ctx=max(1, m.n_ctx // 2)))
+    if 2 * memory_estimate_bytes(half) < need:
+        return "model.n_ctx"
+    return "train.batch_size" if need > 8 * model_memory_bytes(m) else "model.d_model"

@@ -35,6 +35,7 @@ from torch import nn
 
 from . import masks, positional
 from .config import ModelConfig
+from .sampling import sampling_probabilities
 from .weight_layout import ATTENTION_BIASES, weight_names, weight_shapes  # noqa: F401  (re-exported: the layout's home)
 
 
@@ -209,11 +210,7 @@ class GPT(nn.Module):
             if temperature <= 0:
                 nxt = logits.argmax(dim=-1, keepdim=True)
             else:
-                logits = logits / temperature
-                if top_k:
-                    kth = torch.topk(logits, min(top_k, logits.shape[-1])).values[:, [-1]]
-                    logits = logits.masked_fill(logits < kth, float("-inf"))
-                probs = torch.softmax(logits, dim=-1)
+                probs = sampling_probabilities(logits, temperature, top_k)
                 nxt = torch.multinomial(probs, 1, generator=generator)
             idx = torch.cat([idx, nxt], dim=1)
         return idx

@@ -15,6 +15,7 @@ whose stamp differs from the one it holds.
 from __future__ import annotations
 
 import csv
+import io
 import math
 import os
 from collections import OrderedDict
@@ -27,7 +28,7 @@ import numpy as np
 from .export import format_of, save_figure
 from .config import ConfigError, ExperimentConfig
 from .errors import UserError
-from .runs import CONFIG, METRICS, RunError, read_jsonl
+from .runs import CONFIG, METRICS, RunError, atomic_write_text, read_jsonl
 from .smoothing import ema
 
 METRIC_LABELS = {"train_loss": "train loss", "val_loss": "validation loss", "lr": "learning rate",
@@ -153,20 +154,26 @@ def save_overlay_table(path: str | Path, curves: Sequence[RunCurves], smoothing:
     """CSV, long form: run, step, tokens, wall_s, every metric, and the smoothed ones at `smoothing`."""
     smoothed = {id(c): {m: ema(c.columns[m], smoothing) for m in SMOOTHED} for c in curves}
     header = ["run", "step", "tokens", "wall_s", *METRIC_LABELS, *(f"{m}_smoothed" for m in SMOOTHED)]
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        w.writerow(header)
-        for c in curves:
-            for i in range(len(c.columns["step"])):
-                values = [c.columns[k][i] for k in header[1:-len(SMOOTHED)]]
-                values += [smoothed[id(c)][m][i] for m in SMOOTHED]
-                w.writerow([c.name] + ["" if math.isnan(v) else repr(float(v)) for v in values])
+    out = io.StringIO(newline="")
+    w = csv.writer(out)
+    w.writerow(header)
+    for c in curves:
+        for i in range(len(c.columns["step"])):
+            values = [c.columns[k][i] for k in header[1:-len(SMOOTHED)]]
+            values += [smoothed[id(c)][m][i] for m in SMOOTHED]
+            w.writerow([c.name] + ["" if math.isnan(v) else repr(float(v)) for v in values])
+    atomic_write_text(Path(path), out.getvalue())  # never a half-written table under the name asked for
     return Path(path)
 
 
 def export_overlay(path: str | Path, curves: Sequence[RunCurves], axis: str = "step",
                    smoothing: float = 0.0) -> Path:
-    """The overlaid figure (.png .svg .pdf) or its data (.csv), by the suffix."""
-    if format_of(path, ("png", "svg", "pdf", "csv")) == "csv":
+    """The overlaid figure (.png .svg .pdf), its data (.csv), or pgfplots/TikZ (.tex), by the suffix."""
+    fmt = format_of(path, ("png", "svg", "pdf", "csv", "tex"))
+    if fmt == "csv":
         return save_overlay_table(path, curves, smoothing)
+    if fmt == "tex":
+        from .run_curves_tex import save_overlay_tikz
+
+        return save_overlay_tikz(path, curves, axis, smoothing)
     return save_figure(overlay_figure(curves, axis, smoothing), path)

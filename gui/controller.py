@@ -181,8 +181,9 @@ class TrainingController(QObject):
 
     def _check_config(self) -> bool:
         problems = self.session.config_problems
-        if problems:
-            self.session.post_message("The config cannot be trained yet: " + "; ".join(map(str, problems)))
+        if problems:  # F5 is answered: a disabled action said nothing
+            self.session.post_message("The config cannot be trained yet: " + "; ".join(map(str, problems))
+                                      + ". Fix it beside its field in the Architecture pane.")
         return not problems
 
     def _resumable(self, cfg: ExperimentConfig) -> bool:

@@ -282,7 +282,9 @@ class MainWindow(QMainWindow):
             self.session.post_message("Nothing to export yet: train, or open a run, first.", "info")
             return
         filters, suggested, fn = job
-        chosen = dialogs.ask_export(self, "Export", filters, suggested=suggested)
+        run = self.session.run
+        chosen = dialogs.ask_export(self, "Export", filters, suggested=suggested,
+                                    start=run.path if run is not None else "")
         if chosen is not None:
             path, options = chosen
             self._exports.submit("export", using_figure_options, options, fn, path)
@@ -354,6 +356,8 @@ class MainWindow(QMainWindow):
         a, valid, state = self.actions, not self.session.config_problems, TrainingState(state)
         for action in ("train", "pause_resume", "step", "stop", "save"):
             a[action].setEnabled(state.allows(action, valid))
+        # Train (F5) stays enabled for an invalid config, to say what is wrong and where, not nothing
+        a["train"].setEnabled(state.allows("train", True))
         a["pause_resume"].setText("&Resume" if state.allows("resume") else "&Pause")
 
     def _update_title(self, *_) -> None:

@@ -133,6 +133,30 @@ def class_shares(classes: Mapping[str, np.ndarray], dW: np.ndarray) -> dict[str,
     return {name: inner(Gc, dW) for name, Gc in classes.items()}
 
 
+# A share is a part over the sum of the parts. When the parts nearly cancel, the sum is noise beside them
+# and the quotient meaningless (a share of 22330.9% was shown for ⟨G, ΔW⟩ ≈ 0): below this fraction of
+# Σ|part|, no share is given.
+SHARE_DEFINED = 0.01
+
+
+def fractions(parts: Mapping[str, float]) -> dict[str, float] | None:
+    """part -> its fraction of the parts' sum; None when the sum is under SHARE_DEFINED of Σ|part| (zero
+    parts included), where the parts cancel and a share says nothing."""
+    total, size = sum(parts.values()), sum(abs(v) for v in parts.values())
+    if not size or abs(total) < SHARE_DEFINED * size:
+        return None
+    return {k: v / total for k, v in parts.items()}
+
+
+def why_no_shares(parts: Mapping[str, float]) -> str:
+    """The one line said instead of the shares that `fractions` does not give."""
+    total, size = sum(parts.values()), sum(abs(v) for v in parts.values())
+    if not size:
+        return "every part is 0, so no share is defined"
+    return (f"the parts cancel: their sum {total:.3g} is under {SHARE_DEFINED:.0%} of the sum of their sizes "
+            f"{size:.3g}, so a share of it would be meaningless; the parts themselves are shown")
+
+
 def rank_routes(shares: Mapping[str, Mapping[str, float]]) -> list[tuple[str, float]]:
     """Per-weight shares (weight -> class -> share) summed over the weights per class, largest first: the
     routes the update descended along, over the whole model."""
@@ -145,4 +169,4 @@ def rank_routes(shares: Mapping[str, Mapping[str, float]]) -> list[tuple[str, fl
 
 __all__ = ["GEOMETRIES", "LABELS", "Direction", "as_matrix", "inner", "norm", "cosine", "effective_rank",
            "polar", "spectral_direction", "adam_direction", "directions", "describe", "geometries", "class_shares",
-           "rank_routes"]
+           "SHARE_DEFINED", "fractions", "why_no_shares", "rank_routes"]

@@ -82,6 +82,34 @@ class Positional(Question["attn.PositionalResult"]):
 
 
 @dataclass(frozen=True)
+class NextTokens(Question[Any]):
+    """engine.analysis.next_tokens.NextTokens: the model's next-token probabilities after `position` of
+    `text`, and Generate's at `temperature` and `top_k`."""
+
+    run: str
+    step: int
+    text: str
+    position: int
+    temperature: float
+    top_k: int | None
+
+    def answer(self, door):
+        return door.analysis(self.run).next_tokens(self.step, self.text, self.position, self.temperature,
+                                                   self.top_k)
+
+
+@dataclass(frozen=True)
+class Distributions(Question[dict]):
+    """Histograms of `weight`, its G and its update ΔW at every saved step (engine/analysis/distributions.py)."""
+
+    run: str
+    weight: str
+
+    def answer(self, door):
+        return door.analysis(self.run).distributions(self.weight)
+
+
+@dataclass(frozen=True)
 class TermValuesAt(Question["terms.TermValues"]):
     run: str
     step: int
@@ -343,6 +371,24 @@ class LivePositional(_Live, Question["attn.PositionalResult"]):
 
     def _params(self):
         return (self.shift,)
+
+
+@dataclass(frozen=True)
+class LiveNextTokens(_Live, Question[Any]):
+    tokenizer: Any = field(default=None, hash=False, compare=False)
+    text: str = ""
+    position: int = 0
+    temperature: float = 1.0
+    top_k: int | None = None
+
+    def answer(self, door):
+        from .next_tokens import next_tokens
+
+        return next_tokens(self.model(door), self.tokenizer, self.text, self.position, self.temperature,
+                           self.top_k, self.step)
+
+    def _params(self):
+        return (self.text, self.position, self.temperature, self.top_k)
 
 
 @dataclass(frozen=True)

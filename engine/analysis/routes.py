@@ -59,11 +59,14 @@ class RouteShares:
         per_interval = {i: dict(zip(self.classes, row)) for i, row in enumerate(self.shares[direction])}
         return geo.rank_routes(per_interval)
 
-    def fractions(self, direction: str = APPLIED) -> dict[str, float]:
-        """class -> its part of the whole decrease over training (they sum to 1; NaN when it is 0)."""
-        sums = self.shares[direction].sum(axis=0)
-        whole = sums.sum()
-        return {c: float(v / whole) if whole != 0 else float("nan") for c, v in zip(self.classes, sums)}
+    def sums(self, direction: str = APPLIED) -> dict[str, float]:
+        """class -> its share summed over training."""
+        return {c: float(v) for c, v in zip(self.classes, self.shares[direction].sum(axis=0))}
+
+    def fractions(self, direction: str = APPLIED) -> dict[str, float] | None:
+        """class -> its part of the whole decrease over training (they sum to 1); None where the classes
+        cancel and no share is defined (geometry.fractions)."""
+        return geo.fractions(self.sums(direction))
 
 
 def interval(store, weight: str, step: int) -> Interval | None:

@@ -25,6 +25,7 @@ from . import attention as attn
 from . import terms
 from .cache import ResultCache
 from .models import ModelCache
+from .next_tokens import NextTokens, next_tokens
 
 
 class RunAnalysis:
@@ -121,6 +122,14 @@ class RunAnalysis:
     def positional(self, step: int, shift: int = 1) -> attn.PositionalResult:
         return self.cached("positional", step, (shift,), lambda: attn.positional(self.model(step), shift, step))
 
+    def next_tokens(self, step: int, text: str, position: int, temperature: float,
+                    top_k: int | None) -> NextTokens:
+        """The model's next-token probabilities after `position` of `text`, and Generate's at `temperature`
+        and `top_k` (the Training pane's Generate)."""
+        return self.cached("next_tokens", step, (text, position, temperature, top_k),
+                           lambda: next_tokens(self.model(step), self.tokenizer, text, position, temperature,
+                                               top_k, step))
+
     def term_values(self, step: int, term_id: str, weight: str) -> terms.TermValues:
         return self.cached("term", step, (term_id, weight),
                            lambda: terms.term_values(self.snapshot(step), term_id, weight, step))
@@ -172,6 +181,24 @@ class RunAnalysis:
         return self.cached("routes", steps[-1], (weight,),
                            lambda: routes.assemble(weight, [one(p, s) for p, s in zip(steps, steps[1:])]),
                            spans_steps=True)
+
+    def distributions(self, weight: str) -> dict:
+        """The values of `weight`, of its G and of its update ΔW at every saved step, as histograms on bins
+        shared by the steps (engine/analysis/distributions.py)."""
+        from ..coefficients.export import check_weight
+        from .distributions import distributions
+
+        store, steps = self.coefficients, self.saved_steps()
+        check_weight(store, weight)
+
+        def update(step: int):
+            got = store.update(weight, step)
+            return None if got is None else got.dW
+
+        return self.cached("distributions", steps[-1] if steps else 0, (weight,), spans_steps=True,
+                           compute=lambda: distributions(
+                               steps, lambda s: self.run.load_weights(s)[weight].double().numpy(),
+                               lambda s: store.record(weight, s).G, update))
 
     def head_timeline(self, progress=None):
         """Every head's scores at every saved step, roles and formation steps (engine/analysis/heads.py);

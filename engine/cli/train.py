@@ -199,7 +199,11 @@ def _train(trainer, run_dir: Path) -> int:
         print(f"{run_dir} already finished at step {trainer.step}; pass --steps N (more than "
               f"{trainer.step}) to train it further", file=out)
         return 0
-    for warning in getattr(trainer, "warnings", ()):
+    from ..limits import memory_warning
+
+    # a GPU's memory is not the machine's: the trainer refuses a run beyond it
+    memory = memory_warning(cfg) if trainer.device.type == "cpu" else None
+    for warning in (*getattr(trainer, "warnings", ()), *([memory] if memory else [])):
         print(f"gpt-explorer: warning: {warning}", file=sys.stderr)
     verb = f"resuming at step {trainer.step}" if trainer.step else "new run"
     print(f"{verb}: {run_dir}", file=out)

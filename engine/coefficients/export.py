@@ -97,12 +97,22 @@ def save_stack(path: str | Path, store, weight: str, part: str | None = None) ->
     return Path(path)
 
 
+def mp4_available() -> bool:
+    """Whether an MP4 can be written: matplotlib's writer runs ffmpeg (rcParams animation.ffmpeg_path),
+    looked up as its FFMpegWriter.isAvailable does, without importing matplotlib.animation (a second)."""
+    import shutil
+
+    import matplotlib
+
+    return shutil.which(str(matplotlib.rcParams["animation.ffmpeg_path"])) is not None
+
+
 def writer_for(fmt: str, fps: int = FPS):
     from matplotlib import animation
 
     if fmt == "gif":
         return animation.PillowWriter(fps=fps)
-    if not animation.FFMpegWriter.isAvailable():
+    if not mp4_available():
         raise UserError("MP4 needs ffmpeg, which is not installed (matplotlib's writer runs it): "
                         "install ffmpeg, or export a .gif")
     return animation.FFMpegWriter(fps=fps)

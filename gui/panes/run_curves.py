@@ -31,11 +31,12 @@ from engine.run_curves import AXIS_LABELS, METRIC_LABELS, SMOOTHED, RunCurves, e
 
 from ..analysis import AnalysisJob
 from ..session import Session
-from ..theme import plot_colors
+from ..theme import plot_colors, recolor_legend
 from ..widgets.seen import SeenWidget
 from .weight.views import color_of
 
-EXPORT_FILTERS = "PNG image (*.png);;SVG image (*.svg);;PDF document (*.pdf);;CSV table (*.csv)"
+EXPORT_FILTERS = ("PNG image (*.png);;SVG image (*.svg);;PDF document (*.pdf);;CSV table, every run (*.csv);;"
+                  "pgfplots/TikZ for LaTeX (*.tex)")
 RELOAD_MS = 2000
 FRAME_MS = 16  # at most one redraw per frame of a 60 Hz screen
 
@@ -125,7 +126,7 @@ class RunCurvesPane(SeenWidget):
             for name in ("left", "bottom"):
                 plot.getAxis(name).setPen(c.foreground)
                 plot.getAxis(name).setTextPen(c.foreground)
-        self.legend.setLabelTextColor(c.foreground)
+        recolor_legend(self.legend, c.foreground)
 
     def changeEvent(self, event) -> None:
         super().changeEvent(event)
@@ -143,7 +144,8 @@ class RunCurvesPane(SeenWidget):
             f"Cannot read the runs' curves: {message}", "warning"))
 
     def export_job(self):
-        """File → Export…: the overlaid figure (matplotlib) or its data (CSV)."""
+        """File → Export…: the overlaid figure (matplotlib), its data (CSV) or pgfplots/TikZ, of every shown
+        run."""
         curves = [self.curves[p] for p in self.view.paths if p in self.curves]
         if not curves:
             return None

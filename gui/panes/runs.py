@@ -219,7 +219,7 @@ class RunsPane(SeenWidget):
 
     def fork(self, path: Path) -> Path | None:
         """Write a fork of the run beside it and open it; Train then trains it (engine/fork.py)."""
-        from engine.fork import fork_run, parse_setting
+        from engine.fork import fork_run
         from engine.runs import Run
 
         from ..controller import new_run_path
@@ -229,10 +229,7 @@ class RunsPane(SeenWidget):
             asked = self.ask_fork(parent)
             if asked is None:
                 return None
-            settings_text, step = asked
-            cfg = parent.config
-            for setting in settings_text.split():
-                cfg = parse_setting(setting, cfg)
+            cfg, step = asked
             run_dir = new_run_path(path.parent, f"{path.name}-fork")
             QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)  # reads the corpus: a second or so
             try:
@@ -246,16 +243,12 @@ class RunsPane(SeenWidget):
         self.refresh()
         return run_dir
 
-    def ask_fork(self, parent) -> tuple[str, int] | None:
-        """The settings to change ("train.lr=1e-3 ...") and the step to fork at (0 or a checkpoint)."""
-        steps = ["0"] + [str(s) for s in parent.checkpoint_steps() if s > 0]
-        step, ok = QInputDialog.getItem(self, "Fork run", "Fork at step (the start, or a checkpoint):", steps, 0,
-                                        False)
-        if not ok:
-            return None
-        text, ok = QInputDialog.getText(self, "Fork run", "Settings to change, SECTION.FIELD=VALUE separated "
-                                        "by spaces (e.g. train.lr=3e-4):")
-        return (text, int(step)) if ok and text.strip() else None
+    def ask_fork(self, parent) -> tuple | None:
+        """The fork's config and the step to fork at (0 or a checkpoint), from a form of the fields a fork
+        may change (fork_form.py)."""
+        from .fork_form import ask_fork
+
+        return ask_fork(parent, self)
 
     def ask_name(self, current: str) -> str | None:
         name, ok = QInputDialog.getText(self, "Rename run", "New folder name:", text=current)

@@ -1,6 +1,7 @@
 """The Training pane: start, pause, resume, single step and stop; train and validation loss curves with the
 learning rate, tokens per second, a progress bar with the time left; a sample box (prompt, temperature,
-top-k, length, Generate) and the samples the trainer logged at evaluation steps (docs/design.md).
+top-k, length, Generate) beside the next-token probabilities after a position of the text
+(next_tokens_view.py), and the samples the trainer logged at evaluation steps (docs/design.md#the-training-pane).
 
 It renders what the Session reports and asks the Session for everything else; training and generation
 happen elsewhere (the controller's worker thread). Reports can come faster than a screen refreshes, so
@@ -17,12 +18,14 @@ from PySide6.QtWidgets import (QDoubleSpinBox, QFormLayout, QGridLayout, QHBoxLa
                                QPlainTextEdit, QProgressBar, QPushButton, QSpinBox, QSplitter, QStyle,
                                QTabWidget, QToolButton, QVBoxLayout, QWidget)
 
+from engine.errors import UserError
 from engine.training_state import TrainingState
 
 from ..session import Session
 from ..widgets.head_timeline import HeadTimelinePanel
 from ..widgets.loss_plot import LossHistory, LossPlot
 from ..worker import SampleRequest
+from .next_tokens_view import NextTokensView
 
 REFRESH_MS = 500  # curves and numbers twice a second: live to the eye, and each pyqtgraph paint is Python that
 # a small model's training loop waits for (benchmarks/ui_latency.py)
@@ -160,7 +163,11 @@ class TrainingPane(QWidget):
         col = QVBoxLayout(gen)
         col.setContentsMargins(4, 4, 4, 4)
         col.addLayout(form)
-        col.addWidget(self.output, 1)
+        self.next_tokens = NextTokensView(self)
+        split = QSplitter(Qt.Orientation.Horizontal, gen)
+        split.addWidget(self.output)
+        split.addWidget(self.next_tokens)
+        col.addWidget(split, 1)
         self.logged = QPlainTextEdit(self, readOnly=True)
         self.logged.setObjectName("logged_samples")
         self.logged.setFont(mono)
@@ -175,6 +182,9 @@ class TrainingPane(QWidget):
         for act, b in self.buttons.items():
             b.clicked.connect(lambda _=False, a=act: self.session.request_training(a))
         self.generate.clicked.connect(self._on_generate_clicked)
+        self.output.cursorPositionChanged.connect(self._on_output_clicked)
+        self.temperature.valueChanged.connect(lambda _v: self._ask_next_tokens())
+        self.top_k.valueChanged.connect(lambda _v: self._ask_next_tokens())
         self.prompt.returnPressed.connect(self._on_generate_clicked)
         self._refresh.timeout.connect(self._render)
         s = self.session
@@ -258,6 +268,37 @@ class TrainingPane(QWidget):
         self._sample_request = None
         self.output.setPlainText(request.prompt + text)
         self._update_buttons()
+        self._ask_next_tokens(last=True)
+
+    def _ask_next_tokens(self, position: int | None = None, last: bool = False) -> None:
+        """The next-token bars for the text shown: the newest live weights while training publishes them,
+        else the newest saved step of the open run."""
+        s, text = self.session, self.output.toPlainText() or self.prompt.text()
+        if s.weights is not None and TrainingState(s.training_state).live:
+            source = ("live", s.model, s.weights, s.weights_step, s.tokenizer)
+        elif s.run is not None and s.run.saved_steps():
+            source = ("run", str(s.run.path), s.run.saved_steps()[-1])
+        else:
+            source = None
+        if last:
+            position = self._last_token(text)
+        self.next_tokens.ask(source, text, self.temperature.value(), self.top_k.value() or None, position)
+
+    def _on_output_clicked(self) -> None:
+        """A click in the text chooses the token the bars follow (the one left of the cursor)."""
+        cursor = self.output.textCursor().position()
+        if cursor > 0 and (position := self._last_token(self.output.toPlainText()[:cursor])) is not None:
+            self._ask_next_tokens(position)
+
+    def _last_token(self, text: str) -> int | None:
+        """The index of the last token of `text` (None without a tokenizer or for characters it lacks: the
+        analysis says so when asked)."""
+        if self.session.tokenizer is None:
+            return None
+        try:
+            return max(0, len(self.session.tokenizer.encode(text)) - 1)
+        except UserError:  # a character outside the vocabulary
+            return None
 
     def _on_message_posted(self, level: str, _text: str) -> None:
         if level == "error" and self._sample_request is not None:

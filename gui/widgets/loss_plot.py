@@ -15,7 +15,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QEvent, Qt
 from PySide6.QtWidgets import QCheckBox, QGraphicsItem, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from ..theme import plot_colors
+from ..theme import plot_colors, recolor_legend
 
 
 @dataclass
@@ -217,8 +217,5 @@ class LossPlot(QWidget):
         self.val_curve.setSymbolPen(c.val)
         self.lr_curve.setPen(pg.mkPen(c.lr, width=1.5))
         self.cursor.setPen(pg.mkPen(c.accent, width=1, style=Qt.PenStyle.DashLine))
-        legend = self.loss.legend
-        if legend is not None:
-            legend.setLabelTextColor(c.foreground)
-            for _, label in legend.items:
-                label.setText(label.text)  # setLabelTextColor leaves existing labels as they were drawn
+        if self.loss.legend is not None:
+            recolor_legend(self.loss.legend, c.foreground)

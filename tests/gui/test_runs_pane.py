@@ -272,12 +272,44 @@ def test_fork_writes_a_paired_run_beside_its_parent_and_opens_it(qtbot, make_win
     w = make_window()
     runs = w.panes["pane_runs"]
     listed(qtbot, runs)
-    monkeypatch.setattr(runs, "ask_fork", lambda parent: ("model.activation=relu", 0))
+    from engine.fork import parse_setting
+
+    relu = lambda parent: (parse_setting("model.activation=relu", parent.config), 0)  # noqa: E731
+    monkeypatch.setattr(runs, "ask_fork", relu)
     child = listed(qtbot, runs, runs.fork, three_runs / "b")
     assert child.parent == three_runs and w.controller.run_dir == child
     assert Run(child).config.model.activation == "relu" and runs.item_for(child) is not None
-    monkeypatch.setattr(runs, "ask_fork", lambda parent: ("train.seed=3", 0))
+    monkeypatch.setattr(runs, "ask_fork", lambda parent: (parse_setting("train.seed=3", parent.config), 0))
     assert runs.fork(three_runs / "b") is None and "seed" in w.banner.text
+
+
+def type_into(qtbot, editor, text: str) -> None:
+    editor.lineEdit().selectAll() if hasattr(editor, "lineEdit") else editor.selectAll()
+    qtbot.keyClicks(editor.lineEdit() if hasattr(editor, "lineEdit") else editor, text)
+
+
+def test_the_fork_form_offers_every_field_a_fork_may_change_and_refuses_the_rest(qtbot, three_runs):
+    from gui.panes.fork_form import ForkDialog
+
+    parent = Run(three_runs / "b")
+    box = ForkDialog(parent.config, [0, *parent.checkpoint_steps()[1:]])
+    qtbot.addWidget(box)
+    train, model = box.forms["train"], box.forms["model"]
+    fork = box.buttons.buttons()[0]
+    assert "data" not in box.forms and not train.editors["seed"].isEnabled()
+    assert not fork.isEnabled()  # nothing changed yet
+    type_into(qtbot, train.editors["lr"], "0.003")
+    assert box.cfg.train.lr == 0.003 and fork.isEnabled()
+    type_into(qtbot, model.editors["d_model"], "48")  # the weights' shapes: refused beside the field
+    assert "shapes of the weights" in model.problem_labels["d_model"].text() and not fork.isEnabled()
+    type_into(qtbot, model.editors["d_model"], str(parent.config.model.d_model))
+    model.editors["activation"].setCurrentIndex(model.editors["activation"].findData("relu"))
+    model.editors["activation"].activated.emit(model.editors["activation"].currentIndex())
+    assert box.cfg.model.activation == "relu" and fork.isEnabled()
+    box.step.setCurrentIndex(box.step.count() - 1)
+    cfg, step = box.chosen()
+    assert step == parent.checkpoint_steps()[-1] and cfg.train.lr == 0.003
+    assert cfg.train.seed == parent.config.train.seed
 
 
 def test_the_diff_pane_shows_b_minus_a_from_the_two_runs_analyses(qtbot, make_window, three_runs):

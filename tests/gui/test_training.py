@@ -148,6 +148,37 @@ def test_generate_writes_a_continuation_of_the_prompt(qtbot, make_window):
     assert p.generate.isEnabled()
 
 
+def test_generate_shows_the_next_token_probabilities_with_temperature_and_top_k(qtbot, make_window):
+    import numpy as np
+
+    w = make_window()
+    p = pane(w)
+    click(qtbot, w, "step")
+    wait_state(qtbot, w, "paused")
+    p.prompt.setText("the ")
+    p.length.setValue(8)
+    qtbot.mouseClick(p.generate, Qt.MouseButton.LeftButton)
+    view = p.next_tokens
+    qtbot.waitUntil(lambda: view.result is not None, timeout=WAIT)
+    text = p.output.toPlainText()
+    assert view.result.position == len(text) - 1 and len(view.result.tokens) == len(text)  # char tokens
+    assert 0 < view.result.model.sum() <= 1 and len(view.result.candidates) >= 2
+    bars = view.sampled_bars.opts["width"]
+    np.testing.assert_allclose(bars, view.result.sampled)
+    p.temperature.setValue(0.0)  # greedy: all the mass on the most likely token
+    qtbot.waitUntil(lambda: view.result.temperature == 0.0, timeout=WAIT)
+    assert view.result.sampled.max() == 1.0 and view.result.sampled[0] == 1.0
+    p.top_k.setValue(2)
+    p.temperature.setValue(1.0)
+    qtbot.waitUntil(lambda: view.result.top_k == 2 and view.result.temperature == 1.0, timeout=WAIT)
+    assert (view.result.sampled > 0).sum() == 2 and view.result.sampled.sum() == pytest.approx(1.0)
+    cursor = p.output.textCursor()
+    cursor.setPosition(2)  # after "th": the bars follow token 1, 'h'
+    p.output.setTextCursor(cursor)
+    qtbot.waitUntil(lambda: view.result.position == 1, timeout=WAIT)
+    assert view.context.text() == "th"
+
+
 def test_evaluation_samples_are_logged_and_curves_export(qtbot, make_window, corpus_file, tmp_path,
                                                         monkeypatch):
     w = make_window(tiny_config(corpus_file, eval_every=10))

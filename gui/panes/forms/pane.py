@@ -254,7 +254,9 @@ class FormsPane(QWidget):
         if build is None:
             self.session.post_message("Choose a weight, a term or a walkthrough stage first.", "warning")
             return
-        chosen = dialogs.ask_export(self, "Export formula", se.FILTERS, suggested=f"{what}.tex")
+        run = self.session.run
+        chosen = dialogs.ask_export(self, "Export formula", se.FILTERS, suggested=f"{what}.tex",
+                                    start=run.path if run is not None else "")
         if chosen is not None:  # the dialog's resolution is a PNG's DPI
             path, options = chosen
             self._exports.submit(what, lambda: using_figure_options(options, se.export_sheet, path, build()))

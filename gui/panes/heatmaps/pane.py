@@ -110,7 +110,8 @@ class HeatmapsPane(SeenWidget):
         self.diff = DiffView()
         self.views = dict(zip(TABS, (self.attention, self.masks, self.positional, self.diff)))
         for view in (v for tab in self.views.values() for v in tab.findChildren(HeatmapWidget)):
-            view.set_caption_source(self.export_caption)  # every exported figure names run, step and prompt
+            # every exported figure names run, step and prompt, and is first offered the run's folder
+            view.set_caption_source(self.export_caption, self._run_folder)
         self.tabs = QTabWidget()
         for view, label in zip(self.views.values(), ("Attention", "Masks", "Positional encodings", "Head diff")):
             self.tabs.addTab(view, label)
@@ -179,6 +180,9 @@ class HeatmapsPane(SeenWidget):
             return
         self._asked = request.key
         self._job.ask(request.question(), tag=request.key)
+
+    def _run_folder(self) -> str:
+        return str(self.session.run.path) if self.session.run is not None else ""
 
     def export_caption(self) -> str:
         run, result = self.session.run, self._results.get(self.state.tab, (None, None))[1]
@@ -290,8 +294,10 @@ class HeatmapsPane(SeenWidget):
 
     def show_head_at_step(self, layer: int, head: int, step: int) -> None:
         """Browse the saved `step` with (layer, head) chosen: the head timeline's click (the Weight pane's
-        timeline moves there too)."""
+        timeline moves there too), on the Attention tab: the head's attention is what the click asks for,
+        whichever tab was last open."""
         self._list_steps()
+        self.tabs.setCurrentWidget(self.attention)
         self._choose_head(layer, head)
         self.session.set_browse_step(step)
 

@@ -33,6 +33,7 @@ from ...widgets.heatmap import HeatmapWidget
 from ...widgets.seen import SeenWidget
 from ...widgets.timeline import Timeline
 from .compute import CoefficientFeeder
+from .distributions_view import DistributionsView
 from .export import WeightExporter
 from .routes_view import RoutesView
 from .views import GeometryChart, NormsChart, PartsList, series
@@ -105,6 +106,8 @@ class WeightPane(SeenWidget):
         self.tabs.addTab(scrolling(self.geometry_view), "Geometry")
         self.routes_view = RoutesView()
         self.tabs.addTab(self.routes_view, "Routes over training")
+        self.distributions_view = DistributionsView()
+        self.tabs.addTab(self.distributions_view, "Distributions")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
@@ -436,11 +439,16 @@ class WeightPane(SeenWidget):
             self.geometry_view.show_result(result)
 
     def _ask_routes(self) -> None:
-        """The route shares over training of the weight on screen (or the whole model), only while their tab
-        is shown; asked again when the saved steps change (routes_view.py)."""
+        """The views over training of the weight on screen, only while their tab is shown, asked again when
+        the saved steps change: the route shares (of the weight or the whole model, routes_view.py) and the
+        distributions of W, G and ΔW (distributions_view.py)."""
         store, st = self.feeder.store, self.state
-        if store is not None and st.weight is not None and self.tabs.currentWidget() is self.routes_view:
+        if store is None or st.weight is None:
+            return
+        if self.tabs.currentWidget() is self.routes_view:
             self.routes_view.ask(str(store.run.path), st.weight, self.timeline.steps, store.weight_names())
+        elif self.tabs.currentWidget() is self.distributions_view:
+            self.distributions_view.ask(str(store.run.path), st.weight, self.timeline.steps)
 
     def _draw_charts(self) -> None:
         store, st = self.feeder.store, self.state

@@ -19,10 +19,11 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from engine.analysis import questions as q
+from engine.analysis.geometry import why_no_shares
 from engine.analysis.routes import APPLIED, NOTE
 
 from ...analysis import AnalysisJob
-from ...theme import plot_colors
+from ...theme import plot_colors, recolor_legend
 from .views import _Chart, cached, color_of
 
 SCOPES = ("this weight", "whole model")
@@ -45,7 +46,9 @@ class RoutesChart(_Chart):
     def _restyle(self) -> None:
         super()._restyle()
         if hasattr(self, "legend"):
-            self.legend.setLabelTextColor(plot_colors().foreground)
+            recolor_legend(self.legend, plot_colors().foreground)
+        if "Σ" in getattr(self, "curves", {}):  # Σ is drawn in the text colour
+            self.curves["Σ"].setPen(pg.mkPen(plot_colors().foreground, width=2.5))
 
     def show_shares(self, shares, direction: str) -> None:
         for item in self.curves.values():
@@ -72,10 +75,13 @@ def ranking_table(shares) -> str:
     head = "".join(f"<th>{html.escape(SHORT.get(d, d))}</th>" for d in directions)
     rows = []
     for rank, (name, value) in enumerate(shares.ranking()[:RANKED], 1):
-        cells = "".join(f"<td align='right'>{100 * fractions[d][name]:.1f}%</td>" for d in directions)
+        cells = "".join(f"<td align='right'>{100 * fractions[d][name]:.1f}%</td>" if fractions[d] is not None
+                        else "<td align='right'>undefined</td>" for d in directions)
         rows.append(f"<tr><td>{rank}. {html.escape(name)}</td><td align='right'>{value:.3g}</td>{cells}</tr>")
     more = len(shares.classes) - RANKED
     tail = f"<br>…and {more} more classes" if more > 0 else ""
+    tail += "".join(f"<br>{html.escape(SHORT.get(d, d))}: {html.escape(why_no_shares(shares.sums(d)))}"
+                    for d in directions if fractions[d] is None)
     return (f"<b>Routes over training</b> ({NOTE}): Σ over intervals of ⟨G_c(p), ΔW⟩, and each class's "
             f"fraction of the decrease per direction<table cellspacing='6'><tr><th>class</th><th>Σ share</th>"
             f"{head}</tr>{''.join(rows)}</table>{tail}")
