@@ -23,9 +23,10 @@ MASKS = ("causal", "banded", "none")
 NORMS = ("pre", "post", "none")
 ACTIVATIONS = ("relu", "gelu")
 LOSSES = ("cross_entropy", "squared_error")
-TOKENIZERS = ("char", "word")
+TOKENIZERS = ("char", "word", "bpe")
 DEVICES = ("auto", "cpu", "cuda", "mps")
 PRECISIONS = ("auto", "float32", "bf16")
+BPE_MIN_VOCAB = 256  # a byte-level BPE vocabulary holds every byte before its first merge
 OPTIMIZERS = ("adamw", "sgd", "muon")  # the step's geometry (FORMS.md §8); built in engine/optimizers.py
 
 
@@ -166,8 +167,8 @@ class TrainConfig:
 @dataclass(frozen=True)
 class DataConfig:
     corpus: str = "shakespeare"  # "shakespeare" (bundled plays) or the path of a UTF-8 text file
-    tokenizer: str = "char"     # char | word
-    max_vocab: int = 5000       # word tokenizer: most frequent words kept, the rest become <unk>
+    tokenizer: str = "char"     # char | word | bpe (byte-level BPE, GPT-2's kind, trained on the corpus)
+    max_vocab: int = 5000       # words: the most frequent kept, the rest <unk>; bpe: the vocabulary size
     val_fraction: float = 0.1   # the last tenth of the tokens is the validation split
 
     def validate(self) -> list[Problem]:
@@ -176,6 +177,9 @@ class DataConfig:
             p.append(Problem("data.corpus", "choose a corpus"))
         if self.max_vocab < 2:
             p.append(Problem("data.max_vocab", "must be at least 2"))
+        elif self.tokenizer == "bpe" and self.max_vocab < BPE_MIN_VOCAB:
+            p.append(Problem("data.max_vocab", f"byte-level BPE starts from the {BPE_MIN_VOCAB} bytes: "
+                                               f"at least {BPE_MIN_VOCAB}"))
         if not 0 < self.val_fraction < 1:
             p.append(Problem("data.val_fraction", "must be in (0, 1)"))
         return p

@@ -46,7 +46,8 @@ CONFIG, TOKENIZER, PROBE = "config.toml", "tokenizer.json", "probe.json"
 METRICS, SAMPLES = "metrics.jsonl", "samples.jsonl"
 CHECKPOINTS, SNAPSHOTS = "checkpoints", "snapshots"
 MODEL_FILE, STATE_FILE, BEST, INDEX = "model.safetensors", "state.pt", "best.json", "index.json"
-NUMERIC = ("train_loss", "val_loss", "lr", "grad_norm", "tokens_per_s", "wall_s", "temperature")  # in rows
+NUMERIC = ("train_loss", "val_loss", "lr", "grad_norm", "tokens_per_s", "wall_s", "temperature",
+           "train_bpc", "val_bpc")  # in rows
 MADE_FILES = (TOKENIZER, PROBE, METRICS, SAMPLES, CHECKPOINTS, SNAPSHOTS, LOCK_FILE)  # all but config.toml
 
 

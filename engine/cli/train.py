@@ -1,7 +1,8 @@
 """`gpt-explorer train`: train a model in the terminal, writing a run directory (DESIGN §5, §6).
 
 A new run comes from a preset (default `tiny`) or a config file, with the command line's overrides; if
-`--run` names an existing run it is resumed exactly from its latest checkpoint. Progress is one updating
+`--run` names an existing run it is resumed exactly from its latest checkpoint. An imported pretrained model
+(`import hf`, `import nanogpt`) is fine-tuned that way, on `--corpus` if given, with its own tokenizer. Progress is one updating
 line on a terminal and plain lines otherwise. Ctrl-C stops between steps and saves a checkpoint. Qt is
 never imported here (a test checks it).
 """
@@ -31,7 +32,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                      help="a named experiment: seed-chain, tiny (the default), nanogpt-cpu, baby-gpt")
     src.add_argument("--config", metavar="FILE", help="an experiment TOML file (as written in a run's config.toml)")
     p.add_argument("--corpus", metavar="shakespeare|PATH",
-                   help="'shakespeare' (bundled) or a UTF-8 text file; default: the config's corpus")
+                   help="'shakespeare' (bundled) or a UTF-8 text file; default: the config's corpus. With --run "
+                        "naming an imported model not yet trained: the text to fine-tune it on")
     p.add_argument("--steps", type=int, metavar="N", help="total optimizer steps (on resume: a new total)")
     p.add_argument("--device", metavar="auto|cpu|cuda", help="where to train; auto picks CUDA, then MPS, then CPU")
     p.add_argument("--seed", type=int, metavar="S", help="random seed (initialisation, batches, dropout)")
@@ -146,7 +148,8 @@ def make_trainer(args: argparse.Namespace, run_dir: Path, resume: bool, group=No
 
     group = group or SOLO
     if resume:
-        return Trainer.resume(run_dir, steps=args.steps, device=args.device, group=group,
+        corpus = None if args.corpus is None else build_config(args).data.corpus  # fine-tuning an import
+        return Trainer.resume(run_dir, steps=args.steps, device=args.device, group=group, corpus=corpus,
                               precision=getattr(args, "precision", None), compile=getattr(args, "compile", None))
     return Trainer(getattr(args, "fresh_config", None) or build_config(args), run_dir, group=group)
 
@@ -174,12 +177,13 @@ def _check_resumable(args: argparse.Namespace, run_dir: Path) -> None:
     from ..runs import Run
 
     existing = Run(run_dir).config
-    if args.preset or args.config or args.corpus is not None or args.seed is not None or args.optimizer or getattr(args, "set", None):
+    if args.preset or args.config or args.seed is not None or args.optimizer or getattr(args, "set", None):
         wanted = build_config(args)
 
-        def same(c):  # what must not change when a run is resumed
+        def same(c):  # what must not change when a run is resumed (its corpus: Trainer.resume says)
             return (unresolved(c.model),
-                    dataclasses.replace(c.train, steps=0, device="auto", precision="auto", compile=False), c.data)
+                    dataclasses.replace(c.train, steps=0, device="auto", precision="auto", compile=False),
+                    dataclasses.replace(c.data, corpus=""))
         if same(wanted) != same(existing):
             raise UserError(f"{run_dir} is a run made with another config; to resume it pass only "
                             "--run (and --steps or --device if you want)")

@@ -38,7 +38,7 @@ LABELS = {
     "train.muon_ns_steps": "Muon Newton–Schulz steps",
     "train.seed": "Seed", "train.device": "Device", "train.torch_threads": "Torch threads (0 = all)",
     "train.precision": "Precision", "train.compile": "Compile (torch.compile)",
-    "data.corpus": "Corpus", "data.tokenizer": "Tokenizer", "data.max_vocab": "Word vocabulary",
+    "data.corpus": "Corpus", "data.tokenizer": "Tokenizer", "data.max_vocab": "Vocabulary size",
     "data.val_fraction": "Validation fraction",
 }
 CHOICES = {
@@ -50,7 +50,7 @@ CHOICE_LABELS = {
     "sinusoidal": "sinusoidal", "learned": "learned", "none": "none", "causal": "causal",
     "banded": "banded causal", "pre": "pre-LN (GPT-2)", "post": "post-LN (2017)", "relu": "ReLU",
     "gelu": "GELU", "cross_entropy": "cross-entropy", "squared_error": "squared error (Euler form)",
-    "char": "characters", "word": "words", "auto": "auto (CUDA, else CPU)", "cpu": "CPU", "cuda": "CUDA",
+    "char": "characters", "word": "words", "bpe": "byte-level BPE", "auto": "auto (CUDA, else CPU)", "cpu": "CPU", "cuda": "CUDA",
     "mps": "Apple MPS", "adamw": "AdamW (diagonal metric)", "sgd": "SGD (Euclidean)",
     "muon": "Muon (spectral; AdamW for the rest)",
 }
@@ -58,7 +58,7 @@ CHOICE_LABELS = {
 FIELD_CHOICE_LABELS = {"train.precision": {"auto": "auto (bf16 on a GPU that has it)", "float32": "float32",
                                            "bf16": "bf16 (mixed precision)"}}
 # Fields only meaningful when another field has a given value (or one of a tuple of values).
-DEPENDS = {"model.band": ("model.mask", "banded"), "data.max_vocab": ("data.tokenizer", "word"),
+DEPENDS = {"model.band": ("model.mask", "banded"), "data.max_vocab": ("data.tokenizer", ("word", "bpe")),
            "train.beta1": ("train.optimizer", ("adamw", "muon")), "train.beta2": ("train.optimizer", ("adamw", "muon")),
            "train.adam_eps": ("train.optimizer", ("adamw", "muon")), "train.momentum": ("train.optimizer", "sgd"),
            "train.muon_lr": ("train.optimizer", "muon"), "train.muon_momentum": ("train.optimizer", "muon"),
