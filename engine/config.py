@@ -21,7 +21,7 @@ from .errors import UserError
 POS_ENCODINGS = ("sinusoidal", "learned", "none")
 MASKS = ("causal", "banded", "none")
 NORMS = ("pre", "post", "none")
-ACTIVATIONS = ("relu", "gelu")
+ACTIVATIONS = ("relu", "gelu", "gelu_tanh")
 LOSSES = ("cross_entropy", "squared_error")
 TOKENIZERS = ("char", "word", "bpe")
 DEVICES = ("auto", "cpu", "cuda", "mps")
@@ -58,8 +58,10 @@ class ModelConfig:
     mask: str = "causal"        # causal | banded (causal, each token sees itself and `band` earlier) | none
     band: int = 8               # β of the banded mask
     norm: str = "pre"           # layer norm before each sub-layer (GPT-2) | after it (2017 paper) | none
+    ln_eps: float = 1e-5        # ε added to the variance inside every layer norm (GPT-2 and nanoGPT: 1e-5)
     residual: bool = True       # residual connections around attention and MLP
-    activation: str = "gelu"    # MLP non-linearity: relu | gelu (tanh-free, exact erf form)
+    activation: str = "gelu"    # MLP non-linearity: relu | gelu (exact, erf) | gelu_tanh (GPT-2's tanh form)
+    attn_bias: bool = False     # biases on the attention's Q, K, V and output projections (GPT-2 has them)
     tied: bool = False          # unembedding reuses the token embedding (W_U = W_E^t)
     loss: str = "cross_entropy"  # cross_entropy | squared_error (½‖onehot − logits‖², the note's Euler form)
 
@@ -88,6 +90,8 @@ class ModelConfig:
             p.append(Problem("model.dropout", "must be in [0, 1)"))
         if self.band < 1:
             p.append(Problem("model.band", "band β must be at least 1"))
+        if not 0 < self.ln_eps <= 1:  # NaN fails too
+            p.append(Problem("model.ln_eps", "must be in (0, 1]"))
         p += _choice(self, "pos_encoding", POS_ENCODINGS, "model")
         p += _choice(self, "mask", MASKS, "model")
         p += _choice(self, "norm", NORMS, "model")
@@ -282,15 +286,16 @@ def _section(cls: type, d: Any, section: str) -> Any:
 def parameter_count(m: ModelConfig) -> int:
     """Closed formula for the number of trained parameters (equals torch's count; tests check it).
 
-    Per block (the tutorial's formula): attention 2·n_h·d·(d_v + d_q) with d_q = d_v = d/n_h and no
-    biases, MLP 2·d·d_f + d_f + d (weights and biases), and 2·d per layer norm (gain and bias), two per
+    Per block (the tutorial's formula): attention 2·n_h·d·(d_v + d_q) with d_q = d_v = d/n_h, plus 4·d
+    for the biases of Q, K, V and the output when `attn_bias` (GPT-2), MLP 2·d·d_f + d_f + d (weights and biases), and 2·d per layer norm (gain and bias), two per
     block. Embeddings d·n_vocab, plus d·n_ctx when positions are learned; a final layer norm (pre-LN);
     unembedding d·n_vocab + n_vocab, or only its bias n_vocab when tied to the embedding.
     """
     d, h, v = m.d_model, m.n_head, m.vocab_size
     dq = dv = d // h
     norms = 2 * (2 * d) if m.norm != "none" else 0
-    block = 2 * h * d * (dv + dq) + 2 * d * m.d_ff + d + m.d_ff + norms
+    attn = 2 * h * d * (dv + dq) + (4 * d if m.attn_bias else 0)
+    block = attn + 2 * d * m.d_ff + d + m.d_ff + norms
     embed = d * v + (d * m.n_ctx if m.pos_encoding == "learned" else 0)
     final = 2 * d if m.has_final_norm else 0
     unembed = v if m.tied else d * v + v

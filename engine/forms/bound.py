@@ -13,9 +13,12 @@ import math
 
 import torch
 
-from ..model import LN_EPS
+from ..config import ModelConfig
 from .network import Network
 from .words import Diag, DiagOf, Diff, Fn, Num, Op, Prod, Scalar, Sum, Sym, T, Trace, Word, Zero, transpose
+
+
+LN_EPS = ModelConfig.ln_eps  # ε of the plain operators below; a network's own comes from its spec
 
 
 class DiagValue:
@@ -94,6 +97,7 @@ class Bound:
         self._cache: dict = {}
         self._derived: dict = {}
         self._plans: dict = {}
+        self.eps = net.spec.ln_eps  # the layer norms' ε (ModelConfig or ChainSpec)
         for df in net.definitions:
             self.values[df.atom.name] = self.value(df.word)
 
@@ -225,7 +229,7 @@ class Bound:
         if w.kind == "N":
             mu = x.mean(-1, keepdim=True)
             var = ((x - mu) ** 2).mean(-1, keepdim=True)
-            return (x - mu) / torch.sqrt(var + LN_EPS)
+            return (x - mu) / torch.sqrt(var + self.eps)
         raise TypeError(f"unknown function {w.kind}")
 
     def _base(self, kind: str, base: Word):
@@ -240,7 +244,7 @@ class Bound:
             else:  # row normalisation: (Y, 1/σ)
                 mu = b.mean(-1, keepdim=True)
                 var = ((b - mu) ** 2).mean(-1, keepdim=True)
-                r = 1 / torch.sqrt(var + LN_EPS)
+                r = 1 / torch.sqrt(var + self.eps)
                 got = ((b - mu) * r, r)
             self._derived[key] = got
         return got
@@ -263,7 +267,7 @@ class Bound:
         raise TypeError(f"unknown operator {k}")
 
 
-def apply_operator(kind: str, base: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
+def apply_operator(kind: str, base: torch.Tensor, a: torch.Tensor, eps: float = LN_EPS) -> torch.Tensor:
     """op_base[a] of FORMS §2 on tensors (Bound caches what depends on the base; this is the plain form)."""
     if kind == "mm":
         return (base > 0).to(a.dtype) * a
@@ -277,7 +281,7 @@ def apply_operator(kind: str, base: torch.Tensor, a: torch.Tensor) -> torch.Tens
     if kind in ("ln", "lnC"):
         x = base if kind == "ln" else base.transpose(-1, -2)
         mu = x.mean(-1, keepdim=True)
-        r = 1 / torch.sqrt(((x - mu) ** 2).mean(-1, keepdim=True) + LN_EPS)
+        r = 1 / torch.sqrt(((x - mu) ** 2).mean(-1, keepdim=True) + eps)
         if kind == "ln":
             return _ln(((x - mu) * r, r), a)
         return _ln(((x - mu) * r, r), a.transpose(-1, -2)).transpose(-1, -2)

@@ -21,6 +21,7 @@ from fractions import Fraction
 
 import torch
 
+from ..config import ModelConfig
 from .network import Definition, Network, Param, named
 from .words import Diag, Scalar, Sym, add, fn, neg, prod, transpose
 
@@ -39,6 +40,7 @@ class ChainSpec:
     d_k: int = 4      # width of queries and keys
     d_v: int = 8      # width of values (and of U_i, R_i)
     vocab: int = 6    # classes of the cross-entropy head
+    ln_eps: float = ModelConfig.ln_eps  # the layer norms' ε: the GPT's default
 
     def describe(self) -> str:
         opts = [name for name in ("residual", "layer_norm", "cross_entropy", "causal") if getattr(self, name)]

@@ -17,7 +17,7 @@ from sympy.core.symbol import Str
 from sympy.matrices.expressions.diagonal import DiagMatrix, DiagonalOf
 from sympy.matrices.expressions.matexpr import MatrixExpr
 
-from ..model import LN_EPS
+from .bound import LN_EPS  # explicit matrices use the default ε (the sympy checks build no GPT)
 from .words import (TRANSPOSED_KIND, Diag, DiagOf, Diff, Fn, Num, Op, Prod, Scalar, Sum, Sym, T, Trace, Word,
                     Zero)
 

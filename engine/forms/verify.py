@@ -19,7 +19,7 @@ import torch
 import torch.nn.functional as F
 
 from ..config import ModelConfig
-from ..model import GPT, LN_EPS
+from ..model import GPT
 from . import chain as chain_mod
 from . import evaluate, gpt
 from .chain import ChainSpec
@@ -65,7 +65,7 @@ def chain_loss(spec: ChainSpec, w: dict[str, torch.Tensor], x0: torch.Tensor, ta
     for i in range(spec.depth):
         A = X
         if spec.layer_norm:
-            A = F.layer_norm(X, (spec.d,), w[f"g_{i}"].reshape(-1), w[f"beta_{i}"].reshape(-1), LN_EPS)
+            A = F.layer_norm(X, (spec.d,), w[f"g_{i}"].reshape(-1), w[f"beta_{i}"].reshape(-1), spec.ln_eps)
         U = w[f"b_{i}"]
         for h in range(spec.heads):
             sub = str(i) if spec.heads == 1 else f"{{{i},{h}}}"

@@ -49,7 +49,7 @@ CHOICES = {
 CHOICE_LABELS = {
     "sinusoidal": "sinusoidal", "learned": "learned", "none": "none", "causal": "causal",
     "banded": "banded causal", "pre": "pre-LN (GPT-2)", "post": "post-LN (2017)", "relu": "ReLU",
-    "gelu": "GELU", "cross_entropy": "cross-entropy", "squared_error": "squared error (Euler form)",
+    "gelu": "GELU (exact)", "gelu_tanh": "GELU, tanh form (GPT-2)", "cross_entropy": "cross-entropy", "squared_error": "squared error (Euler form)",
     "char": "characters", "word": "words", "bpe": "byte-level BPE", "auto": "auto (CUDA, else CPU)", "cpu": "CPU", "cuda": "CUDA",
     "mps": "Apple MPS", "adamw": "AdamW (diagonal metric)", "sgd": "SGD (Euclidean)",
     "muon": "Muon (spectral; AdamW for the rest)",

@@ -96,6 +96,7 @@ def test_parameter_formula_equals_torch_for_random_configs():
             d_ff=rng.randint(1, 40), n_ctx=rng.randint(2, 20), vocab_size=rng.randint(2, 50),
             pos_encoding=rng.choice(["sinusoidal", "learned", "none"]),
             norm=rng.choice(["pre", "post", "none"]), residual=rng.random() < 0.5,
-            tied=rng.random() < 0.5, activation=rng.choice(["relu", "gelu"]))
+            tied=rng.random() < 0.5, activation=rng.choice(["relu", "gelu", "gelu_tanh"]),
+            attn_bias=rng.random() < 0.5)
         assert cfg.validate() == []
         assert parameter_count(cfg) == torch_count(cfg), cfg

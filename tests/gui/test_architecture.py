@@ -100,7 +100,8 @@ def test_clicking_a_weight_in_the_diagram_emits_its_name(qtbot, make_pane):
 
 
 @pytest.mark.parametrize("change", [{}, {"norm": "none", "residual": False}, {"norm": "post"},
-                                    {"pos_encoding": "learned", "tied": True}, {"n_layer": 4}])
+                                    {"pos_encoding": "learned", "tied": True}, {"n_layer": 4},
+                                    {"attn_bias": True, "activation": "gelu_tanh"}])
 def test_the_diagram_draws_exactly_the_trained_weights(qtbot, change):
     from gui.widgets.block_diagram import BlockDiagram
 
