@@ -25,6 +25,7 @@ from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers  # 
 from .corpus import CorpusError  # noqa: E402
 
 KIND = "bpe"
+END_OF_TEXT = "<|endoftext|>"
 
 
 def _byte_decoder() -> dict[str, int]:
@@ -69,6 +70,26 @@ class BPETokenizer:
         trainer = trainers.BpeTrainer(vocab_size=vocab_size, initial_alphabet=alphabet,
                                       special_tokens=[], show_progress=False)
         tok.train_from_iterator([text], trainer=trainer)
+        return cls(tok)
+
+    @classmethod
+    def from_vocab_merges(cls, vocab: dict, merges: list[str]) -> BPETokenizer:
+        """GPT-2's original files: vocab.json (token → id) and merges.txt (a '#version' line, then one
+        'left right' pair per line, in merge order)."""
+        if not isinstance(vocab, dict) or not all(type(i) is int for i in vocab.values()):
+            raise CorpusError("vocab.json is not a table of token → id")
+        pairs = [tuple(line.split(" ")) for line in merges if line and not line.startswith("#version")]
+        bad = next((p for p in pairs if len(p) != 2), None)
+        if bad is not None:
+            raise CorpusError(f"merges.txt has a line that is not two tokens: {' '.join(bad)[:40]!r}")
+        try:
+            tok = Tokenizer(models.BPE(vocab=vocab, merges=pairs))
+        except Exception as e:  # the library's own error for merges of unknown tokens
+            raise CorpusError(f"vocab.json and merges.txt do not agree: {str(e).splitlines()[0][:160]}") from None
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+        tok.decoder = decoders.ByteLevel()
+        if END_OF_TEXT in vocab:  # GPT-2's document separator, one token, never split
+            tok.add_special_tokens([END_OF_TEXT])
         return cls(tok)
 
     @classmethod
