@@ -30,10 +30,12 @@ from .errors import UserError
 from .runs import CONFIG, METRICS, RunError, read_jsonl
 from .smoothing import ema
 
-METRIC_LABELS = {"train_loss": "train loss", "val_loss": "validation loss", "lr": "learning rate",
-                 "tokens_per_s": "tokens/s"}
+# Bits per character beside the losses: runs with other tokenizers compare on them, not on loss per token.
+METRIC_LABELS = {"train_loss": "train loss", "val_loss": "validation loss",
+                 "train_bpc": "train bits per character", "val_bpc": "validation bits per character",
+                 "lr": "learning rate", "tokens_per_s": "tokens/s"}
 AXIS_LABELS = {"step": "step", "tokens": "tokens seen", "wall_s": "wall time (s)"}
-SMOOTHED = ("train_loss", "tokens_per_s")  # logged every step and noisy; validation points are sparse
+SMOOTHED = ("train_loss", "train_bpc", "tokens_per_s")  # logged every step and noisy; validation is sparse
 
 
 @dataclass(frozen=True)
@@ -137,7 +139,7 @@ def overlay_figure(curves: Sequence[RunCurves], axis: str = "step", smoothing: f
             colour = f"C{i % 10}"
             if smoothing and metric in SMOOTHED:
                 ax.plot(*c.series(metric, axis), lw=0.8, alpha=0.25, color=colour)
-            style = dict(marker="o", ms=3) if metric == "val_loss" else {}
+            style = dict(marker="o", ms=3) if metric.startswith("val_") else {}
             ax.plot(*c.series(metric, axis, smoothing), lw=1.2, color=colour, label=c.name, **style)
         ax.set_title(METRIC_LABELS[metric])
         ax.set_xlabel(AXIS_LABELS[axis])

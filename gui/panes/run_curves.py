@@ -74,12 +74,12 @@ class RunCurvesPane(SeenWidget):
         self.smooth_slider.setObjectName("curves_smoothing")
         self.smooth_slider.setRange(0, 99)
         self.smooth_slider.setValue(round(self.view.smoothing * 100))
-        self.smooth_slider.setToolTip("Exponential moving average of the train loss and tokens/s, as "
-                                      "TensorBoard smooths (0: raw)")
+        self.smooth_slider.setToolTip("Exponential moving average of the train loss, its bits per character "
+                                      "and tokens/s, as TensorBoard smooths (0: raw)")
         self.smooth_label = QLabel(self)
         self.hint = QLabel("Tick runs in the Runs pane to overlay their curves.", self)
         self.hint.setObjectName("curves_hint")
-        # one view per plot, so a change of smoothing repaints the two smoothed plots, not all four
+        # one view per plot, so a change of smoothing repaints the smoothed plots only
         grid = QGridLayout()
         grid.setSpacing(2)
         self.plots = {}
@@ -218,7 +218,7 @@ class RunCurvesPane(SeenWidget):
                 if faint is not None:
                     faint.setPen(pg.mkPen(faint_colour, width=1))
                 line.setPen(pg.mkPen(colour, width=1))
-                if metric == "val_loss":
+                if metric.startswith("val_"):
                     line.setSymbolBrush(colour)
             self.legend.addItem(items["train_loss"][1], self.curves[path].name)
         self._items = {p: self._items[p] for p in shown}
@@ -233,7 +233,7 @@ class RunCurvesPane(SeenWidget):
         smoothed = metric in SMOOTHED
         faint = plot.plot([], [], autoDownsampleFactor=1.0) if smoothed else None
         line = pg.PlotDataItem([], [], autoDownsampleFactor=1.0,
-                               **(dict(symbol="o", symbolSize=5) if metric == "val_loss" else {}))
+                               **(dict(symbol="o", symbolSize=5) if metric.startswith("val_") else {}))
         plot.addItem(line, ignoreBounds=smoothed)
         return faint, line
 

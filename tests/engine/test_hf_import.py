@@ -8,7 +8,6 @@ import json
 import shutil
 from pathlib import Path
 
-import numpy as np
 import pytest
 import torch
 
@@ -184,4 +183,20 @@ def test_cli_imports_and_refuses_in_one_line(pretrained, tmp_path, capsys):
     assert main(["import", "hf", str(pretrained), "--run", str(tmp_path / "run")]) == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "not empty" in err
-    assert np.isfinite(Run(tmp_path / "run").metrics() or [0.0]).all()
+    assert Run(tmp_path / "run").checkpoint_steps() == [0]
+
+
+def test_cli_fine_tunes_an_import_on_a_corpus_with_its_own_tokenizer(pretrained, tmp_path, capsys):
+    from engine.cli import main
+
+    run_dir = tmp_path / "run"
+    assert main(["import", "hf", str(pretrained), "--run", str(run_dir)]) == 0
+    corpus = tmp_path / "sonnets.txt"
+    corpus.write_text(shakespeare_text()[300_000:330_000], encoding="utf-8")
+    capsys.readouterr()
+    assert main(["train", "--run", str(run_dir), "--corpus", str(corpus), "--steps", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "step 2/2" in out
+    rows = Run(run_dir).metrics()
+    assert [r["step"] for r in rows] == [1, 2] and rows[-1]["val_bpc"] > 0
+    assert Run(run_dir).config.data.corpus == str(corpus.resolve())

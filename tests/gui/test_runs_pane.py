@@ -118,7 +118,8 @@ def test_a_long_curve_is_drawn_a_pixel_at_a_time_and_smoothing_keeps_the_ranges(
     def logged(n):  # a long run's log of n steps, given to the pane as the analysis process would
         steps = np.arange(1.0, n + 1)
         cols = {"step": steps, "tokens": steps * 64, "wall_s": steps / 10, "train_loss": noisy[:n],
-                "val_loss": np.full(n, np.nan), "lr": np.full(n, 1e-3), "tokens_per_s": noisy[:n] * 1000}
+                "val_loss": np.full(n, np.nan), "lr": np.full(n, 1e-3), "tokens_per_s": noisy[:n] * 1000,
+                "train_bpc": noisy[:n] / np.log(2), "val_bpc": np.full(n, np.nan)}
         stamp = curves._stamps[three_runs / "a"]
         curves._on_curves_read(None, {str(three_runs / "a"): (stamp, RunCurves("a", three_runs / "a", cols))})
 
