@@ -23,6 +23,13 @@ from ..resolve import unresolved
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    from ..config_fields import BY_KEY, settings_help
+
+    def field(key: str) -> dict:
+        """metavar and help of an option that sets a config field, from the fields' table."""
+        f = BY_KEY[key]
+        return {"metavar": "|".join(f.values), "help": f"{f.help}: {f.choices_text()}"}
+
     p = sub.add_parser(
         "train", help="train a model in the terminal (no window)",
         description="Train a GPT and write its run directory. With --run pointing at an existing run, "
@@ -35,23 +42,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="'shakespeare' (bundled) or a UTF-8 text file; default: the config's corpus. With --run "
                         "naming an imported model not yet trained: the text to fine-tune it on")
     p.add_argument("--steps", type=int, metavar="N", help="total optimizer steps (on resume: a new total)")
-    p.add_argument("--device", metavar="auto|cpu|cuda", help="where to train; auto picks CUDA, then MPS, then CPU")
+    p.add_argument("--device", **field("train.device"))
     p.add_argument("--seed", type=int, metavar="S", help="random seed (initialisation, batches, dropout)")
-    p.add_argument("--precision", choices=("auto", "float32", "bf16"),
-                   help="the training step's precision: auto (bf16 autocast on a CUDA GPU that has it, else "
-                        "float32), float32, or bf16 (also on the CPU, where it is usually slower)")
+    p.add_argument("--precision", choices=BY_KEY["train.precision"].values, **field("train.precision"))
     p.add_argument("--compile", action=argparse.BooleanOptionalAction, default=None,
                    help="torch.compile the training step (falls back to eager, with a message, if it cannot)")
     p.add_argument("--nproc", type=int, metavar="N",
                    help="train with N processes (DistributedDataParallel: NCCL on CUDA, one GPU each; gloo "
                         "on the CPU) sharing each batch; also works when launched by torchrun")
-    p.add_argument("--optimizer", metavar="adamw|sgd|muon",
-                   help="the step's geometry: AdamW (diagonal), SGD (Euclidean) or Muon (spectral, on the blocks' "
-                        "matrices; AdamW for the rest); each one's settings come from the config's [train] table")
+    p.add_argument("--optimizer", **field("train.optimizer"))
     p.add_argument("--run", metavar="DIR",
                    help="run directory; default runs/<preset-or-name>-<timestamp>; an existing run is resumed")
     p.add_argument("--set", action="append", metavar="SECTION.FIELD=VALUE",
-                   help="change one setting of the config, e.g. train.lr=3e-4 (repeatable)")
+                   help="change one setting of the config, e.g. train.lr=3e-4 (repeatable); the settings are "
+                        f"{settings_help()}; docs/config-fields.md says what each means")
     p.add_argument("--fork", metavar="PARENT",
                    help="a new run paired with the run PARENT: its config with --set's changes, the same "
                         "initial weights and batch order (the seed and data cannot change)")

@@ -16,13 +16,13 @@ from PySide6.QtWidgets import (QGraphicsEllipseItem, QGraphicsPathItem, QGraphic
                                QGraphicsScene, QGraphicsSimpleTextItem, QGraphicsView)
 
 from engine.config import ModelConfig
+from engine.config_fields import BY_KEY
 from engine.weight_layout import weight_shapes
 
 from ..theme import plot_colors
 
 ROW_H, GAP, PAD = 24.0, 13.0, 10.0
 _MASKS = {"causal": "causal mask", "banded": "banded causal mask (β={band})", "none": "no mask"}
-_ACTIVATIONS = {"relu": "ReLU", "gelu": "GELU", "gelu_tanh": "GELU (tanh form)"}
 _LOSSES = {"cross_entropy": "softmax → cross-entropy loss",
            "squared_error": "squared error ½‖onehot − logits‖² (Euler form)"}
 
@@ -155,7 +155,7 @@ class _Drawing:
             [(f"softmax(QKᵀ/√d_k + M)·V · {m.n_head} head{'s' * (m.n_head > 1)} · {mask}", None, "op")],
             out,
         ]
-        act = _ACTIVATIONS[m.activation]
+        act = BY_KEY["model.activation"].choice_label(m.activation)
         mlp = [[("W_in", p + "W_in", "weight"), ("b_in", p + "b_in", "vector")], [(act, None, "op")],
                [("W_out", p + "W_out", "weight"), ("b_out", p + "b_out", "vector")]]
         for k, rows in ((1, attention), (2, mlp)):

@@ -119,7 +119,7 @@ def broken_run(root: Path, damage: str) -> Path:
 
 BAD_INPUTS = {
     "heads do not divide": (["--config", "heads.toml"], "3 heads do not divide d_model = 32"),
-    "zero layers": (["--config", "layers.toml"], "n_layer: must be at least 1"),
+    "zero layers": (["--config", "layers.toml"], "n_layer: must be in [1, "),
     "missing corpus": (["--config", "small.toml", "--corpus", "nowhere.txt"], "corpus file not found"),
     "empty corpus": (["--config", "small.toml", "--corpus", "empty.txt"], "corpus is empty"),
     "binary corpus": (["--config", "small.toml", "--corpus", "binary.txt"], "looks binary"),
