@@ -243,9 +243,10 @@ def parameter_count(m: ModelConfig) -> int:
     """Closed formula for the number of trained parameters (equals torch's count; tests check it).
 
     Per block (the tutorial's formula): attention 2·n_h·d·(d_v + d_q) with d_q = d_v = d/n_h, plus 4·d
-    for the biases of Q, K, V and the output when `attn_bias` (GPT-2), MLP 2·d·d_f + d_f + d (weights and biases), and 2·d per layer norm (gain and bias), two per
-    block. Embeddings d·n_vocab, plus d·n_ctx when positions are learned; a final layer norm (pre-LN);
-    unembedding d·n_vocab + n_vocab, or only its bias n_vocab when tied to the embedding.
+    for the biases of Q, K, V and the output when `attn_bias` (GPT-2), MLP 2·d·d_f + d_f + d (weights
+    and biases), and 2·d per layer norm (gain and bias), two per block. Embeddings d·n_vocab, plus
+    d·n_ctx when positions are learned; a final layer norm (pre-LN); unembedding d·n_vocab + n_vocab, or
+    only its bias n_vocab when tied to the embedding.
     """
     d, h, v = m.d_model, m.n_head, m.vocab_size
     dq = dv = d // h

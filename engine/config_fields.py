@@ -91,7 +91,10 @@ class Field:
 
 
 def _num(x: float) -> str:
-    return f"{x:,}" if float(x).is_integer() and abs(x) < 1e15 else f"{x:g}"
+    """1,000,000 and 10 for whole numbers (every digit of an int), 0.5 and 1e-05 for the rest."""
+    if isinstance(x, int) or (float(x).is_integer() and abs(x) < 1e15):
+        return f"{int(x):,}"
+    return f"{x:g}"
 
 
 def _auto_device() -> str:

@@ -5,14 +5,14 @@ nanoGPT (https://github.com/karpathy/nanoGPT, model.py and train.py) saves ``{'m
 'best_val_loss', 'config': {...}}``. Its GPT is ours with learned positions, pre-LN with a final norm,
 exact GELU, layer-norm ε 1e-5, an MLP of width 4·n_embd and the unembedding tied to the token embedding.
 With ``bias=True`` (GPT-2's layout) every Linear and LayerNorm has a bias: the attention's become our
-`attn_bias` b_Q, b_K, b_V (split from c_attn's like its weight) and b_O; with ``bias=False`` there are none,
-and the layer norms' and MLP's biases, which our model always has, are zeros. Without flash attention
-nanoGPT saves its causal mask as a buffer ``attn.bias``, which is not a weight and is skipped. Its `nn.Linear` weights act on the left
-(y = x Wᵗ) and ours on the right (X W), so each is transposed; `c_attn` holds W_Q, W_K, W_V stacked
-along its output rows, and within each the heads side by side, as our W_Q's columns are. `torch.compile`
-prefixes keys with `_orig_mod.`, which is dropped. The checkpoint is read with
-``torch.load(weights_only=True)`` and meta.pkl with nanogpt_meta's refusing unpickler: importing never
-runs the files' code. What cannot be mapped is one sentence (a NanoGPTImportError).
+`attn_bias` b_Q, b_K, b_V (split from c_attn's like its weight) and b_O; with ``bias=False`` there are
+none, and the layer norms' and MLP's biases, which our model always has, are zeros. Without flash
+attention nanoGPT saves its causal mask as a buffer ``attn.bias``, which is not a weight and is skipped.
+Its `nn.Linear` weights act on the left (y = x Wᵗ) and ours on the right (X W), so each is transposed;
+`c_attn` holds W_Q, W_K, W_V stacked along its output rows, and within each the heads side by side, as
+our W_Q's columns are. `torch.compile` prefixes keys with `_orig_mod.`, which is dropped. The checkpoint
+is read with ``torch.load(weights_only=True)`` and meta.pkl with nanogpt_meta's refusing unpickler:
+importing never runs the files' code. What cannot be mapped is one sentence (a NanoGPTImportError).
 """
 
 from __future__ import annotations

@@ -38,6 +38,8 @@ def axis_titles(weight: str) -> tuple[str, str]:
         return "input dimension", "head · d_k + output"
     if short == "W_O":
         return "head · d_k + input", "output dimension"
+    if short in ("b_Q", "b_K", "b_V"):
+        return "", "head · d_k + output"
     if short.startswith("W_"):
         return "input", "output"
     return "", "index"

@@ -21,6 +21,22 @@ from .words import Diag, DiagOf, Diff, Fn, Num, Op, Prod, Scalar, Sum, Sym, T, T
 LN_EPS = ModelConfig.ln_eps  # ε of the plain operators below; a network's own comes from its spec
 
 
+def _gelu_slope(u: torch.Tensor) -> torch.Tensor:
+    """d/du of u Φ(u): Φ(u) + u φ(u)."""
+    return 0.5 * (1 + torch.erf(u / math.sqrt(2))) + u * torch.exp(-0.5 * u * u) / math.sqrt(2 * math.pi)
+
+
+def _gelu_tanh_slope(u: torch.Tensor) -> torch.Tensor:
+    """d/du of ½u(1 + t), t = tanh(k(u + c u³)): ½(1 + t) + ½u(1 − t²) k(1 + 3c u²)."""
+    k, c = math.sqrt(2 / math.pi), 0.044715
+    t = torch.tanh(k * (u + c * u ** 3))
+    return 0.5 * (1 + t) + 0.5 * u * (1 - t * t) * k * (1 + 3 * c * u * u)
+
+
+# The elementwise operators: op_U[A] = slope(U) ⊙ A.
+SLOPES = {"mm": lambda u: (u > 0).to(u.dtype), "gg": _gelu_slope, "ggt": _gelu_tanh_slope}
+
+
 class DiagValue:
     """diag(v) for a row vector v (…, 1, d), applied by broadcasting instead of a d×d matrix."""
 
@@ -226,6 +242,8 @@ class Bound:
             return torch.relu(x)
         if w.kind == "gelu":
             return torch.nn.functional.gelu(x)
+        if w.kind == "gelut":
+            return torch.nn.functional.gelu(x, approximate="tanh")
         if w.kind == "N":
             mu = x.mean(-1, keepdim=True)
             var = ((x - mu) ** 2).mean(-1, keepdim=True)
@@ -237,10 +255,8 @@ class Bound:
         got = self._derived.get(key)
         if got is None:
             b = self.value(base)
-            if kind == "mm":
-                got = (b > 0).to(b.dtype)
-            elif kind == "gg":
-                got = 0.5 * (1 + torch.erf(b / math.sqrt(2))) + b * torch.exp(-0.5 * b * b) / math.sqrt(2 * math.pi)
+            if kind in SLOPES:
+                got = SLOPES[kind](b)
             else:  # row normalisation: (Y, 1/σ)
                 mu = b.mean(-1, keepdim=True)
                 var = ((b - mu) ** 2).mean(-1, keepdim=True)
@@ -252,7 +268,7 @@ class Bound:
     def _op(self, w: Op, memo):
         a = self.value(w.arg, memo)
         k = w.kind
-        if k in ("mm", "gg"):
+        if k in SLOPES:
             return self._base(k, w.base) * a
         if k == "aa":
             s = self.value(w.base)
@@ -269,11 +285,8 @@ class Bound:
 
 def apply_operator(kind: str, base: torch.Tensor, a: torch.Tensor, eps: float = LN_EPS) -> torch.Tensor:
     """op_base[a] of FORMS §2 on tensors (Bound caches what depends on the base; this is the plain form)."""
-    if kind == "mm":
-        return (base > 0).to(a.dtype) * a
-    if kind == "gg":
-        return (0.5 * (1 + torch.erf(base / math.sqrt(2)))
-                + base * torch.exp(-0.5 * base * base) / math.sqrt(2 * math.pi)) * a
+    if kind in SLOPES:
+        return SLOPES[kind](base).to(a.dtype) * a
     if kind == "aa":
         return base * (a - (base * a).sum(-1, keepdim=True))
     if kind == "aaC":

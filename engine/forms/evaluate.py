@@ -42,15 +42,19 @@ def _coefficient(p_value, leaf: Word) -> torch.Tensor:
     return g
 
 
+def block_of(full: torch.Tensor, block: tuple[int, int, int]) -> torch.Tensor:
+    """The view of a parameter that a head's symbol is: rows (axis 0) or columns (axis 1, the last axis,
+    so a bias vector's entries) start … stop − 1."""
+    axis, start, stop = block
+    return full[start:stop] if axis == 0 else full[..., start:stop]
+
+
 def _embed(param: Param, sym: Sym, g: torch.Tensor) -> torch.Tensor:
     if sym.block is None:
         return g if tuple(g.shape) == param.shape else g.reshape(param.shape)
     out = g.new_zeros(param.shape)
-    axis, start, stop = sym.block
-    if axis == 0:
-        out[start:stop] = g
-    else:
-        out[:, start:stop] = g
+    view = block_of(out, sym.block)
+    view += g.reshape(view.shape)
     return out
 
 
@@ -200,11 +204,8 @@ def _params(bound: Bound, per_symbol: dict[str, tuple[list, torch.Tensor]], weig
                 full = classes.get(state)
                 if full is None:
                     full = classes[state] = g.new_zeros(p.shape)
-                axis, a, b = s.block
-                if axis == 0:
-                    full[a:b] += g
-                else:
-                    full[:, a:b] += g
+                view = block_of(full, s.block)
+                view += g.reshape(view.shape)
         out[p.name] = classes
     return out
 

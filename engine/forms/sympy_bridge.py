@@ -23,7 +23,7 @@ from .words import (TRANSPOSED_KIND, Diag, DiagOf, Diff, Fn, Num, Op, Prod, Scal
 
 
 class FormOperator(MatrixExpr):
-    """op_base[arg], linear in arg (mm, gg, aa, aaC, ln, lnC)."""
+    """op_base[arg], linear in arg (mm, gg, ggt, aa, aaC, ln, lnC)."""
 
     def __new__(cls, kind: str, base, arg):
         return MatrixExpr.__new__(cls, kind if isinstance(kind, Str) else Str(kind), base, arg)
@@ -138,6 +138,8 @@ def apply_operator(kind: str, B: sp.Matrix, A: sp.Matrix) -> sp.Matrix:
         return B.applyfunc(lambda u: 1 if u > 0 else 0).multiply_elementwise(A)
     if kind == "gg":
         return B.applyfunc(_gelu_prime).multiply_elementwise(A)
+    if kind == "ggt":
+        return B.applyfunc(_gelu_tanh_prime).multiply_elementwise(A)
     if kind == "aa":
         SA = B.multiply_elementwise(A)
         return B.multiply_elementwise(A - SA * _ones(c, 1) * _ones(1, c))
@@ -153,6 +155,15 @@ def apply_operator(kind: str, B: sp.Matrix, A: sp.Matrix) -> sp.Matrix:
 
 def _gelu_prime(u):
     return (1 + sp.erf(u / sp.sqrt(2))) / 2 + u * sp.exp(-u ** 2 / 2) / sp.sqrt(2 * sp.pi)
+
+
+def _gelu_tanh(u):
+    return u * (1 + sp.tanh(sp.sqrt(2 / sp.pi) * (u + sp.Rational(44715, 10 ** 6) * u ** 3))) / 2
+
+
+def _gelu_tanh_prime(u):
+    x = sp.Symbol("x")
+    return sp.diff(_gelu_tanh(x), x).subs(x, u)
 
 
 def _ln(X: sp.Matrix, A: sp.Matrix) -> sp.Matrix:
@@ -180,6 +191,8 @@ def apply_function(kind: str, Z: sp.Matrix) -> sp.Matrix:
         return Z.applyfunc(lambda u: sp.Max(u, 0))
     if kind == "gelu":
         return Z.applyfunc(lambda u: u * (1 + sp.erf(u / sp.sqrt(2))) / 2)
+    if kind == "gelut":
+        return Z.applyfunc(_gelu_tanh)
     if kind == "N":
         n, d = Z.shape
         out = sp.zeros(n, d)

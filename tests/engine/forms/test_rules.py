@@ -133,3 +133,12 @@ def test_the_whole_form_steps_through_the_notes_pipeline():
     assert finished == [t.G for t in f.terms()]
     with pytest.raises(Exception, match="more than"):
         Forms(encoder(6, residual=True)).form_stages()
+
+
+@pytest.mark.parametrize("kind, fn", [("gg", lambda u: torch.nn.functional.gelu(u)),
+                                      ("ggt", lambda u: torch.nn.functional.gelu(u, approximate="tanh"))])
+def test_a_gelu_operator_multiplies_by_the_slope_torch_differentiates(kind, fn):
+    u = torch.linspace(-6, 6, 97, dtype=torch.float64).reshape(1, -1).requires_grad_(True)
+    a = torch.randn(1, 97, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    (grad,) = torch.autograd.grad(fn(u), u, a)
+    assert torch.allclose(apply_operator(kind, u.detach(), a), grad, rtol=1e-13, atol=1e-15)

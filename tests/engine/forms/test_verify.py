@@ -74,3 +74,30 @@ def test_float32_evaluation_agrees_to_single_precision():
     tot = evaluate.total(b32, f)
     assert all(v.dtype == torch.float32 for v in tot.values())
     assert_close({k: v.double() for k, v in tot.items()}, ref, tol=1e-4)
+
+
+GPT2_PARTS = list(itertools.product(["pre", "post", "none"], [True, False], [1, 2]))
+
+
+@pytest.mark.parametrize("norm, residual, heads", GPT2_PARTS)
+def test_gpt2_parts_equal_autograd(norm, residual, heads):
+    """Attention biases (their coefficients too), GELU's tanh form and a layer-norm ε other than 1e-5."""
+    cfg = small_config(norm=norm, residual=residual, n_head=heads, attn_bias=True, activation="gelu_tanh",
+                       ln_eps=0.25, pos_encoding="learned", tied=heads == 2)
+    net, f, bound, ref, _ = gpt_case(cfg)
+    checks = verify.compare(f, bound, ref, term_limit=4000)
+    assert "terms" in checks[0].methods or heads == 2
+    assert {"blocks.1.b_Q", "blocks.1.b_K", "blocks.1.b_V", "blocks.1.b_O"} <= {c.weight for c in checks}
+    assert max(c.error for c in checks) <= TOL, [c for c in checks if c.error > TOL]
+
+
+def test_the_key_bias_has_no_coefficient():
+    """q·b_K is the same for every key a query sees, and a softmax row ignores a constant: G(b_K) = 0
+    exactly, while b_Q's is not (the degenerate rule of FORMS §6 judges b_K against the model)."""
+    cfg = small_config(attn_bias=True)
+    net, f, bound, ref, _ = gpt_case(cfg)
+    total = evaluate.total(bound, f)
+    top = max(float(v.abs().max()) for v in ref.values())
+    assert float(total["blocks.0.b_K"].abs().max()) < 1e-14 * top
+    assert float(ref["blocks.0.b_K"].abs().max()) < 1e-14 * top
+    assert float(total["blocks.0.b_Q"].abs().max()) > 1e-3 * top
