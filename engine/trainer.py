@@ -23,7 +23,7 @@ from pathlib import Path
 import torch
 
 from .acceleration import autocast, autocast_dtype, compile_or_eager
-from .config import ConfigError, ExperimentConfig
+from .config import ExperimentConfig
 from .corpus import CorpusError
 from .data import Dataset
 from .resolve import resolve
@@ -34,6 +34,7 @@ from .model import GPT
 from .run_integrity import NonFiniteWeights, require_finite
 from .optimizers import make_optimizer  # AdamW, SGD or Muon (TrainConfig.optimizer)
 from .probes import induction_probe
+from .run_create import require_valid
 from .runs import Probe, Run, RunError, RunWriter
 from .schedule import lr_at
 
@@ -131,13 +132,13 @@ class Trainer:
     # ---- set-up and state ------------------------------------------------------------------
 
     def _setup(self, cfg: ExperimentConfig, dataset: Dataset | None, text: str | None, group: Group) -> None:
-        _check(cfg)
+        require_valid(cfg)
         if dataset is None:
             dataset = Dataset.build(cfg.data, cfg.model.n_ctx, text)
         if min(len(dataset.train), len(dataset.val)) <= cfg.model.n_ctx:
             raise CorpusError(f"corpus is too short for a context of {cfg.model.n_ctx} tokens")
         cfg = resolve(cfg, dataset)
-        _check(cfg)
+        require_valid(cfg)
         t = cfg.train
         self.cfg, self.dataset, self.tokenizer = cfg, dataset, dataset.tokenizer
         self.threads = set_threads(t.torch_threads)
@@ -340,12 +341,3 @@ class Trainer:
                seed: int | None = None) -> str:
         """The continuation the model writes after `prompt` (the prompt itself is not repeated)."""
         return generate_text(self.model, self.tokenizer, prompt, n_tokens, temperature, top_k, seed)
-
-
-def _check(cfg: ExperimentConfig) -> None:
-    from .limits import training_problems
-
-    problems = cfg.validate() or training_problems(cfg)
-    if problems:
-        raise ConfigError("; ".join(map(str, problems)))
-

@@ -126,11 +126,9 @@ def plan_run(args: argparse.Namespace) -> tuple[Path, bool]:
 
 def _fork(args: argparse.Namespace, run_dir: Path | None) -> int:
     from ..fork import fork_record, fork_run
-    from ..runs import CONFIG, Run, RunError
+    from ..runs import Run
 
     parent = Run(args.fork)
-    if run_dir is not None and run_dir.exists() and ((run_dir / CONFIG).exists() or any(run_dir.iterdir())):
-        raise RunError(f"{run_dir} is not empty; a fork needs a new run directory")
     cfg = build_config(args, base=parent.config)
     run_dir = run_dir or default_run_dir(f"{parent.path.name}-fork")
     trainer = fork_run(parent.path, run_dir, cfg, args.fork_step)
