@@ -189,12 +189,12 @@ def _train(trainer, run_dir: Path) -> int:
 
     cfg = trainer.cfg
     out = sys.stdout
+    for warning in getattr(trainer, "warnings", ()):
+        print(f"gpt-explorer: warning: {warning}", file=sys.stderr)
     if trainer.step >= cfg.train.steps:
         print(f"{run_dir} already finished at step {trainer.step}; pass --steps N (more than "
               f"{trainer.step}) to train it further", file=out)
         return 0
-    for warning in getattr(trainer, "warnings", ()):
-        print(f"gpt-explorer: warning: {warning}", file=sys.stderr)
     verb = f"resuming at step {trainer.step}" if trainer.step else "new run"
     print(f"{verb}: {run_dir}", file=out)
     print(f"model {cfg.name}: {human_count(parameter_count(cfg.model))} parameters; corpus "
