@@ -35,7 +35,8 @@ from .data import Dataset
 from .errors import UserError
 from .nanogpt_import import NanoGPTImportError, convert_weights
 from .probes import induction_probe
-from .runs import Probe, RunWriter
+from .run_create import check_target, create_run, require_valid
+from .runs import Probe
 from .safe_io import JSON_CAP, WEIGHTS_CAP, UnsafeFileError, check_regular, read_text
 
 CONFIG_JSON, SAFETENSORS, TORCH_BIN = "config.json", "model.safetensors", "pytorch_model.bin"
@@ -208,12 +209,11 @@ def probe(cfg: ExperimentConfig, tokenizer) -> Probe:
 
 
 def import_hf(folder: str | Path, run_dir: str | Path) -> Imported:
-    """Write a run of ours at run_dir from a GPT-2-family folder; everything is checked before writing."""
-    folder, run_dir = Path(folder), Path(run_dir)
+    """Write a run of ours at run_dir from a GPT-2-family folder; everything is checked before the run is
+    written, in one piece, by `create_run`."""
+    folder, run_dir = Path(folder), check_target(run_dir)
     if not folder.is_dir():
         raise HFImportError(f"{folder} is not a folder")
-    if run_dir.exists() and (not run_dir.is_dir() or any(run_dir.iterdir())):
-        raise HFImportError(f"{run_dir} already exists and is not empty; choose a new run directory")
     model = model_config(read_config(folder))
     tokenizer, source = load_tokenizer(folder, model.vocab_size)
     state, weights_file = load_state(folder)
@@ -221,13 +221,10 @@ def import_hf(folder: str | Path, run_dir: str | Path) -> Imported:
     del state
     cfg = ExperimentConfig(name=f"hf {folder.resolve().name}", model=model, train=finetune_config(model),
                            data=DataConfig(corpus=SHAKESPEARE, tokenizer="bpe", max_vocab=model.vocab_size))
-    problems = cfg.validate()
-    if problems:
-        raise HFImportError(f"the imported model cannot be opened here: {problems[0]}")
-    writer = RunWriter.create(run_dir, cfg, tokenizer, probe(cfg, tokenizer))
     try:
-        writer.save_snapshot(0, weights)
-        writer.save_checkpoint(0, weights, {"step": 0, "imported_from": str(folder.resolve()), "wall_s": 0.0})
-    finally:
-        writer.close()
+        require_valid(cfg)
+    except UserError as e:
+        raise HFImportError(f"the imported model cannot be opened here: {e}") from None
+    create_run(run_dir, cfg, tokenizer, probe(cfg, tokenizer), weights,
+               state={"imported_from": str(folder.resolve()), "wall_s": 0.0})
     return Imported(run_dir, cfg, weights_file, source)

@@ -2,8 +2,9 @@
 
 - Every checkpoint holds `checksums.json` (sha256 of its model and state files) and every snapshot a
   sidecar `step-N.safetensors.sha256`; a reader verifies them, so garbled bytes inside a well-formed file
-  are noticed (safetensors alone checks only the header). A file written before checksums existed has none
-  and is read unverified.
+  are noticed (safetensors alone checks only the header). Every weights file also carries, in its own
+  header, the sha256 of its tensors' bytes (`DIGEST_KEY`), so deleting the checksum files does not make
+  garbled weights trusted. Only a file written before either existed is read unverified.
 - No non-finite weight is ever written (`require_finite`), and none is accepted on reading.
 - Weights read from a run must have exactly the names and shapes the run's config builds
   (`expected_shapes`, computed on torch's meta device: nothing is allocated).
@@ -19,6 +20,7 @@ import os
 import shutil
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from .errors import UserError
@@ -84,6 +86,35 @@ def verify_sidecar(path: Path) -> None:
         raise IntegrityError(f"{side.name} is corrupt") from None
     if want != sha256_of(path):
         raise IntegrityError(f"{path.name} does not match its checksum (its bytes changed after writing)")
+
+
+DIGEST_KEY = "weights_sha256"  # in a safetensors file's metadata
+
+
+def _digest(named: list[tuple[str, np.ndarray]]) -> str:
+    h = hashlib.sha256()
+    for name, data in sorted(named, key=lambda kv: kv[0]):
+        h.update(f"{name}\0{data.nbytes}\0".encode())
+        h.update(np.ascontiguousarray(data).reshape(-1).view(np.uint8))
+    return h.hexdigest()
+
+
+def tensors_digest(weights: dict[str, torch.Tensor]) -> str:
+    """The sha256 of the tensors' names and bytes, written into a weights file's metadata."""
+    return _digest([(k, v.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy())
+                    for k, v in weights.items()])
+
+
+def arrays_digest(arrays: dict[str, np.ndarray]) -> str:
+    """`tensors_digest` of the same weights read as numpy arrays (no torch call)."""
+    return _digest(list(arrays.items()))
+
+
+def verify_digest(metadata: dict | None, digest: str, where: str) -> None:
+    """Refuse weights whose bytes differ from those their file's metadata says were written."""
+    want = (metadata or {}).get(DIGEST_KEY)
+    if want is not None and want != digest:
+        raise IntegrityError(f"{where} does not match the checksum in its header (its bytes changed after writing)")
 
 
 def non_finite(weights: dict[str, torch.Tensor]) -> list[str]:

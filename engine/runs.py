@@ -34,7 +34,8 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from safetensors.torch import load_file, save_file
+from safetensors import safe_open
+from safetensors.torch import save_file
 
 from . import run_integrity as integrity
 from .config import ConfigError, ExperimentConfig
@@ -138,8 +139,7 @@ def write_checkpoint(folder: Path, step: int, weights: dict[str, torch.Tensor], 
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     try:
-        save_file({k: v.contiguous() for k, v in weights.items()}, str(tmp / MODEL_FILE),
-                  metadata={"step": str(step)})
+        save_weights(weights, tmp / MODEL_FILE, step)
         torch.save(state, tmp / STATE_FILE)
         integrity.write_checksums(tmp, [MODEL_FILE, STATE_FILE])
         loaded, loaded_state = read_checkpoint(tmp)
@@ -159,6 +159,22 @@ def write_checkpoint(folder: Path, step: int, weights: dict[str, torch.Tensor], 
     return final
 
 
+def save_weights(weights: dict[str, torch.Tensor], path: Path, step: int) -> None:
+    """A safetensors file whose header holds its step and the digest of its tensors (run_integrity)."""
+    save_file({k: v.contiguous() for k, v in weights.items()}, str(path),
+              metadata={"step": str(step), integrity.DIGEST_KEY: integrity.tensors_digest(weights)})
+
+
+def load_weights_file(path: Path, where: str) -> dict[str, torch.Tensor]:
+    """The tensors of a safetensors file, refused (IntegrityError) when they differ from the digest its
+    header was written with; safetensors' own errors pass through for the caller to word."""
+    with safe_open(str(path), framework="pt", device="cpu") as f:
+        metadata = f.metadata()
+        weights = {k: f.get_tensor(k) for k in f.keys()}
+    integrity.verify_digest(metadata, integrity.tensors_digest(weights), where)
+    return weights
+
+
 def read_checkpoint(path: Path) -> tuple[dict[str, torch.Tensor], dict]:
     """Weights and training state of one checkpoint directory; anything unreadable is a RunError."""
     where = f"{path.parent.name}/{path.name}"
@@ -170,9 +186,11 @@ def read_checkpoint(path: Path) -> tuple[dict[str, torch.Tensor], dict]:
     except (UserError, OSError) as e:
         raise RunError(str(e)) from None
     try:
-        weights = load_file(str(path / MODEL_FILE), device="cpu")
+        weights = load_weights_file(path / MODEL_FILE, f"checkpoint {where}/{MODEL_FILE}")
     except FileNotFoundError:
         raise RunError(f"checkpoint {where} has no {MODEL_FILE}") from None
+    except UserError as e:
+        raise RunError(str(e)) from None
     except Exception as e:  # safetensors raises its own error type for truncated or garbage files
         raise RunError(f"checkpoint {where}/{MODEL_FILE} is corrupt or truncated: {_first_line(e)}") from None
     try:
@@ -329,7 +347,7 @@ class RunWriter:
         integrity.require_finite(weights, step)
         path = folder / f"{step_name(step)}.safetensors"
         tmp = folder / f".{path.name}.tmp{os.getpid()}"
-        save_file({k: v.contiguous() for k, v in weights.items()}, str(tmp), metadata={"step": str(step)})
+        save_weights(weights, tmp, step)
         digest = integrity.sha256_of(tmp)
         integrity.sidecar_of(path).unlink(missing_ok=True)  # killed before the new one: read unverified
         os.replace(tmp, path)
@@ -504,6 +522,24 @@ class Run:
         except UserError as e:
             raise RunError(str(e)) from None
 
+    def newest_intact_step(self) -> int:
+        """The newest saved step whose weights load intact (0 when none are saved): what a command given
+        no step uses, as `load_checkpoint` falls back for a resume; each damaged newer step is named in
+        `warnings`."""
+        steps, skipped = self.saved_steps(), []
+        for s in reversed(steps):
+            try:
+                self.load_weights(s)
+            except RunError as e:
+                skipped.append(f"skipped the weights at step {s} ({e})")
+                continue
+            if skipped:
+                self._warnings["weights"] = "; ".join(skipped) + f"; using step {s}"
+            return s
+        if steps:
+            raise RunError(f"{self.path} has no intact weights: " + "; ".join(skipped))
+        return 0
+
     def load_weights(self, step: int | None = None) -> dict[str, torch.Tensor]:
         """step=None: the latest checkpoint's weights; else the snapshot, or checkpoint, at exactly step."""
         if step is None or step not in self.snapshot_steps():
@@ -515,7 +551,7 @@ class Run:
         try:
             check_regular(path, WEIGHTS_CAP, "snapshot")
             integrity.verify_sidecar(path)
-            weights = load_file(str(path), device="cpu")
+            weights = load_weights_file(path, f"snapshot {path.name}")
         except UserError as e:
             damaged = f"snapshot {path.name} is damaged: {_first_line(e)}"
         except Exception as e:  # safetensors' own error type for truncated or garbage files

@@ -68,6 +68,36 @@ def read_bytes(path: str | Path, cap: int, what: str = "file") -> bytes:
     return data
 
 
+def copy_regular(src: str | Path, dst: str | Path, cap: int, what: str = "file") -> None:
+    """Copy the regular file `src` (not a symlink to one) of at most `cap` bytes to `dst`, written under a
+    temporary name and renamed; what a copy reads is counted, so a file growing meanwhile stops at the cap."""
+    src, dst = Path(src), Path(dst)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    if src.is_symlink():  # O_NOFOLLOW's own refusal (ELOOP) is not portable to name
+        raise UnsafeFileError(f"{what} {src} is a symbolic link; only the files themselves are copied")
+    fd = os.open(src, flags)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise UnsafeFileError(f"{what} {src} is not a regular file")
+        if st.st_size > cap:
+            raise UnsafeFileError(f"{what} {src} is {st.st_size / MB:,.1f} MB, more than the {cap / MB:,.0f} MB "
+                                  "such a file may have")
+        tmp = dst.with_name(f".{dst.name}.tmp{os.getpid()}")
+        with os.fdopen(fd, "rb", closefd=False) as f, open(tmp, "wb") as out:
+            copied = 0
+            while chunk := f.read(1 << 20):
+                copied += len(chunk)
+                if copied > cap:
+                    out.close()
+                    tmp.unlink(missing_ok=True)
+                    raise UnsafeFileError(f"{what} {src} grew past the {cap / MB:,.0f} MB such a file may have")
+                out.write(chunk)
+        os.replace(tmp, dst)
+    finally:
+        os.close(fd)
+
+
 def read_text(path: str | Path, cap: int, what: str = "file") -> str:
     """`read_bytes` decoded as UTF-8; bad bytes are UnicodeDecodeError for the caller to name."""
     return read_bytes(path, cap, what).decode("utf-8")

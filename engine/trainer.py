@@ -23,7 +23,7 @@ from pathlib import Path
 import torch
 
 from .acceleration import autocast, autocast_dtype, compile_or_eager
-from .config import ConfigError, ExperimentConfig
+from .config import ExperimentConfig
 from .corpus import CorpusError
 from .data import Dataset
 from .resolve import resolve
@@ -34,6 +34,7 @@ from .model import GPT
 from .run_integrity import NonFiniteWeights, require_finite
 from .optimizers import make_optimizer  # AdamW, SGD or Muon (TrainConfig.optimizer)
 from .probes import induction_probe
+from .run_create import require_valid
 from .runs import Probe, Run, RunError, RunWriter
 from .schedule import lr_at
 
@@ -145,13 +146,13 @@ class Trainer:
 
     def _setup(self, cfg: ExperimentConfig, dataset: Dataset | None, text: str | None, group: Group,
                tokenizer=None) -> None:
-        _check(cfg)
+        require_valid(cfg)
         if dataset is None:
             dataset = Dataset.build(cfg.data, cfg.model.n_ctx, text, tokenizer)
         if min(len(dataset.train), len(dataset.val)) <= cfg.model.n_ctx:
             raise CorpusError(f"corpus is too short for a context of {cfg.model.n_ctx} tokens")
         cfg = resolve(cfg, dataset)
-        _check(cfg)
+        require_valid(cfg)
         t = cfg.train
         self.cfg, self.dataset, self.tokenizer = cfg, dataset, dataset.tokenizer
         self.threads = set_threads(t.torch_threads)
@@ -373,12 +374,3 @@ class Trainer:
 def is_pretrained(state: dict) -> bool:
     """A checkpoint an importer wrote: weights from elsewhere, no optimizer state to resume."""
     return "imported_from" in state and "optimizer" not in state
-
-
-def _check(cfg: ExperimentConfig) -> None:
-    from .limits import training_problems
-
-    problems = cfg.validate() or training_problems(cfg)
-    if problems:
-        raise ConfigError("; ".join(map(str, problems)))
-

@@ -132,11 +132,9 @@ def plan_run(args: argparse.Namespace) -> tuple[Path, bool]:
 
 def _fork(args: argparse.Namespace, run_dir: Path | None) -> int:
     from ..fork import fork_record, fork_run
-    from ..runs import CONFIG, Run, RunError
+    from ..runs import Run
 
     parent = Run(args.fork)
-    if run_dir is not None and run_dir.exists() and ((run_dir / CONFIG).exists() or any(run_dir.iterdir())):
-        raise RunError(f"{run_dir} is not empty; a fork needs a new run directory")
     cfg = build_config(args, base=parent.config)
     run_dir = run_dir or default_run_dir(f"{parent.path.name}-fork")
     trainer = fork_run(parent.path, run_dir, cfg, args.fork_step)
@@ -199,12 +197,12 @@ def _train(trainer, run_dir: Path) -> int:
 
     cfg = trainer.cfg
     out = sys.stdout
+    for warning in getattr(trainer, "warnings", ()):
+        print(f"gpt-explorer: warning: {warning}", file=sys.stderr)
     if trainer.step >= cfg.train.steps:
         print(f"{run_dir} already finished at step {trainer.step}; pass --steps N (more than "
               f"{trainer.step}) to train it further", file=out)
         return 0
-    for warning in getattr(trainer, "warnings", ()):
-        print(f"gpt-explorer: warning: {warning}", file=sys.stderr)
     verb = f"resuming at step {trainer.step}" if trainer.step else "new run"
     print(f"{verb}: {run_dir}", file=out)
     print(f"model {cfg.name}: {human_count(parameter_count(cfg.model))} parameters; corpus "
