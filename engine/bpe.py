@@ -50,8 +50,8 @@ class BPETokenizer:
     kind = KIND
 
     def __init__(self, tokenizer: Tokenizer):
-        if not isinstance(tokenizer.pre_tokenizer, pre_tokenizers.ByteLevel) or \
-                json.loads(tokenizer.to_str()).get("model", {}).get("type") != "BPE":
+        if not (isinstance(tokenizer.pre_tokenizer, pre_tokenizers.ByteLevel)
+                and isinstance(tokenizer.model, models.BPE)):
             raise CorpusError("the tokenizer is not a byte-level BPE (GPT-2's kind)")
         self._tok = tokenizer
         by_id = {i: t for t, i in tokenizer.get_vocab(with_added_tokens=True).items()}

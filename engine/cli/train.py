@@ -287,7 +287,8 @@ class Progress:
 
     def line(self, r) -> str:
         val = "—" if self.val is None else f"{self.val:.4f}"
-        return (f"step {r.step}/{r.total_steps}  loss {r.train_loss:.4f}  val {val}  "
+        bits = "" if r.train_bpc is None else f"  {r.train_bpc:.3f} bits/char"
+        return (f"step {r.step}/{r.total_steps}  loss {r.train_loss:.4f}  val {val}{bits}  "
                 f"{r.tokens_per_s:,.0f} tok/s  {_duration(r.wall_s)} elapsed  {_duration(r.eta_s)} left")
 
     def update(self, r) -> None:

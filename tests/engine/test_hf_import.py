@@ -196,7 +196,7 @@ def test_cli_fine_tunes_an_import_on_a_corpus_with_its_own_tokenizer(pretrained,
     capsys.readouterr()
     assert main(["train", "--run", str(run_dir), "--corpus", str(corpus), "--steps", "2"]) == 0
     out = capsys.readouterr().out
-    assert "step 2/2" in out
+    assert "step 2/2" in out and "bits/char" in out
     rows = Run(run_dir).metrics()
     assert [r["step"] for r in rows] == [1, 2] and rows[-1]["val_bpc"] > 0
     assert Run(run_dir).config.data.corpus == str(corpus.resolve())
