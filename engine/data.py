@@ -2,10 +2,10 @@
 
 A tokenizer turns text into integer ids and back; it is saved in the run directory as a small dict so a
 run can be sampled without its corpus (byte-level BPE, engine/bpe.py, as the `tokenizers` library's own
-JSON). Loss per token is not comparable across tokenizers, so a dataset also knows how many characters
-each split's tokens cover on average, which turns a loss into bits per character. The split is the first (1 − val_fraction) of the token stream for
-training and the rest for validation, as nanoGPT does; batches are random windows drawn from a seeded
-``torch.Generator`` so a run is reproducible and resumable.
+JSON). The split is the first (1 − val_fraction) of the token stream for training and the rest for
+validation, as nanoGPT does; batches are random windows drawn from a seeded ``torch.Generator`` so a run
+is reproducible and resumable. Loss per token is not comparable across tokenizers, so a dataset also knows
+how many characters each split's tokens cover on average, which turns a loss into bits per character.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ import numpy as np
 import torch
 
 from .config import DataConfig
-from .bpe import BPETokenizer
 from .corpus import CorpusError, load_corpus
 
 UNK = "<unk>"
@@ -126,6 +125,8 @@ class WordTokenizer(_Vocabulary):
 
 def tokenizer_from_dict(d: dict) -> Tokenizer:
     if isinstance(d.get("model"), dict):  # the `tokenizers` library's JSON: a byte-level BPE
+        from .bpe import BPETokenizer  # the library loads only for runs that use it
+
         return BPETokenizer.from_dict(d)
     kind, vocab = d.get("kind"), d.get("vocab")
     if not isinstance(vocab, list) or not all(isinstance(v, str) for v in vocab):
@@ -145,6 +146,8 @@ def fit_tokenizer(text: str, cfg: DataConfig) -> Tokenizer:
     if cfg.tokenizer == "word":
         return WordTokenizer.fit(text, cfg.max_vocab)
     if cfg.tokenizer == "bpe":
+        from .bpe import BPETokenizer
+
         return BPETokenizer.fit(text, cfg.max_vocab)
     return CharTokenizer.fit(text)
 

@@ -1,10 +1,10 @@
 """`gpt-explorer train`: train a model in the terminal, writing a run directory (DESIGN §5, §6).
 
 A new run comes from a preset (default `tiny`) or a config file, with the command line's overrides; if
-`--run` names an existing run it is resumed exactly from its latest checkpoint. An imported pretrained model
-(`import hf`, `import nanogpt`) is fine-tuned that way, on `--corpus` if given, with its own tokenizer. Progress is one updating
-line on a terminal and plain lines otherwise. Ctrl-C stops between steps and saves a checkpoint. Qt is
-never imported here (a test checks it).
+`--run` names an existing run it is resumed exactly from its latest checkpoint; an imported pretrained model
+(`import hf`, `import nanogpt`) is fine-tuned that way, on `--corpus` if given, with its own tokenizer.
+Progress is one updating line on a terminal and plain lines otherwise. Ctrl-C stops between steps and
+saves a checkpoint. Qt is never imported here (a test checks it).
 """
 
 from __future__ import annotations
