@@ -72,8 +72,8 @@ def generate_text(model: GPT, tokenizer, prompt: str, n_tokens: int, temperature
         ids = tokenizer.encode(prompt)
     except CorpusError as e:
         raise UserError(f"the prompt cannot be encoded with this run's vocabulary: {e}") from None
-    if not ids:  # an empty prompt starts a new line when the vocabulary has one
-        ids = tokenizer.encode("\n") if "\n" in tokenizer.vocab else [0]
+    if not ids:  # an empty prompt starts a new line when the vocabulary can write one (BPE always can)
+        ids = tokenizer.encode("\n") if tokenizer.kind == "bpe" or "\n" in tokenizer.vocab else [0]
     device = next(model.parameters()).device
     gen = torch.Generator(device=device)
     gen.manual_seed(seed) if seed is not None else gen.seed()

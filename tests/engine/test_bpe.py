@@ -20,7 +20,7 @@ from engine.data import Dataset, tokenizer_from_dict
 from engine.probes import visible_tokens
 from engine.run_curves import load_curves
 from engine.runs import Run
-from engine.trainer import Trainer
+from engine.trainer import Trainer, generate_text
 
 
 @pytest.fixture(scope="module")
@@ -114,6 +114,8 @@ def test_a_bpe_run_trains_logs_bits_per_character_and_samples(text, tmp_path):
     assert Tokenizer.from_file(str(tmp_path / "run" / "tokenizer.json")).get_vocab_size() == 400
     sample = trainer.sample("KING:", 20, seed=1)
     assert sample and isinstance(sample, str)
+    from_nothing = trainer.sample("", 20, seed=1)  # starts after a newline, as a character run's does
+    assert from_nothing == generate_text(trainer.model, trainer.tokenizer, "\n", 20, seed=1)
     steps, bpc = load_curves(tmp_path / "run").series("val_bpc")  # Run curves plots it
     assert steps.tolist() == [8, 16] and bpc[-1] == pytest.approx(last.val_bpc)
 
