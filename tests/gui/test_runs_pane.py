@@ -261,9 +261,9 @@ def test_file_import_turns_a_nanogpt_out_dir_into_an_open_run(make_window, tmp_p
     run_dir = w.controller.run_dir
     assert run_dir is not None and run_dir.parent == settings.runs_root() and Run(run_dir).latest_step() == 250
     assert w.panes["pane_training"].progress.value() == 250  # no metrics log: the step it was imported at
-    write_out_dir(tmp_path / "biased", args=dict(n_layer=1, n_head=1, n_embd=4, block_size=4, bias=True,
-                                                 vocab_size=61, dropout=0.0))
-    assert run_menu.import_nanogpt(w, tmp_path / "biased") is None and "bias=True" in w.banner.text
+    write_out_dir(tmp_path / "bad", args=dict(n_layer=1, n_head=1, n_embd=4, block_size=4, bias=False,
+                                              vocab_size=61, dropout=2.0))
+    assert run_menu.import_nanogpt(w, tmp_path / "bad") is None and "dropout" in w.banner.text
 
 
 def test_fork_writes_a_paired_run_beside_its_parent_and_opens_it(qtbot, make_window, three_runs, monkeypatch):
