@@ -30,6 +30,7 @@ from pathlib import Path
 import torch
 
 from .config import DataConfig, ExperimentConfig, ModelConfig, TrainConfig, parameter_count
+from .config_fields import BY_KEY
 from .corpus import SHAKESPEARE, CorpusError, shakespeare_text
 from .data import Dataset
 from .errors import UserError
@@ -195,7 +196,7 @@ def finetune_config(model: ModelConfig) -> TrainConfig:
     (no accumulation here), so that fine-tuning fits: the training-memory estimate for GPT-2 small is
     5.0 GiB at one sequence, 14.3 GiB at four. One checkpoint kept (GPT-2 small's is ~1.5 GB with its
     optimizer state) and room for the 5 snapshots."""
-    snapshot_mb = 4 * parameter_count(model) / 1e6
+    snapshot_mb = min(4 * parameter_count(model) / 1e6, BY_KEY["train.snapshot_budget_mb"].hi / 5.5)
     return TrainConfig(steps=20, batch_size=1, lr=3e-5, min_lr=3e-5, warmup_steps=0, eval_every=5,
                        eval_batches=4, checkpoint_every=20, keep_checkpoints=1, snapshot_every=5,
                        snapshot_budget_mb=max(math.ceil(5.5 * snapshot_mb), TrainConfig.snapshot_budget_mb),
@@ -217,16 +218,16 @@ def import_hf(folder: str | Path, run_dir: str | Path) -> Imported:
     if not folder.is_dir():
         raise HFImportError(f"{folder} is not a folder")
     model = model_config(read_config(folder))
+    cfg = ExperimentConfig(name=f"hf {folder.resolve().name}", model=model, train=finetune_config(model),
+                           data=DataConfig(corpus=SHAKESPEARE, tokenizer="bpe", max_vocab=model.vocab_size))
+    try:  # sizes, memory: refused before the weights are read
+        require_valid(cfg)
+    except UserError as e:
+        raise HFImportError(f"the imported model cannot be opened here: {e}") from None
     tokenizer, source = load_tokenizer(folder, model.vocab_size)
     state, weights_file = load_state(folder)
     weights = convert(state, model)
     del state
-    cfg = ExperimentConfig(name=f"hf {folder.resolve().name}", model=model, train=finetune_config(model),
-                           data=DataConfig(corpus=SHAKESPEARE, tokenizer="bpe", max_vocab=model.vocab_size))
-    try:
-        require_valid(cfg)
-    except UserError as e:
-        raise HFImportError(f"the imported model cannot be opened here: {e}") from None
     create_run(run_dir, cfg, tokenizer, probe(cfg, tokenizer), weights,
                state={"imported_from": str(folder.resolve()), "wall_s": 0.0})
     return Imported(run_dir, cfg, weights_file, source)

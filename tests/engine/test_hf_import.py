@@ -141,6 +141,7 @@ def edited(folder: Path, tmp_path: Path, **changes) -> Path:
     ({"tie_word_embeddings": False}, "tie_word_embeddings"),
     ({"vocab_size": VOCAB + 1}, "must belong to the same model"),
     ({"n_layer": 3}, "h.2.attn.c_attn.weight is missing"),
+    ({"n_layer": 4000, "n_embd": 4096}, "cannot be opened here: .*memory"),
 ])
 def test_a_config_that_does_not_fit_is_refused_in_one_line_and_writes_nothing(pretrained, tmp_path, changes, message):
     with pytest.raises(HFImportError, match=message) as e:
