@@ -12,7 +12,8 @@ downloaded. Then, in one process, each as the app does it:
     attention  every layer's and head's attention for a prompt (engine/analysis/attention.py), two lengths
     grid       the Heatmaps pane's 144-tile mosaic (HeatmapGrid.set_stack) drawn offscreen
 
-and the process's resident memory after each (VmRSS) and at its peak (VmHWM). Times are medians of --reps.
+and the process's resident memory after each (VmRSS) and at its peak (VmHWM). Times are medians of --reps;
+all but the import run on one torch thread, as the app runs them.
 
     python benchmarks/gpt2_small.py [--reps 3] [--tokens 32] [--keep DIR]
 """
@@ -109,6 +110,10 @@ def run(root: Path, args) -> None:
     m = done.config.model
     print(f"import   {t:6.2f} s  {m.n_layer}×{m.n_head}×{m.d_model}, context {m.n_ctx}, {m.vocab_size:,} tokens, "
           f"{human_count(parameter_count(m))} parameters; {memory()}")
+    # the app reads weights, samples and computes attention with one torch thread (its analysis process,
+    # engine/analysis/service.py; generate_text): on this shared machine two threads made a 12×768 by
+    # 768×768 product 36 ms instead of 0.6 ms
+    torch.set_num_threads(1)
     run_ = Run(run_dir)
     t, model = timed(lambda: run_.build_model(0).eval(), args.reps)
     print(f"open     {t:6.2f} s  the model built from the step-0 checkpoint; {memory()}")
