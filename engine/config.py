@@ -17,6 +17,7 @@ from typing import Any
 import tomli_w
 
 from .errors import UserError
+from .safe_io import parse_toml
 
 POS_ENCODINGS = ("sinusoidal", "learned", "none")
 MASKS = ("causal", "banded", "none")
@@ -221,9 +222,11 @@ class ExperimentConfig:
     @classmethod
     def from_toml(cls, text: str) -> ExperimentConfig:
         try:
-            return cls.from_dict(tomllib.loads(text))
+            return cls.from_dict(parse_toml(text, "config"))
         except tomllib.TOMLDecodeError as e:
             raise ConfigError(f"not valid TOML: {e}") from None
+        except ValueError as e:  # nested too deeply
+            raise ConfigError(str(e)) from None
 
     @classmethod
     def load(cls, path: str | Path) -> ExperimentConfig:

@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 from .errors import UserError
-from .safe_io import JSON_CAP, UnsafeFileError, read_text
+from .safe_io import JSON_CAP, UnsafeFileError, parse_json, read_text
 
 CHECKSUMS = "checksums.json"
 SIDECAR = ".sha256"
@@ -56,7 +56,7 @@ def verify_checksums(folder: Path, names: list[str], where: str) -> None:
     if not path.exists():
         return  # written before checksums existed
     try:
-        sums = json.loads(read_text(path, JSON_CAP, "checksum file"))
+        sums = parse_json(read_text(path, JSON_CAP, "checksum file"), "checksum file")
     except (OSError, ValueError, UnsafeFileError):
         raise IntegrityError(f"{where}/{CHECKSUMS} is corrupt") from None
     if not isinstance(sums, dict):

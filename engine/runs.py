@@ -41,7 +41,8 @@ from . import run_integrity as integrity
 from .config import ConfigError, ExperimentConfig
 from .errors import UserError
 from .run_lock import LOCK_FILE, RunLock
-from .safe_io import JSON_CAP, JSONL_CAP, WEIGHTS_CAP, UnsafeFileError, check_inside, check_regular, read_text
+from .safe_io import (JSON_CAP, JSONL_CAP, WEIGHTS_CAP, UnsafeFileError, check_inside, check_regular, parse_json,
+                      read_text)
 
 CONFIG, TOKENIZER, PROBE = "config.toml", "tokenizer.json", "probe.json"
 METRICS, SAMPLES = "metrics.jsonl", "samples.jsonl"
@@ -109,7 +110,7 @@ def read_jsonl(path: Path) -> tuple[list[dict], str | None]:
             if not raw.strip():
                 continue
             try:
-                row = json.loads(raw.decode("utf-8"))
+                row = parse_json(raw.decode("utf-8"), "log line")
             except (UnicodeDecodeError, ValueError):
                 bad.append(i)
                 continue
@@ -229,7 +230,7 @@ def _steps_in(folder: Path, want_dir: bool) -> list[int]:
 
 def _read_json(path: Path) -> dict | None:
     try:
-        d = json.loads(read_text(path, JSON_CAP, "run file"))
+        d = parse_json(read_text(path, JSON_CAP, "run file"), f"run file {path.name}")
     except (OSError, ValueError, UnsafeFileError):
         return None
     return d if isinstance(d, dict) else None
@@ -398,7 +399,7 @@ class Run:
         if problems:
             raise RunError(f"{self.path / CONFIG}: " + "; ".join(map(str, problems)))
         try:
-            d = json.loads(read_text(self.path / TOKENIZER, JSON_CAP, "tokenizer file"))
+            d = parse_json(read_text(self.path / TOKENIZER, JSON_CAP, "tokenizer file"), "tokenizer file")
             self.tokenizer = tokenizer_from_dict(d if isinstance(d, dict) else {})
         except (OSError, ValueError, UserError) as e:
             raise RunError(f"{self.path / TOKENIZER} is missing or corrupt: {_first_line(e)}") from None
