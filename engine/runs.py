@@ -407,6 +407,8 @@ class Run:
             raise RunError(f"{self.path}: tokenizer.json and config.toml disagree on the vocabulary size")
         self._warnings: dict[str, str] = {}
         self._shapes: dict[str, tuple[int, ...]] | None = None
+        self._checker = None  # a GPT of the config, for check_outputs
+        self._sound: set[str] = set()  # weights files whose outputs were found finite
         self.metrics(), self.samples(), self._probe_or_none()
 
     @property
@@ -515,12 +517,30 @@ class Run:
         return weights, state
 
     def _check_weights(self, weights: dict[str, torch.Tensor], where: str) -> None:
+        """Names, shapes, finiteness, and finite probabilities on one row of the probe (once per file)."""
         if self._shapes is None:
             self._shapes = integrity.expected_shapes(self.config.model)
         try:
             integrity.check_weights(weights, self._shapes, where)
+            if where not in self._sound:
+                integrity.check_outputs(self._model_for_checks(), weights, self._check_row(), where)
+                self._sound.add(where)
         except UserError as e:
             raise RunError(str(e)) from None
+
+    def _model_for_checks(self):
+        from .model import GPT
+
+        if self._checker is None:
+            self._checker = GPT(self.config.model)
+        return self._checker
+
+    def _check_row(self) -> torch.Tensor:
+        """One row of the probe batch (token 0 repeated when probe.json is unreadable)."""
+        probe = self._probe_or_none()
+        if probe is None:
+            return torch.zeros((1, self.config.model.n_ctx), dtype=torch.long)
+        return torch.from_numpy(probe.x[:1])
 
     def newest_intact_step(self) -> int:
         """The newest saved step whose weights load intact (0 when none are saved): what a command given
