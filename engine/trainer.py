@@ -27,6 +27,7 @@ from .config import ExperimentConfig
 from .corpus import CorpusError
 from .data import Dataset
 from .resolve import resolve
+from .determinism import record_session
 from .device import pick_device, set_threads, single_thread
 from .distributed import SOLO, Group
 from .errors import UserError
@@ -109,6 +110,7 @@ class Trainer:
         if run_dir is not None and group.rank == 0:
             self.writer = RunWriter.create(run_dir, self.cfg, self.tokenizer, self.probe)
             self.writer.save_snapshot(0, self.weights_copy())
+            record_session(self.writer.path, 0, self.device)
 
     @classmethod
     def resume(cls, run_dir: str | Path, *, dataset: Dataset | None = None, text: str | None = None,
@@ -133,6 +135,8 @@ class Trainer:
         self._restore(weights, state)
         self.warnings = run.warnings  # a damaged newest checkpoint skipped is named here
         self.writer = RunWriter.reopen(run, self.step) if group.rank == 0 else None
+        if self.writer is not None:
+            record_session(run.path, self.step, self.device)
         if self.writer is not None and cfg != run.config:
             self.writer.write_config(cfg)
         return self
