@@ -532,7 +532,8 @@ class Run:
         from .model import GPT
 
         if self._checker is None:
-            self._checker = GPT(self.config.model)
+            with torch.random.fork_rng(devices=[]):  # its initialisation must not move a trainer's generator
+                self._checker = GPT(self.config.model)
         return self._checker
 
     def _check_row(self) -> torch.Tensor:
