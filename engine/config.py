@@ -20,6 +20,7 @@ import tomli_w
 
 from .config_fields import choices, section_fields
 from .errors import UserError
+from .safe_io import parse_toml
 
 DEVICES = choices("train.device")
 OPTIMIZERS = choices("train.optimizer")  # the step's geometry (FORMS.md §8); built in engine/optimizers.py
@@ -182,9 +183,11 @@ class ExperimentConfig:
     @classmethod
     def from_toml(cls, text: str) -> ExperimentConfig:
         try:
-            return cls.from_dict(tomllib.loads(text))
+            return cls.from_dict(parse_toml(text, "config"))
         except tomllib.TOMLDecodeError as e:
             raise ConfigError(f"not valid TOML: {e}") from None
+        except ValueError as e:  # nested too deeply
+            raise ConfigError(str(e)) from None
 
     @classmethod
     def load(cls, path: str | Path) -> ExperimentConfig:

@@ -25,7 +25,8 @@ from .errors import UserError
 from .run_create import check_target, create_run, require_valid
 from .run_integrity import SIDECAR
 from .runs import METRICS, SAMPLES, SNAPSHOTS, Run, RunError, atomic_write_text, read_jsonl, step_name
-from .safe_io import WEIGHTS_CAP, UnsafeFileError, check_inside, copy_regular
+from .safe_io import (JSON_CAP, WEIGHTS_CAP, UnsafeFileError, check_inside, copy_regular, parse_json, parse_toml,
+                      read_text)
 
 FORK = "fork.json"
 
@@ -37,9 +38,11 @@ def parse_setting(text: str, cfg: ExperimentConfig) -> ExperimentConfig:
     if not sep or section not in ("model", "train", "data") or not name:
         raise ConfigError(f"{text!r} is not SECTION.FIELD=VALUE (e.g. train.lr=3e-4)")
     try:
-        value = tomllib.loads(f"v = {raw.strip()}")["v"]
+        value = parse_toml(f"v = {raw.strip()}", f"the value of {key.strip()}")["v"]
     except tomllib.TOMLDecodeError:
         value = raw.strip()
+    except ValueError as e:  # nested too deeply
+        raise ConfigError(str(e)) from None
     d = cfg.to_dict()
     d[section][name] = value
     return ExperimentConfig.from_dict(d)
@@ -167,7 +170,7 @@ def _adapt_optimizer(state: dict, cfg: ExperimentConfig) -> str:
 def fork_record(run_dir: str | Path) -> dict | None:
     """The fork.json of a run made by fork_run, or None for a run that is not a fork."""
     try:
-        d = json.loads((Path(run_dir) / FORK).read_text(encoding="utf-8"))
+        d = parse_json(read_text(Path(run_dir) / FORK, JSON_CAP, "fork record"), "fork record")
     except (OSError, ValueError):
         return None
     return d if isinstance(d, dict) else None

@@ -15,6 +15,7 @@ whose stamp differs from the one it holds.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import math
 import os
 from collections import OrderedDict
@@ -45,6 +46,7 @@ class RunCurves:
     name: str
     path: Path
     columns: dict[str, np.ndarray]  # step, tokens, wall_s and every METRIC_LABELS key
+    noise: str | None = None        # engine.determinism.noise_note: the run did not train to the bit
 
     def series(self, metric: str, axis: str = "step", smoothing: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
         """x and y where y is finite, y smoothed when the metric is a noisy one."""
@@ -63,8 +65,11 @@ def load_curves(path: str | Path, name: str | None = None) -> RunCurves:
         cfg = ExperimentConfig.load(path / CONFIG)
     except ConfigError as e:
         raise RunError(f"{path} is not a run that can be drawn: {e}") from None
-    return curves_from_rows(read_jsonl(path / METRICS)[0], name or path.name, path,
-                            cfg.train.batch_size * cfg.model.n_ctx)
+    from .determinism import noise_note
+
+    curves = curves_from_rows(read_jsonl(path / METRICS)[0], name or path.name, path,
+                              cfg.train.batch_size * cfg.model.n_ctx)
+    return dataclasses.replace(curves, noise=noise_note(path))
 
 
 def curves_from_rows(rows: Sequence[dict], name: str, path: Path, tokens_per_step: int) -> RunCurves:

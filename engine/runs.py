@@ -41,7 +41,8 @@ from . import run_integrity as integrity
 from .config import ConfigError, ExperimentConfig
 from .errors import UserError
 from .run_lock import LOCK_FILE, RunLock
-from .safe_io import JSON_CAP, JSONL_CAP, WEIGHTS_CAP, UnsafeFileError, check_inside, check_regular, read_text
+from .safe_io import (JSON_CAP, JSONL_CAP, WEIGHTS_CAP, UnsafeFileError, check_inside, check_regular, parse_json,
+                      read_text)
 
 CONFIG, TOKENIZER, PROBE = "config.toml", "tokenizer.json", "probe.json"
 METRICS, SAMPLES = "metrics.jsonl", "samples.jsonl"
@@ -110,7 +111,7 @@ def read_jsonl(path: Path) -> tuple[list[dict], str | None]:
             if not raw.strip():
                 continue
             try:
-                row = json.loads(raw.decode("utf-8"))
+                row = parse_json(raw.decode("utf-8"), "log line")
             except (UnicodeDecodeError, ValueError):
                 bad.append(i)
                 continue
@@ -230,7 +231,7 @@ def _steps_in(folder: Path, want_dir: bool) -> list[int]:
 
 def _read_json(path: Path) -> dict | None:
     try:
-        d = json.loads(read_text(path, JSON_CAP, "run file"))
+        d = parse_json(read_text(path, JSON_CAP, "run file"), f"run file {path.name}")
     except (OSError, ValueError, UnsafeFileError):
         return None
     return d if isinstance(d, dict) else None
@@ -399,7 +400,7 @@ class Run:
         if problems:
             raise RunError(f"{self.path / CONFIG}: " + "; ".join(map(str, problems)))
         try:
-            d = json.loads(read_text(self.path / TOKENIZER, JSON_CAP, "tokenizer file"))
+            d = parse_json(read_text(self.path / TOKENIZER, JSON_CAP, "tokenizer file"), "tokenizer file")
             self.tokenizer = tokenizer_from_dict(d if isinstance(d, dict) else {})
         except (OSError, ValueError, UserError) as e:
             raise RunError(f"{self.path / TOKENIZER} is missing or corrupt: {_first_line(e)}") from None
@@ -407,6 +408,8 @@ class Run:
             raise RunError(f"{self.path}: tokenizer.json and config.toml disagree on the vocabulary size")
         self._warnings: dict[str, str] = {}
         self._shapes: dict[str, tuple[int, ...]] | None = None
+        self._checker = None  # a GPT of the config, for check_outputs
+        self._sound: set[str] = set()  # weights files whose outputs were found finite
         self.metrics(), self.samples(), self._probe_or_none()
 
     @property
@@ -515,12 +518,31 @@ class Run:
         return weights, state
 
     def _check_weights(self, weights: dict[str, torch.Tensor], where: str) -> None:
+        """Names, shapes, finiteness, and finite probabilities on one row of the probe (once per file)."""
         if self._shapes is None:
             self._shapes = integrity.expected_shapes(self.config.model)
         try:
             integrity.check_weights(weights, self._shapes, where)
+            if where not in self._sound:
+                integrity.check_outputs(self._model_for_checks(), weights, self._check_row(), where)
+                self._sound.add(where)
         except UserError as e:
             raise RunError(str(e)) from None
+
+    def _model_for_checks(self):
+        from .model import GPT
+
+        if self._checker is None:
+            with torch.random.fork_rng(devices=[]):  # its initialisation must not move a trainer's generator
+                self._checker = GPT(self.config.model)
+        return self._checker
+
+    def _check_row(self) -> torch.Tensor:
+        """One row of the probe batch (token 0 repeated when probe.json is unreadable)."""
+        probe = self._probe_or_none()
+        if probe is None:
+            return torch.zeros((1, self.config.model.n_ctx), dtype=torch.long)
+        return torch.from_numpy(probe.x[:1])
 
     def newest_intact_step(self) -> int:
         """The newest saved step whose weights load intact (0 when none are saved): what a command given

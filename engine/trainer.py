@@ -27,11 +27,12 @@ from .config import ExperimentConfig
 from .corpus import CorpusError
 from .data import Dataset
 from .resolve import resolve
+from .determinism import record_session
 from .device import pick_device, set_threads, single_thread
 from .distributed import SOLO, Group
 from .errors import UserError
 from .model import GPT
-from .run_integrity import NonFiniteWeights, require_finite
+from .run_integrity import Diverged, NonFiniteWeights, largest_weight, require_finite
 from .optimizers import make_optimizer  # AdamW, SGD or Muon (TrainConfig.optimizer)
 from .probes import induction_probe
 from .run_create import require_valid
@@ -82,10 +83,18 @@ def generate_text(model: GPT, tokenizer, prompt: str, n_tokens: int, temperature
     model.eval()
     try:
         with single_thread(), torch.inference_mode():  # inference_mode: ~7% faster than no_grad here
-            out = model.generate(idx, n_tokens, temperature, top_k, generator=gen)  # (1, T0 + n)
+            finite = bool(torch.isfinite(model(idx[:, -model.cfg.n_ctx:])[0]).all())
+            out = model.generate(idx, n_tokens, temperature, top_k, generator=gen) if finite else None
+    except RuntimeError as e:  # multinomial's refusal of a NaN distribution met later in the text
+        if "probability tensor" not in str(e):
+            raise
+        out = None
     finally:
         model.train(was_training)
-    return tokenizer.decode(out[0, len(ids):].tolist())
+    if out is None:  # weights that overflow: finite themselves, but not their probabilities
+        raise Diverged(f"these weights cannot give finite probabilities ({largest_weight(model.state_dict())}); "
+                       "the run diverged, so sample an earlier step")
+    return tokenizer.decode(out[0, len(ids):].tolist())  # out: (1, T0 + n)
 
 
 class Trainer:
@@ -103,6 +112,7 @@ class Trainer:
         if run_dir is not None and group.rank == 0:
             self.writer = RunWriter.create(run_dir, self.cfg, self.tokenizer, self.probe)
             self.writer.save_snapshot(0, self.weights_copy())
+            record_session(self.writer.path, 0, self.device)
 
     @classmethod
     def resume(cls, run_dir: str | Path, *, dataset: Dataset | None = None, text: str | None = None,
@@ -138,6 +148,8 @@ class Trainer:
         self._restore(weights, state)
         self.warnings = run.warnings  # a damaged newest checkpoint skipped is named here
         self.writer = RunWriter.reopen(run, self.step) if group.rank == 0 else None
+        if self.writer is not None:
+            record_session(run.path, self.step, self.device)
         if self.writer is not None and cfg != run.config:
             self.writer.write_config(cfg)
         return self
@@ -240,7 +252,7 @@ class Trainer:
                     return
                 try:
                     report = self._after_step(loss, norm, lr)
-                except NonFiniteWeights as e:  # the loss was finite, the update was not: nothing saved
+                except (NonFiniteWeights, Diverged) as e:  # the loss was finite, the update was not: nothing saved
                     halted = True
                     yield self._nan_report(loss, norm, lr, str(e))
                     return
@@ -346,8 +358,9 @@ class Trainer:
     def _nan_report(self, loss: float, norm: float, lr: float, weights: str | None = None) -> StepReport:
         kept = (f"the last checkpoint (step {self._ckpt_step}) is kept" if self._ckpt_step is not None
                 else "no checkpoint was written yet")
-        message = (f"step {self.step + 1}: the loss ({loss}) or gradient norm ({norm}) is not finite; "
-                   f"training stopped before the weights changed and {kept}. Try a lower learning rate.")
+        message = (f"step {self.step + 1}: the loss ({loss}) or gradient norm ({norm}) is not finite "
+                   f"({largest_weight(dict(self._state_tensors))}); training stopped before the weights changed "
+                   f"and {kept}. Try a lower learning rate.")
         if weights is not None:
             message = f"{weights}; training stopped and {kept}. Try a lower learning rate."
         return StepReport(self.step, self.cfg.train.steps, loss, None, lr, norm, self._tps or 0.0,

@@ -27,6 +27,7 @@ from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtWidgets import QComboBox, QGraphicsItem, QGridLayout, QHBoxLayout, QLabel, QSlider, QVBoxLayout
 
 from engine.analysis import service
+from engine.determinism import noise_sentence
 from engine.run_curves import AXIS_LABELS, METRIC_LABELS, SMOOTHED, RunCurves, export_overlay
 
 from ..analysis import AnalysisJob
@@ -107,6 +108,11 @@ class RunCurvesPane(SeenWidget):
         col.setContentsMargins(4, 4, 4, 4)
         col.addLayout(top)
         col.addWidget(self.hint)
+        self.noise = QLabel(self)  # engine.determinism: ticked runs that did not train to the bit
+        self.noise.setObjectName("curves_noise")
+        self.noise.setWordWrap(True)
+        self.noise.hide()
+        col.addWidget(self.noise)
         col.addLayout(grid, 1)
         self._timer = QTimer(self, interval=RELOAD_MS)
         # a dragged slider moves faster than a redraw: the latest value is drawn at the next frame
@@ -181,6 +187,9 @@ class RunCurvesPane(SeenWidget):
         self.redraws += 1
         shown = [p for p in self.view.paths if p in self.curves]
         self.hint.setVisible(not shown)
+        note = noise_sentence([self.curves[p].noise for p in shown])
+        self.noise.setText(note or "")
+        self.noise.setVisible(note is not None)
         if list(self._items) != shown:
             self._sync_items(shown)
             only_smoothing, paths = False, None

@@ -90,3 +90,46 @@ def test_a_fork_that_changes_nothing_training_reads_equals_the_straight_run(stra
     wa, wb = Run(straight).load_weights(12), Run(tmp_path / "fork").load_weights(12)
     assert all(torch.equal(wa[k], wb[k]) for k in wa)
     assert logged(straight) == logged(tmp_path / "fork")
+
+
+# ---- the record: whether a run repeats, said where runs are compared ------------------------------
+
+def test_a_cpu_run_records_that_it_repeats_and_comparisons_say_nothing(straight):
+    from engine.determinism import comparison_note, sessions
+    from engine.run_curves import load_curves
+
+    assert sessions(straight) == [{"step": 0, "device": "cpu", "deterministic": True}]
+    assert comparison_note([straight, straight]) is None and load_curves(straight).noise is None
+
+
+def test_cuda_sessions_are_recorded_with_whether_they_were_deterministic(straight, tmp_path, monkeypatch):
+    import shutil
+    from types import SimpleNamespace
+
+    from engine.determinism import comparison_note, is_deterministic, record_session, sessions
+    from engine.run_curves import load_curves
+
+    run = tmp_path / "run"
+    shutil.copytree(straight, run)
+    cuda = SimpleNamespace(type="cuda")
+    monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG", raising=False)
+    assert not is_deterministic(cuda) and not is_deterministic(SimpleNamespace(type="mps"))
+    record_session(run, 6, cuda)
+    record_session(run, 9, cuda)  # the same kind of session again: nothing new to say
+    assert [s["step"] for s in sessions(run)] == [0, 6]
+    note = comparison_note([straight, run])
+    assert note == ("run trained on cuda without deterministic kernels from step 6: a difference between these "
+                    "runs includes run-to-run noise")
+    assert load_curves(run).noise.startswith("run trained on cuda")
+    monkeypatch.setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    torch.use_deterministic_algorithms(True)
+    try:
+        assert is_deterministic(cuda)
+        record_session(run, 3, cuda)  # resumed from an earlier checkpoint: what came after is rewritten
+    finally:
+        torch.use_deterministic_algorithms(False)
+    assert sessions(run) == [{"step": 0, "device": "cpu", "deterministic": True},
+                             {"step": 3, "device": "cuda", "deterministic": True}]
+    assert comparison_note([run]) is None
+    (run / "determinism.json").write_text("[" * 100_000, encoding="utf-8")
+    assert sessions(run) == [] and comparison_note([run]) is None  # unreadable: nothing claimed

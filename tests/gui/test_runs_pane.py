@@ -348,3 +348,23 @@ def test_the_curves_are_read_in_the_analysis_process_never_on_the_gui_thread(qtb
     line = curves.line(three_runs / "c", "train_loss")
     qtbot.waitUntil(lambda: len(line.yData) == 7, timeout=WAIT)  # the pane's slow timer asked again
     assert curves.curves[three_runs / "c"].columns["train_loss"][-1] == 1.25
+
+
+def test_runs_not_trained_to_the_bit_are_named_where_they_are_compared(qtbot, make_window, three_runs):
+    import json
+
+    (three_runs / "c" / "determinism.json").write_text(json.dumps(
+        {"sessions": [{"step": 0, "device": "cuda", "deterministic": False}]}), encoding="utf-8")
+    w, runs, diff = in_front(qtbot, make_window, "pane_run_diff")
+    curves = w.panes["pane_run_curves"]
+    runs.set_checked(three_runs / "a")
+    runs.set_checked(three_runs / "b")
+    qtbot.waitUntil(lambda: diff.shown is not None and len(curves.legend_names()) == 2, timeout=WAIT)
+    assert "noise" not in diff.pair_label.text() and not curves.noise.isVisibleTo(curves)
+    runs.set_checked(three_runs / "b", False)
+    runs.set_checked(three_runs / "c")
+    qtbot.waitUntil(lambda: diff.shown is not None and diff.shown.names == ("a", "c"), timeout=WAIT)
+    qtbot.waitUntil(lambda: sorted(curves.legend_names()) == ["a", "c"], timeout=WAIT)
+    note = "c trained on cuda without deterministic kernels from step 0"
+    assert note in diff.pair_label.text() and "run-to-run noise" in diff.pair_label.text()
+    assert curves.noise.isVisibleTo(curves) and note in curves.noise.text()
