@@ -22,7 +22,6 @@ checkpoint holds the pretrained weights and no optimizer state, so `train --run`
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,7 +37,7 @@ from .nanogpt_import import NanoGPTImportError, convert_weights
 from .probes import induction_probe
 from .run_create import check_target, create_run, require_valid
 from .runs import Probe
-from .safe_io import JSON_CAP, WEIGHTS_CAP, UnsafeFileError, check_regular, read_text
+from .safe_io import JSON_CAP, WEIGHTS_CAP, UnsafeFileError, check_regular, parse_json, read_text
 
 CONFIG_JSON, SAFETENSORS, TORCH_BIN = "config.json", "model.safetensors", "pytorch_model.bin"
 TOKENIZER_JSON, VOCAB_JSON, MERGES_TXT = "tokenizer.json", "vocab.json", "merges.txt"
@@ -69,10 +68,10 @@ class Imported:
 def read_config(folder: Path) -> dict:
     path = folder / CONFIG_JSON
     try:
-        conf = json.loads(read_text(path, JSON_CAP, "config.json"))
+        conf = parse_json(read_text(path, JSON_CAP, CONFIG_JSON), CONFIG_JSON)
     except FileNotFoundError:
         raise HFImportError(f"{folder} has no {CONFIG_JSON}: not a Hugging Face model folder") from None
-    except (UnsafeFileError, OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+    except (UnsafeFileError, OSError, UnicodeDecodeError, ValueError) as e:  # ValueError: JSON, nesting
         raise HFImportError(f"{path} cannot be read as JSON: {str(e).splitlines()[0][:160]}") from None
     if not isinstance(conf, dict):
         raise HFImportError(f"{path} is not a JSON object")
@@ -170,19 +169,21 @@ def load_tokenizer(folder: Path, vocab_size: int):
     """The folder's byte-level BPE: tokenizer.json, else vocab.json + merges.txt; it must fit the model."""
     from .bpe import BPETokenizer
 
+    if (folder / TOKENIZER_JSON).exists():
+        source = TOKENIZER_JSON
+    elif (folder / VOCAB_JSON).exists() and (folder / MERGES_TXT).exists():
+        source = f"{VOCAB_JSON} + {MERGES_TXT}"
+    else:
+        raise HFImportError(f"{folder} has no tokenizer: neither {TOKENIZER_JSON} nor {VOCAB_JSON} and {MERGES_TXT}")
     try:
-        if (folder / TOKENIZER_JSON).exists():
-            source = TOKENIZER_JSON
-            tok = BPETokenizer.from_dict(json.loads(read_text(folder / TOKENIZER_JSON, JSON_CAP, TOKENIZER_JSON)))
-        elif (folder / VOCAB_JSON).exists() and (folder / MERGES_TXT).exists():
-            source = f"{VOCAB_JSON} + {MERGES_TXT}"
-            vocab = json.loads(read_text(folder / VOCAB_JSON, JSON_CAP, VOCAB_JSON))
+        if source == TOKENIZER_JSON:
+            text = read_text(folder / TOKENIZER_JSON, JSON_CAP, TOKENIZER_JSON)
+            tok = BPETokenizer.from_dict(parse_json(text, TOKENIZER_JSON))
+        else:
+            vocab = parse_json(read_text(folder / VOCAB_JSON, JSON_CAP, VOCAB_JSON), VOCAB_JSON)
             merges = read_text(folder / MERGES_TXT, JSON_CAP, MERGES_TXT).splitlines()
             tok = BPETokenizer.from_vocab_merges(vocab, merges)
-        else:
-            raise HFImportError(f"{folder} has no tokenizer: neither {TOKENIZER_JSON} nor {VOCAB_JSON} and "
-                                f"{MERGES_TXT}")
-    except (UnsafeFileError, OSError, UnicodeDecodeError, json.JSONDecodeError, CorpusError) as e:
+    except (UnsafeFileError, OSError, UnicodeDecodeError, ValueError, CorpusError) as e:  # ValueError: JSON
         raise HFImportError(f"the tokenizer in {folder} cannot be read: {str(e).splitlines()[0][:160]}") from None
     if tok.vocab_size != vocab_size:
         raise HFImportError(f"the tokenizer ({source}) has {tok.vocab_size:,} tokens but config.json's vocab_size "

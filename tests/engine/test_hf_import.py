@@ -154,6 +154,9 @@ def test_missing_files_are_named(pretrained, tmp_path):
     (folder / "tokenizer.json").unlink()
     with pytest.raises(HFImportError, match="no tokenizer"):
         import_hf(folder, tmp_path / "run")
+    (folder / "tokenizer.json").write_text('{"model": {"type": "BPE", "vocab": 3}}')
+    with pytest.raises(HFImportError, match="the tokenizer in .* cannot be read"):
+        import_hf(folder, tmp_path / "run")
     shutil.copy(pretrained / "tokenizer.json", folder)
     (folder / "model.safetensors").unlink()
     with pytest.raises(HFImportError, match="neither model.safetensors nor pytorch_model.bin"):
@@ -163,6 +166,9 @@ def test_missing_files_are_named(pretrained, tmp_path):
         import_hf(folder, tmp_path / "run")
     with pytest.raises(HFImportError, match="no config.json"):
         import_hf(tmp_path, tmp_path / "run")
+    (folder / "config.json").write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(HFImportError, match="cannot be read as JSON"):
+        import_hf(folder, tmp_path / "run")
     assert not (tmp_path / "run").exists()
 
 
