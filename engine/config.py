@@ -20,9 +20,11 @@ import tomli_w
 
 from .config_fields import choices, section_fields
 from .errors import UserError
+from .safe_io import parse_toml
 
 DEVICES = choices("train.device")
 OPTIMIZERS = choices("train.optimizer")  # the step's geometry (docs/geometries.md); built in engine/optimizers.py
+BPE_MIN_VOCAB = 256  # a byte-level BPE vocabulary holds every byte before its first merge
 
 
 class ConfigError(UserError, ValueError):
@@ -135,6 +137,9 @@ class DataConfig:
         p = table_problems(self, "data")
         if not self.corpus.strip():
             p.append(Problem("data.corpus", "choose a corpus"))
+        if self.tokenizer == "bpe" and 2 <= self.max_vocab < BPE_MIN_VOCAB:
+            p.append(Problem("data.max_vocab", f"byte-level BPE starts from the {BPE_MIN_VOCAB} bytes: "
+                                               f"at least {BPE_MIN_VOCAB}"))
         return p
 
 
@@ -178,9 +183,11 @@ class ExperimentConfig:
     @classmethod
     def from_toml(cls, text: str) -> ExperimentConfig:
         try:
-            return cls.from_dict(tomllib.loads(text))
+            return cls.from_dict(parse_toml(text, "config"))
         except tomllib.TOMLDecodeError as e:
             raise ConfigError(f"not valid TOML: {e}") from None
+        except ValueError as e:  # nested too deeply
+            raise ConfigError(str(e)) from None
 
     @classmethod
     def load(cls, path: str | Path) -> ExperimentConfig:

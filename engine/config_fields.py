@@ -189,10 +189,12 @@ FIELDS: tuple[Field, ...] = (
           "why, if it cannot"),
 
     Field("data.corpus", "Corpus", "\"shakespeare\" (the bundled plays) or the path of a UTF-8 text file"),
-    Field("data.tokenizer", "Tokenizer", "how the text becomes tokens",
-          choices=(("char", "characters"), ("word", "words"))),
-    Field("data.max_vocab", "Word vocabulary", "word tokenizer: the most frequent words kept, the rest become "
-          "<unk>", "words", lo=2, hi=1 << 22, depends=("data.tokenizer", ("word",))),
+    Field("data.tokenizer", "Tokenizer", "how the text becomes tokens; byte-level BPE is GPT-2's kind, trained "
+          "on the corpus (its losses compare with other tokenizers' in bits per character)",
+          choices=(("char", "characters"), ("word", "words"), ("bpe", "byte-level BPE"))),
+    Field("data.max_vocab", "Vocabulary size", "words: the most frequent words kept, the rest become <unk>; "
+          "byte-level BPE: the vocabulary size, at least its 256 bytes", "tokens", lo=2, hi=1 << 22,
+          depends=("data.tokenizer", ("word", "bpe"))),
     Field("data.val_fraction", "Validation fraction", "the last part of the tokens that is the validation split",
           lo=0, hi=1, ends="()"),
 )

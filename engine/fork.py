@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import shutil
 import tomllib
 from pathlib import Path
 
@@ -23,8 +22,11 @@ import torch
 
 from .config import ConfigError, ExperimentConfig
 from .errors import UserError
-from .runs import (CHECKPOINTS, METRICS, SAMPLES, SNAPSHOTS, Run, RunError, RunWriter, atomic_write_text,
-                   read_jsonl, step_name, write_checkpoint)
+from .run_create import check_target, create_run, require_valid
+from .run_integrity import SIDECAR
+from .runs import METRICS, SAMPLES, SNAPSHOTS, Run, RunError, atomic_write_text, read_jsonl, step_name
+from .safe_io import (JSON_CAP, WEIGHTS_CAP, UnsafeFileError, check_inside, copy_regular, parse_json, parse_toml,
+                      read_text)
 
 FORK = "fork.json"
 
@@ -36,9 +38,11 @@ def parse_setting(text: str, cfg: ExperimentConfig) -> ExperimentConfig:
     if not sep or section not in ("model", "train", "data") or not name:
         raise ConfigError(f"{text!r} is not SECTION.FIELD=VALUE (e.g. train.lr=3e-4)")
     try:
-        value = tomllib.loads(f"v = {raw.strip()}")["v"]
+        value = parse_toml(f"v = {raw.strip()}", f"the value of {key.strip()}")["v"]
     except tomllib.TOMLDecodeError:
         value = raw.strip()
+    except ValueError as e:  # nested too deeply
+        raise ConfigError(str(e)) from None
     d = cfg.to_dict()
     d[section][name] = value
     return ExperimentConfig.from_dict(d)
@@ -74,50 +78,73 @@ def _shapes(cfg: ExperimentConfig) -> dict[str, tuple[int, ...]]:
 
 def fork_run(parent_dir: str | Path, run_dir: str | Path, cfg: ExperimentConfig, step: int = 0, *,
              text: str | None = None, dataset=None):
-    """A Trainer for a new run at run_dir: the parent forked at `step` with config `cfg`."""
+    """A Trainer for a new run at run_dir: the parent forked at `step` with config `cfg`. Everything is
+    checked before the run is written, in one piece, by `create_run`."""
+    from .data import Dataset
     from .trainer import Trainer
 
     parent = Run(parent_dir)
-    run_dir = Path(run_dir)
+    run_dir = check_target(run_dir)
     cfg = cfg.replace(model=dataclasses.replace(cfg.model, vocab_size=parent.config.model.vocab_size))
+    require_valid(cfg)  # as --config is, before a model of its shapes is built even on the meta device
     check_pairable(parent.config, cfg)
     changed = changed_settings(parent.config, cfg)
     if not changed:
         raise UserError("the fork changes no setting; pass the one to change (e.g. --set train.lr=3e-4)")
+    if step != 0 and step not in parent.checkpoint_steps():
+        raise RunError(f"{parent.path} has no checkpoint at step {step} to fork from "
+                       f"(it has {', '.join(map(str, parent.checkpoint_steps())) or 'none'})")
+    dataset = dataset or Dataset.build(cfg.data, cfg.model.n_ctx, text)  # a corpus gone is refused here
+    skipped: list[str] = []
     if step == 0:
-        weights = parent.load_weights(0)
-        trainer = Trainer(cfg, run_dir, text=text, dataset=dataset)
-        trainer.model.load_state_dict(weights)  # in place: the trainer's views of the weights stay valid
-        trainer.writer.save_snapshot(0, trainer.weights_copy())
-        trainer.save_checkpoint()  # so that the fork, like a fork at a checkpoint, resumes from its start
-        carried = "fresh"
+        start = Trainer(cfg, text=text, dataset=dataset)  # the fork before its first step, on no disk
+        start.model.load_state_dict(parent.load_weights(0))  # in place: its state dict's views stay valid
+        weights, state, carried, probe = start.weights_copy(), start._state(), "fresh", start.probe
     else:
-        carried = _write_fork_at_checkpoint(parent, run_dir, cfg, step)
-        trainer = Trainer.resume(run_dir, text=text, dataset=dataset)
+        weights, state = parent.load_checkpoint(step)
+        state = dict(state, best_val=float("inf"))  # the fork's best is its own from here on
+        carried, probe = _adapt_optimizer(state, cfg), parent.probe()
     record = {"parent": str(parent.path.resolve()), "step": step, "changed": changed, "optimizer_state": carried}
-    atomic_write_text(run_dir / FORK, json.dumps(record, ensure_ascii=False, indent=1))
+
+    def fill(folder: Path) -> None:
+        if step:
+            skipped.extend(_copy_history(parent, folder, step))
+        atomic_write_text(folder / FORK, json.dumps(record, ensure_ascii=False, indent=1))
+
+    create_run(run_dir, cfg, parent.tokenizer, probe, weights, step=step, state=state, fill=fill)
+    trainer = Trainer.resume(run_dir, text=text, dataset=dataset)
+    trainer.warnings = [*trainer.warnings, *skipped]
     return trainer
 
 
-def _write_fork_at_checkpoint(parent: Run, run_dir: Path, cfg: ExperimentConfig, step: int) -> str:
-    if step not in parent.checkpoint_steps():
-        raise RunError(f"{parent.path} has no checkpoint at step {step} to fork from "
-                       f"(it has {', '.join(map(str, parent.checkpoint_steps())) or 'none'})")
-    weights, state = parent.load_checkpoint(step)
-    writer = RunWriter.create(run_dir, cfg, parent.tokenizer, parent.probe())
+def _copy_history(parent: Run, folder: Path, step: int) -> list[str]:
+    """The parent's logged rows and snapshots up to `step`, copied into the fork's `folder`; a snapshot
+    that is not a regular file of the parent's (a link, a device, oversized) is skipped and named."""
     for name in (METRICS, SAMPLES):
         rows, _ = read_jsonl(parent.path / name)
-        atomic_write_text(run_dir / name, "".join(json.dumps(r, ensure_ascii=False) + "\n"
-                                                  for r in rows if r["step"] <= step))
+        atomic_write_text(folder / name, "".join(json.dumps(r, ensure_ascii=False) + "\n"
+                                                 for r in rows if r["step"] <= step))
+    skipped = []
     for s in parent.snapshot_steps():
-        if s <= step:
-            name = f"{step_name(s)}.safetensors"
-            shutil.copyfile(parent.path / SNAPSHOTS / name, run_dir / SNAPSHOTS / name)
-    writer.save_snapshot(step, weights)  # also writes the snapshot index for the copied ones
-    state = dict(state, best_val=float("inf"))  # the fork's best is its own from here on
-    carried = _adapt_optimizer(state, cfg)
-    write_checkpoint(run_dir / CHECKPOINTS, step, weights, state)
-    return carried
+        if s >= step:
+            continue  # the fork's own snapshot at `step` is written from the checkpoint's weights
+        name = f"{step_name(s)}.safetensors"
+        for each in (name, name + SIDECAR):
+            src = parent.path / SNAPSHOTS / each
+            if each != name and not src.exists():
+                continue  # a snapshot from before checksums
+            try:
+                check_inside(parent.path, src)
+                copy_regular(src, folder / SNAPSHOTS / each, WEIGHTS_CAP, "snapshot")
+            except (OSError, UnsafeFileError) as e:
+                (folder / SNAPSHOTS / name).unlink(missing_ok=True)
+                skipped.append(f"the parent's {SNAPSHOTS}/{each} was not copied: {_why(e)}")
+                break
+    return skipped
+
+
+def _why(e: OSError | UnsafeFileError) -> str:
+    return str(e) if isinstance(e, UnsafeFileError) else (e.strerror or str(e))
 
 
 def _adapt_optimizer(state: dict, cfg: ExperimentConfig) -> str:
@@ -143,7 +170,7 @@ def _adapt_optimizer(state: dict, cfg: ExperimentConfig) -> str:
 def fork_record(run_dir: str | Path) -> dict | None:
     """The fork.json of a run made by fork_run, or None for a run that is not a fork."""
     try:
-        d = json.loads((Path(run_dir) / FORK).read_text(encoding="utf-8"))
+        d = parse_json(read_text(Path(run_dir) / FORK, JSON_CAP, "fork record"), "fork record")
     except (OSError, ValueError):
         return None
     return d if isinstance(d, dict) else None

@@ -18,18 +18,22 @@ importing never runs the files' code. What cannot be mapped is one sentence (a N
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from . import run_integrity as integrity
 from .config import DataConfig, ExperimentConfig, ModelConfig, TrainConfig
 from .data import CharTokenizer, Dataset
 from .errors import UserError
+from .limits import problems as limit_problems
 from .model import GPT
 from .nanogpt_meta import read_meta
-from .runs import Probe, RunWriter
+from .run_create import check_loss, check_target, create_run, require_valid
+from .runs import Probe
 
 CKPT, META, VAL_BIN = "ckpt.pt", "meta.pkl", "val.bin"
 _PREFIX = "_orig_mod."
@@ -71,21 +75,23 @@ def load_checkpoint(out_dir: Path) -> dict:
 
 
 def model_config(args: dict, vocab_size: int) -> ModelConfig:
-    """Our ModelConfig for nanoGPT's model_args; unknown shapes are refused."""
-    try:
-        n_layer, n_head, d = (int(args[k]) for k in ("n_layer", "n_head", "n_embd"))
-        n_ctx, v = int(args["block_size"]), int(args["vocab_size"])
-    except (KeyError, TypeError, ValueError):
-        raise NanoGPTImportError("the checkpoint's model_args lack n_layer, n_head, n_embd, block_size or vocab_size") from None
+    """Our ModelConfig for nanoGPT's model_args; unknown shapes and bad values are refused."""
+    sizes = {k: args.get(k) for k in ("n_layer", "n_head", "n_embd", "block_size", "vocab_size")}
+    wrong = [k for k, v in sizes.items() if type(v) is not int]
+    if wrong:
+        raise NanoGPTImportError(f"the checkpoint's model_args.{wrong[0]} is {sizes[wrong[0]]!r}, not a whole number")
+    n_layer, n_head, d, n_ctx, v = sizes.values()
     if v != vocab_size:
         raise NanoGPTImportError(f"the checkpoint has {v} tokens but meta.pkl has {vocab_size} characters; "
                            "they must come from the same dataset")
-    dropout = float(args.get("dropout", 0.0) or 0.0)
+    dropout = args.get("dropout", 0.0)
+    if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0 <= dropout < 1:
+        raise NanoGPTImportError(f"the checkpoint's model_args.dropout is {dropout!r}, not a number in [0, 1)")
     cfg = ModelConfig(n_layer=n_layer, n_head=n_head, d_model=d, d_ff=4 * d, n_ctx=n_ctx, vocab_size=v,
-                      dropout=dropout if 0 <= dropout < 1 else 0.0, pos_encoding="learned", mask="causal",
+                      dropout=float(dropout), pos_encoding="learned", mask="causal",
                       norm="pre", residual=True, activation="gelu", tied=True, loss="cross_entropy",
                       attn_bias=bool(args.get("bias", True)), ln_eps=1e-5)
-    problems = cfg.validate()
+    problems = cfg.validate() or limit_problems(ExperimentConfig(model=cfg))
     if problems:
         raise NanoGPTImportError(f"the checkpoint's shape does not make a model here: {problems[0]}")
     return cfg
@@ -148,17 +154,42 @@ def find_meta(out_dir: Path, dataset: str | None, meta: Path | None = None) -> P
 
 
 def train_config(conf: dict, iter_num: int) -> TrainConfig:
-    """nanoGPT's training settings where they fit ours (for the record; an import is not resumable)."""
-    values = {ours: conf[theirs] for theirs, ours in _TRAIN_KEYS.items() if theirs in conf}
-    defaults = TrainConfig()
-    typed = {k: type(getattr(defaults, k))(v) for k, v in values.items() if isinstance(v, (int, float))}
-    t = dataclasses.replace(defaults, steps=max(iter_num, int(conf.get("max_iters", 0) or 0), 1), **typed)
-    return t if not t.validate() else dataclasses.replace(defaults, steps=t.steps)
+    """nanoGPT's training settings where they fit ours (for the record; an import is not resumable); a
+    value of the wrong kind, or one our config refuses, is refused naming nanoGPT's key."""
+    defaults, values = TrainConfig(), {}
+    for theirs, ours in _TRAIN_KEYS.items():
+        v = conf.get(theirs)
+        if v is None:
+            continue
+        want = type(getattr(defaults, ours))
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) \
+                or (want is int and v != int(v)):
+            raise NanoGPTImportError(f"the checkpoint's config has {theirs} = {v!r}, not a {want.__name__} "
+                                     f"our train.{ours} can hold")
+        values[ours] = want(v)
+    max_iters = conf.get("max_iters", 0)
+    t = dataclasses.replace(defaults, steps=max(iter_num, max_iters if type(max_iters) is int else 0, 1), **values)
+    problems = t.validate() or limit_problems(ExperimentConfig(train=t))
+    if problems:
+        theirs = {ours: theirs for theirs, ours in _TRAIN_KEYS.items()}.get(problems[0].field.split(".")[-1])
+        where = f" (nanoGPT's {theirs})" if theirs else ""
+        raise NanoGPTImportError(f"the checkpoint's config cannot be ours: {problems[0]}{where}")
+    return t
+
+
+def _iter_num(ckpt: dict) -> int:
+    step = ckpt.get("iter_num", 0)
+    if step is None:
+        return 0
+    if type(step) is not int or step < 0:
+        raise NanoGPTImportError(f"the checkpoint's iter_num is {step!r}, not a step (a whole number from 0)")
+    return step
 
 
 def import_nanogpt(out_dir: str | Path, run_dir: str | Path, meta: str | Path | None = None) -> Imported:
-    """Write a run of ours at run_dir from a nanoGPT out_dir; returns what was written."""
-    out_dir, run_dir = Path(out_dir), Path(run_dir)
+    """Write a run of ours at run_dir from a nanoGPT out_dir; returns what was written. Everything is
+    checked before the run is written, in one piece, by `create_run`."""
+    out_dir, run_dir = Path(out_dir), check_target(run_dir)
     ckpt = load_checkpoint(out_dir)
     conf = ckpt.get("config") if isinstance(ckpt.get("config"), dict) else {}
     dataset = conf.get("dataset") if isinstance(conf.get("dataset"), str) else None
@@ -166,20 +197,21 @@ def import_nanogpt(out_dir: str | Path, run_dir: str | Path, meta: str | Path | 
     meta_path = find_meta(folder, dataset, Path(meta) if meta is not None else None)
     tokenizer = CharTokenizer(read_meta(meta_path))
     model_cfg = model_config(ckpt["model_args"], tokenizer.vocab_size)
-    weights = convert_weights(ckpt["model"], model_cfg)
-    step = int(ckpt.get("iter_num", 0) or 0)
+    step = _iter_num(ckpt)
     data_dir = meta_path.parent
     corpus = str(data_dir / "input.txt") if (data_dir / "input.txt").is_file() else (dataset or "nanogpt")
     cfg = ExperimentConfig(name=f"nanogpt {dataset or folder.name}", model=model_cfg,
                            train=train_config(conf, step), data=DataConfig(corpus=corpus))
+    require_valid(cfg)  # the memory a training of it would need, before a weight is converted
+    weights = convert_weights(ckpt["model"], model_cfg)
+    try:
+        integrity.check_weights(weights, integrity.expected_shapes(model_cfg), "the checkpoint")
+        best = check_loss(ckpt.get("best_val_loss"), "checkpoint's best_val_loss")
+    except UserError as e:
+        raise NanoGPTImportError(str(e)) from None
     probe, source = _probe(data_dir / VAL_BIN, cfg, tokenizer, weights)
-    writer = RunWriter.create(run_dir, cfg, tokenizer, probe)
-    writer.save_snapshot(step, weights)
-    best = ckpt.get("best_val_loss")
-    best = float(best) if isinstance(best, (float, int, torch.Tensor)) else None
-    state = {"step": step, "imported_from": str(out_dir.resolve()), "wall_s": 0.0}
-    writer.save_checkpoint(step, weights, state, best)
-    writer.close()
+    state = {"imported_from": str(out_dir.resolve()), "wall_s": 0.0}
+    create_run(run_dir, cfg, tokenizer, probe, weights, step=step, state=state, best_val=best)
     return Imported(run_dir, step, cfg, meta_path, source)
 
 

@@ -15,6 +15,7 @@ whose stamp differs from the one it holds.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import math
 import os
@@ -31,10 +32,12 @@ from .errors import UserError
 from .runs import CONFIG, METRICS, RunError, atomic_write_text, read_jsonl
 from .smoothing import ema
 
-METRIC_LABELS = {"train_loss": "train loss", "val_loss": "validation loss", "lr": "learning rate",
-                 "tokens_per_s": "tokens/s"}
+# Bits per character beside the losses: runs with other tokenizers compare on them, not on loss per token.
+METRIC_LABELS = {"train_loss": "train loss", "val_loss": "validation loss",
+                 "train_bpc": "train bits per character", "val_bpc": "validation bits per character",
+                 "lr": "learning rate", "tokens_per_s": "tokens/s"}
 AXIS_LABELS = {"step": "step", "tokens": "tokens seen", "wall_s": "wall time (s)"}
-SMOOTHED = ("train_loss", "tokens_per_s")  # logged every step and noisy; validation points are sparse
+SMOOTHED = ("train_loss", "train_bpc", "tokens_per_s")  # logged every step and noisy; validation is sparse
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,7 @@ class RunCurves:
     name: str
     path: Path
     columns: dict[str, np.ndarray]  # step, tokens, wall_s and every METRIC_LABELS key
+    noise: str | None = None        # engine.determinism.noise_note: the run did not train to the bit
 
     def series(self, metric: str, axis: str = "step", smoothing: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
         """x and y where y is finite, y smoothed when the metric is a noisy one."""
@@ -62,8 +66,11 @@ def load_curves(path: str | Path, name: str | None = None) -> RunCurves:
         cfg = ExperimentConfig.load(path / CONFIG)
     except ConfigError as e:
         raise RunError(f"{path} is not a run that can be drawn: {e}") from None
-    return curves_from_rows(read_jsonl(path / METRICS)[0], name or path.name, path,
-                            cfg.train.batch_size * cfg.model.n_ctx)
+    from .determinism import noise_note
+
+    curves = curves_from_rows(read_jsonl(path / METRICS)[0], name or path.name, path,
+                              cfg.train.batch_size * cfg.model.n_ctx)
+    return dataclasses.replace(curves, noise=noise_note(path))
 
 
 def curves_from_rows(rows: Sequence[dict], name: str, path: Path, tokens_per_step: int) -> RunCurves:
@@ -138,7 +145,7 @@ def overlay_figure(curves: Sequence[RunCurves], axis: str = "step", smoothing: f
             colour = f"C{i % 10}"
             if smoothing and metric in SMOOTHED:
                 ax.plot(*c.series(metric, axis), lw=0.8, alpha=0.25, color=colour)
-            style = dict(marker="o", ms=3) if metric == "val_loss" else {}
+            style = dict(marker="o", ms=3) if metric.startswith("val_") else {}
             ax.plot(*c.series(metric, axis, smoothing), lw=1.2, color=colour, label=c.name, **style)
         ax.set_title(METRIC_LABELS[metric])
         ax.set_xlabel(AXIS_LABELS[axis])

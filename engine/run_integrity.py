@@ -2,11 +2,14 @@
 
 - Every checkpoint holds `checksums.json` (sha256 of its model and state files) and every snapshot a
   sidecar `step-N.safetensors.sha256`; a reader verifies them, so garbled bytes inside a well-formed file
-  are noticed (safetensors alone checks only the header). A file written before checksums existed has none
-  and is read unverified.
+  are noticed (safetensors alone checks only the header). Every weights file also carries, in its own
+  header, the sha256 of its tensors' bytes (`DIGEST_KEY`), so deleting the checksum files does not make
+  garbled weights trusted. Only a file written before either existed is read unverified.
 - No non-finite weight is ever written (`require_finite`), and none is accepted on reading.
 - Weights read from a run must have exactly the names and shapes the run's config builds
-  (`expected_shapes`, computed on torch's meta device: nothing is allocated).
+  (`expected_shapes`, computed on torch's meta device: nothing is allocated), and must give finite
+  probabilities on the run's probe (`check_outputs`): finite weights that have exploded (a diverged run,
+  max |w| 1e10) overflow in the forward pass, so sampling and every view would get NaN.
 - `sweep_temporaries` removes what killed writers left (`.tmp-*`, `.old-*`, `.*.tmp<pid>`), and
   `clear_half_made` empties a run directory whose creation was killed before its config was written.
 """
@@ -19,10 +22,11 @@ import os
 import shutil
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from .errors import UserError
-from .safe_io import JSON_CAP, UnsafeFileError, read_text
+from .safe_io import JSON_CAP, UnsafeFileError, parse_json, read_text
 
 CHECKSUMS = "checksums.json"
 SIDECAR = ".sha256"
@@ -34,6 +38,10 @@ class IntegrityError(UserError, ValueError):
 
 class NonFiniteWeights(IntegrityError):
     """Weights about to be written hold Inf or NaN; nothing was written."""
+
+
+class Diverged(IntegrityError):
+    """Finite weights whose forward pass overflows: they cannot give finite probabilities."""
 
 
 def sha256_of(path: Path) -> str:
@@ -54,7 +62,7 @@ def verify_checksums(folder: Path, names: list[str], where: str) -> None:
     if not path.exists():
         return  # written before checksums existed
     try:
-        sums = json.loads(read_text(path, JSON_CAP, "checksum file"))
+        sums = parse_json(read_text(path, JSON_CAP, "checksum file"), "checksum file")
     except (OSError, ValueError, UnsafeFileError):
         raise IntegrityError(f"{where}/{CHECKSUMS} is corrupt") from None
     if not isinstance(sums, dict):
@@ -86,6 +94,35 @@ def verify_sidecar(path: Path) -> None:
         raise IntegrityError(f"{path.name} does not match its checksum (its bytes changed after writing)")
 
 
+DIGEST_KEY = "weights_sha256"  # in a safetensors file's metadata
+
+
+def _digest(named: list[tuple[str, np.ndarray]]) -> str:
+    h = hashlib.sha256()
+    for name, data in sorted(named, key=lambda kv: kv[0]):
+        h.update(f"{name}\0{data.nbytes}\0".encode())
+        h.update(np.ascontiguousarray(data).reshape(-1).view(np.uint8))
+    return h.hexdigest()
+
+
+def tensors_digest(weights: dict[str, torch.Tensor]) -> str:
+    """The sha256 of the tensors' names and bytes, written into a weights file's metadata."""
+    return _digest([(k, v.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy())
+                    for k, v in weights.items()])
+
+
+def arrays_digest(arrays: dict[str, np.ndarray]) -> str:
+    """`tensors_digest` of the same weights read as numpy arrays (no torch call)."""
+    return _digest(list(arrays.items()))
+
+
+def verify_digest(metadata: dict | None, digest: str, where: str) -> None:
+    """Refuse weights whose bytes differ from those their file's metadata says were written."""
+    want = (metadata or {}).get(DIGEST_KEY)
+    if want is not None and want != digest:
+        raise IntegrityError(f"{where} does not match the checksum in its header (its bytes changed after writing)")
+
+
 def non_finite(weights: dict[str, torch.Tensor]) -> list[str]:
     """Names of the floating-point tensors holding Inf or NaN."""
     return [k for k, v in weights.items() if v.is_floating_point() and not bool(torch.isfinite(v).all())]
@@ -96,6 +133,24 @@ def require_finite(weights: dict[str, torch.Tensor], step: int) -> None:
     if bad:
         shown = ", ".join(bad[:4]) + (", …" if len(bad) > 4 else "")
         raise NonFiniteWeights(f"the weights after step {step} hold Inf or NaN ({shown}); they were not saved")
+
+
+def largest_weight(weights: dict[str, torch.Tensor]) -> str:
+    """Which weight holds the largest |w|, and that value: where a divergence shows first."""
+    sizes = {k: float(v.detach().abs().max()) for k, v in weights.items() if v.is_floating_point() and v.numel()}
+    name = max(sizes, key=lambda k: (sizes[k] != sizes[k], sizes[k]))  # NaN counts as the largest
+    return f"the largest weight is {name}, max |w| = {sizes[name]:.3g}"
+
+
+def check_outputs(model, weights: dict[str, torch.Tensor], idx: torch.Tensor, where: str) -> None:
+    """Refuse weights whose logits on `idx` (B, T) are not all finite. `model` is a GPT of the weights'
+    config, reused between calls: the weights are assigned into it, not copied."""
+    model.load_state_dict(weights, assign=True)
+    with torch.no_grad():
+        logits, _ = model.eval()(idx)
+    if not bool(torch.isfinite(logits).all()):
+        raise Diverged(f"{where}: these weights cannot give finite probabilities (the forward pass overflows; "
+                       f"{largest_weight(weights)}): the run diverged here, use an earlier step")
 
 
 def expected_shapes(model_cfg) -> dict[str, tuple[int, ...]]:

@@ -3,23 +3,29 @@
 A summary reads only small files — config.toml, checkpoints/best.json and the last few kilobytes of
 metrics.jsonl — and the sizes of the files in the run, so a folder of hundreds of runs lists in a blink
 (benchmarks/run_list.py). It never builds a `Run` (which reads every metrics line) and never loads
-weights. A folder that is not readable as a run is left out of the list rather than failing it.
+weights. Every file is read through safe_io (regular files only, bounded reads, bounded nesting), so a
+FIFO, a link to an endless device or a symbolic-link loop costs one refusal, not a hang or the memory;
+a run that cannot be summarised is named in the listing's `damaged` with its reason, never left out
+silently, and the rest are listed. A folder's size counts at most SIZE_ENTRIES entries.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import tomllib
+import stat
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from .config import ConfigError, ExperimentConfig
 from .errors import UserError
 from .runs import BEST, CHECKPOINTS, CONFIG, METRICS, TOKENIZER
+from .safe_io import CONFIG_CAP, JSON_CAP, JSONL_CAP, check_regular, parse_json, read_tail, read_text
 
 TAIL_BYTES = 4096  # a metrics line is ~200 bytes: the last complete one is in the last 4 kB
+BEST_CAP = 4096    # best.json is one step and one loss
+SIZE_ENTRIES = 100_000  # a run holds a few hundred files; a folder of millions is not walked whole
 
 
 @dataclass(frozen=True)
@@ -54,12 +60,13 @@ class RunListing:
 
     runs: list[RunSummary]
     watch: list[Path]
+    damaged: list[tuple[Path, str]] = ()  # folders holding a run's config that cannot be listed, and why
 
 
 def list_folders(folders: list[Path]) -> RunListing:
     """The runs directly inside each folder (and each folder that is itself a run), the same run reached
     twice listed once, and the folders to watch; one pass over each folder's entries serves both."""
-    seen, runs, watch = set(), [], []
+    seen, runs, watch, damaged = set(), [], [], []
     for folder in map(Path, folders):
         if is_run(folder):
             candidates = [folder]
@@ -70,16 +77,28 @@ def list_folders(folders: list[Path]) -> RunListing:
             continue
         for path in candidates:
             if not is_run(path):
-                watch.append(path)
+                if _exists(path / CONFIG):
+                    damaged.append((path, f"it has {CONFIG} but no readable {TOKENIZER}"))
+                else:
+                    watch.append(path)
                 continue
             key = os.path.realpath(path)
             if key in seen:
                 continue
             seen.add(key)
-            summary = summarise(path)
-            if summary is not None:
-                runs.append(summary)
-    return RunListing(sorted(runs, key=lambda s: s.modified, reverse=True), watch)
+            try:
+                runs.append(summarise(path))
+            except (OSError, ValueError) as e:  # UserError subclasses among them: the file is named
+                damaged.append((path, str(e) if isinstance(e, UserError) else _reason(e)))
+    return RunListing(sorted(runs, key=lambda s: s.modified, reverse=True), watch, damaged)
+
+
+def _exists(path: Path) -> bool:
+    return os.path.lexists(path)
+
+
+def _reason(e: Exception) -> str:
+    return (e.strerror if isinstance(e, OSError) and e.strerror else str(e)).splitlines()[0][:160]
 
 
 def list_runs(folders: list[Path] | Path) -> list[RunSummary]:
@@ -89,58 +108,73 @@ def list_runs(folders: list[Path] | Path) -> list[RunSummary]:
 
 
 def subfolders(folder: Path) -> list[Path]:
-    """The folders directly inside `folder` (hidden ones left out; none when it cannot be read)."""
+    """The folders directly inside `folder` (hidden ones left out; none when it cannot be read). A link
+    that loops or leads nowhere is not a folder: it is left out, not allowed to end the listing."""
+    found = []
     try:
-        return [Path(e.path) for e in os.scandir(folder) if e.is_dir() and not e.name.startswith(".")]
+        entries = list(os.scandir(folder))
     except OSError:
         return []
+    for e in entries:
+        try:
+            if not e.name.startswith(".") and e.is_dir():
+                found.append(Path(e.path))
+        except OSError:  # ELOOP, EACCES on this entry alone
+            continue
+    return found
 
 
-def summarise(path: Path) -> RunSummary | None:
-    """The browser's row for one run, or None when its config cannot be read."""
+def summarise(path: Path) -> RunSummary:
+    """The browser's row for one run; a file that Run would refuse (its config, a special or oversized
+    tokenizer, metrics or best file) is a UserError or OSError naming it."""
     try:
-        cfg = tomllib.loads((path / CONFIG).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return None
-    train = cfg.get("train") if isinstance(cfg.get("train"), dict) else {}
+        cfg = ExperimentConfig.from_toml(read_text(path / CONFIG, CONFIG_CAP, "config"))
+    except ConfigError as e:
+        raise ConfigError(f"{CONFIG}: {e}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{CONFIG} is not UTF-8 text") from None
+    problems = cfg.validate()
+    if problems:
+        raise ConfigError(f"{CONFIG}: {problems[0]}")
+    check_regular(path / TOKENIZER, JSON_CAP, TOKENIZER)  # as Run would read it; not read here
     last = last_metrics_row(path / METRICS)
-    best = _best_val(path)
-    done = last.get("step", 0) if last else _imported_step(path)
-    total = train.get("steps", 0)
+    done = last["step"] if last else _imported_step(path)
     mtime = max(_mtime(path / CONFIG), _mtime(path / METRICS))
-    return RunSummary(path=path, name=path.name, preset=str(cfg.get("name", "")),
-                      optimizer=str(train.get("optimizer", "adamw")),
-                      steps_done=done if isinstance(done, int) else 0,
-                      steps_total=total if isinstance(total, int) else 0,
-                      best_val=best, modified=mtime, size_bytes=disk_size(path))
+    return RunSummary(path=path, name=path.name, preset=cfg.name, optimizer=cfg.train.optimizer,
+                      steps_done=done, steps_total=cfg.train.steps, best_val=_best_val(path), modified=mtime,
+                      size_bytes=disk_size(path))
 
 
 def last_metrics_row(path: Path) -> dict | None:
-    """The last complete JSON line of metrics.jsonl, read from its tail only."""
-    try:
-        with open(path, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            f.seek(max(f.tell() - TAIL_BYTES, 0))
-            tail = f.read()
-    except OSError:
+    """The last complete JSON line of metrics.jsonl, read from its tail only (None when it has none or
+    does not exist; a file that is not a regular one is refused by name)."""
+    if not _exists(path):
         return None
+    tail = read_tail(path, TAIL_BYTES, JSONL_CAP, METRICS)
     for raw in reversed(tail.splitlines()):
         try:
-            row = json.loads(raw.decode("utf-8"))
+            row = parse_json(raw.decode("utf-8"), METRICS)
         except (UnicodeDecodeError, ValueError):
             continue  # a line cut by a crash, or the partial first line of the tail
-        if isinstance(row, dict) and isinstance(row.get("step"), int):
+        if isinstance(row, dict) and type(row.get("step")) is int:
             return row
     return None
 
 
 def _best_val(path: Path) -> float | None:
+    best_file = path / CHECKPOINTS / BEST
+    if not _exists(best_file):
+        return None
     try:
-        best = json.loads((path / CHECKPOINTS / BEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        best = parse_json(read_text(best_file, BEST_CAP, BEST), BEST)
+    except UnicodeDecodeError:
+        return None
+    except ValueError as e:  # refused as a file (named) or not JSON (Run ignores it too)
+        if isinstance(e, UserError):
+            raise
         return None
     val = best.get("val_loss") if isinstance(best, dict) else None
-    return float(val) if isinstance(val, (int, float)) else None
+    return float(val) if isinstance(val, (int, float)) and not isinstance(val, bool) else None
 
 
 def _imported_step(path: Path) -> int:
@@ -159,21 +193,31 @@ def _mtime(path: Path) -> float:
 
 
 def disk_size(path: Path) -> int:
-    """Bytes in the files under path (links not followed)."""
-    total = 0
-    try:
-        entries = list(os.scandir(path))
-    except OSError:
-        return 0
-    for e in entries:
+    """Bytes in the files under path (links not followed; walked without recursion, so any depth is fine,
+    and over at most SIZE_ENTRIES entries)."""
+    total, seen, folders = 0, 0, [path]
+    while folders and seen < SIZE_ENTRIES:
         try:
-            if e.is_dir(follow_symlinks=False):
-                total += disk_size(Path(e.path))
-            elif e.is_file(follow_symlinks=False):
-                total += e.stat(follow_symlinks=False).st_size
+            with os.scandir(folders.pop()) as it:
+                for e in it:
+                    seen += 1
+                    if seen > SIZE_ENTRIES:
+                        break
+                    total += _entry_size(e, folders)
         except OSError:
             continue
     return total
+
+
+def _entry_size(e: os.DirEntry, folders: list[Path]) -> int:
+    """A regular file's size; a folder is queued for the walk; anything else counts nothing."""
+    try:
+        st = e.stat(follow_symlinks=False)
+    except OSError:
+        return 0
+    if stat.S_ISDIR(st.st_mode):
+        folders.append(Path(e.path))
+    return st.st_size if stat.S_ISREG(st.st_mode) else 0
 
 
 def human_bytes(n: int) -> str:

@@ -4,12 +4,14 @@ The lock is the operating system's (flock on Linux and macOS, msvcrt.locking on 
 existence, so a writer that died — killed, crashed, power lost — holds nothing: its stale `.lock` file is
 simply locked again by the next writer. The holder's process id is written into the file so that a second
 writer is refused with one line naming it. Locks are per open file, so two writers in one process
-exclude each other too.
+exclude each other too. A `.lock` that is not a regular file (a folder, a FIFO, a link to a device or to
+a file elsewhere) is refused in one line before it is opened for writing: it was not made by us.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from .errors import UserError
@@ -42,7 +44,7 @@ class RunLock:
     def acquire(self) -> RunLock:
         if self._fd is not None:
             return self
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_BINARY", 0), 0o644)
+        fd = _open_lock_file(self.path)
         try:
             _lock(fd)
         except OSError:
@@ -79,14 +81,53 @@ class RunLock:
             pass
 
 
+class LockFileError(UserError, ValueError):
+    """The run's `.lock` is something other than a lock file we wrote."""
+
+
+_FLAGS = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+
+
+def _open_lock_file(path: Path) -> int:
+    """A descriptor of the regular lock file at `path`, created if missing; nothing else is opened for
+    writing (no link is followed, a FIFO is never waited on)."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | _FLAGS, 0o644)
+    except OSError as e:
+        raise LockFileError(f"{path} cannot be used as the run's lock file ({_what_is(path) or e.strerror}); "
+                            "remove it and try again") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise LockFileError(f"{path} is {_what_is(path) or 'not a regular file'}, not a lock file; remove it "
+                            "and try again")
+    return fd
+
+
+def _what_is(path: Path) -> str | None:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return ("a symbolic link" if stat.S_ISLNK(st.st_mode) else "a folder" if stat.S_ISDIR(st.st_mode)
+            else "a pipe (FIFO)" if stat.S_ISFIFO(st.st_mode) else "a device or socket"
+            if not stat.S_ISREG(st.st_mode) else None)
+
+
 def holder_pid(path: Path) -> int | None:
     """The pid written by the lock's holder (None when unreadable)."""
     try:
-        with open(path, "rb") as f:
-            f.seek(_PID_AT)
-            text = f.read(32).decode("ascii").strip()
+        fd = os.open(path, os.O_RDONLY | _FLAGS)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        os.lseek(fd, _PID_AT, os.SEEK_SET)
+        text = os.read(fd, 32).decode("ascii").strip()
     except (OSError, UnicodeDecodeError):
         return None
+    finally:
+        os.close(fd)
     return int(text) if text.isdigit() else None
 
 

@@ -34,19 +34,22 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from safetensors.torch import load_file, save_file
+from safetensors import safe_open
+from safetensors.torch import save_file
 
 from . import run_integrity as integrity
 from .config import ConfigError, ExperimentConfig
 from .errors import UserError
 from .run_lock import LOCK_FILE, RunLock
-from .safe_io import JSON_CAP, JSONL_CAP, WEIGHTS_CAP, UnsafeFileError, check_inside, check_regular, read_text
+from .safe_io import (JSON_CAP, JSONL_CAP, WEIGHTS_CAP, UnsafeFileError, check_inside, check_regular, parse_json,
+                      read_text)
 
 CONFIG, TOKENIZER, PROBE = "config.toml", "tokenizer.json", "probe.json"
 METRICS, SAMPLES = "metrics.jsonl", "samples.jsonl"
 CHECKPOINTS, SNAPSHOTS = "checkpoints", "snapshots"
 MODEL_FILE, STATE_FILE, BEST, INDEX = "model.safetensors", "state.pt", "best.json", "index.json"
-NUMERIC = ("train_loss", "val_loss", "lr", "grad_norm", "tokens_per_s", "wall_s", "temperature")  # in rows
+NUMERIC = ("train_loss", "val_loss", "lr", "grad_norm", "tokens_per_s", "wall_s", "temperature",
+           "train_bpc", "val_bpc")  # in rows
 MADE_FILES = (TOKENIZER, PROBE, METRICS, SAMPLES, CHECKPOINTS, SNAPSHOTS, LOCK_FILE)  # all but config.toml
 
 
@@ -108,7 +111,7 @@ def read_jsonl(path: Path) -> tuple[list[dict], str | None]:
             if not raw.strip():
                 continue
             try:
-                row = json.loads(raw.decode("utf-8"))
+                row = parse_json(raw.decode("utf-8"), "log line")
             except (UnicodeDecodeError, ValueError):
                 bad.append(i)
                 continue
@@ -137,8 +140,7 @@ def write_checkpoint(folder: Path, step: int, weights: dict[str, torch.Tensor], 
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     try:
-        save_file({k: v.contiguous() for k, v in weights.items()}, str(tmp / MODEL_FILE),
-                  metadata={"step": str(step)})
+        save_weights(weights, tmp / MODEL_FILE, step)
         torch.save(state, tmp / STATE_FILE)
         integrity.write_checksums(tmp, [MODEL_FILE, STATE_FILE])
         loaded, loaded_state = read_checkpoint(tmp)
@@ -158,6 +160,22 @@ def write_checkpoint(folder: Path, step: int, weights: dict[str, torch.Tensor], 
     return final
 
 
+def save_weights(weights: dict[str, torch.Tensor], path: Path, step: int) -> None:
+    """A safetensors file whose header holds its step and the digest of its tensors (run_integrity)."""
+    save_file({k: v.contiguous() for k, v in weights.items()}, str(path),
+              metadata={"step": str(step), integrity.DIGEST_KEY: integrity.tensors_digest(weights)})
+
+
+def load_weights_file(path: Path, where: str) -> dict[str, torch.Tensor]:
+    """The tensors of a safetensors file, refused (IntegrityError) when they differ from the digest its
+    header was written with; safetensors' own errors pass through for the caller to word."""
+    with safe_open(str(path), framework="pt", device="cpu") as f:
+        metadata = f.metadata()
+        weights = {k: f.get_tensor(k) for k in f.keys()}
+    integrity.verify_digest(metadata, integrity.tensors_digest(weights), where)
+    return weights
+
+
 def read_checkpoint(path: Path) -> tuple[dict[str, torch.Tensor], dict]:
     """Weights and training state of one checkpoint directory; anything unreadable is a RunError."""
     where = f"{path.parent.name}/{path.name}"
@@ -169,9 +187,11 @@ def read_checkpoint(path: Path) -> tuple[dict[str, torch.Tensor], dict]:
     except (UserError, OSError) as e:
         raise RunError(str(e)) from None
     try:
-        weights = load_file(str(path / MODEL_FILE), device="cpu")
+        weights = load_weights_file(path / MODEL_FILE, f"checkpoint {where}/{MODEL_FILE}")
     except FileNotFoundError:
         raise RunError(f"checkpoint {where} has no {MODEL_FILE}") from None
+    except UserError as e:
+        raise RunError(str(e)) from None
     except Exception as e:  # safetensors raises its own error type for truncated or garbage files
         raise RunError(f"checkpoint {where}/{MODEL_FILE} is corrupt or truncated: {_first_line(e)}") from None
     try:
@@ -211,7 +231,7 @@ def _steps_in(folder: Path, want_dir: bool) -> list[int]:
 
 def _read_json(path: Path) -> dict | None:
     try:
-        d = json.loads(read_text(path, JSON_CAP, "run file"))
+        d = parse_json(read_text(path, JSON_CAP, "run file"), f"run file {path.name}")
     except (OSError, ValueError, UnsafeFileError):
         return None
     return d if isinstance(d, dict) else None
@@ -328,7 +348,7 @@ class RunWriter:
         integrity.require_finite(weights, step)
         path = folder / f"{step_name(step)}.safetensors"
         tmp = folder / f".{path.name}.tmp{os.getpid()}"
-        save_file({k: v.contiguous() for k, v in weights.items()}, str(tmp), metadata={"step": str(step)})
+        save_weights(weights, tmp, step)
         digest = integrity.sha256_of(tmp)
         integrity.sidecar_of(path).unlink(missing_ok=True)  # killed before the new one: read unverified
         os.replace(tmp, path)
@@ -380,7 +400,7 @@ class Run:
         if problems:
             raise RunError(f"{self.path / CONFIG}: " + "; ".join(map(str, problems)))
         try:
-            d = json.loads(read_text(self.path / TOKENIZER, JSON_CAP, "tokenizer file"))
+            d = parse_json(read_text(self.path / TOKENIZER, JSON_CAP, "tokenizer file"), "tokenizer file")
             self.tokenizer = tokenizer_from_dict(d if isinstance(d, dict) else {})
         except (OSError, ValueError, UserError) as e:
             raise RunError(f"{self.path / TOKENIZER} is missing or corrupt: {_first_line(e)}") from None
@@ -388,6 +408,8 @@ class Run:
             raise RunError(f"{self.path}: tokenizer.json and config.toml disagree on the vocabulary size")
         self._warnings: dict[str, str] = {}
         self._shapes: dict[str, tuple[int, ...]] | None = None
+        self._checker = None  # a GPT of the config, for check_outputs
+        self._sound: set[str] = set()  # weights files whose outputs were found finite
         self.metrics(), self.samples(), self._probe_or_none()
 
     @property
@@ -496,12 +518,49 @@ class Run:
         return weights, state
 
     def _check_weights(self, weights: dict[str, torch.Tensor], where: str) -> None:
+        """Names, shapes, finiteness, and finite probabilities on one row of the probe (once per file)."""
         if self._shapes is None:
             self._shapes = integrity.expected_shapes(self.config.model)
         try:
             integrity.check_weights(weights, self._shapes, where)
+            if where not in self._sound:
+                integrity.check_outputs(self._model_for_checks(), weights, self._check_row(), where)
+                self._sound.add(where)
         except UserError as e:
             raise RunError(str(e)) from None
+
+    def _model_for_checks(self):
+        from .model import GPT
+
+        if self._checker is None:
+            with torch.random.fork_rng(devices=[]):  # its initialisation must not move a trainer's generator
+                self._checker = GPT(self.config.model)
+        return self._checker
+
+    def _check_row(self) -> torch.Tensor:
+        """One row of the probe batch (token 0 repeated when probe.json is unreadable)."""
+        probe = self._probe_or_none()
+        if probe is None:
+            return torch.zeros((1, self.config.model.n_ctx), dtype=torch.long)
+        return torch.from_numpy(probe.x[:1])
+
+    def newest_intact_step(self) -> int:
+        """The newest saved step whose weights load intact (0 when none are saved): what a command given
+        no step uses, as `load_checkpoint` falls back for a resume; each damaged newer step is named in
+        `warnings`."""
+        steps, skipped = self.saved_steps(), []
+        for s in reversed(steps):
+            try:
+                self.load_weights(s)
+            except RunError as e:
+                skipped.append(f"skipped the weights at step {s} ({e})")
+                continue
+            if skipped:
+                self._warnings["weights"] = "; ".join(skipped) + f"; using step {s}"
+            return s
+        if steps:
+            raise RunError(f"{self.path} has no intact weights: " + "; ".join(skipped))
+        return 0
 
     def load_weights(self, step: int | None = None) -> dict[str, torch.Tensor]:
         """step=None: the latest checkpoint's weights; else the snapshot, or checkpoint, at exactly step."""
@@ -514,7 +573,7 @@ class Run:
         try:
             check_regular(path, WEIGHTS_CAP, "snapshot")
             integrity.verify_sidecar(path)
-            weights = load_file(str(path), device="cpu")
+            weights = load_weights_file(path, f"snapshot {path.name}")
         except UserError as e:
             damaged = f"snapshot {path.name} is damaged: {_first_line(e)}"
         except Exception as e:  # safetensors' own error type for truncated or garbage files

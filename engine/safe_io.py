@@ -6,14 +6,19 @@ A file named by a user or found in a run directory may be a FIFO (a read never e
 far larger than anything GPT Explorer writes. `read_bytes` refuses all of these before reading, with the
 file named, and never reads more than its cap, so a hostile file costs at most one cap of memory.
 `check_regular` is the same check for files a library opens itself (safetensors, torch.load).
+`parse_json` and `parse_toml` bound how deeply a document may nest (a 100,000-deep one would otherwise
+raise RecursionError in the parser or in whatever walks the result); `read_tail` reads the end of a
+log without ever reading more than it asks for.
 `check_inside` refuses a write path under a folder when any part of it below that folder is a symlink,
 so nothing written into a run lands outside it (a symlinked `cache/` would otherwise redirect writes).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import stat
+import tomllib
 from pathlib import Path
 
 from .errors import UserError
@@ -24,6 +29,7 @@ JSON_CAP = 64 * MB         # tokenizer.json (a word vocabulary), probe.json, ind
 JSONL_CAP = 1 * GB         # metrics.jsonl and samples.jsonl of a very long run
 WEIGHTS_CAP = 64 * GB      # a checkpoint or snapshot file (memory-mapped, not read whole)
 CORPUS_CAP = 2 * GB        # a text corpus
+MAX_DEPTH = 32             # nesting of any JSON or TOML we read: ours is at most 3 deep (probe.json's ids)
 
 
 class UnsafeFileError(UserError, ValueError):
@@ -68,9 +74,90 @@ def read_bytes(path: str | Path, cap: int, what: str = "file") -> bytes:
     return data
 
 
+def copy_regular(src: str | Path, dst: str | Path, cap: int, what: str = "file") -> None:
+    """Copy the regular file `src` (not a symlink to one) of at most `cap` bytes to `dst`, written under a
+    temporary name and renamed; what a copy reads is counted, so a file growing meanwhile stops at the cap."""
+    src, dst = Path(src), Path(dst)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    if src.is_symlink():  # O_NOFOLLOW's own refusal (ELOOP) is not portable to name
+        raise UnsafeFileError(f"{what} {src} is a symbolic link; only the files themselves are copied")
+    fd = os.open(src, flags)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise UnsafeFileError(f"{what} {src} is not a regular file")
+        if st.st_size > cap:
+            raise UnsafeFileError(f"{what} {src} is {st.st_size / MB:,.1f} MB, more than the {cap / MB:,.0f} MB "
+                                  "such a file may have")
+        tmp = dst.with_name(f".{dst.name}.tmp{os.getpid()}")
+        with os.fdopen(fd, "rb", closefd=False) as f, open(tmp, "wb") as out:
+            copied = 0
+            while chunk := f.read(1 << 20):
+                copied += len(chunk)
+                if copied > cap:
+                    out.close()
+                    tmp.unlink(missing_ok=True)
+                    raise UnsafeFileError(f"{what} {src} grew past the {cap / MB:,.0f} MB such a file may have")
+                out.write(chunk)
+        os.replace(tmp, dst)
+    finally:
+        os.close(fd)
+
+
 def read_text(path: str | Path, cap: int, what: str = "file") -> str:
     """`read_bytes` decoded as UTF-8; bad bytes are UnicodeDecodeError for the caller to name."""
     return read_bytes(path, cap, what).decode("utf-8")
+
+
+class TooDeepError(ValueError):
+    """A JSON or TOML document nested more deeply than MAX_DEPTH (a ValueError, as a parse error is)."""
+
+
+def _deeper_than(value, limit: int) -> bool:
+    stack = [(value, 1)]
+    while stack:  # iterative: the check itself must not recurse
+        v, depth = stack.pop()
+        if depth > limit:
+            return True
+        stack.extend((c, depth + 1) for c in (v.values() if isinstance(v, dict) else v)
+                     if isinstance(c, (dict, list)))
+    return False
+
+
+def _bounded(parse, text, what: str):
+    try:
+        value = parse(text)
+    except RecursionError:
+        raise TooDeepError(f"{what} is nested more than {MAX_DEPTH} levels deep") from None
+    if isinstance(value, (dict, list)) and _deeper_than(value, MAX_DEPTH):
+        raise TooDeepError(f"{what} is nested more than {MAX_DEPTH} levels deep")
+    return value
+
+
+def parse_json(text: str | bytes, what: str = "JSON file"):
+    """json.loads with nesting bounded: a ValueError (JSONDecodeError or TooDeepError) when not readable."""
+    return _bounded(json.loads, text, what)
+
+
+def parse_toml(text: str, what: str = "TOML file") -> dict:
+    """tomllib.loads with nesting bounded: a ValueError (TOMLDecodeError or TooDeepError) when not readable."""
+    return _bounded(tomllib.loads, text, what)
+
+
+def read_tail(path: str | Path, n: int, cap: int, what: str = "file") -> bytes:
+    """The last `n` bytes of a regular file of at most `cap` bytes (refused as `read_bytes` refuses)."""
+    path = Path(path)
+    check_regular(path, cap, what)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise UnsafeFileError(f"{what} {path} is not a regular file")
+        os.lseek(fd, max(st.st_size - n, 0), os.SEEK_SET)
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read(n)
+    finally:
+        os.close(fd)
 
 
 def check_inside(root: str | Path, path: str | Path) -> Path:

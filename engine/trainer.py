@@ -23,17 +23,19 @@ from pathlib import Path
 import torch
 
 from .acceleration import autocast, autocast_dtype, compile_or_eager
-from .config import ConfigError, ExperimentConfig
+from .config import ExperimentConfig
 from .corpus import CorpusError
 from .data import Dataset
 from .resolve import resolve
+from .determinism import record_session
 from .device import pick_device, set_threads, single_thread
 from .distributed import SOLO, Group
 from .errors import UserError
 from .model import GPT
-from .run_integrity import NonFiniteWeights, require_finite
+from .run_integrity import Diverged, NonFiniteWeights, largest_weight, require_finite
 from .optimizers import make_optimizer  # AdamW, SGD or Muon (TrainConfig.optimizer)
 from .probes import induction_probe
+from .run_create import require_valid
 from .runs import Probe, Run, RunError, RunWriter
 from .schedule import lr_at
 
@@ -60,6 +62,8 @@ class StepReport:
     checkpoint: bool         # a checkpoint was written at this step
     event: str | None        # None | "nan" (stopped before the weights changed) | "done"
     message: str | None      # a sentence for the user when there is an event
+    train_bpc: float | None = None  # the losses in bits per character of text (cross-entropy only):
+    val_bpc: float | None = None    # comparable across tokenizers, unlike a loss per token
 
 
 def generate_text(model: GPT, tokenizer, prompt: str, n_tokens: int, temperature: float = 1.0,
@@ -69,8 +73,8 @@ def generate_text(model: GPT, tokenizer, prompt: str, n_tokens: int, temperature
         ids = tokenizer.encode(prompt)
     except CorpusError as e:
         raise UserError(f"the prompt cannot be encoded with this run's vocabulary: {e}") from None
-    if not ids:  # an empty prompt starts a new line when the vocabulary has one
-        ids = tokenizer.encode("\n") if "\n" in tokenizer.vocab else [0]
+    if not ids:  # an empty prompt starts a new line when the vocabulary can write one (BPE always can)
+        ids = tokenizer.encode("\n") if tokenizer.kind == "bpe" or "\n" in tokenizer.vocab else [0]
     device = next(model.parameters()).device
     gen = torch.Generator(device=device)
     gen.manual_seed(seed) if seed is not None else gen.seed()
@@ -79,10 +83,18 @@ def generate_text(model: GPT, tokenizer, prompt: str, n_tokens: int, temperature
     model.eval()
     try:
         with single_thread(), torch.inference_mode():  # inference_mode: ~7% faster than no_grad here
-            out = model.generate(idx, n_tokens, temperature, top_k, generator=gen)  # (1, T0 + n)
+            finite = bool(torch.isfinite(model(idx[:, -model.cfg.n_ctx:])[0]).all())
+            out = model.generate(idx, n_tokens, temperature, top_k, generator=gen) if finite else None
+    except RuntimeError as e:  # multinomial's refusal of a NaN distribution met later in the text
+        if "probability tensor" not in str(e):
+            raise
+        out = None
     finally:
         model.train(was_training)
-    return tokenizer.decode(out[0, len(ids):].tolist())
+    if out is None:  # weights that overflow: finite themselves, but not their probabilities
+        raise Diverged(f"these weights cannot give finite probabilities ({largest_weight(model.state_dict())}); "
+                       "the run diverged, so sample an earlier step")
+    return tokenizer.decode(out[0, len(ids):].tolist())  # out: (1, T0 + n)
 
 
 class Trainer:
@@ -100,14 +112,19 @@ class Trainer:
         if run_dir is not None and group.rank == 0:
             self.writer = RunWriter.create(run_dir, self.cfg, self.tokenizer, self.probe)
             self.writer.save_snapshot(0, self.weights_copy())
+            record_session(self.writer.path, 0, self.device)
 
     @classmethod
     def resume(cls, run_dir: str | Path, *, dataset: Dataset | None = None, text: str | None = None,
                steps: int | None = None, device: str | None = None, group: Group = SOLO,
-               **how) -> Trainer:
+               corpus: str | None = None, **how) -> Trainer:
         """Continue a run exactly from its latest checkpoint. `steps` changes the total (and so the
         learning-rate curve from here on); `device` moves it to another device; `how` may change
-        `precision` and `compile`, which change how the step runs, not what it computes."""
+        `precision` and `compile`, which change how the step runs, not what it computes.
+
+        A pretrained import (engine/hf_import.py, engine/nanogpt_import.py) has weights but no optimizer
+        state yet: it starts training from them (fine-tuning), on `corpus` if given, encoded with the
+        model's own tokenizer. A byte-level BPE run encodes its corpus with its saved tokenizer too."""
         run = Run(run_dir)
         cfg = run.config
         changes = {k: v for k, v in dict(steps=steps, device=device, **how).items() if v is not None}
@@ -116,28 +133,38 @@ class Trainer:
         weights, state = run.load_checkpoint()
         if steps is not None and steps < state["step"]:
             raise RunError(f"--steps {steps} is fewer than the {state['step']} steps {run.path} has trained")
+        pretrained = is_pretrained(state)
+        if corpus is not None and corpus != cfg.data.corpus:
+            if not pretrained:
+                raise RunError(f"{run.path} has trained on {cfg.data.corpus!r}; its corpus cannot change now "
+                               "(only an imported model's can, before its first step)")
+            cfg = cfg.replace(data=dataclasses.replace(cfg.data, corpus=corpus))
+        own = run.tokenizer if pretrained or run.tokenizer.kind == "bpe" else None
         self = cls.__new__(cls)
-        self._setup(cfg, dataset, text, group)
+        self._setup(cfg, dataset, text, group, own)
         if self.tokenizer.vocab != run.tokenizer.vocab:
             raise RunError(f"the corpus {cfg.data.corpus!r} no longer gives the vocabulary {run.path} was "
                            "trained with; the run cannot be resumed on it")
         self._restore(weights, state)
         self.warnings = run.warnings  # a damaged newest checkpoint skipped is named here
         self.writer = RunWriter.reopen(run, self.step) if group.rank == 0 else None
+        if self.writer is not None:
+            record_session(run.path, self.step, self.device)
         if self.writer is not None and cfg != run.config:
             self.writer.write_config(cfg)
         return self
 
     # ---- set-up and state ------------------------------------------------------------------
 
-    def _setup(self, cfg: ExperimentConfig, dataset: Dataset | None, text: str | None, group: Group) -> None:
-        _check(cfg)
+    def _setup(self, cfg: ExperimentConfig, dataset: Dataset | None, text: str | None, group: Group,
+               tokenizer=None) -> None:
+        require_valid(cfg)
         if dataset is None:
-            dataset = Dataset.build(cfg.data, cfg.model.n_ctx, text)
+            dataset = Dataset.build(cfg.data, cfg.model.n_ctx, text, tokenizer)
         if min(len(dataset.train), len(dataset.val)) <= cfg.model.n_ctx:
             raise CorpusError(f"corpus is too short for a context of {cfg.model.n_ctx} tokens")
         cfg = resolve(cfg, dataset)
-        _check(cfg)
+        require_valid(cfg)
         t = cfg.train
         self.cfg, self.dataset, self.tokenizer = cfg, dataset, dataset.tokenizer
         self.threads = set_threads(t.torch_threads)
@@ -174,6 +201,13 @@ class Trainer:
         return state
 
     def _restore(self, weights: dict[str, torch.Tensor], state: dict) -> None:
+        if is_pretrained(state):  # the optimizer, batches and dropout start here, as a fresh run's do
+            try:
+                self.model.load_state_dict(weights)
+            except RuntimeError as e:
+                raise RunError(f"the imported weights do not fit this run: {str(e).splitlines()[0][:160]}") from None
+            self.step, self.wall_s, self._ckpt_step = state["step"], 0.0, state["step"]
+            return
         try:
             self.model.load_state_dict(weights)
             self.optimizer.load_state_dict(state["optimizer"])
@@ -218,7 +252,7 @@ class Trainer:
                     return
                 try:
                     report = self._after_step(loss, norm, lr)
-                except NonFiniteWeights as e:  # the loss was finite, the update was not: nothing saved
+                except (NonFiniteWeights, Diverged) as e:  # the loss was finite, the update was not: nothing saved
                     halted = True
                     yield self._nan_report(loss, norm, lr, str(e))
                     return
@@ -298,13 +332,14 @@ class Trainer:
         if not (step % t.report_every == 0 or val is not None or snapshot or checkpoint):
             return None
         done = f"training finished at step {step}: validation loss {val:.4f}" if final else None
+        bpc = self._bits_per_char(loss, val)
         report = StepReport(step, t.steps, loss, val, lr, norm, self._tps or 0.0, 0.0, 0.0, sample,
-                            snapshot, checkpoint, "done" if final else None, done)
+                            snapshot, checkpoint, "done" if final else None, done, *bpc)
         if self.writer is not None:
             # the rows first: a kill just after a checkpoint appears must not lose what it claims
             self.writer.log_metrics({"step": step, "train_loss": loss, "val_loss": val, "lr": lr,
                                      "grad_norm": norm, "tokens_per_s": report.tokens_per_s,
-                                     "wall_s": round(self.wall_s, 3)})
+                                     "wall_s": round(self.wall_s, 3), "train_bpc": bpc[0], "val_bpc": bpc[1]})
             if sample is not None:
                 self.writer.log_sample({"step": step, "prompt": self.probe.prompt, "text": sample,
                                         "temperature": SAMPLE_TEMPERATURE})
@@ -314,11 +349,18 @@ class Trainer:
                 self.save_checkpoint(val)
         return report
 
+    def _bits_per_char(self, loss: float, val: float | None) -> tuple[float | None, float | None]:
+        if self.cfg.model.loss != "cross_entropy":  # a squared error is not a code length
+            return None, None
+        bits = self.dataset.bits_per_char
+        return bits(loss, "train"), None if val is None else bits(val, "val")
+
     def _nan_report(self, loss: float, norm: float, lr: float, weights: str | None = None) -> StepReport:
         kept = (f"the last checkpoint (step {self._ckpt_step}) is kept" if self._ckpt_step is not None
                 else "no checkpoint was written yet")
-        message = (f"step {self.step + 1}: the loss ({loss}) or gradient norm ({norm}) is not finite; "
-                   f"training stopped before the weights changed and {kept}. Try a lower learning rate.")
+        message = (f"step {self.step + 1}: the loss ({loss}) or gradient norm ({norm}) is not finite "
+                   f"({largest_weight(dict(self._state_tensors))}); training stopped before the weights changed "
+                   f"and {kept}. Try a lower learning rate.")
         if weights is not None:
             message = f"{weights}; training stopped and {kept}. Try a lower learning rate."
         return StepReport(self.step, self.cfg.train.steps, loss, None, lr, norm, self._tps or 0.0,
@@ -342,10 +384,6 @@ class Trainer:
         return generate_text(self.model, self.tokenizer, prompt, n_tokens, temperature, top_k, seed)
 
 
-def _check(cfg: ExperimentConfig) -> None:
-    from .limits import training_problems
-
-    problems = cfg.validate() or training_problems(cfg)
-    if problems:
-        raise ConfigError("; ".join(map(str, problems)))
-
+def is_pretrained(state: dict) -> bool:
+    """A checkpoint an importer wrote: weights from elsewhere, no optimizer state to resume."""
+    return "imported_from" in state and "optimizer" not in state

@@ -10,6 +10,7 @@ and built in the worker thread, so torch never loads on the GUI thread.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 from pathlib import Path
@@ -46,6 +47,11 @@ def new_run_path(root: Path, name: str) -> Path:
 def _same_model(a: ExperimentConfig, b: ExperimentConfig) -> bool:
     """Equal but for vocab_size, which the trainer sets from the corpus."""
     return unresolved(a) == unresolved(b)
+
+
+def _new_corpus_only(a: ExperimentConfig, b: ExperimentConfig) -> bool:
+    """Equal but for vocab_size and the corpus: an imported model not yet trained fine-tunes on b's."""
+    return _same_model(a, b.replace(data=dataclasses.replace(b.data, corpus=a.data.corpus)))
 
 
 def _device_of(name: str) -> str:
@@ -188,10 +194,12 @@ class TrainingController(QObject):
 
     def _resumable(self, cfg: ExperimentConfig) -> bool:
         run = self.session.run
-        if self.run_dir is None or run is None or not _same_model(run.config, cfg):
+        if self.run_dir is None or run is None:
             return False
         steps = run.checkpoint_steps()
-        return bool(steps) and steps[-1] < run.config.train.steps
+        if steps == [0] and _new_corpus_only(run.config, cfg):  # an import (or a fork at 0: resume says)
+            return True
+        return _same_model(run.config, cfg) and bool(steps) and steps[-1] < run.config.train.steps
 
     def _start(self, paused: bool, more: int = 0) -> None:
         """`more` > 0: continue the finished run shown for that many more steps. A new run replaces the
@@ -201,11 +209,13 @@ class TrainingController(QObject):
         resume = more > 0 or self._resumable(cfg)
         run_dir = self.run_dir if resume else new_run_path(settings.runs_root(), cfg.name)
         total = self.session.run.checkpoint_steps()[-1] + more if more > 0 else None
+        # an import not yet trained fine-tunes on the draft's corpus
+        corpus = cfg.data.corpus if resume and self.session.run.checkpoint_steps() == [0] and more == 0 else None
         self.shutdown()
         if resume:
             def make():
                 from engine.trainer import Trainer
-                return Trainer.resume(run_dir, steps=total)
+                return Trainer.resume(run_dir, steps=total, corpus=corpus)
         else:
             self.session.replace_run(OpenRun(cfg))
 

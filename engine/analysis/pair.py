@@ -30,6 +30,7 @@ class PairChoices:
     steps: list[int]
     weights: list[str]
     parent_second: bool = False  # B is the run A was forked from (its fork.json): shown, the parent is A
+    noise: str | None = None     # engine.determinism.comparison_note: a run was not trained to the bit
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,9 @@ def choices(a: RunAnalysis, b: RunAnalysis) -> PairChoices:
     shapes = weight_shapes(a.config.model)
     if shapes != weight_shapes(b.config.model):
         raise UserError(f"{names} have weights of different shapes")
-    return PairChoices(common_steps(a, b), list(shapes), forked_from(a, b))
+    from ..determinism import comparison_note
+
+    return PairChoices(common_steps(a, b), list(shapes), forked_from(a, b), comparison_note([a.path, b.path]))
 
 
 def forked_from(a: RunAnalysis, b: RunAnalysis) -> bool:

@@ -64,6 +64,8 @@ def run(args: argparse.Namespace) -> int:
                      + export.DATA_FORMATS)
     check_output_path(out)
     analysis = RunAnalysis(args.run)
+    if args.step is None and args.what in AT_ONE_STEP:  # as sample and resume do, past damaged weights
+        args.step = analysis.run.newest_intact_step()
     try:
         written = HANDLERS[args.what](analysis, args)
     except OSError as e:  # unwritable after all (a full disk, a read-only file system)
@@ -74,8 +76,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _step(a, args) -> int:
-    return a.run.latest_step() if args.step is None else args.step
+AT_ONE_STEP = ("attention", "posenc", "coefficient", "update")  # what reads the weights of one step
 
 
 def export_loss(a, args) -> Path:
@@ -87,7 +88,7 @@ def export_loss(a, args) -> Path:
 def export_attention(a, args) -> Path:
     from .. import export
 
-    cfg, step = a.config.model, _step(a, args)
+    cfg, step = a.config.model, args.step
     if args.head is not None and args.layer is None:
         raise UserError("--head needs --layer")
     if args.layer is not None and not 0 <= args.layer < cfg.n_layer:
@@ -123,7 +124,7 @@ def export_mask(a, args) -> Path:
 def export_posenc(a, args) -> Path:
     from .. import export
 
-    step = _step(a, args)
+    step = args.step
     P = a.positional(step).P
     return export.export_matrix(args.out, P, kind="signed", row_title="position", col_title="dimension",
                                 title=f"{a.config.model.pos_encoding} positional encoding · step {step}")

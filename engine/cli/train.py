@@ -1,9 +1,10 @@
 """`gpt-explorer train`: train a model in the terminal, writing a run directory (docs/run-directory.md).
 
 A new run comes from a preset (default `tiny`) or a config file, with the command line's overrides; if
-`--run` names an existing run it is resumed exactly from its latest checkpoint. Progress is one updating
-line on a terminal and plain lines otherwise. Ctrl-C stops between steps and saves a checkpoint. Qt is
-never imported here (a test checks it).
+`--run` names an existing run it is resumed exactly from its latest checkpoint; an imported pretrained model
+(`import hf`, `import nanogpt`) is fine-tuned that way, on `--corpus` if given, with its own tokenizer.
+Progress is one updating line on a terminal and plain lines otherwise. Ctrl-C stops between steps and
+saves a checkpoint. Qt is never imported here (a test checks it).
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                      help="a named experiment: seed-chain, tiny (the default), nanogpt-cpu, baby-gpt")
     src.add_argument("--config", metavar="FILE", help="an experiment TOML file (as written in a run's config.toml)")
     p.add_argument("--corpus", metavar="shakespeare|PATH",
-                   help="'shakespeare' (bundled) or a UTF-8 text file; default: the config's corpus")
+                   help="'shakespeare' (bundled) or a UTF-8 text file; default: the config's corpus. With --run "
+                        "naming an imported model not yet trained: the text to fine-tune it on")
     p.add_argument("--steps", type=int, metavar="N", help="total optimizer steps (on resume: a new total)")
     p.add_argument("--device", **field("train.device"))
     p.add_argument("--seed", type=int, metavar="S", help="random seed (initialisation, batches, dropout)")
@@ -130,11 +132,9 @@ def plan_run(args: argparse.Namespace) -> tuple[Path, bool]:
 
 def _fork(args: argparse.Namespace, run_dir: Path | None) -> int:
     from ..fork import fork_record, fork_run
-    from ..runs import CONFIG, Run, RunError
+    from ..runs import Run
 
     parent = Run(args.fork)
-    if run_dir is not None and run_dir.exists() and ((run_dir / CONFIG).exists() or any(run_dir.iterdir())):
-        raise RunError(f"{run_dir} is not empty; a fork needs a new run directory")
     cfg = build_config(args, base=parent.config)
     run_dir = run_dir or default_run_dir(f"{parent.path.name}-fork")
     trainer = fork_run(parent.path, run_dir, cfg, args.fork_step)
@@ -150,7 +150,8 @@ def make_trainer(args: argparse.Namespace, run_dir: Path, resume: bool, group=No
 
     group = group or SOLO
     if resume:
-        return Trainer.resume(run_dir, steps=args.steps, device=args.device, group=group,
+        corpus = None if args.corpus is None else build_config(args).data.corpus  # fine-tuning an import
+        return Trainer.resume(run_dir, steps=args.steps, device=args.device, group=group, corpus=corpus,
                               precision=getattr(args, "precision", None), compile=getattr(args, "compile", None))
     return Trainer(getattr(args, "fresh_config", None) or build_config(args), run_dir, group=group)
 
@@ -178,12 +179,13 @@ def _check_resumable(args: argparse.Namespace, run_dir: Path) -> None:
     from ..runs import Run
 
     existing = Run(run_dir).config
-    if args.preset or args.config or args.corpus is not None or args.seed is not None or args.optimizer or getattr(args, "set", None):
+    if args.preset or args.config or args.seed is not None or args.optimizer or getattr(args, "set", None):
         wanted = build_config(args)
 
-        def same(c):  # what must not change when a run is resumed
+        def same(c):  # what must not change when a run is resumed (its corpus: Trainer.resume says)
             return (unresolved(c.model),
-                    dataclasses.replace(c.train, steps=0, device="auto", precision="auto", compile=False), c.data)
+                    dataclasses.replace(c.train, steps=0, device="auto", precision="auto", compile=False),
+                    dataclasses.replace(c.data, corpus=""))
         if same(wanted) != same(existing):
             raise UserError(f"{run_dir} is a run made with another config; to resume it pass only "
                             "--run (and --steps or --device if you want)")
@@ -195,6 +197,8 @@ def _train(trainer, run_dir: Path) -> int:
 
     cfg = trainer.cfg
     out = sys.stdout
+    for warning in getattr(trainer, "warnings", ()):
+        print(f"gpt-explorer: warning: {warning}", file=sys.stderr)
     if trainer.step >= cfg.train.steps:
         print(f"{run_dir} already finished at step {trainer.step}; pass --steps N (more than "
               f"{trainer.step}) to train it further", file=out)
@@ -203,8 +207,8 @@ def _train(trainer, run_dir: Path) -> int:
 
     # a GPU's memory is not the machine's: the trainer refuses a run beyond it
     memory = memory_warning(cfg) if trainer.device.type == "cpu" else None
-    for warning in (*getattr(trainer, "warnings", ()), *([memory] if memory else [])):
-        print(f"gpt-explorer: warning: {warning}", file=sys.stderr)
+    if memory:
+        print(f"gpt-explorer: warning: {memory}", file=sys.stderr)
     verb = f"resuming at step {trainer.step}" if trainer.step else "new run"
     print(f"{verb}: {run_dir}", file=out)
     print(f"model {cfg.name}: {human_count(parameter_count(cfg.model))} parameters; corpus "
@@ -289,7 +293,8 @@ class Progress:
 
     def line(self, r) -> str:
         val = "—" if self.val is None else f"{self.val:.4f}"
-        return (f"step {r.step}/{r.total_steps}  loss {r.train_loss:.4f}  val {val}  "
+        bits = "" if r.train_bpc is None else f"  {r.train_bpc:.3f} bits/char"
+        return (f"step {r.step}/{r.total_steps}  loss {r.train_loss:.4f}  val {val}{bits}  "
                 f"{r.tokens_per_s:,.0f} tok/s  {_duration(r.wall_s)} elapsed  {_duration(r.eta_s)} left")
 
     def update(self, r) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
 import threading
 from collections import OrderedDict
 from pathlib import Path
@@ -21,12 +22,58 @@ from pathlib import Path
 import numpy as np
 
 from .. import coefficients as co
+from .. import run_integrity as integrity
 from ..analysis.cache import weights_file, weights_fingerprint
-from ..runs import Run, RunError, atomic_write_bytes, step_name
-from ..safe_io import UnsafeFileError, check_inside
+from ..errors import UserError
+from ..runs import CHECKPOINTS, MODEL_FILE, SNAPSHOTS, Run, RunError, atomic_write_bytes, step_name
+from ..safe_io import WEIGHTS_CAP, UnsafeFileError, check_inside, check_regular
 
 CACHE_DIR = Path("cache") / "coefficients"
 VERSION = 1
+
+
+def read_array(run_path: Path, step: int, weight: str, shape: tuple[int, ...]) -> np.ndarray:
+    """One weight at a saved step, through the checks Run.load_weights makes (a regular file, its
+    checksums, the digest in its header, the shape, finite values) with numpy alone; a damaged snapshot
+    falls back to the checkpoint of its step, as there, and is otherwise a RunError naming the file."""
+    snap = run_path / SNAPSHOTS / f"{step_name(step)}.safetensors"
+    ckpt = run_path / CHECKPOINTS / step_name(step) / MODEL_FILE
+    if not os.path.lexists(snap):
+        return _checked_array(run_path, ckpt, step, weight, shape)
+    try:
+        return _checked_array(run_path, snap, step, weight, shape)
+    except RunError:
+        if not ckpt.is_file():
+            raise
+        return _checked_array(run_path, ckpt, step, weight, shape)
+
+
+def _checked_array(run_path: Path, path: Path, step: int, weight: str, shape: tuple[int, ...]) -> np.ndarray:
+    from safetensors import safe_open
+
+    where = path.relative_to(run_path).as_posix()
+    try:
+        check_regular(path, WEIGHTS_CAP, f"weights file {where}")
+        if path.parent.name == SNAPSHOTS:
+            integrity.verify_sidecar(path)
+        else:
+            integrity.verify_checksums(path.parent, [MODEL_FILE], f"{CHECKPOINTS}/{path.parent.name}")
+        with safe_open(str(path), framework="numpy") as f:
+            metadata, arrays = f.metadata(), {k: f.get_tensor(k) for k in f.keys()}
+        integrity.verify_digest(metadata, integrity.arrays_digest(arrays), where)
+    except FileNotFoundError:
+        raise RunError(f"the weights at step {step} are missing ({where})") from None
+    except UserError as e:
+        raise RunError(f"the weights at step {step} ({where}) are damaged: {e}") from None
+    except Exception as e:  # safetensors' own error type for a truncated or foreign file
+        raise RunError(f"{where} is corrupt or truncated: {str(e).splitlines()[0][:160]}") from None
+    a = arrays.get(weight)
+    if a is None or a.shape != tuple(shape):
+        raise RunError(f"{where}: {weight} is {'missing' if a is None else f'of shape {a.shape}'}, the config "
+                       f"needs {tuple(shape)}")
+    if not np.isfinite(a).all():
+        raise RunError(f"{where}: {weight} holds Inf or NaN")
+    return a
 
 
 class CoefficientStore:
@@ -113,7 +160,7 @@ class CoefficientStore:
         if not earlier:
             return None
         rec = self.record(weight, earlier[-1])
-        got = co.update_between(rec, step, self._array(step, weight))
+        got = co.update_between(rec, step, self._array(step, weight, rec.W.shape))
         self._keep(("update", weight, step), got)
         with self._lock:
             self._geometry.setdefault(weight, {})[step] = (got.cosine, got.ratio, co.norm(got.dW))
@@ -162,17 +209,12 @@ class CoefficientStore:
                 _, old = self._records.popitem(last=False)
                 self._bytes -= old.nbytes if isinstance(old, co.StepCoefficient) else old.dW.nbytes
 
-    def _array(self, step: int, weight: str) -> np.ndarray:
+    def _array(self, step: int, weight: str, shape: tuple[int, ...]) -> np.ndarray:
         """One weight at a saved step, read with numpy alone: a thread that only waits for another
         process never calls into torch (torch was seen to hang when a second thread used it while the
         trainer's thread imported its lazily loaded parts)."""
-        from safetensors import safe_open
-
-        try:
-            with safe_open(str(weights_file(self.run.path, step)), framework="numpy") as f:
-                return f.get_tensor(weight).astype(np.float64 if self.dtype == "float64" else np.float32)
-        except Exception as e:  # a missing, truncated or foreign file: one line for the user
-            raise RunError(f"the weights at step {step} cannot be read: {str(e).splitlines()[0][:160]}") from None
+        a = read_array(self.run.path, step, weight, shape)
+        return a.astype(np.float64 if self.dtype == "float64" else np.float32)
 
     def _load(self, step: int) -> dict:
         with self._lock:

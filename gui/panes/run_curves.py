@@ -27,6 +27,7 @@ from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtWidgets import QComboBox, QGraphicsItem, QGridLayout, QHBoxLayout, QLabel, QSlider, QVBoxLayout
 
 from engine.analysis import questions as q
+from engine.determinism import noise_sentence
 from engine.run_curves import AXIS_LABELS, METRIC_LABELS, SMOOTHED, RunCurves, export_overlay
 
 from ..analysis import AnalysisJob
@@ -75,12 +76,12 @@ class RunCurvesPane(SeenWidget):
         self.smooth_slider.setObjectName("curves_smoothing")
         self.smooth_slider.setRange(0, 99)
         self.smooth_slider.setValue(round(self.view.smoothing * 100))
-        self.smooth_slider.setToolTip("Exponential moving average of the train loss and tokens/s, as "
-                                      "TensorBoard smooths (0: raw)")
+        self.smooth_slider.setToolTip("Exponential moving average of the train loss, its bits per character "
+                                      "and tokens/s, as TensorBoard smooths (0: raw)")
         self.smooth_label = QLabel(self)
         self.hint = QLabel("Tick runs in the Runs pane to overlay their curves.", self)
         self.hint.setObjectName("curves_hint")
-        # one view per plot, so a change of smoothing repaints the two smoothed plots, not all four
+        # one view per plot, so a change of smoothing repaints the smoothed plots only
         grid = QGridLayout()
         grid.setSpacing(2)
         self.plots = {}
@@ -108,6 +109,11 @@ class RunCurvesPane(SeenWidget):
         col.setContentsMargins(4, 4, 4, 4)
         col.addLayout(top)
         col.addWidget(self.hint)
+        self.noise = QLabel(self)  # engine.determinism: ticked runs that did not train to the bit
+        self.noise.setObjectName("curves_noise")
+        self.noise.setWordWrap(True)
+        self.noise.hide()
+        col.addWidget(self.noise)
         col.addLayout(grid, 1)
         self._timer = QTimer(self, interval=RELOAD_MS)
         # a dragged slider moves faster than a redraw: the latest value is drawn at the next frame
@@ -183,6 +189,9 @@ class RunCurvesPane(SeenWidget):
         self.redraws += 1
         shown = [p for p in self.view.paths if p in self.curves]
         self.hint.setVisible(not shown)
+        note = noise_sentence([self.curves[p].noise for p in shown])
+        self.noise.setText(note or "")
+        self.noise.setVisible(note is not None)
         if list(self._items) != shown:
             self._sync_items(shown)
             only_smoothing, paths = False, None
@@ -220,7 +229,7 @@ class RunCurvesPane(SeenWidget):
                 if faint is not None:
                     faint.setPen(pg.mkPen(faint_colour, width=1))
                 line.setPen(pg.mkPen(colour, width=1))
-                if metric == "val_loss":
+                if metric.startswith("val_"):
                     line.setSymbolBrush(colour)
             self.legend.addItem(items["train_loss"][1], self.curves[path].name)
         self._items = {p: self._items[p] for p in shown}
@@ -235,7 +244,7 @@ class RunCurvesPane(SeenWidget):
         smoothed = metric in SMOOTHED
         faint = plot.plot([], [], autoDownsampleFactor=1.0) if smoothed else None
         line = pg.PlotDataItem([], [], autoDownsampleFactor=1.0,
-                               **(dict(symbol="o", symbolSize=5) if metric == "val_loss" else {}))
+                               **(dict(symbol="o", symbolSize=5) if metric.startswith("val_") else {}))
         plot.addItem(line, ignoreBounds=smoothed)
         return faint, line
 

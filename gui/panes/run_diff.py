@@ -51,6 +51,7 @@ class RunDiffPane(SeenWidget):
         self.view = DiffView()
         self.shown: PairDiff | None = None  # the difference on screen (tests read it)
         self._shown_key: tuple | None = None
+        self._noise: str | None = None  # the pair's engine.determinism.comparison_note
         self._choices = AnalysisJob(self)
         self._job = AnalysisJob(self)
         self._build()
@@ -122,6 +123,7 @@ class RunDiffPane(SeenWidget):
         self.what_box.addItems([ATTENTION] + [n for n in got.weights if n.split(".")[-1].startswith("W_")])
         self.view.step = got.steps[-1] if got.steps else None
         self.view.what = ATTENTION
+        self._noise = got.noise
         self._refresh()
 
     def _on_swap_clicked(self) -> None:
@@ -150,7 +152,8 @@ class RunDiffPane(SeenWidget):
             self._shown_key = None
             return
         a, b = self.view.pair
-        self.pair_label.setText(f"A = {a.name}, B = {b.name}: B − A at step {self.view.step:,}")
+        self.pair_label.setText(f"A = {a.name}, B = {b.name}: B − A at step {self.view.step:,}"
+                                + (f"\n{self._noise}" if self._noise else ""))
         key = self.view.key()
         if key == self._shown_key or not (self.seen() or force):
             return

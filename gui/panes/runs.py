@@ -126,6 +126,10 @@ class RunsPane(SeenWidget):
 
     def _on_listed(self, _tag, listing: RunListing) -> None:
         self.folder_watch.watch(listing.watch)
+        if listing.damaged:  # never left out silently: each named with its reason
+            self.session.post_message("Runs left out of the list: " + "; ".join(
+                f"{path.name} ({why})" for path, why in listing.damaged[:5]) +
+                (f"; and {len(listing.damaged) - 5} more" if len(listing.damaged) > 5 else ""), "warning")
         rows = listing.runs
         ticked = set(self.checked_paths())
         current = self._select or (self.tree.currentItem() and Path(self.tree.currentItem().data(0, _PATH)))

@@ -47,7 +47,8 @@ def duration(seconds: float) -> str:
 
 
 _STAT_FORMATS = {"train_loss": "{:.4f}".format, "val_loss": "{:.4f}".format, "lr": "{:.2e}".format,
-                 "tokens_per_s": "{:,.0f}".format, "grad_norm": "{:.3f}".format, "wall_s": duration}
+                 "tokens_per_s": "{:,.0f}".format, "grad_norm": "{:.3f}".format, "wall_s": duration,
+                 "train_bpc": "{:.4f}".format, "val_bpc": "{:.4f}".format}
 
 
 class TrainingPane(QWidget):
@@ -59,6 +60,7 @@ class TrainingPane(QWidget):
         self.session = session
         self.history = LossHistory()
         self.latest = None          # the newest StepReport
+        self._val_bpc: float | None = None  # the newest validation loss in bits per character
         self._last_row: dict | None = None  # the newest metrics row of an opened run
         self._total = session.config.train.steps
         self._sample_request: SampleRequest | None = None
@@ -124,7 +126,9 @@ class TrainingPane(QWidget):
         stats = {}
         for i, (key, text) in enumerate((("train_loss", "train loss"), ("val_loss", "val loss"),
                                          ("lr", "learning rate"), ("tokens_per_s", "tokens/s"),
-                                         ("grad_norm", "grad norm"), ("wall_s", "elapsed"))):
+                                         ("grad_norm", "grad norm"), ("wall_s", "elapsed"),
+                                         # loss per token differs by tokenizer; bits per character compare
+                                         ("train_bpc", "train bits/char"), ("val_bpc", "val bits/char"))):
             name = QLabel(text + ":", self)
             value = QLabel("—", self)
             value.setObjectName(f"stat_{key}")
@@ -214,16 +218,19 @@ class TrainingPane(QWidget):
             if report.sample:
                 self._append_sample(report.step, report.sample)
         self.latest, self._total = report, report.total_steps
+        if report.val_bpc is not None:
+            self._val_bpc = report.val_bpc
         if not self._refresh.isActive():
             self._refresh.start()
 
     def _on_run_opened(self, run) -> None:
-        self.history, self.latest, self._last_row = LossHistory(), None, None
+        self.history, self.latest, self._last_row, self._val_bpc = LossHistory(), None, None, None
         self.logged.clear()
         if run is not None:
             self._total = run.config.train.steps
             rows = run.metrics()
             self.history.add_rows(rows)
+            self._val_bpc = next((r["val_bpc"] for r in reversed(rows) if r.get("val_bpc") is not None), None)
             # a run without a metrics log (a nanoGPT checkpoint imported) is at its newest saved step
             self._last_row = rows[-1] if rows else {"step": run.latest_step()}
             for row in run.samples():
@@ -313,12 +320,13 @@ class TrainingPane(QWidget):
         row = self._last_row or {}
         if r is not None:
             row = {"step": r.step, "train_loss": r.train_loss, "lr": r.lr, "tokens_per_s": r.tokens_per_s,
-                   "grad_norm": r.grad_norm, "wall_s": r.wall_s}
+                   "grad_norm": r.grad_norm, "wall_s": r.wall_s, "train_bpc": r.train_bpc}
         step = row.get("step") or self.history.last_step
         self.progress.setMaximum(max(self._total, 1))
         self.progress.setValue(min(step, self._total))
         self.eta.setText(self._eta_text())
         row["val_loss"] = self.history.val[-1] if self.history.val else None
+        row["val_bpc"] = self._val_bpc
         for key, label in self.stats.items():
             value = row.get(key)
             label.setText("—" if value is None else _STAT_FORMATS[key](value))

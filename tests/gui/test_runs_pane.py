@@ -118,7 +118,8 @@ def test_a_long_curve_is_drawn_a_pixel_at_a_time_and_smoothing_keeps_the_ranges(
     def logged(n):  # a long run's log of n steps, given to the pane as the analysis process would
         steps = np.arange(1.0, n + 1)
         cols = {"step": steps, "tokens": steps * 64, "wall_s": steps / 10, "train_loss": noisy[:n],
-                "val_loss": np.full(n, np.nan), "lr": np.full(n, 1e-3), "tokens_per_s": noisy[:n] * 1000}
+                "val_loss": np.full(n, np.nan), "lr": np.full(n, 1e-3), "tokens_per_s": noisy[:n] * 1000,
+                "train_bpc": noisy[:n] / np.log(2), "val_bpc": np.full(n, np.nan)}
         stamp = curves._stamps[three_runs / "a"]
         curves._on_curves_read(None, {str(three_runs / "a"): (stamp, RunCurves("a", three_runs / "a", cols))})
 
@@ -266,6 +267,9 @@ def test_file_import_turns_a_nanogpt_out_dir_into_an_open_run(make_window, tmp_p
     assert biased is not None and Run(biased).config.model.attn_bias and w.session.run.path == biased
     (tmp_path / "empty").mkdir()
     assert run_menu.import_nanogpt(w, tmp_path / "empty") is None and "Cannot import empty" in w.banner.text
+    write_out_dir(tmp_path / "bad", args=dict(n_layer=1, n_head=1, n_embd=4, block_size=4, bias=False,
+                                              vocab_size=61, dropout=2.0))
+    assert run_menu.import_nanogpt(w, tmp_path / "bad") is None and "dropout" in w.banner.text
 
 
 def test_fork_writes_a_paired_run_beside_its_parent_and_opens_it(qtbot, make_window, three_runs, monkeypatch):
@@ -401,3 +405,23 @@ def test_runs_that_cannot_be_compared_are_said_so_in_run_diff_alone(qtbot, make_
     qtbot.waitUntil(lambda: "Cannot compare" in diff.pair_label.text(), timeout=WAIT)
     assert "different shapes" in diff.pair_label.text() and messages == []
     assert not diff.grid.isVisibleTo(diff) and not diff.matrix.isVisibleTo(diff)
+
+
+def test_runs_not_trained_to_the_bit_are_named_where_they_are_compared(qtbot, make_window, three_runs):
+    import json
+
+    (three_runs / "c" / "determinism.json").write_text(json.dumps(
+        {"sessions": [{"step": 0, "device": "cuda", "deterministic": False}]}), encoding="utf-8")
+    w, runs, diff = in_front(qtbot, make_window, "pane_run_diff")
+    curves = w.panes["pane_run_curves"]
+    runs.set_checked(three_runs / "a")
+    runs.set_checked(three_runs / "b")
+    qtbot.waitUntil(lambda: diff.shown is not None and len(curves.legend_names()) == 2, timeout=WAIT)
+    assert "noise" not in diff.pair_label.text() and not curves.noise.isVisibleTo(curves)
+    runs.set_checked(three_runs / "b", False)
+    runs.set_checked(three_runs / "c")
+    qtbot.waitUntil(lambda: diff.shown is not None and diff.shown.names == ("a", "c"), timeout=WAIT)
+    qtbot.waitUntil(lambda: sorted(curves.legend_names()) == ["a", "c"], timeout=WAIT)
+    note = "c trained on cuda without deterministic kernels from step 0"
+    assert note in diff.pair_label.text() and "run-to-run noise" in diff.pair_label.text()
+    assert curves.noise.isVisibleTo(curves) and note in curves.noise.text()
