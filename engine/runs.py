@@ -199,7 +199,7 @@ def read_checkpoint(path: Path) -> tuple[dict[str, torch.Tensor], dict]:
         raise RunError(f"checkpoint {where} has no {STATE_FILE}") from None
     except Exception as e:  # zip, pickle and weights_only refusals all mean: not a checkpoint we wrote
         raise RunError(f"checkpoint {where}/{STATE_FILE} is corrupt or truncated: {_first_line(e)}") from None
-    if not isinstance(state, dict) or not isinstance(state.get("step"), int):
+    if not isinstance(state, dict) or type(state.get("step")) is not int or state["step"] < 0:
         raise RunError(f"checkpoint {where}/{STATE_FILE} is not a training state")
     try:  # garbled bytes inside well-formed files
         integrity.verify_checksums(path, [MODEL_FILE, STATE_FILE], where)
@@ -513,6 +513,8 @@ class Run:
 
     def _checked_checkpoint(self, step: int) -> tuple[dict[str, torch.Tensor], dict]:
         weights, state = read_checkpoint(self.path / CHECKPOINTS / step_name(step))
+        if state["step"] != step:
+            raise RunError(f"checkpoint {step_name(step)} holds the state of step {state['step']}")
         self._check_weights(weights, f"checkpoint {step_name(step)}")
         return weights, state
 
