@@ -39,6 +39,7 @@ from safetensors.torch import save_file
 
 from . import run_integrity as integrity
 from .config import ConfigError, ExperimentConfig
+from .determinism import RECORD as DETERMINISM
 from .errors import UserError
 from .run_lock import LOCK_FILE, RunLock
 from .safe_io import (JSON_CAP, JSONL_CAP, WEIGHTS_CAP, UnsafeFileError, check_inside, check_regular, parse_json,
@@ -49,7 +50,8 @@ METRICS, SAMPLES = "metrics.jsonl", "samples.jsonl"
 CHECKPOINTS, SNAPSHOTS = "checkpoints", "snapshots"
 MODEL_FILE, STATE_FILE, BEST, INDEX = "model.safetensors", "state.pt", "best.json", "index.json"
 NUMERIC = ("train_loss", "val_loss", "lr", "grad_norm", "tokens_per_s", "wall_s", "temperature")  # in rows
-MADE_FILES = (TOKENIZER, PROBE, METRICS, SAMPLES, CHECKPOINTS, SNAPSHOTS, LOCK_FILE)  # all but config.toml
+# what a run holds but its config.toml; a folder holding only these is a creation killed half-way
+MADE_FILES = (TOKENIZER, PROBE, METRICS, SAMPLES, CHECKPOINTS, SNAPSHOTS, LOCK_FILE, DETERMINISM)
 
 
 class RunError(UserError, ValueError):
