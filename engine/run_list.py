@@ -95,7 +95,9 @@ def _exists(path: Path) -> bool:
 
 
 def _reason(e: Exception) -> str:
-    return (e.strerror if isinstance(e, OSError) and e.strerror else str(e)).splitlines()[0][:160]
+    if isinstance(e, OSError) and e.strerror:
+        return f"{Path(e.filename).name}: {e.strerror}" if e.filename else e.strerror
+    return (str(e).splitlines() or [type(e).__name__])[0][:160]
 
 
 def list_runs(folders: list[Path] | Path) -> list[RunSummary]:
