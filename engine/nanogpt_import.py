@@ -79,7 +79,8 @@ def model_config(args: dict, vocab_size: int) -> ModelConfig:
     sizes = {k: args.get(k) for k in ("n_layer", "n_head", "n_embd", "block_size", "vocab_size")}
     wrong = [k for k, v in sizes.items() if type(v) is not int]
     if wrong:
-        raise NanoGPTImportError(f"the checkpoint's model_args.{wrong[0]} is {shown(sizes[wrong[0]])}, not a whole number")
+        raise NanoGPTImportError(f"the checkpoint's model_args.{wrong[0]} is {shown(sizes[wrong[0]])}, "
+                                 "not a whole number")
     n_layer, n_head, d, n_ctx, v = sizes.values()
     if v != vocab_size:
         raise NanoGPTImportError(f"the checkpoint has {v} tokens but meta.pkl has {vocab_size} characters; "

@@ -253,7 +253,7 @@ class Trainer:
                     return
                 try:
                     report = self._after_step(loss, norm, lr)
-                except (NonFiniteWeights, Diverged) as e:  # the loss was finite, the update was not: nothing saved
+                except (NonFiniteWeights, Diverged) as e:  # finite loss, but weights that are not or overflow
                     halted = True
                     yield self._nan_report(loss, norm, lr, str(e))
                     return
