@@ -91,6 +91,8 @@ def fork_run(parent_dir: str | Path, run_dir: str | Path, cfg: ExperimentConfig,
     changed = changed_settings(parent.config, cfg)
     if not changed:
         raise UserError("the fork changes no setting; pass the one to change (e.g. --set train.lr=3e-4)")
+    if step > cfg.train.steps:
+        raise RunError(f"the fork would train to step {cfg.train.steps:,}, before its fork step {step:,}")
     if step != 0 and step not in parent.checkpoint_steps():
         raise RunError(f"{parent.path} has no checkpoint at step {step} to fork from "
                        f"(it has {', '.join(map(str, parent.checkpoint_steps())) or 'none'})")
@@ -104,6 +106,7 @@ def fork_run(parent_dir: str | Path, run_dir: str | Path, cfg: ExperimentConfig,
         weights, state = parent.load_checkpoint(step)
         state = dict(state, best_val=float("inf"))  # the fork's best is its own from here on
         carried, probe = _adapt_optimizer(state, cfg), parent.probe()
+        Trainer(cfg, text=text, dataset=dataset)._restore(weights, state)  # a state that does not fit: refused now
     record = {"parent": str(parent.path.resolve()), "step": step, "changed": changed, "optimizer_state": carried}
 
     def fill(folder: Path) -> None:

@@ -28,7 +28,7 @@ import torch
 from . import run_integrity as integrity
 from .config import DataConfig, ExperimentConfig, ModelConfig, TrainConfig
 from .data import CharTokenizer, Dataset
-from .errors import UserError
+from .errors import UserError, shown
 from .limits import problems as limit_problems
 from .model import GPT
 from .nanogpt_meta import read_meta
@@ -79,14 +79,15 @@ def model_config(args: dict, vocab_size: int) -> ModelConfig:
     sizes = {k: args.get(k) for k in ("n_layer", "n_head", "n_embd", "block_size", "vocab_size")}
     wrong = [k for k, v in sizes.items() if type(v) is not int]
     if wrong:
-        raise NanoGPTImportError(f"the checkpoint's model_args.{wrong[0]} is {sizes[wrong[0]]!r}, not a whole number")
+        raise NanoGPTImportError(f"the checkpoint's model_args.{wrong[0]} is {shown(sizes[wrong[0]])}, "
+                                 "not a whole number")
     n_layer, n_head, d, n_ctx, v = sizes.values()
     if v != vocab_size:
         raise NanoGPTImportError(f"the checkpoint has {v} tokens but meta.pkl has {vocab_size} characters; "
                            "they must come from the same dataset")
     dropout = args.get("dropout", 0.0)
     if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0 <= dropout < 1:
-        raise NanoGPTImportError(f"the checkpoint's model_args.dropout is {dropout!r}, not a number in [0, 1)")
+        raise NanoGPTImportError(f"the checkpoint's model_args.dropout is {shown(dropout)}, not a number in [0, 1)")
     cfg = ModelConfig(n_layer=n_layer, n_head=n_head, d_model=d, d_ff=4 * d, n_ctx=n_ctx, vocab_size=v,
                       dropout=float(dropout), pos_encoding="learned", mask="causal",
                       norm="pre", residual=True, activation="gelu", tied=True, loss="cross_entropy",
@@ -164,7 +165,7 @@ def train_config(conf: dict, iter_num: int) -> TrainConfig:
         want = type(getattr(defaults, ours))
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) \
                 or (want is int and v != int(v)):
-            raise NanoGPTImportError(f"the checkpoint's config has {theirs} = {v!r}, not a {want.__name__} "
+            raise NanoGPTImportError(f"the checkpoint's config has {theirs} = {shown(v)}, not a {want.__name__} "
                                      f"our train.{ours} can hold")
         values[ours] = want(v)
     max_iters = conf.get("max_iters", 0)
@@ -182,7 +183,7 @@ def _iter_num(ckpt: dict) -> int:
     if step is None:
         return 0
     if type(step) is not int or step < 0:
-        raise NanoGPTImportError(f"the checkpoint's iter_num is {step!r}, not a step (a whole number from 0)")
+        raise NanoGPTImportError(f"the checkpoint's iter_num is {shown(step)}, not a step (a whole number from 0)")
     return step
 
 

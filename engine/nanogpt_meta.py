@@ -14,7 +14,7 @@ import io
 import pickle
 from pathlib import Path
 
-from .errors import UserError
+from .errors import UserError, shown
 
 MAX_META_BYTES = 16 * 1024 * 1024  # a character vocabulary is a few kB; more is not a meta.pkl
 
@@ -72,5 +72,5 @@ def vocabulary_of(meta: object, path: Path | str = "meta.pkl") -> list[str]:
         raise MetaError(f"{path}: 'stoi' and 'itos' disagree")
     size = meta.get("vocab_size", n)
     if type(size) is not int or size != n:
-        raise MetaError(f"{path}: vocab_size {size!r} is not the {n} tokens of 'itos'")
+        raise MetaError(f"{path}: vocab_size {shown(size)} is not the {n} tokens of 'itos'")
     return vocab

@@ -21,7 +21,7 @@ import torch
 
 from . import run_integrity as integrity
 from .config import ConfigError, ExperimentConfig
-from .errors import UserError
+from .errors import UserError, shown
 from .runs import Probe, RunError, RunWriter
 
 
@@ -51,7 +51,7 @@ def check_target(run_dir: str | Path) -> Path:
 def check_step(step, total_steps: int) -> int:
     """A checkpoint's step: a whole number from 0 to the run's total steps."""
     if type(step) is not int or not 0 <= step <= total_steps:
-        raise RunError(f"the step {step!r} is not a whole number from 0 to {total_steps:,}")
+        raise RunError(f"the step {shown(step)} is not a whole number from 0 to {total_steps:,}")
     return step
 
 
@@ -64,7 +64,7 @@ def check_loss(value, what: str) -> float | None:
             raise RunError(f"the {what} is a tensor of shape {tuple(value.shape)}, not one number")
         value = value.item()
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise RunError(f"the {what} {value!r} is not a finite number")
+        raise RunError(f"the {what} ({shown(value)}) is not a finite number")
     return float(value)
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from .config import ConfigError, ExperimentConfig
 from .errors import UserError
-from .runs import BEST, CHECKPOINTS, CONFIG, METRICS, TOKENIZER
+from .runs import BEST, CHECKPOINTS, CONFIG, METRICS, TOKENIZER, RunError
 from .safe_io import CONFIG_CAP, JSON_CAP, JSONL_CAP, check_regular, parse_json, read_tail, read_text
 
 TAIL_BYTES = 4096  # a metrics line is ~200 bytes: the last complete one is in the last 4 kB
@@ -68,7 +68,7 @@ def list_folders(folders: list[Path]) -> RunListing:
     twice listed once, and the folders to watch; one pass over each folder's entries serves both."""
     seen, runs, watch, damaged = set(), [], [], []
     for folder in map(Path, folders):
-        if is_run(folder):
+        if _exists(folder / CONFIG):
             candidates = [folder]
         elif folder.is_dir():
             watch.append(folder)
@@ -76,11 +76,8 @@ def list_folders(folders: list[Path]) -> RunListing:
         else:
             continue
         for path in candidates:
-            if not is_run(path):
-                if _exists(path / CONFIG):
-                    damaged.append((path, f"it has {CONFIG} but no readable {TOKENIZER}"))
-                else:
-                    watch.append(path)
+            if not _exists(path / CONFIG):  # not a run, or one being created (config.toml comes last)
+                watch.append(path)
                 continue
             key = os.path.realpath(path)
             if key in seen:
@@ -98,7 +95,9 @@ def _exists(path: Path) -> bool:
 
 
 def _reason(e: Exception) -> str:
-    return (e.strerror if isinstance(e, OSError) and e.strerror else str(e)).splitlines()[0][:160]
+    if isinstance(e, OSError) and e.strerror:
+        return f"{Path(e.filename).name}: {e.strerror}" if e.filename else e.strerror
+    return (str(e).splitlines() or [type(e).__name__])[0][:160]
 
 
 def list_runs(folders: list[Path] | Path) -> list[RunSummary]:
@@ -136,7 +135,10 @@ def summarise(path: Path) -> RunSummary:
     problems = cfg.validate()
     if problems:
         raise ConfigError(f"{CONFIG}: {problems[0]}")
-    check_regular(path / TOKENIZER, JSON_CAP, TOKENIZER)  # as Run would read it; not read here
+    try:
+        check_regular(path / TOKENIZER, JSON_CAP, TOKENIZER)  # as Run would read it; not read here
+    except FileNotFoundError:
+        raise RunError(f"it has no {TOKENIZER}") from None
     last = last_metrics_row(path / METRICS)
     done = last["step"] if last else _imported_step(path)
     mtime = max(_mtime(path / CONFIG), _mtime(path / METRICS))

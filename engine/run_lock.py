@@ -15,6 +15,7 @@ import stat
 from pathlib import Path
 
 from .errors import UserError
+from .safe_io import kind_of
 
 LOCK_FILE = ".lock"
 _PID_AT = 16  # the pid is written after the locked byte, which Windows makes unreadable to others
@@ -104,13 +105,12 @@ def _open_lock_file(path: Path) -> int:
 
 
 def _what_is(path: Path) -> str | None:
+    """What is at `path` when it is not a regular file (None when it is, or cannot be looked at)."""
     try:
-        st = os.lstat(path)
+        mode = os.lstat(path).st_mode
     except OSError:
         return None
-    return ("a symbolic link" if stat.S_ISLNK(st.st_mode) else "a folder" if stat.S_ISDIR(st.st_mode)
-            else "a pipe (FIFO)" if stat.S_ISFIFO(st.st_mode) else "a device or socket"
-            if not stat.S_ISREG(st.st_mode) else None)
+    return None if stat.S_ISREG(mode) else kind_of(mode)
 
 
 def holder_pid(path: Path) -> int | None:

@@ -39,6 +39,7 @@ from safetensors.torch import save_file
 
 from . import run_integrity as integrity
 from .config import ConfigError, ExperimentConfig
+from .determinism import RECORD as DETERMINISM
 from .errors import UserError
 from .run_lock import LOCK_FILE, RunLock
 from .safe_io import (JSON_CAP, JSONL_CAP, WEIGHTS_CAP, UnsafeFileError, check_inside, check_regular, parse_json,
@@ -50,7 +51,8 @@ CHECKPOINTS, SNAPSHOTS = "checkpoints", "snapshots"
 MODEL_FILE, STATE_FILE, BEST, INDEX = "model.safetensors", "state.pt", "best.json", "index.json"
 NUMERIC = ("train_loss", "val_loss", "lr", "grad_norm", "tokens_per_s", "wall_s", "temperature",
            "train_bpc", "val_bpc")  # in rows
-MADE_FILES = (TOKENIZER, PROBE, METRICS, SAMPLES, CHECKPOINTS, SNAPSHOTS, LOCK_FILE)  # all but config.toml
+# what a run holds but its config.toml; a folder holding only these is a creation killed half-way
+MADE_FILES = (TOKENIZER, PROBE, METRICS, SAMPLES, CHECKPOINTS, SNAPSHOTS, LOCK_FILE, DETERMINISM)
 
 
 class RunError(UserError, ValueError):
@@ -200,7 +202,7 @@ def read_checkpoint(path: Path) -> tuple[dict[str, torch.Tensor], dict]:
         raise RunError(f"checkpoint {where} has no {STATE_FILE}") from None
     except Exception as e:  # zip, pickle and weights_only refusals all mean: not a checkpoint we wrote
         raise RunError(f"checkpoint {where}/{STATE_FILE} is corrupt or truncated: {_first_line(e)}") from None
-    if not isinstance(state, dict) or not isinstance(state.get("step"), int):
+    if not isinstance(state, dict) or type(state.get("step")) is not int or state["step"] < 0:
         raise RunError(f"checkpoint {where}/{STATE_FILE} is not a training state")
     try:  # garbled bytes inside well-formed files
         integrity.verify_checksums(path, [MODEL_FILE, STATE_FILE], where)
@@ -514,6 +516,8 @@ class Run:
 
     def _checked_checkpoint(self, step: int) -> tuple[dict[str, torch.Tensor], dict]:
         weights, state = read_checkpoint(self.path / CHECKPOINTS / step_name(step))
+        if state["step"] != step:
+            raise RunError(f"checkpoint {step_name(step)} holds the state of step {state['step']}")
         self._check_weights(weights, f"checkpoint {step_name(step)}")
         return weights, state
 

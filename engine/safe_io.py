@@ -46,13 +46,18 @@ def check_regular(path: str | Path, cap: int, what: str = "file") -> int:
     except OSError as e:
         raise UnsafeFileError(f"cannot read {what} {path}: {e.strerror}") from None
     if not stat.S_ISREG(st.st_mode):
-        kind = ("a directory" if stat.S_ISDIR(st.st_mode) else "a pipe (FIFO)" if stat.S_ISFIFO(st.st_mode)
-                else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else "not a regular file")
-        raise UnsafeFileError(f"{what} {path} is {kind}, not a regular file")
+        raise UnsafeFileError(f"{what} {path} is {kind_of(st.st_mode)}, not a regular file")
     if st.st_size > cap:
         raise UnsafeFileError(f"{what} {path} is {st.st_size / MB:,.1f} MB, more than the {cap / MB:,.0f} MB "
                               "such a file may have")
     return st.st_size
+
+
+def kind_of(mode: int) -> str:
+    """What a file is, in words, from its st_mode (lstat's for a link itself)."""
+    return ("a symbolic link" if stat.S_ISLNK(mode) else "a directory" if stat.S_ISDIR(mode)
+            else "a pipe (FIFO)" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+            else "a regular file" if stat.S_ISREG(mode) else "a socket or other special file")
 
 
 def read_bytes(path: str | Path, cap: int, what: str = "file") -> bytes:

@@ -30,12 +30,12 @@ from .resolve import resolve
 from .determinism import record_session
 from .device import pick_device, set_threads, single_thread
 from .distributed import SOLO, Group
-from .errors import UserError
+from .errors import UserError, shown
 from .model import GPT
 from .run_integrity import Diverged, NonFiniteWeights, largest_weight, require_finite
 from .optimizers import make_optimizer  # AdamW, SGD or Muon (TrainConfig.optimizer)
 from .probes import induction_probe
-from .run_create import require_valid
+from .run_create import check_loss, require_valid
 from .runs import Probe, Run, RunError, RunWriter
 from .schedule import lr_at
 
@@ -64,6 +64,19 @@ class StepReport:
     message: str | None      # a sentence for the user when there is an event
     train_bpc: float | None = None  # the losses in bits per character of text (cross-entropy only):
     val_bpc: float | None = None    # comparable across tokenizers, unlike a loss per token
+
+
+def _tensors(tree, path: str = "optimizer") -> Iterator[tuple[str, torch.Tensor]]:
+    """Every tensor in an optimizer state dict, with where it sits (walked without recursion)."""
+    stack = [(path, tree)]
+    while stack:
+        where, node = stack.pop()
+        if isinstance(node, torch.Tensor):
+            yield where, node
+        elif isinstance(node, dict):
+            stack.extend((f"{where}.{k}", v) for k, v in node.items())
+        elif isinstance(node, (list, tuple)):
+            stack.extend((f"{where}[{i}]", v) for i, v in enumerate(node))
 
 
 def generate_text(model: GPT, tokenizer, prompt: str, n_tokens: int, temperature: float = 1.0,
@@ -217,8 +230,17 @@ class Trainer:
             raise RunError(f"the checkpoint does not fit this run: {str(e).splitlines()[0][:160]}") from None
         if self.device.type == "cuda" and "cuda_rng" in state:
             torch.cuda.set_rng_state(state["cuda_rng"], self.device)
-        self.step, self.wall_s = state["step"], float(state.get("wall_s", 0.0))
-        self.best_val = float(state.get("best_val", math.inf))
+        wall = check_loss(state.get("wall_s", 0.0), "checkpoint's training time") or 0.0
+        if wall < 0:
+            raise RunError(f"the checkpoint's training time {shown(wall)} is negative")
+        best = state.get("best_val", math.inf)  # inf until a first evaluation
+        if not (isinstance(best, float) and best == math.inf):
+            best = check_loss(best, "checkpoint's best validation loss")
+        moments = [k for k, v in _tensors(state["optimizer"]) if v.is_floating_point() and
+                   not bool(torch.isfinite(v).all())]
+        if moments:
+            raise RunError(f"the checkpoint's optimizer state holds Inf or NaN ({moments[0]})")
+        self.step, self.wall_s, self.best_val = state["step"], wall, math.inf if best is None else best
         self._ckpt_step = self.step
 
     def weights_copy(self) -> dict[str, torch.Tensor]:
@@ -252,7 +274,7 @@ class Trainer:
                     return
                 try:
                     report = self._after_step(loss, norm, lr)
-                except (NonFiniteWeights, Diverged) as e:  # the loss was finite, the update was not: nothing saved
+                except (NonFiniteWeights, Diverged) as e:  # finite loss, but weights that are not or overflow
                     halted = True
                     yield self._nan_report(loss, norm, lr, str(e))
                     return

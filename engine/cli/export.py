@@ -42,7 +42,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "without it; .csv every direction's shares, .npy the applied update's, figures with "
                         "the ranking)")
     p.add_argument("--step", type=int, metavar="S",
-                   help="use the weights saved at this step (default: the newest saved step)")
+                   help="use the weights saved at this step (default: the newest saved step whose weights are "
+                        "intact, naming any damaged newer one)")
     p.add_argument("--layer", type=int, metavar="L", help="attention: only this layer (from 0)")
     p.add_argument("--head", type=int, metavar="H", help="attention: only this head of --layer (from 0)")
     p.add_argument("--weight", metavar="NAME", help="coefficient, update and routes: the weight, e.g. blocks.0.W_K")

@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import coefficients as co
 from .. import run_integrity as integrity
-from ..analysis.cache import weights_file, weights_fingerprint
+from ..analysis.cache import weights_fingerprint
 from ..errors import UserError
 from ..runs import CHECKPOINTS, MODEL_FILE, SNAPSHOTS, Run, RunError, atomic_write_bytes, step_name
 from ..safe_io import WEIGHTS_CAP, UnsafeFileError, check_inside, check_regular

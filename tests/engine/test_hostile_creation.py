@@ -53,7 +53,8 @@ def test_a_fork_step_without_a_checkpoint_leaves_nothing_so_the_corrected_comman
     child = tmp_path / "child"
     argv = ["train", "--fork", str(parent), "--set", "train.lr=1e-3", "--run", str(child)]
     assert main(argv + ["--fork-step", step]) == 2
-    assert "checkpoint" in one_line(capsys)
+    line = one_line(capsys)
+    assert "no checkpoint at step" in line or "before its fork step" in line
     nothing_beside(child)
     assert main(argv + ["--fork-step", "5"]) == 0
     assert Run(child).metrics()[-1]["step"] == 10
@@ -73,15 +74,32 @@ def test_a_fork_into_a_folder_that_is_not_empty_or_is_a_file_is_refused_untouche
 
 # ---- 2: an import validates the checkpoint's fields and weights before writing -------------------
 
+def deep_list(depth: int = 3000) -> list:
+    """A list nested more deeply than Python's recursion limit (repr and json.dumps of it fail)."""
+    top = here = []
+    for _ in range(depth):
+        here.append([])
+        here = here[0]
+    return top
+
+
 def bad_checkpoint(folder: Path, case: str) -> None:
+    import sys
+
     write_out_dir(folder)
     ckpt = torch.load(folder / "ckpt.pt", weights_only=True)
     where, key, value = BAD_CHECKPOINTS[case]
+    value = deep_list() if value is deep_list else value
     if where == "model":
         ckpt["model"]["transformer.h.0.mlp.c_fc.weight"][0, 0] = value
     else:
         (ckpt if where == "top" else ckpt[where])[key] = value
-    torch.save(ckpt, folder / "ckpt.pt")
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(10_000)  # pickling the deep list recurses; reading it back does not
+    try:
+        torch.save(ckpt, folder / "ckpt.pt")
+    finally:
+        sys.setrecursionlimit(limit)
 
 
 BAD_CHECKPOINTS = {
@@ -101,6 +119,8 @@ BAD_CHECKPOINTS = {
     "batch_size inf": ("config", "batch_size", math.inf), "batch_size fraction": ("config", "batch_size", 8.5),
     "batch_size huge": ("config", "batch_size", 10 ** 9), "seed string": ("config", "seed", "1337"),
     "weight nan": ("model", None, math.nan), "weight inf": ("model", None, -math.inf),
+    "iter_num deep": ("top", "iter_num", deep_list), "best_val_loss deep": ("top", "best_val_loss", deep_list),
+    "lr deep": ("config", "learning_rate", deep_list), "n_layer deep": ("model_args", "n_layer", deep_list),
 }
 
 

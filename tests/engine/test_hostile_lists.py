@@ -65,12 +65,15 @@ def test_a_hostile_runs_folder_lists_every_intact_run_and_names_each_damaged_one
     (root / "pong").symlink_to(root / "ping")
     (root / "nowhere").symlink_to(root / "missing")
     (root / "pipe").mkdir() or os.mkfifo(root / "fifo")
+    shutil.copytree(finished, root / "bad-no-tokenizer")
+    (root / "bad-no-tokenizer" / "tokenizer.json").unlink()
+    damaged["bad-no-tokenizer"] = "tokenizer.json"
     listing = list_folders([root])
     assert {s.name for s in listing.runs} == intact
     named = {p.name: why for p, why in listing.damaged}
     assert set(named) == set(damaged)
     for name, file in damaged.items():
-        assert file in named[name] or "config" in named[name], (name, named[name])
+        assert file in named[name], (name, named[name])
     assert root / "pipe" in listing.watch
 
 

@@ -100,3 +100,40 @@ def test_the_coefficient_cache_reads_through_the_checks_and_names_the_file(damag
     at_5 = read_array(run_dir, 5, "blocks.0.W_Q", shape)
     DAMAGE[damage](run_dir / "snapshots" / "step-000005.safetensors")  # its checkpoint holds it too
     assert np.array_equal(read_array(run_dir, 5, "blocks.0.W_Q", shape), at_5)
+
+
+# ---- a checkpoint's own training state, checked before it is used ---------------------------------
+
+BAD_STATES = {"wall_s string": ("wall_s", "long"), "wall_s nan": ("wall_s", float("nan")),
+              "wall_s negative": ("wall_s", -5.0), "best_val vector": ("best_val", torch.tensor([1.0, 2.0])),
+              "best_val nan": ("best_val", float("nan")), "step bool": ("step", True),
+              "step other": ("step", 5), "step negative": ("step", -10), "moments nan": ("optimizer", None)}
+
+
+@pytest.mark.parametrize("case", BAD_STATES)
+def test_a_checkpoint_with_a_bad_training_state_is_skipped_or_refused_in_one_line(case, run_dir, tmp_path, capsys):
+    from engine.run_integrity import write_checksums
+    from engine.runs import MODEL_FILE, STATE_FILE
+
+    ckpt = run_dir / "checkpoints" / "step-000010"
+    state = torch.load(ckpt / STATE_FILE, weights_only=True)
+    key, value = BAD_STATES[case]
+    if key == "optimizer":
+        next(iter(state["optimizer"]["state"].values()))["exp_avg"].fill_(float("nan"))
+    else:
+        state[key] = value
+    torch.save(state, ckpt / STATE_FILE)
+    write_checksums(ckpt, [MODEL_FILE, STATE_FILE])
+    argv = ["train", "--fork", str(run_dir), "--set", "train.lr=1e-3", "--fork-step", "10", "--run",
+            str(tmp_path / "fork")]
+    if key == "best_val":  # a fork's best is its own from its first step: the parent's is not read
+        assert main(argv) == 0
+    else:
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "checkpoint" in err[0], err
+        assert not (tmp_path / "fork").exists()
+    capsys.readouterr()
+    assert main(["train", "--run", str(run_dir), "--steps", "12"]) in (0, 2)  # resumed from step 5, or refused
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err and ("resuming at step 5" in out or len(err.strip().splitlines()) == 1)
