@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from engine.errors import UserError
-from engine.run_curves import export_overlay, load_curves, overlay_figure
+from engine.run_curves import METRIC_LABELS, export_overlay, load_curves, overlay_figure
 from engine.smoothing import ema
 from tests.engine.test_run_list import runs_folder  # noqa: F401  (the fixture: runs 'short' and 'long')
 
@@ -72,8 +72,9 @@ def test_the_tikz_export_holds_every_run_in_one_picture_in_the_figures_colours(r
     curves[1] = curves[1].__class__("long_run 100%", curves[1].path, curves[1].columns)  # TeX's specials
     export_overlay(tmp_path / "o.tex", curves, "tokens", 0.6)
     tex = (tmp_path / "o.tex").read_text(encoding="utf-8")
-    assert tex.count("\\begin{tikzpicture}") == 1 and tex.count("\\nextgroupplot") == 4
-    assert tex.count("\\addplot") == 4 * 2
+    panels = len(METRIC_LABELS)  # one per metric Run curves plots, each run's curve in each
+    assert tex.count("\\begin{tikzpicture}") == 1 and tex.count("\\nextgroupplot") == panels
+    assert tex.count("\\addplot") == panels * 2
     assert re.findall(r"\\addlegendentry\{(.*)\}", tex) == ["short", r"long\_run 100\%"]
     first = matplotlib.colors.to_hex("C0").lstrip("#").upper()
     assert f"\\definecolor{{run0}}{{HTML}}{{{first}}}" in tex
