@@ -158,7 +158,8 @@ class Trainer:
         self.compiled = forward is not self.model
         self._forward = group.wrap(forward, self.device)  # self.model keeps the state dict's names
         x, y = dataset.fixed_batch(t.probe_batch, cfg.model.n_ctx, t.seed)
-        induction = induction_probe(cfg.model.vocab_size, cfg.model.n_ctx, t.seed, t.probe_batch)
+        counts = torch.bincount(dataset.train, minlength=cfg.model.vocab_size).numpy()  # the corpus's own tokens
+        induction = induction_probe(cfg.model.vocab_size, cfg.model.n_ctx, t.seed, t.probe_batch, counts)
         self.probe = Probe(x, y, dataset.text_head, induction)
         self.step, self.wall_s, self.best_val = 0, 0.0, math.inf
         self._ckpt_step: int | None = None

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QVBox
 from engine.analysis.head_export import KINDS
 from engine.analysis.head_roles import ROLE_NAMES, THRESHOLDS
 from engine.analysis import questions as q
-from engine.analysis.heads import SCORES
+from engine.analysis.heads import MEASURES, SCORES
 
 from ..analysis import AnalysisJob
 from .heatmap import HeatmapWidget
@@ -94,7 +94,8 @@ class HeadTimelineView(SeenWidget):
         rule = (f"{ROLE_NAMES[name]} when ≥ {THRESHOLDS[name]}" if name in THRESHOLDS else "no role for this score")
         derived = " The induction probe was derived from the run's seed (older run)." \
             if self.timeline.induction_derived else ""
-        self.note.setText(("Roles: " + "; ".join(labels) if labels else "No head has a role yet.")
+        self.note.setText(f"{TITLES[name].capitalize()}: {MEASURES[name]}. "
+                          + ("Roles: " + "; ".join(labels) if labels else "No head has a role yet.")
                           + f" ({rule}.){derived}")
 
     def _on_cell_clicked(self, row: int, col: int) -> None:
