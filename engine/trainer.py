@@ -35,7 +35,7 @@ from .run_integrity import NonFiniteWeights, require_finite
 from .optimizers import make_optimizer  # AdamW, SGD or Muon (TrainConfig.optimizer)
 from .probes import induction_probe
 from .runs import Probe, Run, RunError, RunWriter
-from .schedule import lr_at
+from .schedule import apply_schedule, lr_at
 from .thread_policy import ThreadPolicy
 
 __all__ = ["StepReport", "Trainer", "lr_at", "pick_device", "make_optimizer", "generate_text"]
@@ -253,9 +253,7 @@ class Trainer:
     def _optimizer_step(self) -> tuple[float, float, float]:
         """One step: returns (loss, gradient norm, lr); the weights change only if both are finite."""
         t, started = self.cfg.train, time.perf_counter()
-        lr = lr_at(self.step, t)
-        for group in self.optimizer.param_groups:
-            group["lr"] = lr * group.get("lr_scale", 1.0)  # Muon's matrices peak at muon_lr, the rest at lr
+        lr = apply_schedule(self.optimizer, self.step, t)
         x, y = self._batch("train", self.batch_gen)  # (B, T) each; this process's rows of the batch
         with autocast(self.device, self.autocast_dtype):
             _, loss = self._forward(x, y)
