@@ -29,6 +29,7 @@ from .seen import SeenWidget
 # While training saves snapshots the timeline is asked again at most this often: each ask scores every head
 # at the new steps in the analysis process, which the heatmaps and weight panes share.
 SNAPSHOT_REFRESH_S = 30.0
+FORMED_MARK = "◆"  # beside a step at which a head took the chosen score's role
 
 TITLES = {"previous_token": "previous-token", "induction": "induction (prefix matching)",
           "duplicate": "duplicate-token", "first_token": "attention to the first token", "distance":
@@ -87,10 +88,13 @@ class HeadTimelineView(SeenWidget):
         if self.timeline is None:
             return
         name, (L, H) = self.chosen(), self.timeline.values[SCORES[0]].shape[1:]
+        roles = self.timeline.roles()
+        formed = {r.formed for r in roles if r.score == name}  # the phase changes: marked on the step axis
         self.heatmap.set_matrix(self.matrix(), [f"L{i // H} H{i % H}" for i in range(L * H)],
-                                [str(s) for s in self.timeline.steps], KINDS.get(name, "probability"),
-                                title=TITLES[name], row_title="head", col_title="step")
-        labels = [r.label for r in self.timeline.roles()]
+                                [f"{s} {FORMED_MARK}" if s in formed else str(s) for s in self.timeline.steps],
+                                KINDS.get(name, "probability"), title=TITLES[name], row_title="head",
+                                col_title=f"step ({FORMED_MARK}: a head took this role)" if formed else "step")
+        labels = [r.label for r in roles]
         rule = (f"{ROLE_NAMES[name]} when ≥ {THRESHOLDS[name]}" if name in THRESHOLDS else "no role for this score")
         derived = " The induction probe was derived from the run's seed (older run)." \
             if self.timeline.induction_derived else ""

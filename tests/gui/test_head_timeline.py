@@ -96,3 +96,24 @@ def test_a_click_on_the_timeline_brings_the_heatmaps_pane_to_the_front(qtbot, ma
     qtbot.waitUntil(lambda: heat.seen())
     assert (heat.state.layer, heat.state.head) == (0, 1)
     assert heat.tabs.currentWidget() is heat.attention
+
+
+def test_the_step_a_head_took_the_chosen_role_is_marked_on_the_step_axis(qtbot):
+    from engine.analysis.head_timeline import HeadTimeline
+    from engine.analysis.heads import SCORES
+    from gui.widgets.head_timeline import FORMED_MARK, HeadTimelineView
+
+    steps = [0, 25, 50, 75]
+    values = {name: np.zeros((4, 2, 2)) for name in SCORES}
+    values["induction"][:, 1, 0] = [0.0, 0.1, 0.5, 0.8]      # forms at 50
+    values["previous_token"][:, 0, 0] = [0.0, 0.6, 0.9, 0.9]  # forms at 25
+    view = HeadTimelineView()
+    qtbot.addWidget(view)
+    view.set_timeline(HeadTimeline(steps, values, np.zeros(4), False))
+    view.score.setCurrentIndex(view.score.findData("induction"))
+    assert view.heatmap.labels()[1] == ["0", "25", f"50 {FORMED_MARK}", "75"]
+    assert "L1 H0 · induction, from step 50" in view.note.text()
+    view.score.setCurrentIndex(view.score.findData("previous_token"))
+    assert view.heatmap.labels()[1] == ["0", f"25 {FORMED_MARK}", "50", "75"]
+    view.score.setCurrentIndex(view.score.findData("entropy"))
+    assert FORMED_MARK not in "".join(view.heatmap.labels()[1])
