@@ -1,4 +1,4 @@
-"""The fastest recipe to nanoGPT's loss (issue 28, DESIGN §7): time to validation 1.90 with the nanogpt-cpu
+"""The fastest recipe to nanoGPT's loss (issue 28, docs/figures.md): time to validation 1.90 with the nanogpt-cpu
 model, against nanoGPT's own 2000-step run, alternating on one machine.
 
     python benchmarks/fast_recipe.py [--preset shakespeare-fast] [--target 1.90] [--ref-steps 2000]

@@ -1,4 +1,4 @@
-"""GPT Explorer's engine: everything that works without Qt (DESIGN §2).
+"""GPT Explorer's engine: everything that works without Qt (docs/design.md).
 
 OpenMP's waiting policy is set here, before any engine module imports torch, because OpenMP reads it once,
 when torch loads it (engine/thread_policy.py).

@@ -196,7 +196,8 @@ FIELDS: tuple[Field, ...] = (
     Field("train.compile", "Compile (torch.compile)", "torch.compile the training step; trains eagerly, saying "
           "why, if it cannot"),
 
-    Field("data.corpus", "Corpus", "\"shakespeare\" (the bundled plays) or the path of a UTF-8 text file"),
+    Field("data.corpus", "Corpus", "\"shakespeare\" (the bundled plays), \"shakespeare-repeats\" (the plays with every "
+          "span of 10-30 characters said twice: the induction lesson's) or the path of a UTF-8 text file"),
     Field("data.tokenizer", "Tokenizer", "how the text becomes tokens",
           choices=(("char", "characters"), ("word", "words"))),
     Field("data.max_vocab", "Word vocabulary", "word tokenizer: the most frequent words kept, the rest become "
