@@ -16,6 +16,9 @@ Two facts measured for issue 28 on a 2-core machine decide it:
   load that comes or goes is followed within seconds.
 
 Only torch_threads = 0 ("every core", the default) is adaptive; a count the user sets is kept as it is.
+The price: torch's kernels sum in a different order on another thread count, so an adaptive run repeats to
+the bit only where the load let it choose the same counts at the same steps (1 against 2 threads: weights
+apart by up to 7e-3 after 30 steps of induction-lesson). A run that must repeat exactly sets torch_threads.
 Helper processes (`for_helper`) take one thread at a lower priority, so they never take training's cores.
 """
 
