@@ -89,7 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     ref_val = validation(ref, args.val_batches)
     print(f"nanoGPT's recipe: {ref.step} steps in {ref_s:.1f} s, val {ref_val:.4f}")
     if reached is None:
-        print(f"{args.preset}: val {fast_val:.4f} after all {fast.step} steps ({fast_s:.1f} s): never ≤ {args.target}")
+        print(f"{args.preset}: val {fast_val:.4f} after all {fast.step} steps ({fast_s:.1f} s): "
+              f"never ≤ {args.target}")
         return 1
     print(f"{args.preset}: val ≤ {args.target} at step {reached} after {fast_s:.1f} s")
     print(f"ratio {fast_s / ref_s:.3f} of nanoGPT's {ref.step}-step time (goal ≤ 0.3; {args.threads} thread(s), "

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import functools
 import re
-
-import numpy as np
 from importlib import metadata
 from pathlib import Path
+
+import numpy as np
 
 from .errors import UserError
 from .safe_io import CORPUS_CAP, UnsafeFileError, read_bytes

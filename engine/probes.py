@@ -100,9 +100,10 @@ def induction_probe(vocab_size: int, n_ctx: int, seed: int, batch: int,
     the training text) draws the tokens from the corpus's own distribution: uniform draws would fill a
     character model's probe with characters it has barely seen ('&', 'Z', '3'), whose attention says little
     about what the head does on text. Without `counts` the draw is uniform, as it was before counts were used
-    (`Run.probe` derives that one for runs that predate stored probes). Tokens are drawn without replacement when enough distinct ones occur, so each
-    token of the first half occurs once; else (a character vocabulary smaller than the half) with
-    replacement, and a token's earlier occurrences are several (the induction score counts them all).
+    (`Run.probe` derives that one for runs that predate stored probes). Tokens are drawn without replacement
+    when enough distinct ones occur, so each token of the first half occurs once; else (a character
+    vocabulary smaller than the half) with replacement, and a token's earlier occurrences are several (the
+    induction score counts them all).
     """
     half = n_ctx // 2
     g = np.random.default_rng([seed, 14])  # 14: a stream of its own, apart from the run's other draws
