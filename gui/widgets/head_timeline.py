@@ -93,7 +93,8 @@ class HeadTimelineView(SeenWidget):
         self.heatmap.set_matrix(self.matrix(), [f"L{i // H} H{i % H}" for i in range(L * H)],
                                 [f"{s} {FORMED_MARK}" if s in formed else str(s) for s in self.timeline.steps],
                                 KINDS.get(name, "probability"), title=TITLES[name], row_title="head",
-                                col_title=f"step ({FORMED_MARK}: a head took this role)" if formed else "step")
+                                col_title=f"step ({FORMED_MARK}: a head took this role)" if formed else "step",
+                                pinned_cols=tuple(k for k, s in enumerate(self.timeline.steps) if s in formed))
         labels = [r.label for r in roles]
         rule = (f"{ROLE_NAMES[name]} when ≥ {THRESHOLDS[name]}" if name in THRESHOLDS else "no role for this score")
         derived = " The induction probe was derived from the run's seed (older run)." \
