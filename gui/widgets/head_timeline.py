@@ -6,8 +6,8 @@ widget (one pyqtgraph image) and says which roles formed when; clicking a cell e
 `HeadTimelinePanel` keeps it filled for the session's open run while it is seen: it asks
 `RunAnalysis.head_timeline()` through the one analysis process (gui/analysis.py; its per-step cache makes a
 refresh cost only the new steps) when a run opens, when training comes to rest, and, while training, when new
-snapshots are saved, at most once every SNAPSHOT_REFRESH_S (a timeline is costly: every score of every head
-at each new step). Scores and roles are defined in engine/analysis/heads.py and head_roles.py.
+snapshots are saved, at an interval of a few times what the last ask took (a timeline is costly: every score
+of every head at each new step). Scores and roles are defined in engine/analysis/heads.py and head_roles.py.
 """
 
 from __future__ import annotations
@@ -26,9 +26,13 @@ from ..analysis import AnalysisJob
 from .heatmap import HeatmapWidget
 from .seen import SeenWidget
 
-# While training saves snapshots the timeline is asked again at most this often: each ask scores every head
-# at the new steps in the analysis process, which the heatmaps and weight panes share.
-SNAPSHOT_REFRESH_S = 30.0
+# While training saves snapshots the timeline is asked again when REFRESH_COST_FACTOR times what the last ask
+# took has passed, and never sooner than SNAPSHOT_REFRESH_S: each ask scores every head at the new steps in the
+# analysis process, which the heatmaps and weight panes share, so it takes at most about a third of that
+# process's time. A fixed 30 s (before issue 28) showed the induction lesson's timeline once in its 47 s of
+# training (seen under Xvfb): the heads formed unseen, then appeared all at once when training ended.
+SNAPSHOT_REFRESH_S = 3.0
+REFRESH_COST_FACTOR = 3.0
 FORMED_MARK = "◆"  # beside a step at which a head took the chosen score's role
 
 TITLES = {"previous_token": "previous-token", "induction": "induction (prefix matching)",
@@ -122,6 +126,7 @@ class HeadTimelinePanel(HeadTimelineView):
         self._job.sig_failed.connect(lambda _tag, message: self.note.setText(message))
         self._stale = True          # the run changed since the last answer asked for
         self._last_ask = -1e9       # time.monotonic() of the last ask
+        self._ask_cost = 0.0        # seconds the last answer took to come
         self._later = QTimer(self, singleShot=True)
         self._later.timeout.connect(self.refresh)
         self.refresh_button = QPushButton("Refresh")
@@ -152,6 +157,7 @@ class HeadTimelinePanel(HeadTimelineView):
         self._job.ask(q.HeadTimeline(str(run.path)), tag=str(run.path))
 
     def _on_done(self, tag: str, timeline) -> None:
+        self._ask_cost = time.monotonic() - self._last_ask
         run = self.session.run
         if run is not None and tag == str(run.path):  # an answer for a run since closed is dropped
             self.set_timeline(timeline)
@@ -170,7 +176,8 @@ class HeadTimelinePanel(HeadTimelineView):
         if not self.seen():
             self._stale = True
             return
-        wait = SNAPSHOT_REFRESH_S - (time.monotonic() - self._last_ask)
+        interval = max(SNAPSHOT_REFRESH_S, REFRESH_COST_FACTOR * self._ask_cost)
+        wait = interval - (time.monotonic() - self._last_ask)
         if wait <= 0:
             self.refresh()
         elif not self._later.isActive():

@@ -73,6 +73,23 @@ def test_snapshots_while_training_ask_again_at_a_low_rate(qtbot, run):
     assert not panel._later.isActive() and not panel._job.busy
 
 
+def test_the_wait_between_asks_follows_what_the_last_ask_took(qtbot, run):
+    import time
+    from types import SimpleNamespace
+
+    from gui.widgets.head_timeline import REFRESH_COST_FACTOR, SNAPSHOT_REFRESH_S
+
+    session, panel = opened(qtbot, run)
+    report = SimpleNamespace(snapshot=True)
+    panel._ask_cost, panel._last_ask = 20.0, time.monotonic()  # a costly model: it waits a few times that
+    session.sig_step_reported.emit(report)
+    assert panel._later.remainingTime() > (REFRESH_COST_FACTOR * 20.0 - 30) * 1000  # 30 s to spare
+    panel._later.stop()
+    panel._ask_cost, panel._last_ask = 0.1, time.monotonic()  # a lesson-sized model: again within seconds
+    session.sig_step_reported.emit(report)
+    assert 0 <= panel._later.remainingTime() <= SNAPSHOT_REFRESH_S * 1000
+
+
 def test_clicking_a_cell_shows_that_head_at_that_step_in_the_heatmaps_pane(qtbot, run):
     session, panel = opened(qtbot, run)
     heat = HeatmapsPane(session)
