@@ -6,10 +6,8 @@ Each measurement is a fresh process (OpenMP reads its waiting policy once, when 
 preset's Trainer without a run directory, trains a few steps to warm up, then trains for --seconds and prints
 its tokens/s. The arms:
 
-    policy    the trainer as the app runs it: engine/thread_policy.py's passive OpenMP and its thread count
+    policy    the trainer as the app runs it: every core, OpenMP waiting passively (engine/thread_policy.py)
     one       the same trainer at torch_threads = 1
-    all       every core whatever the load, waiting passively: what a fixed thread count (bit-reproducible
-              runs need one, docs/reliability.md) costs under load with the passive policy alone
     spinning  what it replaced: every core, OpenMP's own waiting (libgomp spins 300000 times before sleeping)
 
 Under load, --busy-per-core processes per core spin in pure Python for the whole phase (started before its
@@ -28,7 +26,7 @@ import subprocess
 import sys
 import time
 
-ARMS = ("policy", "one", "all", "spinning")
+ARMS = ("policy", "one", "spinning")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 WARMUP_STEPS = 2  # few: a spinning trainer under load takes seconds a step
@@ -39,7 +37,6 @@ def worker(arm: str, preset: str, seconds: float) -> None:
     import dataclasses
 
     from engine.presets import load_preset
-    from engine.thread_policy import ThreadPolicy, usable_cores
     from engine.trainer import Trainer
 
     cfg = load_preset(preset)
@@ -47,8 +44,6 @@ def worker(arm: str, preset: str, seconds: float) -> None:
     train = dataclasses.replace(cfg.train, steps=10**6, torch_threads=threads, eval_every=10**6,
                                 snapshot_every=10**6, checkpoint_every=10**6, sample_tokens=0)
     trainer = Trainer(cfg.replace(train=train))
-    if arm in ("all", "spinning"):  # every core, whatever the load
-        trainer.thread_policy = ThreadPolicy(usable_cores())
     steps = trainer.steps()
     for _ in range(WARMUP_STEPS):
         next(steps)
@@ -100,11 +95,10 @@ def phase(name: str, args: argparse.Namespace, busy: int) -> dict[str, list[floa
 
 def summary(name: str, tps: dict[str, list[float]]) -> None:
     per_round = [a / b for a, b in zip(tps["policy"], tps["one"])]
+    vs_spin = [a / b for a, b in zip(tps["policy"], tps["spinning"])]
     print(f"{name}: policy/one median {statistics.median(per_round):.2f} (rounds {min(per_round):.2f} … "
-          f"{max(per_round):.2f})")
-    for other in ("all", "spinning"):
-        r = [a / b for a, b in zip(tps["policy"], tps[other])]
-        print(f"  policy/{other} median {statistics.median(r):.2f} (rounds {min(r):.2f} … {max(r):.2f})")
+          f"{max(per_round):.2f}); policy/spinning median {statistics.median(vs_spin):.2f} "
+          f"(rounds {min(vs_spin):.2f} … {max(vs_spin):.2f})")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -118,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.worker:
         worker(args.worker, args.preset, args.seconds)
         return 0
-    from engine.thread_policy import usable_cores
+    from engine.device import usable_cores
 
     cores = usable_cores()
     busy = args.busy_per_core * cores

@@ -16,7 +16,6 @@ import torch
 from .config import DEVICES
 from .config_fields import AUTO_DEVICES
 from .errors import UserError
-from .thread_policy import usable_cores  # noqa: F401  (stated there, torch-free; used here and by callers)
 
 
 class DeviceError(UserError, ValueError):
@@ -48,6 +47,14 @@ def pick_device(name: str) -> torch.device:
             raise DeviceError("device 'mps' was asked for but Apple's MPS is not available (try --device auto)")
         return torch.device("mps")
     raise DeviceError(f"unknown device {name!r}; choose one of {', '.join(DEVICES)}")
+
+
+def usable_cores() -> int:
+    """Cores this process may run on (the affinity mask where the OS has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
 
 
 def set_threads(n: int) -> int:

@@ -27,7 +27,7 @@ from .config import ConfigError, ExperimentConfig
 from .corpus import CorpusError
 from .data import Dataset
 from .resolve import resolve
-from .device import pick_device, single_thread
+from .device import pick_device, set_threads, single_thread
 from .distributed import SOLO, Group
 from .errors import UserError
 from .model import GPT
@@ -36,7 +36,6 @@ from .optimizers import make_optimizer  # AdamW, SGD or Muon (TrainConfig.optimi
 from .probes import induction_probe
 from .runs import Probe, Run, RunError, RunWriter
 from .schedule import apply_schedule, lr_at
-from .thread_policy import ThreadPolicy
 
 __all__ = ["StepReport", "Trainer", "lr_at", "pick_device", "make_optimizer", "generate_text"]
 
@@ -141,8 +140,7 @@ class Trainer:
         _check(cfg)
         t = cfg.train
         self.cfg, self.dataset, self.tokenizer = cfg, dataset, dataset.tokenizer
-        self.thread_policy = ThreadPolicy(t.torch_threads)  # every core no one else is using, revised as load changes
-        self.threads = self.thread_policy.threads
+        self.threads = set_threads(t.torch_threads)
         self.group = group
         self.device = group.place(pick_device(t.device))
         torch.manual_seed(t.seed)  # initialisation and dropout draw from torch's global generator
@@ -214,7 +212,6 @@ class Trainer:
         try:
             while self.step < stop_at:
                 loss, norm, lr = self._optimizer_step()
-                self.threads = self.thread_policy.tick()
                 clock = self._tick(clock)
                 if not (math.isfinite(loss) and math.isfinite(norm)):
                     halted = True  # the last good checkpoint must stay as it is, even if closed here

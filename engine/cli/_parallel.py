@@ -88,9 +88,8 @@ def _follow(trainer) -> int:
 
 def _share_cores(trainer) -> None:
     """On the CPU the processes on one machine share its cores instead of each taking all of them."""
-    from ..thread_policy import ThreadPolicy, usable_cores
+    from ..device import set_threads, usable_cores
 
     if trainer.device.type == "cpu" and trainer.cfg.train.torch_threads == 0:
         local = int(os.environ.get("LOCAL_WORLD_SIZE", trainer.group.world))
-        trainer.thread_policy = ThreadPolicy(max(1, usable_cores() // local))  # a fixed share: not revised
-        trainer.threads = trainer.thread_policy.threads
+        trainer.threads = set_threads(max(1, usable_cores() // local))
