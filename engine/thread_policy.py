@@ -12,7 +12,8 @@ GOMP_SPINCOUNT, is left alone.
 
 The thread count stays every core (`engine.device.set_threads`): measured with benchmarks/busy_machine.py on 2
 cores under two busy processes per core, passive waiting on both cores trained 2.4x as fast as one thread
-(2,737 against 1,137 tokens/s; spinning on both: 101), because the scheduler shares the cores per thread, so
+(2,737 against 1,137 tokens/s; spinning on both: 101; a second run: 1.29x and 1.62x of one thread, spinning
+0.04-0.06x), because the scheduler shares the cores per thread, so
 a second thread that sleeps while it waits only adds to training's share. Choosing fewer threads as the load
 rises (a first version counted the cores other processes kept busy and re-decided every 2 s) trained at
 0.31x of every core, and would have made the default thread count, and so the run's bits, depend on the load.
