@@ -3,7 +3,9 @@
 Precision (TrainConfig.precision): `auto` means bfloat16 autocast on a CUDA GPU that supports it
 (`torch.cuda.is_bf16_supported()`, Ampere and later) and float32 everywhere else; `float32` never
 autocasts; `bf16` autocasts on CUDA or the CPU when asked for explicitly (on most CPUs it is slower than
-float32, so `auto` never picks it there), and is refused, in one line, on a GPU without bfloat16 or on MPS.
+float32, so `auto` never picks it there: measured for issue 28 on a CPU with AVX512-bf16 but no AMX tiles,
+nanogpt-cpu's forward + backward at one thread took 1.09x as long under bf16 autocast, benchmarks/cpu_bf16.py),
+and is refused, in one line, on a GPU without bfloat16 or on MPS.
 Only the training forward and its loss run under autocast, as in the PyTorch AMP recipe and nanoGPT; the
 weights, gradients and AdamW state stay float32, so checkpoints, snapshots, forms, probes and the autograd
 check see float32 weights whatever precision trained them. Validation loss and logged samples run in

@@ -1,7 +1,7 @@
 """The throughput benchmark of docs/figures.md: our Trainer, as the app runs it, against a bare PyTorch loop.
 
 `BareLoop` is the reference: nanoGPT's `train.py` loop reduced to what any training needs, on the same
-model (`engine.model.GPT`), data (`Dataset.get_batch`), optimizer (`make_optimizer`), schedule (`lr_at`),
+model (`engine.model.GPT`), data (`Dataset.get_batch`), optimizer (`make_optimizer`), schedule (`apply_schedule`),
 clipping and evaluation schedule — and nothing else: no reports, no NaN guard, no run directory, no
 samples, no snapshots. It lives in the engine (not in benchmarks/) so that an installed
 `gpt-explorer bench` can import it.
@@ -28,7 +28,7 @@ from .config import ExperimentConfig
 from .data import Dataset
 from .model import GPT
 from .presets import load_preset
-from .schedule import lr_at
+from .schedule import apply_schedule
 
 # The heatmaps pane's default while training (gui/panes/heatmaps.py, refresh_every): it asks the worker
 # for a weights copy every 10 steps and recomputes every layer's attention maps from it.
@@ -53,8 +53,7 @@ class BareLoop:
         t, m = self.cfg.train, self.cfg.model
         self.model.train()
         for _ in range(n):
-            for group in self.optimizer.param_groups:
-                group["lr"] = lr_at(self.step, t) * group.get("lr_scale", 1.0)
+            apply_schedule(self.optimizer, self.step, t)
             x, y = self.dataset.get_batch("train", t.batch_size, m.n_ctx, self.gen)  # (B, T)
             _, loss = self.model(x, y)
             self.optimizer.zero_grad(set_to_none=True)

@@ -25,6 +25,7 @@ from .safe_io import parse_toml
 DEVICES = choices("train.device")
 OPTIMIZERS = choices("train.optimizer")  # the step's geometry (docs/geometries.md); built in engine/optimizers.py
 BPE_MIN_VOCAB = 256  # a byte-level BPE vocabulary holds every byte before its first merge
+SCHEDULES = choices("train.schedule")  # the learning rate's curve after warm-up (engine/schedule.py)
 
 
 class ConfigError(UserError, ValueError):
@@ -93,6 +94,8 @@ class TrainConfig:
     lr: float = 1e-3
     min_lr: float = 1e-4
     warmup_steps: int = 100
+    schedule: str = "cosine"
+    cooldown_frac: float = 0.4
     weight_decay: float = 0.1
     beta1: float = 0.9
     beta2: float = 0.99
@@ -101,6 +104,7 @@ class TrainConfig:
     muon_lr: float = 0.02
     muon_momentum: float = 0.95
     muon_ns_steps: int = 5
+    muon_momentum_warmup: int = 0
     grad_clip: float = 1.0
     eval_every: int = 100
     eval_batches: int = 20

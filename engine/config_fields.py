@@ -143,9 +143,15 @@ FIELDS: tuple[Field, ...] = (
                    ("muon", "Muon (spectral; AdamW for the rest)"))),
     Field("train.lr", "Learning rate", "peak learning rate (AdamW, SGD; with Muon: its AdamW part)",
           lo=0, hi=MAX_LR, ends="(]", hi_why="a larger one only diverges"),
-    Field("train.min_lr", "Final learning rate", "floor of the cosine decay, at most lr (every group decays by "
+    Field("train.min_lr", "Final learning rate", "floor of the decay, at most lr (every group decays by "
           "the same factor)", lo=0, hi=MAX_LR),
     Field("train.warmup_steps", "Warm-up steps", "linear warm-up from 0 to lr", lo=0, hi=BIG),
+    Field("train.schedule", "Schedule", "the learning rate after warm-up: a cosine decay to min_lr (nanoGPT), or "
+          "held at lr and then decayed linearly to min_lr over the last cooldown_frac of the steps "
+          "(modded-nanogpt's warm-up, stable, decay)",
+          choices=(("cosine", "cosine (nanoGPT)"), ("wsd", "warm-up, stable, decay"))),
+    Field("train.cooldown_frac", "Cooldown share of steps", "wsd: the share of the steps spent decaying",
+          lo=0, hi=1, ends="(]", depends=("train.schedule", ("wsd",))),
     Field("train.weight_decay", "Weight decay", "on matrices only, never gains or biases: decoupled (AdamW, "
           "Muon) or L2 (SGD)", lo=0),
     Field("train.beta1", "Adam β₁", "AdamW: first-moment decay", lo=0, hi=1, ends="[)", depends=_ADAM),
@@ -160,6 +166,8 @@ FIELDS: tuple[Field, ...] = (
           "default)", lo=0, hi=1, ends="[)", depends=_MUON),
     Field("train.muon_ns_steps", "Muon Newton–Schulz steps", "Muon: Newton–Schulz iterations that approximate "
           "U Vᵀ (torch's default)", lo=1, hi=99, hi_why="torch.optim.Muon refuses more", depends=_MUON),
+    Field("train.muon_momentum_warmup", "Muon momentum warm-up", "Muon: steps over which its momentum rises "
+          "from 0.85 to muon_momentum (modded-nanogpt)", lo=0, hi=BIG, depends=_MUON),
     Field("train.grad_clip", "Gradient clip (0 = off)", "clip the global gradient norm; 0 turns clipping off", lo=0),
     Field("train.eval_every", "Evaluate every", "steps between validation evaluations (and logged samples)",
           "steps", lo=1, hi=BIG),
@@ -188,7 +196,8 @@ FIELDS: tuple[Field, ...] = (
     Field("train.compile", "Compile (torch.compile)", "torch.compile the training step; trains eagerly, saying "
           "why, if it cannot"),
 
-    Field("data.corpus", "Corpus", "\"shakespeare\" (the bundled plays) or the path of a UTF-8 text file"),
+    Field("data.corpus", "Corpus", "\"shakespeare\" (the bundled plays), \"shakespeare-repeats\" (the plays with every "
+          "span of 10-30 characters said twice: the induction lesson's) or the path of a UTF-8 text file"),
     Field("data.tokenizer", "Tokenizer", "how the text becomes tokens; byte-level BPE is GPT-2's kind, trained "
           "on the corpus (its losses compare with other tokenizers' in bits per character)",
           choices=(("char", "characters"), ("word", "words"), ("bpe", "byte-level BPE"))),

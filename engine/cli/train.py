@@ -38,9 +38,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     src.add_argument("--preset", metavar="NAME",
                      help="a named experiment: seed-chain, tiny (the default), nanogpt-cpu, baby-gpt")
     src.add_argument("--config", metavar="FILE", help="an experiment TOML file (as written in a run's config.toml)")
-    p.add_argument("--corpus", metavar="shakespeare|PATH",
-                   help="'shakespeare' (bundled) or a UTF-8 text file; default: the config's corpus. With --run "
-                        "naming an imported model not yet trained: the text to fine-tune it on")
+    p.add_argument("--corpus", metavar="shakespeare|shakespeare-repeats|PATH",
+                   help="'shakespeare' (bundled), 'shakespeare-repeats' (the same with every span of 10-30 "
+                        "characters said twice: the induction lesson's corpus) or a UTF-8 text file; default: "
+                        "the config's corpus. With --run naming an imported model not yet trained: the text to "
+                        "fine-tune it on")
     p.add_argument("--steps", type=int, metavar="N", help="total optimizer steps (on resume: a new total)")
     p.add_argument("--device", **field("train.device"))
     p.add_argument("--seed", type=int, metavar="S", help="random seed (initialisation, batches, dropout)")
@@ -78,7 +80,9 @@ def build_config(args: argparse.Namespace, base=None):
         cfg = parse_setting(setting, cfg)
     train, data = cfg.train, cfg.data
     if args.corpus is not None:
-        corpus = args.corpus if args.corpus == "shakespeare" else str(Path(args.corpus).expanduser().resolve())
+        from ..corpus import BUNDLED
+
+        corpus = args.corpus if args.corpus in BUNDLED else str(Path(args.corpus).expanduser().resolve())
         data = dataclasses.replace(data, corpus=corpus)
     overrides = {k: getattr(args, k) for k in ("steps", "device", "seed", "precision", "compile", "optimizer")
                  if getattr(args, k, None) is not None}

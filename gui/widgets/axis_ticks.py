@@ -34,6 +34,8 @@ def tick_plan(per_cell: float, need_at: Callable[[float], float], base_size: flo
     return TickPlan(base_size, max(1, math.ceil(need_at(base_size) / max(per_cell, 1e-9))))
 
 
-def labelled(labels: list[str], step: int) -> list[tuple[float, str]]:
-    """pyqtgraph ticks at the cells' centres for every step-th label."""
-    return [(i + 0.5, labels[i]) for i in range(0, len(labels), step)]
+def labelled(labels: list[str], step: int, pinned: tuple[int, ...] = ()) -> list[tuple[float, str]]:
+    """pyqtgraph ticks at the cells' centres for every step-th label, and for the `pinned` cells whatever the
+    step, each in place of the regular labels that would crowd it (closer than a step)."""
+    shown = {i for i in range(0, len(labels), step) if all(abs(i - p) >= step for p in pinned)}
+    return [(i + 0.5, labels[i]) for i in sorted(shown | set(pinned))]

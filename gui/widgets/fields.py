@@ -11,7 +11,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLineEdit, QPu
                                QSpinBox, QWidget)
 
 from engine.config_fields import BY_KEY, Field
-from engine.corpus import SHAKESPEARE
+from engine.corpus import BUNDLED
 
 from . import dialogs
 
@@ -53,8 +53,10 @@ class CorpusEdit(QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.combo = compact(QComboBox(self))
-        self.combo.addItem("Shakespeare (bundled)", SHAKESPEARE)
+        for name, label in BUNDLED.items():
+            self.combo.addItem(label, name)
         self.combo.addItem("Text file…", "")
+        self._file = self.combo.count() - 1
         self.choose = QPushButton("Choose…", self)
         self.choose.setToolTip("Choose a UTF-8 text file to train on")
         row = QHBoxLayout(self)
@@ -66,19 +68,19 @@ class CorpusEdit(QWidget):
         self.choose.clicked.connect(self._on_choose_clicked)
 
     def set_value(self, corpus: str) -> None:
-        if corpus == SHAKESPEARE:
-            self.combo.setCurrentIndex(0)
+        if corpus in BUNDLED:
+            self.combo.setCurrentIndex(self.combo.findData(corpus))
         else:
             self._path = corpus
-            self.combo.setItemText(1, f"File: {corpus}" if corpus else "Text file…")
-            self.combo.setCurrentIndex(1)
+            self.combo.setItemText(self._file, f"File: {corpus}" if corpus else "Text file…")
+            self.combo.setCurrentIndex(self._file)
         self.combo.setToolTip(corpus)
 
     def value(self) -> str:
-        return SHAKESPEARE if self.combo.currentIndex() == 0 else self._path
+        return self._path if self.combo.currentIndex() == self._file else self.combo.currentData()
 
     def _on_combo_activated(self, index: int) -> None:
-        if index == 1 and not self._path:
+        if index == self._file and not self._path:
             self._on_choose_clicked()
         else:
             self.sig_changed.emit()

@@ -6,8 +6,8 @@ widget (one pyqtgraph image) and says which roles formed when; clicking a cell e
 `HeadTimelinePanel` keeps it filled for the session's open run while it is seen: it asks
 `RunAnalysis.head_timeline()` through the one analysis process (gui/analysis.py; its per-step cache makes a
 refresh cost only the new steps) when a run opens, when training comes to rest, and, while training, when new
-snapshots are saved, at most once every SNAPSHOT_REFRESH_S (a timeline is costly: every score of every head
-at each new step). Scores and roles are defined in engine/analysis/heads.py and head_roles.py.
+snapshots are saved, at an interval of a few times what the last ask took (a timeline is costly: every score
+of every head at each new step). Scores and roles are defined in engine/analysis/heads.py and head_roles.py.
 """
 
 from __future__ import annotations
@@ -20,15 +20,20 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QVBox
 from engine.analysis.head_export import KINDS
 from engine.analysis.head_roles import ROLE_NAMES, THRESHOLDS
 from engine.analysis import questions as q
-from engine.analysis.heads import SCORES
+from engine.analysis.heads import MEASURES, SCORES
 
 from ..analysis import AnalysisJob
 from .heatmap import HeatmapWidget
 from .seen import SeenWidget
 
-# While training saves snapshots the timeline is asked again at most this often: each ask scores every head
-# at the new steps in the analysis process, which the heatmaps and weight panes share.
-SNAPSHOT_REFRESH_S = 30.0
+# While training saves snapshots the timeline is asked again when REFRESH_COST_FACTOR times what the last ask
+# took has passed, and never sooner than SNAPSHOT_REFRESH_S: each ask scores every head at the new steps in the
+# analysis process, which the heatmaps and weight panes share, so it takes at most about a third of that
+# process's time. A fixed 30 s (before issue 28) showed the induction lesson's timeline once in its 47 s of
+# training (seen under Xvfb): the heads formed unseen, then appeared all at once when training ended.
+SNAPSHOT_REFRESH_S = 3.0
+REFRESH_COST_FACTOR = 3.0
+FORMED_MARK = "◆"  # beside a step at which a head took the chosen score's role
 
 TITLES = {"previous_token": "previous-token", "induction": "induction (prefix matching)",
           "duplicate": "duplicate-token", "first_token": "attention to the first token", "distance":
@@ -87,14 +92,19 @@ class HeadTimelineView(SeenWidget):
         if self.timeline is None:
             return
         name, (L, H) = self.chosen(), self.timeline.values[SCORES[0]].shape[1:]
+        roles = self.timeline.roles()
+        formed = {r.formed for r in roles if r.score == name}  # the phase changes: marked on the step axis
         self.heatmap.set_matrix(self.matrix(), [f"L{i // H} H{i % H}" for i in range(L * H)],
-                                [str(s) for s in self.timeline.steps], KINDS.get(name, "probability"),
-                                title=TITLES[name], row_title="head", col_title="step")
-        labels = [r.label for r in self.timeline.roles()]
+                                [f"{s} {FORMED_MARK}" if s in formed else str(s) for s in self.timeline.steps],
+                                KINDS.get(name, "probability"), title=TITLES[name], row_title="head",
+                                col_title=f"step ({FORMED_MARK}: a head took this role)" if formed else "step",
+                                pinned_cols=tuple(k for k, s in enumerate(self.timeline.steps) if s in formed))
+        labels = [r.label for r in roles]
         rule = (f"{ROLE_NAMES[name]} when ≥ {THRESHOLDS[name]}" if name in THRESHOLDS else "no role for this score")
         derived = " The induction probe was derived from the run's seed (older run)." \
             if self.timeline.induction_derived else ""
-        self.note.setText(("Roles: " + "; ".join(labels) if labels else "No head has a role yet.")
+        self.note.setText(f"{TITLES[name].capitalize()}: {MEASURES[name]}. "
+                          + ("Roles: " + "; ".join(labels) if labels else "No head has a role yet.")
                           + f" ({rule}.){derived}")
 
     def _on_cell_clicked(self, row: int, col: int) -> None:
@@ -116,6 +126,7 @@ class HeadTimelinePanel(HeadTimelineView):
         self._job.sig_failed.connect(lambda _tag, message: self.note.setText(message))
         self._stale = True          # the run changed since the last answer asked for
         self._last_ask = -1e9       # time.monotonic() of the last ask
+        self._ask_cost = 0.0        # seconds the last answer took to come
         self._later = QTimer(self, singleShot=True)
         self._later.timeout.connect(self.refresh)
         self.refresh_button = QPushButton("Refresh")
@@ -146,6 +157,7 @@ class HeadTimelinePanel(HeadTimelineView):
         self._job.ask(q.HeadTimeline(str(run.path)), tag=str(run.path))
 
     def _on_done(self, tag: str, timeline) -> None:
+        self._ask_cost = time.monotonic() - self._last_ask
         run = self.session.run
         if run is not None and tag == str(run.path):  # an answer for a run since closed is dropped
             self.set_timeline(timeline)
@@ -164,7 +176,8 @@ class HeadTimelinePanel(HeadTimelineView):
         if not self.seen():
             self._stale = True
             return
-        wait = SNAPSHOT_REFRESH_S - (time.monotonic() - self._last_ask)
+        interval = max(SNAPSHOT_REFRESH_S, REFRESH_COST_FACTOR * self._ask_cost)
+        wait = interval - (time.monotonic() - self._last_ask)
         if wait <= 0:
             self.refresh()
         elif not self._later.isActive():

@@ -153,6 +153,7 @@ class HeatmapWidget(QWidget):
         self._matrix = np.full((1, 1), np.nan)
         self._row_labels: list[str] = ["0"]
         self._col_labels: list[str] = ["0"]
+        self._pinned_cols: tuple[int, ...] = ()
         self._kind, self._title, self._row_title, self._col_title = "probability", title, "", ""
         self._levels = (0.0, 1.0)
         self._tick_key: tuple = ()
@@ -210,15 +211,17 @@ class HeatmapWidget(QWidget):
 
     def set_matrix(self, matrix, row_labels=None, col_labels=None, kind: str = "probability",
                    title: str | None = None, row_title: str | None = None, col_title: str | None = None,
-                   levels: tuple[float, float] | None = None) -> None:
+                   levels: tuple[float, float] | None = None, pinned_cols: tuple[int, ...] = ()) -> None:
         """Show a 2-D matrix, rows downward. kind: probability (levels 0..1), signed (diverging, symmetric)
-        or sequential (min..max); `levels` overrides. Labels default to indices; −inf and NaN show masked."""
+        or sequential (min..max); `levels` overrides. Labels default to indices; −inf and NaN show masked.
+        `pinned_cols` keep their labels at every zoom (the others are thinned to fit)."""
         a = export.display_matrix(matrix).astype(np.float32)
         if a.ndim != 2:
             raise ValueError(f"a heatmap needs a 2-D matrix, got shape {a.shape}")
         n, m = a.shape
         self._row_labels = export.axis_labels(row_labels, n)
         self._col_labels = export.axis_labels(col_labels, m)
+        self._pinned_cols = tuple(c for c in pinned_cols if 0 <= c < m)
         if title is not None and title != self._title:
             self._title = title
             self._title_label.setText(title)
@@ -507,17 +510,17 @@ class HeatmapWidget(QWidget):
             per_cell = pixels / span if span > 0 and pixels > 0 else math.inf  # not laid out yet
             plan = tick_plan(per_cell, lambda pt: self._label_size(labels, name == "bottom", pt),
                              self._tick_font.pointSizeF())
-            key.append((name, plan, labels))
+            key.append((name, plan, labels, self._pinned_cols if name == "bottom" else ()))
         if tuple(key) == self._tick_key:
             return
         self._tick_key = tuple(key)
-        for name, plan, labels in key:
+        for name, plan, labels, pinned in key:
             axis = self._plot.getAxis(name)
             if axis.style["tickFont"] is None or axis.style["tickFont"].pointSizeF() != plan.point_size:
                 font = QFont(self._tick_font)
                 font.setPointSizeF(plan.point_size)
                 axis.setStyle(tickFont=font)
-            axis.setTicks([labelled(list(labels), plan.step)])
+            axis.setTicks([labelled(list(labels), plan.step, pinned)])
 
     def _label_size(self, labels: tuple[str, ...], horizontal: bool, point_size: float) -> int:
         """Pixels one label needs along its axis at a font size: the widest label across (with a gap),

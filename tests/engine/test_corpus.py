@@ -39,3 +39,18 @@ def test_utf8_file_with_bom_is_read(tmp_path):
     path = tmp_path / "c.txt"
     path.write_bytes("\ufeffhello wörld\n".encode("utf-8"))
     assert load_corpus(str(path)) == "hello wörld\n"
+
+
+def test_the_repeats_corpus_says_every_span_of_the_plays_twice_and_is_the_same_text_every_time():
+    from engine.corpus import REPEAT_SPANS, repeated_spans_text
+
+    plays, text = shakespeare_text(), repeated_spans_text()
+    assert len(text) == 2 * len(plays) and load_corpus("shakespeare-repeats") == text
+    lo, hi = REPEAT_SPANS
+    i = j = 0
+    lengths = set()
+    for _ in range(2000):  # walk the first spans: each is the next piece of the plays, then itself again
+        k = next(k for k in range(lo, hi + 1) if text[j:j + k] == text[j + k:j + 2 * k] == plays[i:i + k])
+        i, j = i + k, j + 2 * k
+        lengths.add(k)
+    assert len(lengths) > (hi - lo) // 2  # the cuts vary, so a model cannot learn the period

@@ -139,3 +139,14 @@ def test_the_induction_probe_repeats_random_tokens_and_depends_only_on_its_seed(
     assert not (a == probes.induction_probe(65, 17, seed=4, batch=2)).all()
     small = probes.induction_probe(3, 16, seed=3, batch=2)  # fewer tokens than a half: drawn with replacement
     assert small.max() < 3 and (small[:, :8] == small[:, 8:]).all()
+
+
+def test_the_induction_probe_draws_the_corpus_tokens_distinct_where_enough_of_them_occur():
+    counts = np.zeros(65)
+    counts[10:40] = np.arange(1, 31)  # 30 tokens occur in the corpus, the rest never
+    a = probes.induction_probe(65, 40, seed=3, batch=3, counts=counts)  # a half of 20 ≤ 30: distinct
+    assert (a[:, :20] == a[:, 20:]).all() and ((a >= 10) & (a < 40)).all()
+    assert all(len(set(row[:20])) == 20 for row in a)
+    b = probes.induction_probe(65, 64, seed=3, batch=3, counts=counts)  # a half of 32 > 30: with replacement
+    assert ((b >= 10) & (b < 40)).all() and any(len(set(row[:32])) < 32 for row in b)
+    assert (a == probes.induction_probe(65, 40, seed=3, batch=3, counts=counts)).all()

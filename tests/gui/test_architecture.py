@@ -279,3 +279,18 @@ def test_the_training_tab_chooses_precision_and_compile(qtbot, make_pane):
     precision.setCurrentIndex(precision.findData("bf16"))
     compile_box.setChecked(True)
     assert w.session.config.train.precision == "bf16" and w.session.config.train.compile
+
+
+def test_the_corpus_field_offers_every_bundled_corpus_and_keeps_a_chosen_file(qtbot):
+    from engine.corpus import BUNDLED
+    from gui.widgets.fields import CorpusEdit
+
+    edit = CorpusEdit()
+    qtbot.addWidget(edit)
+    for name in BUNDLED:
+        edit.set_value(name)
+        assert edit.value() == name and edit.combo.currentText() == BUNDLED[name]
+    edit.set_value("/some/corpus.txt")
+    assert edit.value() == "/some/corpus.txt" and "corpus.txt" in edit.combo.currentText()
+    edit.set_value("shakespeare-repeats")
+    assert edit.value() == "shakespeare-repeats"

@@ -73,6 +73,23 @@ def test_snapshots_while_training_ask_again_at_a_low_rate(qtbot, run):
     assert not panel._later.isActive() and not panel._job.busy
 
 
+def test_the_wait_between_asks_follows_what_the_last_ask_took(qtbot, run):
+    import time
+    from types import SimpleNamespace
+
+    from gui.widgets.head_timeline import REFRESH_COST_FACTOR, SNAPSHOT_REFRESH_S
+
+    session, panel = opened(qtbot, run)
+    report = SimpleNamespace(snapshot=True)
+    panel._ask_cost, panel._last_ask = 20.0, time.monotonic()  # a costly model: it waits a few times that
+    session.sig_step_reported.emit(report)
+    assert panel._later.remainingTime() > (REFRESH_COST_FACTOR * 20.0 - 30) * 1000  # 30 s to spare
+    panel._later.stop()
+    panel._ask_cost, panel._last_ask = 0.1, time.monotonic()  # a lesson-sized model: again within seconds
+    session.sig_step_reported.emit(report)
+    assert 0 <= panel._later.remainingTime() <= SNAPSHOT_REFRESH_S * 1000
+
+
 def test_clicking_a_cell_shows_that_head_at_that_step_in_the_heatmaps_pane(qtbot, run):
     session, panel = opened(qtbot, run)
     heat = HeatmapsPane(session)
@@ -96,3 +113,24 @@ def test_a_click_on_the_timeline_brings_the_heatmaps_pane_to_the_front(qtbot, ma
     qtbot.waitUntil(lambda: heat.seen())
     assert (heat.state.layer, heat.state.head) == (0, 1)
     assert heat.tabs.currentWidget() is heat.attention
+
+
+def test_the_step_a_head_took_the_chosen_role_is_marked_on_the_step_axis(qtbot):
+    from engine.analysis.head_timeline import HeadTimeline
+    from engine.analysis.heads import SCORES
+    from gui.widgets.head_timeline import FORMED_MARK, HeadTimelineView
+
+    steps = [0, 25, 50, 75]
+    values = {name: np.zeros((4, 2, 2)) for name in SCORES}
+    values["induction"][:, 1, 0] = [0.0, 0.1, 0.5, 0.8]      # forms at 50
+    values["previous_token"][:, 0, 0] = [0.0, 0.6, 0.9, 0.9]  # forms at 25
+    view = HeadTimelineView()
+    qtbot.addWidget(view)
+    view.set_timeline(HeadTimeline(steps, values, np.zeros(4), False))
+    view.score.setCurrentIndex(view.score.findData("induction"))
+    assert view.heatmap.labels()[1] == ["0", "25", f"50 {FORMED_MARK}", "75"]
+    assert "L1 H0 · induction, from step 50" in view.note.text()
+    view.score.setCurrentIndex(view.score.findData("previous_token"))
+    assert view.heatmap.labels()[1] == ["0", f"25 {FORMED_MARK}", "50", "75"]
+    view.score.setCurrentIndex(view.score.findData("entropy"))
+    assert FORMED_MARK not in "".join(view.heatmap.labels()[1])

@@ -235,6 +235,18 @@ def test_the_hover_read_out_follows_the_matrix_and_clears_when_its_cell_is_gone(
     assert heatmap._readout.text().strip() == ""
 
 
+def test_a_pinned_column_keeps_its_label_where_the_others_are_a_subset(heatmap):
+    tokens = [f"t{i}" for i in range(64)]
+    heatmap.resize(200, 200)
+    heatmap.set_matrix(np.eye(64), tokens, tokens, pinned_cols=(37,))
+    QApplication.processEvents()
+    shown, _ = shown_labels(heatmap, "bottom")
+    regular = [int(t[1:]) for t in shown if t != "t37"]
+    step = regular[1] - regular[0]
+    assert "t37" in shown and 37 % step != 0 and len(shown) < 64  # shown though the subset would skip it
+    assert all(abs(i - 37) >= step for i in regular)  # in place of the regular labels that would crowd it
+
+
 def test_a_title_too_long_for_its_view_ends_in_an_ellipsis_and_keeps_the_rest_in_its_tooltip(qtbot):
     long = "encoding P (64 positions × 64 dimensions) of a learned positional encoding"
     w = HeatmapWidget(title=long)

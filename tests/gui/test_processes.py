@@ -42,3 +42,20 @@ def test_a_worker_exits_when_the_app_is_killed():
     while _alive(worker) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not _alive(worker), f"worker {worker} outlived the app"
+
+
+def _threads_and_niceness() -> tuple[int, int]:
+    import torch
+
+    return torch.get_num_threads(), os.nice(0)
+
+
+def test_a_helper_takes_one_thread_at_a_lower_priority_than_the_app():
+    from engine.thread_policy import HELPER_NICENESS
+
+    pool = helper_pool()
+    try:
+        threads, niceness = pool.submit(_threads_and_niceness).result(timeout=60)
+    finally:
+        pool.shutdown()
+    assert threads == 1 and niceness == min(os.nice(0) + HELPER_NICENESS, 19)  # 19: the lowest priority

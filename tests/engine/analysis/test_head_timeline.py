@@ -11,6 +11,7 @@ import pytest
 from engine.analysis import head_timeline as timeline_mod
 from engine.analysis.head_roles import formation_step, roles_over
 from engine.analysis.heads import SCORES, HeadProbes, head_scores
+from engine.probes import induction_probe
 from engine.runs import Run
 from tests.engine.test_export_cli import tiny_run
 
@@ -67,7 +68,10 @@ def test_a_run_from_before_induction_probes_derives_one_and_says_so(run, tmp_pat
     (old / "probe.json").write_text(json.dumps(d))
     tl = timeline_mod.head_timeline(old)
     assert tl.induction_derived
-    np.testing.assert_array_equal(tl.values["induction"], timeline_mod.head_timeline(run.path).values["induction"])
+    m, t = run.config.model, run.config.train  # such runs drew their probe uniformly: derived the same way
+    np.testing.assert_array_equal(Run(old).probe().induction,
+                                  induction_probe(m.vocab_size, m.n_ctx, t.seed, t.probe_batch))
+    assert tl.values["induction"].shape == timeline_mod.head_timeline(run.path).values["induction"].shape
     assert Run(old).warnings == []
 
 

@@ -106,3 +106,44 @@ def test_scores_leave_the_model_as_they_found_it():
     heads.head_scores(m, probes())
     assert m.training and all(b.z_edit is None for b in m.blocks)
     assert not m.blocks[0]._forward_pre_hooks
+
+
+def char_probes(seed: int = 0) -> heads.HeadProbes:
+    """A character model's probes: fewer tokens than half a context, drawn by skewed corpus counts (one token
+    never occurs), so each half repeats tokens."""
+    v, n = planted.CHAR
+    x, y = planted.random_ids(4, seed, v, n)
+    counts = np.arange(v, dtype=np.float64) ** 2  # token 0 never occurs in this "corpus"
+    return heads.HeadProbes(x, y, induction_probe(v, n, seed, 4, counts))
+
+
+def test_a_planted_induction_circuit_over_a_character_vocabulary_is_found_though_its_probe_repeats_tokens():
+    p = char_probes()
+    half = p.induction.shape[1] // 2
+    assert all(len(set(row[:half])) < half for row in p.induction)  # the first half repeats tokens
+    s = heads.head_scores(planted.induction_circuit(*planted.CHAR), p)
+    # the previous-token head's key i − 1 follows a copy of token i where t_{i−2} = t_i, by chance in a small
+    # vocabulary: about Σ p² of the queries (0.11 here), far below the role's threshold
+    assert s.values["induction"][1, 0] > 0.9 and s.values["induction"][0, 0] < 0.2
+    assert s.values["previous_token"][0, 0] > 0.99
+    # the head spreads its attention over every earlier match: the single key i − n + 1 holds only part of it
+    w = heads._weights(planted.induction_circuit(*planted.CHAR), p.induction)[1, :, 0]  # (B, 2n, 2n)
+    i = np.arange(half, 2 * half)
+    assert w[:, i, i - half + 1].mean() < 0.75
+    labels = [r.label for r in roles_at(s.values)]
+    assert labels == ["L0 H0 · previous-token", "L1 H0 · induction", "L1 H0 · copying"]
+    torch.manual_seed(4)
+    random = GPT(planted.config(2, *planted.CHAR)).eval()
+    assert roles_at(heads.head_scores(random, p).values) == []
+
+
+def test_where_the_probe_holds_each_token_once_the_scores_are_the_single_keys_of_olsson_et_al():
+    torch.manual_seed(5)
+    m = GPT(dataclasses.replace(planted.config(), norm="pre")).eval()
+    p = probes()
+    got = heads.head_scores(m, p).values
+    w = heads._weights(m, p.induction)  # (L, B, H, 2n, 2n)
+    n = p.induction.shape[1] // 2
+    i = np.arange(n, 2 * n)
+    np.testing.assert_allclose(got["induction"], w[..., i, i - n + 1].mean(axis=(1, 3)), atol=1e-12)
+    np.testing.assert_allclose(got["duplicate"], w[..., i, i - n].mean(axis=(1, 3)), atol=1e-12)

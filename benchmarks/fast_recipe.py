@@ -1,0 +1,102 @@
+"""The fastest recipe to nanoGPT's loss (issue 28, docs/figures.md): time to validation 1.90 with the nanogpt-cpu
+model, against nanoGPT's own 2000-step run, alternating on one machine.
+
+    python benchmarks/fast_recipe.py [--preset shakespeare-fast] [--target 1.90] [--ref-steps 2000]
+                                     [--val-batches 100] [--eval-every 25] [--threads 1] [--corpus FILE]
+
+Two bare loops (engine.bench_reference.BareLoop: model, data, optimizer, schedule, clipping, nothing else)
+take turns in chunks of 25 steps in one process, so a shared machine's drift hits both alike:
+nanoGPT's recipe (the `nanogpt-cpu` preset: AdamW, cosine, 2000 steps; its loop matches nanoGPT's train.py
+step for step, within 0.97–1.02x CPU-ms a step, issue 28) for --ref-steps steps, and the fast preset until its
+validation loss is ≤ --target, checked every --eval-every steps, or until its own steps end. Validation is
+--val-batches fixed batches of 64 sequences (seed 0), the same for both and never timed. Prints the
+reference's training seconds, the fast recipe's seconds to the target (and at which step), and their
+ratio. Goal: ≤ 0.3. With --ref-steps below 2000 the ratio is a check that the script works, not the goal's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from engine.bench_reference import CHUNK, BareLoop  # noqa: E402
+from engine.data import Dataset  # noqa: E402
+from engine.presets import load_preset  # noqa: E402
+from engine.resolve import resolve  # noqa: E402
+
+
+def loop_for(preset: str, corpus: str | None, threads: int, dataset: Dataset | None = None):
+    cfg = load_preset(preset)
+    train = dataclasses.replace(cfg.train, eval_every=10**9, torch_threads=threads)  # validation is ours
+    data = cfg.data if corpus is None else dataclasses.replace(cfg.data, corpus=corpus)
+    cfg = cfg.replace(train=train, data=data)
+    dataset = dataset or Dataset.build(cfg.data, cfg.model.n_ctx)
+    return BareLoop(resolve(cfg, dataset), dataset), dataset
+
+
+@torch.no_grad()
+def validation(loop: BareLoop, batches: int) -> float:
+    g = torch.Generator().manual_seed(0)
+    loop.model.eval()
+    n_ctx = loop.cfg.model.n_ctx
+    losses = [loop.model(*loop.dataset.get_batch("val", 64, n_ctx, g))[1] for _ in range(batches)]
+    loop.model.train()
+    return float(torch.stack(losses).mean())
+
+
+def timed(loop: BareLoop, n: int) -> float:
+    start = time.perf_counter()
+    loop.run(n)
+    return time.perf_counter() - start
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--preset", default="shakespeare-fast", help="the fast recipe (nanogpt-cpu's model shape)")
+    p.add_argument("--target", type=float, default=1.90, help="validation loss to reach")
+    p.add_argument("--ref-steps", type=int, default=2000, help="steps of nanoGPT's recipe timed as the reference")
+    p.add_argument("--val-batches", type=int, default=100, help="fixed validation batches of 64 sequences")
+    p.add_argument("--eval-every", type=int, default=25, help="steps between the fast recipe's checks")
+    p.add_argument("--threads", type=int, default=1, help="torch threads for both")
+    p.add_argument("--corpus", default=None, help="a text file instead of the presets' corpus")
+    args = p.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    ref, dataset = loop_for("nanogpt-cpu", args.corpus, args.threads)
+    fast, _ = loop_for(args.preset, args.corpus, args.threads, dataset)
+    if fast.cfg.model != ref.cfg.model:
+        print(f"{args.preset} does not have nanogpt-cpu's model shape", file=sys.stderr)
+        return 2
+    ref_s = fast_s = 0.0
+    reached, fast_val = None, float("nan")
+    while ref.step < args.ref_steps or (reached is None and fast.step < fast.cfg.train.steps):
+        if ref.step < args.ref_steps:
+            ref_s += timed(ref, min(CHUNK, args.ref_steps - ref.step))
+        if reached is None and fast.step < fast.cfg.train.steps:
+            left = fast.cfg.train.steps - fast.step
+            fast_s += timed(fast, min(CHUNK, args.eval_every - fast.step % args.eval_every, left))
+            if fast.step % args.eval_every == 0 or fast.step == fast.cfg.train.steps:
+                fast_val = validation(fast, args.val_batches)
+                print(f"  {args.preset} step {fast.step}: val {fast_val:.4f} after {fast_s:.1f} s "
+                      f"(nanoGPT's recipe at step {ref.step}, {ref_s:.1f} s)", flush=True)
+                reached = fast.step if fast_val <= args.target else None
+    ref_val = validation(ref, args.val_batches)
+    print(f"nanoGPT's recipe: {ref.step} steps in {ref_s:.1f} s, val {ref_val:.4f}")
+    if reached is None:
+        print(f"{args.preset}: val {fast_val:.4f} after all {fast.step} steps ({fast_s:.1f} s): "
+              f"never ≤ {args.target}")
+        return 1
+    print(f"{args.preset}: val ≤ {args.target} at step {reached} after {fast_s:.1f} s")
+    print(f"ratio {fast_s / ref_s:.3f} of nanoGPT's {ref.step}-step time (goal ≤ 0.3; {args.threads} thread(s), "
+          f"{args.val_batches} validation batches of 64)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
