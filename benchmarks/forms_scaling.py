@@ -1,7 +1,7 @@
-"""Forms engine scaling (issue 3; DESIGN §7), printed as two tables.
+"""Forms engine scaling (issue 3; docs/figures.md#goals), printed as two tables.
 
 1. Derivation of the note's chain, depth 1–6: words (the network and its Leibniz monomials), rules (every
-   term pulled back, FORMS §3), LaTeX (every coefficient printed). Each depth runs cold in its own
+   term pulled back, docs/rules.md), LaTeX (every coefficient printed). Each depth runs cold in its own
    interpreter, since words are interned process-wide. Goal: ≤ 1 s at depth 6 (2184 terms).
 2. Evaluation as a multiple of one autograd backward on the same batch (the backward alone, its forward
    not timed; likewise our forward cache is built outside the timing and shown apart). Goals: every term of

@@ -1,4 +1,4 @@
-"""Heatmap refresh while training (issue 5; DESIGN §7: 4 layers × 4 heads × 64×64, ≥ 10 refreshes a second,
+"""Heatmap refresh while training (issue 5, docs/figures.md: 4 layers × 4 heads × 64×64, ≥ 10 a second,
 training tokens/s ≥ 0.9× the same training with the pane hidden).
 
 `nanogpt-cpu` trains on ../shared/data/tinyshakespeare.txt (else the bundled corpus) in the app's

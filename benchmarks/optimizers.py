@@ -1,4 +1,4 @@
-"""Optimizers as geometries (issue 13, DESIGN §7): AdamW vs Muon vs SGD on nanogpt-cpu, and what the geometry
+"""Optimizers as geometries (issue 13, docs/figures.md): AdamW, Muon, SGD on nanogpt-cpu, and what the geometry
 view costs.
 
     python benchmarks/optimizers.py [--steps 2000] [--sgd-lr 0.3] [--val-batches 100] [--threads N]

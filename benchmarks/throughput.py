@@ -1,4 +1,4 @@
-"""Training throughput (DESIGN §7): our Trainer as the app runs it vs a bare PyTorch loop, same process.
+"""Training throughput (docs/figures.md): our Trainer as the app runs it vs a bare PyTorch loop, same process.
 
     python benchmarks/throughput.py [--rounds 8] [--steps 250] [--preset nanogpt-cpu] [--threads N]
 

@@ -1,4 +1,4 @@
-"""UI latency while training, and time to a window on screen (issue 4; DESIGN §7).
+"""UI latency while training, and time to a window on screen (issue 4; docs/figures.md#goals).
 
 1. Launch: `gpt-explorer gui` is started in a subprocess (offscreen, fresh settings) until its window is
    shown; the time is the child's own age when the window is up (Python start-up included), median of

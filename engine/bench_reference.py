@@ -1,4 +1,4 @@
-"""The throughput benchmark of DESIGN §7: our Trainer, as the app runs it, against a bare PyTorch loop.
+"""The throughput benchmark of docs/figures.md: our Trainer, as the app runs it, against a bare PyTorch loop.
 
 `BareLoop` is the reference: nanoGPT's `train.py` loop reduced to what any training needs, on the same
 model (`engine.model.GPT`), data (`Dataset.get_batch`), optimizer (`make_optimizer`), schedule (`lr_at`),

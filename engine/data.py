@@ -1,13 +1,16 @@
 """Tokenizers, the deterministic train/validation split and seeded random batches.
 
 A tokenizer turns text into integer ids and back; it is saved in the run directory as a small dict so a
-run can be sampled without its corpus. The split is the first (1 − val_fraction) of the token stream for
-training and the rest for validation, as nanoGPT does; batches are random windows drawn from a seeded
-``torch.Generator`` so a run is reproducible and resumable.
+run can be sampled without its corpus (byte-level BPE, engine/bpe.py, as the `tokenizers` library's own
+JSON). The split is the first (1 − val_fraction) of the token stream for training and the rest for
+validation, as nanoGPT does; batches are random windows drawn from a seeded ``torch.Generator`` so a run
+is reproducible and resumable. Loss per token is not comparable across tokenizers, so a dataset also knows
+how many characters each split's tokens cover on average, which turns a loss into bits per character.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -31,6 +34,7 @@ class Tokenizer(Protocol):
     def vocab_size(self) -> int: ...
     def encode(self, text: str) -> list[int]: ...
     def encode_array(self, text: str) -> np.ndarray: ...
+    def encode_with_starts(self, text: str) -> tuple[np.ndarray, np.ndarray]: ...
     def decode(self, ids) -> str: ...
     def token_strings(self, ids) -> list[str]: ...
     def to_dict(self) -> dict: ...
@@ -84,6 +88,10 @@ class CharTokenizer(_Vocabulary):
             raise CorpusError(f"characters not in the vocabulary: {''.join(unknown)[:20]!r}")
         return order[pos].astype(np.int64)
 
+    def encode_with_starts(self, text: str) -> tuple[np.ndarray, np.ndarray]:
+        ids = self.encode_array(text)
+        return ids, np.arange(len(ids), dtype=np.int64)
+
 
 class WordTokenizer(_Vocabulary):
     """Words, punctuation, runs of spaces and newlines; the `max_vocab` most frequent, the rest <unk>."""
@@ -109,8 +117,17 @@ class WordTokenizer(_Vocabulary):
     def encode_array(self, text: str) -> np.ndarray:
         return np.array(self.encode(text), dtype=np.int64)
 
+    def encode_with_starts(self, text: str) -> tuple[np.ndarray, np.ndarray]:
+        found = list(_WORD.finditer(text))
+        ids = np.array([self._index.get(m.group(), 0) for m in found], dtype=np.int64)
+        return ids, np.array([m.start() for m in found], dtype=np.int64)
+
 
 def tokenizer_from_dict(d: dict) -> Tokenizer:
+    if isinstance(d.get("model"), dict):  # the `tokenizers` library's JSON: a byte-level BPE
+        from .bpe import BPETokenizer  # the library loads only for runs that use it
+
+        return BPETokenizer.from_dict(d)
     kind, vocab = d.get("kind"), d.get("vocab")
     if not isinstance(vocab, list) or not all(isinstance(v, str) for v in vocab):
         raise CorpusError("tokenizer file has no vocabulary")
@@ -128,6 +145,10 @@ def tokenizer_from_dict(d: dict) -> Tokenizer:
 def fit_tokenizer(text: str, cfg: DataConfig) -> Tokenizer:
     if cfg.tokenizer == "word":
         return WordTokenizer.fit(text, cfg.max_vocab)
+    if cfg.tokenizer == "bpe":
+        from .bpe import BPETokenizer
+
+        return BPETokenizer.fit(text, cfg.max_vocab)
     return CharTokenizer.fit(text)
 
 
@@ -139,20 +160,30 @@ class Dataset:
     train: torch.Tensor
     val: torch.Tensor
     text_head: str  # the corpus's first lines: the default heatmap prompt
+    chars_per_token: tuple[float, float] = (1.0, 1.0)  # (train, val): characters of text per token
 
     @classmethod
-    def build(cls, cfg: DataConfig, n_ctx: int, text: str | None = None) -> Dataset:
-        """Load, tokenize and split; a corpus too short for the context raises CorpusError."""
+    def build(cls, cfg: DataConfig, n_ctx: int, text: str | None = None,
+              tokenizer: Tokenizer | None = None) -> Dataset:
+        """Load, tokenize and split; a corpus too short for the context raises CorpusError. With
+        `tokenizer` (a saved run's, or a pretrained model's) the text is encoded with it, not fitted."""
         text = load_corpus(cfg.corpus) if text is None else text
-        tok = fit_tokenizer(text, cfg)
-        ids = torch.from_numpy(tok.encode_array(text))
+        tok = fit_tokenizer(text, cfg) if tokenizer is None else tokenizer
+        ids, starts = tok.encode_with_starts(text)
         n_val = max(int(len(ids) * cfg.val_fraction), n_ctx + 1)
         n_train = len(ids) - n_val
         if n_train < n_ctx + 1:
             raise CorpusError(
                 f"corpus is too short: {len(ids)} tokens, but a context of {n_ctx} needs at least "
                 f"{2 * (n_ctx + 1)} (train and validation)")
-        return cls(tok, ids[:n_train], ids[n_train:], _first_line(text))
+        cut = int(starts[n_train])  # the character where the validation split begins
+        ratio = (cut / n_train, (len(text) - cut) / n_val)
+        ids = torch.from_numpy(ids)
+        return cls(tok, ids[:n_train], ids[n_train:], _first_line(text), ratio)
+
+    def bits_per_char(self, loss: float, split: str) -> float:
+        """A cross-entropy loss (nats per token) of `split` as bits per character of its text."""
+        return loss / math.log(2) / self.chars_per_token[0 if split == "train" else 1]
 
     def get_batch(self, split: str, batch_size: int, n_ctx: int,
                   generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:

@@ -1,6 +1,7 @@
 """Where training runs and on how many threads: `pick_device` and `set_threads`.
 
-`auto` prefers CUDA, then Apple's MPS, then the CPU. Asking for a device that is unknown or not present
+`auto` takes the first present of config_fields.AUTO_DEVICES (CUDA, then Apple's MPS, then the CPU),
+the order the builder and the command line's help state. Asking for a device that is unknown or not present
 is a user's mistake (one line on the command line), not a crash.
 """
 
@@ -13,6 +14,7 @@ from contextlib import contextmanager
 import torch
 
 from .config import DEVICES
+from .config_fields import AUTO_DEVICES
 from .errors import UserError
 
 
@@ -25,12 +27,15 @@ def _mps_available() -> bool:
     return bool(mps and mps.is_available())
 
 
+def _present(device: str) -> bool:
+    return {"cuda": torch.cuda.is_available, "mps": _mps_available}.get(device, lambda: True)()
+
+
 def pick_device(name: str) -> torch.device:
-    """'auto' → CUDA, then MPS, then CPU; 'cpu' | 'cuda' | 'mps' must be present."""
+    """'auto' → the first of AUTO_DEVICES present (CUDA, then MPS, then CPU); 'cpu' | 'cuda' | 'mps' must
+    be present."""
     if name == "auto":
-        if torch.cuda.is_available():
-            return torch.device("cuda")
-        return torch.device("mps") if _mps_available() else torch.device("cpu")
+        return torch.device(next(d for d in AUTO_DEVICES if _present(d)))
     if name == "cpu":
         return torch.device("cpu")
     if name == "cuda":

@@ -26,5 +26,6 @@ def allowed(kind: str, n: int, band: int = 1, device: torch.device | str | None 
 def additive(kind: str, n: int, band: int = 1, dtype: torch.dtype = torch.float32,
              device: torch.device | str | None = None) -> torch.Tensor:
     """(n, n) with 0 where allowed and −inf where masked, added to the scores before the softmax."""
-    ok = allowed(kind, n, band, device)
-    return torch.zeros(n, n, dtype=dtype, device=device).masked_fill(~ok, float("-inf"))
+    # in place: an out-of-place fill held two float copies at once, 10 bytes per entry at peak instead of 6
+    return torch.zeros(n, n, dtype=dtype, device=device).masked_fill_(~allowed(kind, n, band, device),
+                                                                      float("-inf"))

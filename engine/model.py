@@ -1,19 +1,21 @@
 """The GPT built from a ModelConfig, with weights named as the mathematics names them.
 
-Rows are tokens (X is T×d) and weights act on the right, as in the note and FORMS.md: X W_Q, never W x.
+Rows are tokens (X is T×d) and weights act on the right, as in the note and docs/forms.md: X W_Q, never W x.
 Parameter names (the state-dict keys, used by the forms engine and the GUI as weight names):
 
     W_E (V, d)                token embedding           W_P (n_ctx, d)  learned positions only
     blocks.i.W_Q/W_K/W_V (d, d)  heads side by side: head h owns columns h·d_k … (h+1)·d_k − 1
     blocks.i.W_O (d, d)       attention output
+    blocks.i.b_Q/b_K/b_V/b_O (d)  attention biases, only with attn_bias (GPT-2); head h owns b_Q's columns as W_Q's
     blocks.i.W_in (d, d_ff), blocks.i.b_in (d_ff), blocks.i.W_out (d_ff, d), blocks.i.b_out (d)
-    blocks.i.ln1.g/.b, blocks.i.ln2.g/.b       layer norms (eps 1e-5), absent when norm = none
+    blocks.i.ln1.g/.b, blocks.i.ln2.g/.b       layer norms (ε = ln_eps), absent when norm = none
     ln_f.g/.b                 final layer norm (pre-LN only)
     W_U (d, V), b_U (V)       unembedding; when tied, W_U is W_E^t and only b_U is a parameter
 
 Block, pre-LN:  X ← X + Attn(LN1(X));  X ← X + MLP(LN2(X))
 Block, post-LN: X ← LN1(X + Attn(X));  X ← LN2(X + MLP(X))       (without residual: drop the "X +")
-Attn(X) = concat_h(softmax(X W_Q,h (X W_K,h)^t / √d_k + M) X W_V,h) W_O;  MLP(X) = act(X W_in + b_in) W_out + b_out
+Attn(X) = concat_h(softmax(Q_h K_h^t / √d_k + M) V_h) W_O [+ b_O]  with  Q_h = X W_Q,h [+ b_Q,h], K_h, V_h alike
+MLP(X) = act(X W_in + b_in) W_out + b_out,  act = ReLU, GELU (erf) or GELU's tanh form (GPT-2's gelu_new)
 Loss, cross-entropy: mean over the B·T positions. Squared error (the note's Euler form):
 ½‖onehot(y) − logits‖² summed over the vocabulary and averaged over the B·T positions.
 
@@ -33,9 +35,8 @@ from torch import nn
 
 from . import masks, positional
 from .config import ModelConfig
-from .weight_layout import weight_names, weight_shapes  # noqa: F401  (re-exported: the layout's home)
-
-LN_EPS = 1e-5
+from .sampling import sampling_probabilities
+from .weight_layout import ATTENTION_BIASES, weight_names, weight_shapes  # noqa: F401  (re-exported: the layout's home)
 
 
 @dataclass
@@ -48,13 +49,21 @@ class LayerTrace:
 
 
 class LayerNorm(nn.Module):
-    def __init__(self, d: int):
+    def __init__(self, d: int, eps: float):
         super().__init__()
+        self.eps = eps
         self.g = nn.Parameter(torch.ones(d))
         self.b = nn.Parameter(torch.zeros(d))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return F.layer_norm(x, (x.shape[-1],), self.g, self.b, LN_EPS)
+        return F.layer_norm(x, (x.shape[-1],), self.g, self.b, self.eps)
+
+
+def activation(name: str, u: torch.Tensor) -> torch.Tensor:
+    """The MLP's non-linearity of `ModelConfig.activation`."""
+    if name == "relu":
+        return F.relu(u)
+    return F.gelu(u, approximate="tanh" if name == "gelu_tanh" else "none")
 
 
 class Block(nn.Module):
@@ -66,13 +75,16 @@ class Block(nn.Module):
         self.W_K = nn.Parameter(torch.empty(d, d))
         self.W_V = nn.Parameter(torch.empty(d, d))
         self.W_O = nn.Parameter(torch.empty(d, d))
+        if cfg.attn_bias:
+            for name in ATTENTION_BIASES:
+                setattr(self, name, nn.Parameter(torch.zeros(d)))
         self.W_in = nn.Parameter(torch.empty(d, f))
         self.b_in = nn.Parameter(torch.zeros(f))
         self.W_out = nn.Parameter(torch.empty(f, d))
         self.b_out = nn.Parameter(torch.zeros(d))
         if cfg.norm != "none":
-            self.ln1 = LayerNorm(d)
-            self.ln2 = LayerNorm(d)
+            self.ln1 = LayerNorm(d, cfg.ln_eps)
+            self.ln2 = LayerNorm(d, cfg.ln_eps)
         self.drop = nn.Dropout(cfg.dropout)
         self.z_edit = None  # f(z) -> z on the heads' outputs z (B, h, T, d_k), for analyses that ablate heads
 
@@ -81,9 +93,9 @@ class Block(nn.Module):
         cfg = self.cfg
         B, T, d = x.shape
         h, dk = cfg.n_head, cfg.d_head
-        q = (x @ self.W_Q).view(B, T, h, dk).transpose(1, 2)  # (B, h, T, dk)
-        k = (x @ self.W_K).view(B, T, h, dk).transpose(1, 2)
-        v = (x @ self.W_V).view(B, T, h, dk).transpose(1, 2)
+        q = self._project(x, "Q").view(B, T, h, dk).transpose(1, 2)  # (B, h, T, dk)
+        k = self._project(x, "K").view(B, T, h, dk).transpose(1, 2)
+        v = self._project(x, "V").view(B, T, h, dk).transpose(1, 2)
         p_drop = cfg.dropout if self.training else 0.0
         if trace is None:
             mask = None if cfg.mask == "none" else mask_ok[:T, :T]
@@ -97,12 +109,16 @@ class Block(nn.Module):
         if self.z_edit is not None:
             y = self.z_edit(y)
         y = y.transpose(1, 2).reshape(B, T, d)
-        return self.drop(y @ self.W_O)
+        return self.drop(self._project(y, "O"))
+
+    def _project(self, x: torch.Tensor, which: str) -> torch.Tensor:
+        """x W_which, plus b_which when the attention has biases."""
+        y = x @ getattr(self, "W_" + which)
+        return y + getattr(self, "b_" + which) if self.cfg.attn_bias else y
 
     def mlp(self, x: torch.Tensor) -> torch.Tensor:
         u = x @ self.W_in + self.b_in  # (B, T, d_ff)
-        a = F.relu(u) if self.cfg.activation == "relu" else F.gelu(u)
-        return self.drop(a @ self.W_out + self.b_out)
+        return self.drop(activation(self.cfg.activation, u) @ self.W_out + self.b_out)
 
     def forward(self, x, mask_add, mask_ok, trace=None):
         cfg = self.cfg
@@ -135,7 +151,7 @@ class GPT(nn.Module):
         self.drop = nn.Dropout(cfg.dropout)
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
         if cfg.has_final_norm:
-            self.ln_f = LayerNorm(d)
+            self.ln_f = LayerNorm(d, cfg.ln_eps)
         if not cfg.tied:
             self.W_U = nn.Parameter(torch.empty(d, V))
         self.b_U = nn.Parameter(torch.zeros(V))
@@ -197,11 +213,7 @@ class GPT(nn.Module):
             if temperature <= 0:
                 nxt = logits.argmax(dim=-1, keepdim=True)
             else:
-                logits = logits / temperature
-                if top_k:
-                    kth = torch.topk(logits, min(top_k, logits.shape[-1])).values[:, [-1]]
-                    logits = logits.masked_fill(logits < kth, float("-inf"))
-                probs = torch.softmax(logits, dim=-1)
+                probs = sampling_probabilities(logits, temperature, top_k)
                 nxt = torch.multinomial(probs, 1, generator=generator)
             idx = torch.cat([idx, nxt], dim=1)
         return idx

@@ -3,13 +3,16 @@
 nanoGPT (https://github.com/karpathy/nanoGPT, model.py and train.py) saves ``{'model': state_dict,
 'model_args': {n_layer, n_head, n_embd, block_size, bias, vocab_size, dropout}, 'iter_num',
 'best_val_loss', 'config': {...}}``. Its GPT is ours with learned positions, pre-LN with a final norm,
-exact GELU, an MLP of width 4·n_embd and the unembedding tied to the token embedding; with ``bias=False``
-its layer norms and MLP have no biases, which are zeros here. Its `nn.Linear` weights act on the left
-(y = x Wᵗ) and ours on the right (X W), so each is transposed; `c_attn` holds W_Q, W_K, W_V stacked
-along its output rows, and within each the heads side by side, as our W_Q's columns are. `torch.compile`
-prefixes keys with `_orig_mod.`, which is dropped. The checkpoint is read with
-``torch.load(weights_only=True)`` and meta.pkl with nanogpt_meta's refusing unpickler: importing never
-runs the files' code. What cannot be mapped is one sentence (a NanoGPTImportError).
+exact GELU, layer-norm ε 1e-5, an MLP of width 4·n_embd and the unembedding tied to the token embedding.
+With ``bias=True`` (GPT-2's layout) every Linear and LayerNorm has a bias: the attention's become our
+`attn_bias` b_Q, b_K, b_V (split from c_attn's like its weight) and b_O; with ``bias=False`` there are
+none, and the layer norms' and MLP's biases, which our model always has, are zeros. Without flash
+attention nanoGPT saves its causal mask as a buffer ``attn.bias``, which is not a weight and is skipped.
+Its `nn.Linear` weights act on the left (y = x Wᵗ) and ours on the right (X W), so each is transposed;
+`c_attn` holds W_Q, W_K, W_V stacked along its output rows, and within each the heads side by side, as
+our W_Q's columns are. `torch.compile` prefixes keys with `_orig_mod.`, which is dropped. The checkpoint
+is read with ``torch.load(weights_only=True)`` and meta.pkl with nanogpt_meta's refusing unpickler:
+importing never runs the files' code. What cannot be mapped is one sentence (a NanoGPTImportError).
 """
 
 from __future__ import annotations
@@ -72,10 +75,7 @@ def load_checkpoint(out_dir: Path) -> dict:
 
 
 def model_config(args: dict, vocab_size: int) -> ModelConfig:
-    """Our ModelConfig for nanoGPT's model_args; biases on, unknown shapes and bad values are refused."""
-    if args.get("bias", True) is not False:
-        raise NanoGPTImportError("this checkpoint was trained with bias=True: its attention projections have biases, "
-                           "which our model has no place for (only bias=False checkpoints can be imported)")
+    """Our ModelConfig for nanoGPT's model_args; unknown shapes and bad values are refused."""
     sizes = {k: args.get(k) for k in ("n_layer", "n_head", "n_embd", "block_size", "vocab_size")}
     wrong = [k for k, v in sizes.items() if type(v) is not int]
     if wrong:
@@ -90,7 +90,8 @@ def model_config(args: dict, vocab_size: int) -> ModelConfig:
         raise NanoGPTImportError(f"the checkpoint's model_args.dropout is {shown(dropout)}, not a number in [0, 1)")
     cfg = ModelConfig(n_layer=n_layer, n_head=n_head, d_model=d, d_ff=4 * d, n_ctx=n_ctx, vocab_size=v,
                       dropout=float(dropout), pos_encoding="learned", mask="causal",
-                      norm="pre", residual=True, activation="gelu", tied=True, loss="cross_entropy")
+                      norm="pre", residual=True, activation="gelu", tied=True, loss="cross_entropy",
+                      attn_bias=bool(args.get("bias", True)), ln_eps=1e-5)
     problems = cfg.validate() or limit_problems(ExperimentConfig(model=cfg))
     if problems:
         raise NanoGPTImportError(f"the checkpoint's shape does not make a model here: {problems[0]}")
@@ -99,11 +100,10 @@ def model_config(args: dict, vocab_size: int) -> ModelConfig:
 
 def convert_weights(state: dict, cfg: ModelConfig) -> dict[str, torch.Tensor]:
     """nanoGPT's state dict → ours: transposed, c_attn split into W_Q, W_K, W_V, missing biases zeros."""
-    sd = {k.removeprefix(_PREFIX): v for k, v in state.items()}
+    sd = {k.removeprefix(_PREFIX): v for k, v in state.items() if not k.endswith(".attn.bias")}  # the mask
     biased = sorted(k for k in sd if k.endswith(".bias"))
-    if biased:
-        raise NanoGPTImportError(f"this checkpoint has biases ({biased[0]}, …), which only bias=False models lack; "
-                           "our attention has no biases to hold them")
+    if biased and not cfg.attn_bias:
+        raise NanoGPTImportError(f"this checkpoint has biases ({biased[0]}, …) but its model_args say bias=False")
     d, f = cfg.d_model, cfg.d_ff
 
     def get(key: str, shape: tuple[int, ...]) -> torch.Tensor:
@@ -113,6 +113,9 @@ def convert_weights(state: dict, cfg: ModelConfig) -> dict[str, torch.Tensor]:
             raise NanoGPTImportError(f"the checkpoint's {key} is {found}, expected shape {shape}")
         return t.detach().to(torch.float32)
 
+    def bias(key: str, n: int) -> torch.Tensor:
+        return get(key, (n,)) if cfg.attn_bias else torch.zeros(n)
+
     out = {"W_E": get("transformer.wte.weight", (cfg.vocab_size, d)),
            "W_P": get("transformer.wpe.weight", (cfg.n_ctx, d))}
     for i in range(cfg.n_layer):
@@ -120,11 +123,14 @@ def convert_weights(state: dict, cfg: ModelConfig) -> dict[str, torch.Tensor]:
         q, k, v = get(h + "attn.c_attn.weight", (3 * d, d)).split(d, dim=0)  # each (d_out, d_in)
         out |= {b + "W_Q": q.t(), b + "W_K": k.t(), b + "W_V": v.t(),
                 b + "W_O": get(h + "attn.c_proj.weight", (d, d)).t(),
-                b + "ln1.g": get(h + "ln_1.weight", (d,)), b + "ln1.b": torch.zeros(d),
-                b + "W_in": get(h + "mlp.c_fc.weight", (f, d)).t(), b + "b_in": torch.zeros(f),
-                b + "W_out": get(h + "mlp.c_proj.weight", (d, f)).t(), b + "b_out": torch.zeros(d),
-                b + "ln2.g": get(h + "ln_2.weight", (d,)), b + "ln2.b": torch.zeros(d)}
-    out |= {"ln_f.g": get("transformer.ln_f.weight", (d,)), "ln_f.b": torch.zeros(d),
+                b + "ln1.g": get(h + "ln_1.weight", (d,)), b + "ln1.b": bias(h + "ln_1.bias", d),
+                b + "W_in": get(h + "mlp.c_fc.weight", (f, d)).t(), b + "b_in": bias(h + "mlp.c_fc.bias", f),
+                b + "W_out": get(h + "mlp.c_proj.weight", (d, f)).t(), b + "b_out": bias(h + "mlp.c_proj.bias", d),
+                b + "ln2.g": get(h + "ln_2.weight", (d,)), b + "ln2.b": bias(h + "ln_2.bias", d)}
+        if cfg.attn_bias:
+            bq, bk, bv = get(h + "attn.c_attn.bias", (3 * d,)).split(d)
+            out |= {b + "b_Q": bq, b + "b_K": bk, b + "b_V": bv, b + "b_O": get(h + "attn.c_proj.bias", (d,))}
+    out |= {"ln_f.g": get("transformer.ln_f.weight", (d,)), "ln_f.b": bias("transformer.ln_f.bias", d),
             "b_U": torch.zeros(cfg.vocab_size)}
     head = sd.get("lm_head.weight")
     if isinstance(head, torch.Tensor) and not torch.equal(head.to(torch.float32), out["W_E"]):

@@ -1,4 +1,4 @@
-"""The optimizer as a geometry (FORMS.md §8): AdamW, SGD or Muon, built from TrainConfig.
+"""The optimizer as a geometry (docs/geometries.md): AdamW, SGD or Muon, built from TrainConfig.
 
     adamw   torch.optim.AdamW: the diagonal metric √v̂ + ε (Loshchilov & Hutter 2019, decoupled decay)
     sgd     torch.optim.SGD with heavy-ball momentum: the Euclidean metric (weight decay is torch's L2 term)

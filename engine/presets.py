@@ -1,4 +1,4 @@
-"""Named experiment presets shipped in resources/presets (DESIGN §6)."""
+"""Named experiment presets shipped in resources/presets (docs/command-line.md#presets)."""
 
 from __future__ import annotations
 

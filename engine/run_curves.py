@@ -6,7 +6,7 @@ so any number of runs overlay without building a model. The figure is matplotlib
 engine/export.py: one panel per metric, one colour per run, the legend naming the runs. The data is CSV in
 long form (one line per run and logged step), since runs log different steps.
 
-`CurvesReader` is what the GUI's analysis process keeps (engine/analysis/service.py `run_curves`): the
+`CurvesReader` is what the GUI's analysis process keeps (engine/analysis/questions.py `RunCurvesOf`): the
 curves of the runs read so far with the stamp of what they were read from (size and mtime of metrics.jsonl
 and config.toml), so a run is read again only when its log changed, and the asker is sent only the runs
 whose stamp differs from the one it holds.
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import io
 import math
 import os
 from collections import OrderedDict
@@ -28,13 +29,15 @@ import numpy as np
 from .export import format_of, save_figure
 from .config import ConfigError, ExperimentConfig
 from .errors import UserError
-from .runs import CONFIG, METRICS, RunError, read_jsonl
+from .runs import CONFIG, METRICS, RunError, atomic_write_text, read_jsonl
 from .smoothing import ema
 
-METRIC_LABELS = {"train_loss": "train loss", "val_loss": "validation loss", "lr": "learning rate",
-                 "tokens_per_s": "tokens/s"}
+# Bits per character beside the losses: runs with other tokenizers compare on them, not on loss per token.
+METRIC_LABELS = {"train_loss": "train loss", "val_loss": "validation loss",
+                 "train_bpc": "train bits per character", "val_bpc": "validation bits per character",
+                 "lr": "learning rate", "tokens_per_s": "tokens/s"}
 AXIS_LABELS = {"step": "step", "tokens": "tokens seen", "wall_s": "wall time (s)"}
-SMOOTHED = ("train_loss", "tokens_per_s")  # logged every step and noisy; validation points are sparse
+SMOOTHED = ("train_loss", "train_bpc", "tokens_per_s")  # logged every step and noisy; validation is sparse
 
 
 @dataclass(frozen=True)
@@ -142,7 +145,7 @@ def overlay_figure(curves: Sequence[RunCurves], axis: str = "step", smoothing: f
             colour = f"C{i % 10}"
             if smoothing and metric in SMOOTHED:
                 ax.plot(*c.series(metric, axis), lw=0.8, alpha=0.25, color=colour)
-            style = dict(marker="o", ms=3) if metric == "val_loss" else {}
+            style = dict(marker="o", ms=3) if metric.startswith("val_") else {}
             ax.plot(*c.series(metric, axis, smoothing), lw=1.2, color=colour, label=c.name, **style)
         ax.set_title(METRIC_LABELS[metric])
         ax.set_xlabel(AXIS_LABELS[axis])
@@ -158,20 +161,26 @@ def save_overlay_table(path: str | Path, curves: Sequence[RunCurves], smoothing:
     """CSV, long form: run, step, tokens, wall_s, every metric, and the smoothed ones at `smoothing`."""
     smoothed = {id(c): {m: ema(c.columns[m], smoothing) for m in SMOOTHED} for c in curves}
     header = ["run", "step", "tokens", "wall_s", *METRIC_LABELS, *(f"{m}_smoothed" for m in SMOOTHED)]
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        w.writerow(header)
-        for c in curves:
-            for i in range(len(c.columns["step"])):
-                values = [c.columns[k][i] for k in header[1:-len(SMOOTHED)]]
-                values += [smoothed[id(c)][m][i] for m in SMOOTHED]
-                w.writerow([c.name] + ["" if math.isnan(v) else repr(float(v)) for v in values])
+    out = io.StringIO(newline="")
+    w = csv.writer(out)
+    w.writerow(header)
+    for c in curves:
+        for i in range(len(c.columns["step"])):
+            values = [c.columns[k][i] for k in header[1:-len(SMOOTHED)]]
+            values += [smoothed[id(c)][m][i] for m in SMOOTHED]
+            w.writerow([c.name] + ["" if math.isnan(v) else repr(float(v)) for v in values])
+    atomic_write_text(Path(path), out.getvalue())  # never a half-written table under the name asked for
     return Path(path)
 
 
 def export_overlay(path: str | Path, curves: Sequence[RunCurves], axis: str = "step",
                    smoothing: float = 0.0) -> Path:
-    """The overlaid figure (.png .svg .pdf) or its data (.csv), by the suffix."""
-    if format_of(path, ("png", "svg", "pdf", "csv")) == "csv":
+    """The overlaid figure (.png .svg .pdf), its data (.csv), or pgfplots/TikZ (.tex), by the suffix."""
+    fmt = format_of(path, ("png", "svg", "pdf", "csv", "tex"))
+    if fmt == "csv":
         return save_overlay_table(path, curves, smoothing)
+    if fmt == "tex":
+        from .run_curves_tex import save_overlay_tikz
+
+        return save_overlay_tikz(path, curves, axis, smoothing)
     return save_figure(overlay_figure(curves, axis, smoothing), path)

@@ -1,4 +1,4 @@
-"""The run directory (DESIGN §5): `RunWriter` fills it while training, `Run` reads it back.
+"""The run directory (docs/run-directory.md): `RunWriter` fills it while training, `Run` reads it back.
 
     RUN/config.toml          the resolved ExperimentConfig (vocab_size set from the tokenizer)
     RUN/tokenizer.json       the tokenizer's vocabulary, so a run samples without its corpus
@@ -49,7 +49,8 @@ CONFIG, TOKENIZER, PROBE = "config.toml", "tokenizer.json", "probe.json"
 METRICS, SAMPLES = "metrics.jsonl", "samples.jsonl"
 CHECKPOINTS, SNAPSHOTS = "checkpoints", "snapshots"
 MODEL_FILE, STATE_FILE, BEST, INDEX = "model.safetensors", "state.pt", "best.json", "index.json"
-NUMERIC = ("train_loss", "val_loss", "lr", "grad_norm", "tokens_per_s", "wall_s", "temperature")  # in rows
+NUMERIC = ("train_loss", "val_loss", "lr", "grad_norm", "tokens_per_s", "wall_s", "temperature",
+           "train_bpc", "val_bpc")  # in rows
 # what a run holds but its config.toml; a folder holding only these is a creation killed half-way
 MADE_FILES = (TOKENIZER, PROBE, METRICS, SAMPLES, CHECKPOINTS, SNAPSHOTS, LOCK_FILE, DETERMINISM)
 

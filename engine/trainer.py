@@ -3,7 +3,7 @@
 After minGPT's `Trainer` and nanoGPT's `train.py` (AdamW with decoupled weight decay on matrices only,
 warm-up then cosine learning rate, gradient clipping, periodic evaluation), reshaped as a generator so
 that a consumer pauses by not calling `next()`, steps once with `steps(1)`, and stops with `close()`,
-which writes a checkpoint so the run resumes exactly (DESIGN §8). A non-finite loss or gradient norm
+which writes a checkpoint so the run resumes exactly (docs/reliability.md). A non-finite loss or gradient norm
 stops training before the optimizer touches the weights, and the last good checkpoint stays as it was.
 
 Randomness: batches come from the trainer's own generator; model initialisation and dropout use torch's
@@ -62,6 +62,8 @@ class StepReport:
     checkpoint: bool         # a checkpoint was written at this step
     event: str | None        # None | "nan" (stopped before the weights changed) | "done"
     message: str | None      # a sentence for the user when there is an event
+    train_bpc: float | None = None  # the losses in bits per character of text (cross-entropy only):
+    val_bpc: float | None = None    # comparable across tokenizers, unlike a loss per token
 
 
 def _tensors(tree, path: str = "optimizer") -> Iterator[tuple[str, torch.Tensor]]:
@@ -84,8 +86,8 @@ def generate_text(model: GPT, tokenizer, prompt: str, n_tokens: int, temperature
         ids = tokenizer.encode(prompt)
     except CorpusError as e:
         raise UserError(f"the prompt cannot be encoded with this run's vocabulary: {e}") from None
-    if not ids:  # an empty prompt starts a new line when the vocabulary has one
-        ids = tokenizer.encode("\n") if "\n" in tokenizer.vocab else [0]
+    if not ids:  # an empty prompt starts a new line when the vocabulary can write one (BPE always can)
+        ids = tokenizer.encode("\n") if tokenizer.kind == "bpe" or "\n" in tokenizer.vocab else [0]
     device = next(model.parameters()).device
     gen = torch.Generator(device=device)
     gen.manual_seed(seed) if seed is not None else gen.seed()
@@ -128,10 +130,14 @@ class Trainer:
     @classmethod
     def resume(cls, run_dir: str | Path, *, dataset: Dataset | None = None, text: str | None = None,
                steps: int | None = None, device: str | None = None, group: Group = SOLO,
-               **how) -> Trainer:
+               corpus: str | None = None, **how) -> Trainer:
         """Continue a run exactly from its latest checkpoint. `steps` changes the total (and so the
         learning-rate curve from here on); `device` moves it to another device; `how` may change
-        `precision` and `compile`, which change how the step runs, not what it computes."""
+        `precision` and `compile`, which change how the step runs, not what it computes.
+
+        A pretrained import (engine/hf_import.py, engine/nanogpt_import.py) has weights but no optimizer
+        state yet: it starts training from them (fine-tuning), on `corpus` if given, encoded with the
+        model's own tokenizer. A byte-level BPE run encodes its corpus with its saved tokenizer too."""
         run = Run(run_dir)
         cfg = run.config
         changes = {k: v for k, v in dict(steps=steps, device=device, **how).items() if v is not None}
@@ -140,8 +146,15 @@ class Trainer:
         weights, state = run.load_checkpoint()
         if steps is not None and steps < state["step"]:
             raise RunError(f"--steps {steps} is fewer than the {state['step']} steps {run.path} has trained")
+        pretrained = is_pretrained(state)
+        if corpus is not None and corpus != cfg.data.corpus:
+            if not pretrained:
+                raise RunError(f"{run.path} has trained on {cfg.data.corpus!r}; its corpus cannot change now "
+                               "(only an imported model's can, before its first step)")
+            cfg = cfg.replace(data=dataclasses.replace(cfg.data, corpus=corpus))
+        own = run.tokenizer if pretrained or run.tokenizer.kind == "bpe" else None
         self = cls.__new__(cls)
-        self._setup(cfg, dataset, text, group)
+        self._setup(cfg, dataset, text, group, own)
         if self.tokenizer.vocab != run.tokenizer.vocab:
             raise RunError(f"the corpus {cfg.data.corpus!r} no longer gives the vocabulary {run.path} was "
                            "trained with; the run cannot be resumed on it")
@@ -156,10 +169,11 @@ class Trainer:
 
     # ---- set-up and state ------------------------------------------------------------------
 
-    def _setup(self, cfg: ExperimentConfig, dataset: Dataset | None, text: str | None, group: Group) -> None:
+    def _setup(self, cfg: ExperimentConfig, dataset: Dataset | None, text: str | None, group: Group,
+               tokenizer=None) -> None:
         require_valid(cfg)
         if dataset is None:
-            dataset = Dataset.build(cfg.data, cfg.model.n_ctx, text)
+            dataset = Dataset.build(cfg.data, cfg.model.n_ctx, text, tokenizer)
         if min(len(dataset.train), len(dataset.val)) <= cfg.model.n_ctx:
             raise CorpusError(f"corpus is too short for a context of {cfg.model.n_ctx} tokens")
         cfg = resolve(cfg, dataset)
@@ -200,6 +214,13 @@ class Trainer:
         return state
 
     def _restore(self, weights: dict[str, torch.Tensor], state: dict) -> None:
+        if is_pretrained(state):  # the optimizer, batches and dropout start here, as a fresh run's do
+            try:
+                self.model.load_state_dict(weights)
+            except RuntimeError as e:
+                raise RunError(f"the imported weights do not fit this run: {str(e).splitlines()[0][:160]}") from None
+            self.step, self.wall_s, self._ckpt_step = state["step"], 0.0, state["step"]
+            return
         try:
             self.model.load_state_dict(weights)
             self.optimizer.load_state_dict(state["optimizer"])
@@ -333,13 +354,14 @@ class Trainer:
         if not (step % t.report_every == 0 or val is not None or snapshot or checkpoint):
             return None
         done = f"training finished at step {step}: validation loss {val:.4f}" if final else None
+        bpc = self._bits_per_char(loss, val)
         report = StepReport(step, t.steps, loss, val, lr, norm, self._tps or 0.0, 0.0, 0.0, sample,
-                            snapshot, checkpoint, "done" if final else None, done)
+                            snapshot, checkpoint, "done" if final else None, done, *bpc)
         if self.writer is not None:
             # the rows first: a kill just after a checkpoint appears must not lose what it claims
             self.writer.log_metrics({"step": step, "train_loss": loss, "val_loss": val, "lr": lr,
                                      "grad_norm": norm, "tokens_per_s": report.tokens_per_s,
-                                     "wall_s": round(self.wall_s, 3)})
+                                     "wall_s": round(self.wall_s, 3), "train_bpc": bpc[0], "val_bpc": bpc[1]})
             if sample is not None:
                 self.writer.log_sample({"step": step, "prompt": self.probe.prompt, "text": sample,
                                         "temperature": SAMPLE_TEMPERATURE})
@@ -348,6 +370,12 @@ class Trainer:
             if checkpoint:
                 self.save_checkpoint(val)
         return report
+
+    def _bits_per_char(self, loss: float, val: float | None) -> tuple[float | None, float | None]:
+        if self.cfg.model.loss != "cross_entropy":  # a squared error is not a code length
+            return None, None
+        bits = self.dataset.bits_per_char
+        return bits(loss, "train"), None if val is None else bits(val, "val")
 
     def _nan_report(self, loss: float, norm: float, lr: float, weights: str | None = None) -> StepReport:
         kept = (f"the last checkpoint (step {self._ckpt_step}) is kept" if self._ckpt_step is not None
@@ -376,3 +404,8 @@ class Trainer:
                seed: int | None = None) -> str:
         """The continuation the model writes after `prompt` (the prompt itself is not repeated)."""
         return generate_text(self.model, self.tokenizer, prompt, n_tokens, temperature, top_k, seed)
+
+
+def is_pretrained(state: dict) -> bool:
+    """A checkpoint an importer wrote: weights from elsewhere, no optimizer state to resume."""
+    return "imported_from" in state and "optimizer" not in state

@@ -10,6 +10,10 @@ from __future__ import annotations
 
 from .config import ModelConfig
 
+# With `attn_bias`, each block's attention adds b_Q, b_K, b_V to its queries, keys and values and b_O to its
+# output; a head owns the same columns h·d_k … (h+1)·d_k − 1 of b_Q, b_K, b_V as of W_Q, W_K, W_V.
+ATTENTION_BIASES = ("b_Q", "b_K", "b_V", "b_O")
+
 
 def weight_shapes(cfg: ModelConfig) -> dict[str, tuple[int, ...]]:
     """Trained weights in forward-pass order (the state-dict keys) with their shapes, without building the model.
@@ -25,6 +29,8 @@ def weight_shapes(cfg: ModelConfig) -> dict[str, tuple[int, ...]]:
     for i in range(cfg.n_layer):
         p = f"blocks.{i}."
         out.update({p + n: (d, d) for n in ("W_Q", "W_K", "W_V", "W_O")})
+        if cfg.attn_bias:
+            out.update({p + n: (d,) for n in ATTENTION_BIASES})
         if norm:
             out.update({p + "ln1.g": (d,), p + "ln1.b": (d,)})
         out.update({p + "W_in": (d, f), p + "b_in": (f,), p + "W_out": (f, d), p + "b_out": (d,)})

@@ -10,9 +10,15 @@ import argparse
 import sys
 
 from engine.cli import main as engine_main
+from engine.errors import UserError
 
 
 def _launch(args: argparse.Namespace) -> int:
+    from .display_libraries import install_hint, missing_libraries, uses_xcb
+
+    missing = missing_libraries() if uses_xcb() else []
+    if missing:  # Qt would abort with a page about plugins; say what to install instead
+        raise UserError(install_hint(missing))
     from .app import run_app  # Qt loads here and only here
 
     return run_app(run_dir=args.run)

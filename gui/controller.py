@@ -10,20 +10,25 @@ and built in the worker thread, so torch never loads on the GUI thread.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, Signal
 
+from engine.analysis.questions import Sample
 from engine.config import ExperimentConfig
 from engine.resolve import unresolved
+from engine.workspace import OpenRun
 
 from . import settings
+from .analysis import AnalysisQueue
 from .jobs import JobQueue
 from .widgets import dialogs
 from .session import Session
-from .worker import SampleRequest, TrainingWorker, device_name, ensure_torch
+from .torch_import import ensure_torch
+from .worker import SampleRequest, TrainingWorker, device_name
 
 QUEUED = Qt.ConnectionType.QueuedConnection
 
@@ -44,14 +49,9 @@ def _same_model(a: ExperimentConfig, b: ExperimentConfig) -> bool:
     return unresolved(a) == unresolved(b)
 
 
-def _sample_from_run(run_dir: str, request: SampleRequest) -> str:
-    ensure_torch()
-    from engine.runs import Run
-    from engine.trainer import generate_text
-
-    run = Run(run_dir)
-    return generate_text(run.build_model(), run.tokenizer, request.prompt, request.n_tokens,
-                         request.temperature, request.top_k, request.seed)
+def _new_corpus_only(a: ExperimentConfig, b: ExperimentConfig) -> bool:
+    """Equal but for vocab_size and the corpus: an imported model not yet trained fine-tunes on b's."""
+    return _same_model(a, b.replace(data=dataclasses.replace(b.data, corpus=a.data.corpus)))
 
 
 def _device_of(name: str) -> str:
@@ -69,8 +69,9 @@ class TrainingController(QObject):
         super().__init__(parent)
         self.session = session
         self.worker: TrainingWorker | None = None
-        self.run_dir: Path | None = None
+        self._training: OpenRun | None = None  # the run the worker trains: what it reports belongs to it
         self._jobs = JobQueue(self)
+        self._samples = AnalysisQueue(self)  # samples of a run at rest, computed in the analysis process
         self._connect()
 
     def _connect(self) -> None:
@@ -80,6 +81,14 @@ class TrainingController(QObject):
         s.sig_weights_wanted_changed.connect(self._on_weights_wanted_changed)
         self._jobs.sig_done.connect(self._on_job_done)
         self._jobs.sig_failed.connect(self._on_job_failed)
+        self._samples.sig_done.connect(lambda request, text: self.session.sig_sample_ready.emit(request, text))
+        self._samples.sig_failed.connect(lambda _request, message: self.session.post_message(message))
+
+    @property
+    def run_dir(self) -> Path | None:
+        """The open run's folder (None: no run open, or a new one whose trainer has not made it yet)."""
+        open_run = self.session.open_run
+        return None if open_run is None else open_run.path
 
     @property
     def alive(self) -> bool:
@@ -88,8 +97,10 @@ class TrainingController(QObject):
     # ---- acts ------------------------------------------------------------------------------
 
     def train(self) -> None:
-        if self.alive:
+        if self.alive:  # paused or pausing: Train (F5) resumes
             self.worker.resume()
+            if self.session.training_state == "pausing":  # the worker never came to rest
+                self.session.set_training_state("running")
         elif self._check_config():
             more = self._ask_more_steps()
             if more is not None:
@@ -115,8 +126,11 @@ class TrainingController(QObject):
         self.worker.step_once()
 
     def pause(self) -> None:
+        """Pause after the step under way; the state says so at once (a step that evaluates takes seconds)."""
         if self.alive:
             self.worker.pause()
+            if self.session.training_state == "running":
+                self.session.set_training_state("pausing")
 
     def resume(self) -> None:
         self.train()
@@ -142,10 +156,8 @@ class TrainingController(QObject):
 
         run = Run(path)
         self.shutdown()
-        self.run_dir = run.path
         self.session.set_config(run.config)
-        self.session.set_tokenizer(run.tokenizer)
-        self.session.set_run(run)
+        self.session.replace_run(OpenRun(run.config, run.tokenizer, run))
         steps = run.checkpoint_steps()
         finished = bool(steps) and steps[-1] >= run.config.train.steps
         # stopped: Train resumes it; finished: Train starts a new run with its config
@@ -156,8 +168,7 @@ class TrainingController(QObject):
 
     def new_run(self) -> None:
         self.shutdown()
-        self.run_dir = None
-        self.session.set_run(None)
+        self.session.replace_run(None)
         self.session.set_training_state("idle")
         self.sig_run_dir_changed.emit("")
 
@@ -170,43 +181,52 @@ class TrainingController(QObject):
             QCoreApplication.sendPostedEvents(None, QEvent.Type.MetaCall)
             self.worker.deleteLater()
             self.worker = None
+        self._training = None
 
     # ---- starting --------------------------------------------------------------------------
 
     def _check_config(self) -> bool:
         problems = self.session.config_problems
-        if problems:
-            self.session.post_message("The config cannot be trained yet: " + "; ".join(map(str, problems)))
+        if problems:  # F5 is answered: a disabled action said nothing
+            self.session.post_message("The config cannot be trained yet: " + "; ".join(map(str, problems))
+                                      + ". Fix it beside its field in the Architecture pane.")
         return not problems
 
     def _resumable(self, cfg: ExperimentConfig) -> bool:
         run = self.session.run
-        if self.run_dir is None or run is None or not _same_model(run.config, cfg):
+        if self.run_dir is None or run is None:
             return False
         steps = run.checkpoint_steps()
-        return bool(steps) and steps[-1] < run.config.train.steps
+        if steps == [0] and _new_corpus_only(run.config, cfg):  # an import (or a fork at 0: resume says)
+            return True
+        return _same_model(run.config, cfg) and bool(steps) and steps[-1] < run.config.train.steps
 
     def _start(self, paused: bool, more: int = 0) -> None:
-        """`more` > 0: continue the finished run shown for that many more steps."""
+        """`more` > 0: continue the finished run shown for that many more steps. A new run replaces the
+        open one at once, before its trainer has made its folder: nothing of the previous run stays on
+        screen while torch loads."""
         cfg = self.session.config
-        if more > 0 or self._resumable(cfg):
-            run_dir = self.run_dir
-            total = self.session.run.checkpoint_steps()[-1] + more if more > 0 else None
-
+        resume = more > 0 or self._resumable(cfg)
+        run_dir = self.run_dir if resume else new_run_path(settings.runs_root(), cfg.name)
+        total = self.session.run.checkpoint_steps()[-1] + more if more > 0 else None
+        # an import not yet trained fine-tunes on the draft's corpus
+        corpus = cfg.data.corpus if resume and self.session.run.checkpoint_steps() == [0] and more == 0 else None
+        self.shutdown()
+        if resume:
             def make():
                 from engine.trainer import Trainer
-                return Trainer.resume(run_dir, steps=total)
+                return Trainer.resume(run_dir, steps=total, corpus=corpus)
         else:
-            run_dir = new_run_path(settings.runs_root(), cfg.name)
+            self.session.replace_run(OpenRun(cfg))
 
             def make():
                 from engine.trainer import Trainer
                 return Trainer(cfg, run_dir)
-        self.shutdown()
+        self._training = self.session.open_run
         worker = TrainingWorker(make, paused=paused, weights_every=self.session.weights_every)
         worker.sig_started.connect(self._on_worker_started, QUEUED)
         worker.sig_step_reported.connect(self.session.report_step, QUEUED)
-        worker.sig_weights_ready.connect(self.session.publish_weights, QUEUED)
+        worker.sig_weights_ready.connect(self._on_weights_ready, QUEUED)
         worker.sig_state_changed.connect(self.session.set_training_state, QUEUED)
         worker.sig_failed.connect(self.session.post_message, QUEUED)
         worker.sig_sample_ready.connect(self.session.sig_sample_ready, QUEUED)
@@ -228,24 +248,30 @@ class TrainingController(QObject):
         self.sig_device_changed.emit(info.device_name)
         if info.notice:
             self.session.post_message(info.notice, "warning")
-        self.session.set_tokenizer(info.tokenizer)
-        self.session.set_config(info.config)
-        if info.run_dir is None:
+        self.session.set_config(info.config)  # the builder shows the config as the trainer resolved it
+        training = self._training
+        if training is None or info.run_dir is None:
             return
         path = Path(info.run_dir)
-        if self.run_dir != path or self.session.run is None:
-            self.run_dir = path
+        if training.path is None or training.path.resolve() != path.resolve():
             try:
-                self.session.set_run(Run(path))
+                training.attach(Run(path), info.config, info.tokenizer)
             except RunError as e:
                 self.session.post_message(str(e), "warning")
         self.sig_run_dir_changed.emit(str(path))
+
+    def _on_weights_ready(self, step: int, weights: dict) -> None:
+        """Weights the worker copied belong to the run it trains, open or not any more."""
+        if self._training is not None:
+            self._training.publish(step, weights)
 
     def _on_sample_requested(self, request: SampleRequest) -> None:
         if self.alive:
             self.worker.request_sample(request)
         elif self.run_dir is not None:
-            self._jobs.submit(("sample", request), _sample_from_run, str(self.run_dir), request)
+            r = request
+            self._samples.ask(Sample(str(self.run_dir), r.prompt, r.n_tokens, r.temperature, r.top_k, r.seed),
+                              tag=request)
         else:
             self.session.post_message("There is no model to sample from yet: press Train, or open a run.",
                                       "warning")
@@ -260,8 +286,6 @@ class TrainingController(QObject):
     def _on_job_done(self, tag, result) -> None:
         if tag == "device":
             self.sig_device_changed.emit(result)
-        elif isinstance(tag, tuple) and tag[0] == "sample":
-            self.session.sig_sample_ready.emit(tag[1], result)
 
     def _on_job_failed(self, tag, message: str) -> None:
         if tag == "device":

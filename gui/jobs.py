@@ -1,8 +1,8 @@
-"""GUI-side work that is not about a run's saved steps, off the GUI thread on Qt's thread pool (STYLE: "The
-GUI thread only renders"): derivations of the builder's draft model (the forms pane's derivation, term listing
+"""GUI-side work that is not about a run's saved steps, off the GUI thread on Qt's thread pool (the GUI
+thread only renders): derivations of the builder's draft model (the forms pane's derivation, term listing
 and walkthrough, the architecture pane's inspection), the forms console's lines, exports of what a pane shows
 (figures, files), the training controller's device probe and samples. Everything asked of a run's saved steps
-goes to the analysis process instead, through gui/analysis.py's `AnalysisJob` (RunAnalysis, DESIGN §4): that
+goes to the analysis process instead, through gui/analysis.py's `AnalysisJob` (docs/design.md#data-flow): that
 work is mostly Python, and on a thread it holds the interpreter lock the GUI thread needs to paint.
 
 `LatestJob` runs one function at a time. While one runs, a newer request replaces any request still waiting,
@@ -30,15 +30,20 @@ from engine.errors import UserError
 class _Relay(QObject):
     """Lives on the GUI thread; emitting from another thread queues the call to its receivers."""
 
-    sig_finished = Signal(object, object, object)  # tag, result, error message (None on success)
+    sig_finished = Signal(object, object, object, int)  # tag, result, error message (None: success), epoch
 
 
 class LatestJob(QObject):
     sig_done = Signal(object, object)   # tag, result
     sig_failed = Signal(object, str)    # tag, a one-line message for the user
 
-    def __init__(self, parent: QObject | None = None):
+    def __init__(self, parent: QObject | None = None, follows=None):
+        """`follows`: a gui.session.Session whose open run the requests are about; when another run is
+        opened, requests still waiting are dropped and answers still coming are not delivered."""
         super().__init__(parent)
+        self._epoch = 0
+        if follows is not None:
+            follows.sig_run_replaced.connect(self.forget)
         self._relay = _Relay(self)
         # queued even when the answer is emitted on this thread (a future already finished when its callback
         # is added, seen under load): an answer never re-enters submit(), so a request made meanwhile waits
@@ -50,6 +55,11 @@ class LatestJob(QObject):
     def busy(self) -> bool:
         return self._running
 
+    def forget(self, *_why: Any) -> None:
+        """Drop every request still waiting and every answer still to come (what they were about is gone)."""
+        self._epoch += 1
+        self._queue.clear()
+
     def submit(self, tag: Any, fn: Callable, *args: Any) -> None:
         """Run fn(*args) now, or after the running call, dropping an older request still waiting."""
         if self._running:
@@ -59,11 +69,11 @@ class LatestJob(QObject):
 
     def _start(self, tag: Any, fn: Callable, args: tuple) -> None:
         self._running = True
-        relay = self._relay
+        relay, epoch = self._relay, self._epoch
 
         def finish(result: Any, error: str | None) -> None:
             try:
-                relay.sig_finished.emit(tag, result, error)
+                relay.sig_finished.emit(tag, result, error, epoch)
             except RuntimeError:  # the owner was deleted while this ran
                 pass
 
@@ -83,10 +93,12 @@ class LatestJob(QObject):
 
         QThreadPool.globalInstance().start(work)
 
-    def _on_finished(self, tag: Any, result: Any, error: str | None) -> None:
+    def _on_finished(self, tag: Any, result: Any, error: str | None, epoch: int) -> None:
         self._running = False
         if self._queue:
             self._start(*self._queue.pop(0))
+        if epoch != self._epoch:
+            return
         if error is None:
             self.sig_done.emit(tag, result)
         else:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QEvent, QRect, Qt, QTimer, Signal
 from PySide6.QtWidgets import (QApplication, QDockWidget, QLabel, QMainWindow, QMenuBar, QMessageBox,
-                               QWidget)
+                               QToolBar, QWidget)
 
 from engine.config import ConfigError, ExperimentConfig
 from engine.errors import UserError
@@ -40,7 +40,7 @@ IN_VIEWS = (("Timeline: play / pause (when it has focus)", "Space"),
 DEFAULT_SIZE = (1480, 900)  # at most: a smaller screen gets its available size (screen_fit.window_size)
 
 
-VIEWS = 5  # Architecture, Training, Heatmaps, Forms, Weight (DESIGN §1); later panes are the run browser's
+VIEWS = 5  # Architecture, Training, Heatmaps, Forms, Weight (docs/design.md); later panes are the run browser's
 
 
 def initial_config() -> ExperimentConfig:
@@ -121,6 +121,7 @@ class MainWindow(QMainWindow):
             # that they are closed it can take its saved size, and then the docks their saved widths in it
             self._restore_geometry()
             settings.restore_layout(self, self.pane_names)
+        self.message_row.setVisible(bool(self.banner.level))  # a saved layout may have had a message showing
         self.sig_panes_ready.emit()
         if run_dir is not None:
             self.open_run(run_dir)
@@ -128,12 +129,22 @@ class MainWindow(QMainWindow):
     # ---- building --------------------------------------------------------------------------
 
     def _build_banner(self) -> None:
-        """The menu bar, and the banner floating over the window's top just under it (outside every layout,
-        so a restored dock layout can never hide it and showing it moves no pane)."""
+        """The menu bar, and the banner in a row of its own above the status bar: a fixed tool bar, so it
+        covers no control, and a restored dock layout can never hide it."""
         self.menu_bar = QMenuBar(self)
         self.setMenuWidget(self.menu_bar)
         self.banner = Banner(self)
-        self.banner.float_over(self, self.menu_bar)
+        self.message_row = row = QToolBar("Messages", self)
+        row.setObjectName("messages")
+        row.setMovable(False)
+        row.setFloatable(False)
+        row.toggleViewAction().setVisible(False)  # not a pane to show or hide from a menu
+        self.banner.show()  # the row's visibility is the banner's: a tool bar keeps a hidden widget hidden
+        row.addWidget(self.banner)
+        self.addToolBar(Qt.ToolBarArea.BottomToolBarArea, row)
+        row.hide()
+        self.banner.sig_shown.connect(row.show)
+        self.banner.sig_dismissed.connect(row.hide)
 
     def _build_central(self) -> None:
         """QMainWindow needs a central widget; the panes are all docks, so it only says "loading" until
@@ -271,7 +282,9 @@ class MainWindow(QMainWindow):
             self.session.post_message("Nothing to export yet: train, or open a run, first.", "info")
             return
         filters, suggested, fn = job
-        chosen = dialogs.ask_export(self, "Export", filters, suggested=suggested)
+        run = self.session.run
+        chosen = dialogs.ask_export(self, "Export", filters, suggested=suggested,
+                                    start=run.path if run is not None else "")
         if chosen is not None:
             path, options = chosen
             self._exports.submit("export", using_figure_options, options, fn, path)
@@ -327,8 +340,9 @@ class MainWindow(QMainWindow):
 
     def _on_run_opened(self, run) -> None:
         self._update_title()
-        self.step_label.setText("" if run is None else
-                                f"step {run.latest_step():,} / {run.config.train.steps:,}")
+        self._step_timer.stop()  # a report of the run trained before must not overwrite this run's step
+        self._step_text = "" if run is None else f"step {run.latest_step():,} / {run.config.train.steps:,}"
+        self.step_label.setText(self._step_text)
 
     def _on_run_dir_changed(self, path: str) -> None:
         self.run_label.setText(f"run: {path}" if path else "run: not started (Train creates it)")
@@ -342,7 +356,9 @@ class MainWindow(QMainWindow):
         a, valid, state = self.actions, not self.session.config_problems, TrainingState(state)
         for action in ("train", "pause_resume", "step", "stop", "save"):
             a[action].setEnabled(state.allows(action, valid))
-        a["pause_resume"].setText("&Resume" if state is TrainingState.PAUSED else "&Pause")
+        # Train (F5) stays enabled for an invalid config, to say what is wrong and where, not nothing
+        a["train"].setEnabled(state.allows("train", True))
+        a["pause_resume"].setText("&Resume" if state.allows("resume") else "&Pause")
 
     def _update_title(self, *_) -> None:
         path = self.controller.run_dir

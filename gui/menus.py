@@ -45,7 +45,7 @@ def build_menus(window) -> dict[str, QAction]:
     a["train"] = _action(window, train, "train", "&Train", lambda: s.request_training("train"), "F5",
                          "Start training, or continue a stopped run")
     a["pause_resume"] = _action(window, train, "pause_resume", "&Pause", lambda: s.request_training(
-        "resume" if s.training_state == "paused" else "pause"), "F6", "Pause or resume training")
+        "resume" if s.training_state in ("paused", "pausing") else "pause"), "F6", "Pause or resume training")
     a["step"] = _action(window, train, "step", "S&tep", lambda: s.request_training("step"), "F10",
                         "Train exactly one step")
     a["stop"] = _action(window, train, "stop", "St&op", lambda: s.request_training("stop"), "Shift+F5",

@@ -1,9 +1,12 @@
-"""The app-wide state every pane binds to: the config being built, the open run, training progress, the
-newest weights and the selected weight. One object, created by the main window and handed to each pane's
-``__init__``; panes talk to each other only through it (napari's viewer model, glue's hub).
+"""The Qt face of the app's one model of what is open (engine/workspace): every pane is handed this object,
+reads the state through it and hears its changes as Qt signals. The state itself lives in the Qt-free
+`Workspace` (`self.workspace`); this class holds none of its own except the requests panes make of each
+other, which are actions, not state (train, sample, open a run, show a message).
 
-Everything carried by a signal is an owned copy (numpy arrays, CPU tensors cloned between training
-steps), never a view of tensors the trainer is still changing.
+Opening, importing or starting a run replaces the open run as ONE event (`sig_run_replaced`, with the
+derived `sig_run_opened` right after it): a pane drops all it showed in that handler, and the live
+weights belong to the run they came from, so none survive it. Everything carried by a signal is an owned
+copy (numpy arrays, CPU tensors cloned between training steps), never a view of tensors the trainer changes.
 """
 
 from __future__ import annotations
@@ -11,97 +14,154 @@ from __future__ import annotations
 from PySide6.QtCore import QObject, Signal
 
 from engine.config import ExperimentConfig, ModelConfig
+from engine.workspace import OpenRun, Workspace
 
 
 class Session(QObject):
-    sig_config_changed = Signal(object)     # ExperimentConfig, whenever the builder's config changes
-    sig_run_opened = Signal(object)         # engine.runs.Run, or None when a new unsaved run starts
-    sig_step_reported = Signal(object)      # engine.trainer.StepReport
-    sig_weights_ready = Signal(int, object)  # step, {name: CPU tensor} copied between training steps
-    sig_weight_selected = Signal(str)       # a weight name (state-dict key, e.g. "blocks.0.W_K")
-    sig_training_state_changed = Signal(str)  # idle | running | paused | stopped | finished | error
-    sig_tokenizer_changed = Signal(object)  # engine.data tokenizer of the current run
-    # Added for the main window and the builder (issue 4):
+    # the state's events (derived from the Workspace's)
+    sig_config_changed = Signal(object)     # ExperimentConfig: the builder's draft changed
     sig_config_problems_changed = Signal(object)  # list[engine.config.Problem] of the builder's draft
+    sig_run_replaced = Signal(object)       # engine.workspace.OpenRun, or None: another run is open now
+    sig_run_opened = Signal(object)         # engine.runs.Run of the run now open (or None), after replacement
+    sig_weights_ready = Signal(int, object)  # step, {name: CPU tensor} the open run's trainer published
+    sig_weight_selected = Signal(str)       # a weight name (state-dict key, e.g. "blocks.0.W_K")
+    sig_browse_step_changed = Signal(object)  # the saved step the Heatmaps and Weight panes show; None: newest
+    sig_training_state_changed = Signal(str)  # engine.training_state.TrainingState's value
+    sig_model_changed = Signal(object)      # ModelConfig: the current model (see `model`) changed
+    sig_step_reported = Signal(object)      # engine.trainer.StepReport of the open run's trainer
+    sig_weights_wanted_changed = Signal(int)  # steps between weight copies panes ask for; 0 = none
+    sig_runs_compared = Signal(object)      # list[Path] of the runs ticked in the browser, overlaid as curves
+    # requests panes make (acts, answered by the controller or the window)
     sig_training_requested = Signal(str)    # train | pause | resume | step | stop | save: the controller acts
     sig_sample_requested = Signal(object)   # gui.worker.SampleRequest, answered by sig_sample_ready
     sig_sample_ready = Signal(object, str)  # the request and the generated text
     sig_message_posted = Signal(str, str)   # level (error | warning | info), text: the window's banner
-    sig_weights_wanted_changed = Signal(int)  # steps between weight copies panes ask for; 0 = none
-    # Added for the run browser (issue 15):
-    sig_runs_compared = Signal(object)      # list[Path] of the runs ticked in the browser, overlaid as curves
     sig_open_run_requested = Signal(str)    # a pane asks for a run folder to be opened; the window opens it
     sig_head_at_step = Signal(int, int, int)  # layer, head, saved step: show that head's attention there
-    sig_model_changed = Signal(object)      # ModelConfig: the current model (see `model`) changed
-    sig_browse_step_changed = Signal(object)  # the saved step the Heatmaps and Weight panes show; None: newest
 
     def __init__(self, config: ExperimentConfig | None = None, parent: QObject | None = None):
         super().__init__(parent)
-        self.config: ExperimentConfig = config or ExperimentConfig()
-        self.run = None             # engine.runs.Run of the open run, if any
-        self.tokenizer = None       # tokenizer of the current run / training
-        self.step: int = 0          # newest step reported or browsed
-        self.weights: dict | None = None  # newest weights copy ({name: tensor}), with self.weights_step
-        self.weights_step: int = -1
-        self.selected_weight: str | None = None
-        self.training_state: str = "idle"
-        self.config_problems: list = []  # what is wrong with the builder's draft; Train waits for []
+        self.workspace = Workspace(config)
+        self.step: int = 0          # newest step the open run's trainer reported
         self._weights_wanted: dict[str, int] = {}
         self.compared_runs: list = []  # Paths of the runs ticked in the run browser
-        self.browse_step: int | None = None  # the one timeline the Heatmaps and Weight panes share
+        self._bind()
+
+    def _bind(self) -> None:
+        w = self.workspace
+        w.sig_draft_changed.connect(self._on_draft_changed)
+        w.sig_run_replaced.connect(self._on_run_replaced)
+        w.sig_run_attached.connect(lambda open_run: self.sig_run_opened.emit(open_run.run))
+        w.sig_weights_published.connect(lambda live: self.sig_weights_ready.emit(live.step, live.weights))
+        w.sig_selection_changed.connect(self._on_selection_changed)
+        w.sig_training_changed.connect(lambda state: self.sig_training_state_changed.emit(state.value))
+        w.sig_model_changed.connect(self.sig_model_changed.emit)
+        self._draft = w.draft
+
+    # ---- the state, read from the workspace ----------------------------------------------------
+
+    @property
+    def config(self) -> ExperimentConfig:
+        return self.workspace.draft.config
+
+    @property
+    def config_problems(self) -> list:
+        return list(self.workspace.draft.problems)
+
+    @property
+    def open_run(self) -> OpenRun | None:
+        return self.workspace.open_run
+
+    @property
+    def run(self):
+        """engine.runs.Run of the open run's folder (None: no run, or a new one without its folder yet)."""
+        return None if self.open_run is None else self.open_run.run
+
+    @property
+    def tokenizer(self):
+        return None if self.open_run is None else self.open_run.tokenizer
+
+    @property
+    def weights(self) -> dict | None:
+        live = self.workspace.live
+        return None if live is None else live.weights
+
+    @property
+    def weights_step(self) -> int:
+        live = self.workspace.live
+        return -1 if live is None else live.step
 
     @property
     def model(self) -> ModelConfig:
-        """The one current model every pane shows: the open run's resolved config when a run is open,
-        the builder's draft otherwise."""
-        return (self.run.config if self.run is not None else self.config).model
+        return self.workspace.model
+
+    @property
+    def selected_weight(self) -> str | None:
+        return self.workspace.selection.weight
+
+    @property
+    def browse_step(self) -> int | None:
+        return self.workspace.selection.step
+
+    @property
+    def training_state(self) -> str:
+        return self.workspace.training.value
+
+    # ---- changes ---------------------------------------------------------------------------------
 
     def set_config(self, config: ExperimentConfig) -> None:
-        if config != self.config:
-            was = self.model
-            self.config = config
-            self.sig_config_changed.emit(config)
-            self._model_maybe_changed(was)
+        self.workspace.set_draft(config=config)
+
+    def set_config_problems(self, problems: list) -> None:
+        """The builder's draft and what is wrong with it; only a valid draft becomes `config`."""
+        self.workspace.set_draft(problems=problems)
+
+    def replace_run(self, open_run: OpenRun | None) -> None:
+        self.step = 0
+        self.workspace.replace_run(open_run)
 
     def set_run(self, run) -> None:
-        was = self.model
-        self.run = run
-        self.set_browse_step(None)  # a newly opened run is shown at its newest step
-        self.sig_run_opened.emit(run)
-        self._model_maybe_changed(was)
-
-    def _model_maybe_changed(self, was: ModelConfig) -> None:
-        if self.model != was:
-            self.sig_model_changed.emit(self.model)
-
-    def set_tokenizer(self, tokenizer) -> None:
-        self.tokenizer = tokenizer
-        self.sig_tokenizer_changed.emit(tokenizer)
+        """Open the run of an engine.runs.Run (None: no run open)."""
+        self.replace_run(None if run is None else OpenRun(run.config, getattr(run, "tokenizer", None), run))
 
     def report_step(self, report) -> None:
         self.step = report.step
         self.sig_step_reported.emit(report)
 
     def publish_weights(self, step: int, weights: dict) -> None:
-        self.weights, self.weights_step = weights, step
-        self.sig_weights_ready.emit(step, weights)
+        """Weights of the open run at `step`, from its trainer."""
+        if self.open_run is not None:
+            self.open_run.publish(step, weights)
 
     def select_weight(self, name: str) -> None:
-        self.selected_weight = name
-        self.sig_weight_selected.emit(name)
+        self.workspace.select(weight=name)
+        self.sig_weight_selected.emit(name)  # also when unchanged: a click brings the Weight pane forward
+
+    def set_browse_step(self, step: int | None) -> None:
+        """Move the shared timeline to a saved step of the open run (None: follow the newest weights); the
+        Heatmaps and Weight panes both follow it and either may move it."""
+        self.workspace.select(step=step)
 
     def set_training_state(self, state: str) -> None:
-        if state != self.training_state:
-            self.training_state = state
-            self.sig_training_state_changed.emit(state)
+        self.workspace.set_training(state)
 
-    # --- added for the main window and the builder (issue 4) ---
+    def _on_draft_changed(self, draft) -> None:
+        was, self._draft = self._draft, draft
+        if draft.config != was.config:
+            self.sig_config_changed.emit(draft.config)
+        if draft.problems != was.problems:
+            self.sig_config_problems_changed.emit(list(draft.problems))
 
-    def set_config_problems(self, problems: list) -> None:
-        """The builder's draft and what is wrong with it; only a valid draft becomes `config`."""
-        if list(problems) != self.config_problems:
-            self.config_problems = list(problems)
-            self.sig_config_problems_changed.emit(self.config_problems)
+    def _on_run_replaced(self, open_run: OpenRun | None) -> None:
+        self.sig_run_replaced.emit(open_run)
+        self.sig_browse_step_changed.emit(None)
+        self.sig_run_opened.emit(None if open_run is None else open_run.run)
+
+    def _on_selection_changed(self, selection, changed: frozenset) -> None:
+        if "step" in changed:
+            self.sig_browse_step_changed.emit(selection.step)
+
+    # ---- requests panes make of each other -------------------------------------------------------
 
     def request_training(self, action: str) -> None:
         """Ask whoever runs training (the main window's controller) to train, pause, resume, step, stop
@@ -124,14 +184,8 @@ class Session(QObject):
 
     def show_head_at_step(self, layer: int, head: int, step: int) -> None:
         """Ask the Heatmaps pane to show one head's attention at a saved step (the head timeline's click)."""
+        self.workspace.select(layer=layer, head=head)
         self.sig_head_at_step.emit(layer, head, step)
-
-    def set_browse_step(self, step: int | None) -> None:
-        """Move the shared timeline to a saved step of the open run (None: follow the newest weights); the
-        Heatmaps and Weight panes both follow it and either may move it."""
-        if step != self.browse_step:
-            self.browse_step = step
-            self.sig_browse_step_changed.emit(step)
 
     def want_weights(self, who: str, every: int) -> None:
         """Pane `who` wants a weights copy every `every` steps while training (0 withdraws the wish).

@@ -77,6 +77,15 @@ def plot_colors() -> PlotColors:
     return _COLORS[current_theme()]
 
 
+def recolor_legend(legend, color: str) -> None:
+    """Give a pyqtgraph legend's labels the colour `color`, those already drawn too: LegendItem's own
+    setLabelTextColor only stores it for later labels (pyqtgraph 0.14), so a legend made in the dark theme
+    kept its near-white names on the light theme's white."""
+    legend.setLabelTextColor(color)
+    for _, label in legend.items:
+        label.setText(label.text, color=color)
+
+
 def apply_theme(app: QApplication, name: str) -> None:
     """Fusion style and the named palette for the whole application."""
     if name not in _COLORS:

@@ -1,4 +1,4 @@
-"""Training in a worker thread (STYLE: "The GUI thread only renders").
+"""Training in a worker thread (docs/design.md#processes-threads-and-caches).
 
 `TrainingWorker` is a QThread that builds a `engine.trainer.Trainer` and pulls `Trainer.steps()`; pause,
 single step, resume and stop are flags checked between steps (the generator pauses by not being asked for
@@ -22,22 +22,9 @@ from PySide6.QtCore import QThread, Signal
 
 from engine.errors import UserError
 
+from .torch_import import ensure_torch
+
 _STEP, _STOP, _REST = "step", "stop", "rest"
-_TORCH_LOCK = threading.Lock()
-_torch_ready = False
-
-
-def ensure_torch() -> None:
-    """Import torch once, whichever thread asks first. Call it before importing torch (or an engine
-    module that does) off the GUI thread: two threads importing torch at the same moment break its
-    operator registry (seen here: "RuntimeError: operator prims::isfinite does not exist")."""
-    global _torch_ready
-    if _torch_ready:
-        return
-    with _TORCH_LOCK:
-        import torch  # noqa: F401
-
-        _torch_ready = True
 
 
 @dataclass(frozen=True)

@@ -1,1 +1,1 @@
-"""Everything asked of a run at a saved step: RunAnalysis and the analyses it serves (DESIGN.md §4)."""
+"""Everything asked of a run at a saved step: RunAnalysis and the analyses it serves (docs/design.md)."""

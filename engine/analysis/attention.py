@@ -3,7 +3,7 @@ of a loaded GPT (engine.probes does the forward passes), returning frozen datacl
 
 attention: every layer's and head's weights, with each head's mean row entropy and distance attended;
 masks: the same weights under the mask in force, causal, banded β and none; positional: the encoding
-matrix P, its similarity P Pᵗ and, for sinusoids, the shift map M_k with its error (FORMS.md §2);
+matrix P, its similarity P Pᵗ and, for sinusoids, the shift map M_k with its error (engine/probes.py);
 attention_diff: how every head's attention on one prompt changed between two saved steps.
 """
 

@@ -1,4 +1,4 @@
-"""From form to step (FORMS.md §8): one coefficient G turned into a step by each geometry, and which route
+"""From form to step (docs/geometries.md): a coefficient G turned into a step by each geometry, and which route
 classes an update descended along. Pure numpy functions of matrices; nothing here reads a run.
 
 G = −∂L/∂W is the form's coefficient (a covector); steepest descent under a norm ‖·‖ moves along
@@ -15,7 +15,7 @@ normalised to sum 1; it is k for k equal non-zero singular values and 1 for a ra
 cosine with G and with the update ΔW the run applied. A vector (bias, gain) is taken as one row.
 
 Route-class shares: to first order the probe loss changes over an update ΔW by ΔL ≈ −Σ_W ⟨G_W, ΔW⟩, and
-since G_W = Σ_c G_{W,c} over the route classes of FORMS.md §7, the decrease splits exactly by linearity:
+since G_W = Σ_c G_{W,c} (its route classes, docs/route-classes.md), the decrease splits exactly by linearity:
 −ΔL ≈ Σ_W Σ_c ⟨G_{W,c}, ΔW⟩. G is taken on the run's fixed probe batch at the start of the interval.
 """
 
@@ -133,6 +133,30 @@ def class_shares(classes: Mapping[str, np.ndarray], dW: np.ndarray) -> dict[str,
     return {name: inner(Gc, dW) for name, Gc in classes.items()}
 
 
+# A share is a part over the sum of the parts. When the parts nearly cancel, the sum is noise beside them
+# and the quotient meaningless (a share of 22330.9% was shown for ⟨G, ΔW⟩ ≈ 0): below this fraction of
+# Σ|part|, no share is given.
+SHARE_DEFINED = 0.01
+
+
+def fractions(parts: Mapping[str, float]) -> dict[str, float] | None:
+    """part -> its fraction of the parts' sum; None when the sum is under SHARE_DEFINED of Σ|part| (zero
+    parts included), where the parts cancel and a share says nothing."""
+    total, size = sum(parts.values()), sum(abs(v) for v in parts.values())
+    if not size or abs(total) < SHARE_DEFINED * size:
+        return None
+    return {k: v / total for k, v in parts.items()}
+
+
+def why_no_shares(parts: Mapping[str, float]) -> str:
+    """The one line said instead of the shares that `fractions` does not give."""
+    total, size = sum(parts.values()), sum(abs(v) for v in parts.values())
+    if not size:
+        return "every part is 0, so no share is defined"
+    return (f"the parts cancel: their sum {total:.3g} is under {SHARE_DEFINED:.0%} of the sum of their sizes "
+            f"{size:.3g}, so a share of it would be meaningless; the parts themselves are shown")
+
+
 def rank_routes(shares: Mapping[str, Mapping[str, float]]) -> list[tuple[str, float]]:
     """Per-weight shares (weight -> class -> share) summed over the weights per class, largest first: the
     routes the update descended along, over the whole model."""
@@ -145,4 +169,4 @@ def rank_routes(shares: Mapping[str, Mapping[str, float]]) -> list[tuple[str, fl
 
 __all__ = ["GEOMETRIES", "LABELS", "Direction", "as_matrix", "inner", "norm", "cosine", "effective_rank",
            "polar", "spectral_direction", "adam_direction", "directions", "describe", "geometries", "class_shares",
-           "rank_routes"]
+           "SHARE_DEFINED", "fractions", "why_no_shares", "rank_routes"]

@@ -43,7 +43,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ..model import GPT, LN_EPS
+from ..model import GPT
 from ..probes import head_summaries
 
 ATTENTION_SCORES = ("previous_token", "induction", "duplicate", "first_token", "distance", "entropy")
@@ -211,7 +211,7 @@ def _dla(model: GPT, rec: _Recording) -> np.ndarray:
     W_U = model.unembedding()
     U_y = (W_U - W_U.mean(dim=1, keepdim=True)).t()[rec.tgt]  # (B, T, d)
     if final_in is not None:
-        sigma = torch.sqrt(final_in.var(dim=-1, unbiased=False, keepdim=True) + LN_EPS)
+        sigma = torch.sqrt(final_in.var(dim=-1, unbiased=False, keepdim=True) + cfg.ln_eps)
         U_y = U_y * model.ln_f.g / sigma
     out = np.zeros((L, H))
     for layer, (block, z) in enumerate(zip(model.blocks, rec.z)):

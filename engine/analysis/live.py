@@ -3,7 +3,7 @@
 A pane asking about the newest weights wraps them in `Published`; `Mirror` (on the sending side, one per
 analysis process) turns each into a `Wire` at submission: the arrays themselves the first time, only their
 key afterwards. Unpickling a Wire in the process runs `receive`, which keeps the newest `KEEP` copies and
-hands the request the held tensors, so the service functions see a plain {name: tensor} dict either way.
+hands the question the held tensors, so its answer sees a plain {name: tensor} dict either way.
 Sender and receiver apply the same rule in the same order (the process has one worker and takes requests
 first in, first out), so the mirror knows what the process holds without asking it.
 
@@ -16,6 +16,7 @@ process hands requests a `Held` dict that carries it, for the caches of models b
 
 from __future__ import annotations
 
+import dataclasses
 from collections import OrderedDict
 from collections.abc import Mapping
 
@@ -33,6 +34,13 @@ class Published:
 
     def __init__(self, weights: Mapping):
         self.weights = weights
+
+    # the same copy is the same published weights: questions about it share a cache key
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Published) and other.weights is self.weights
+
+    def __hash__(self) -> int:
+        return id(self.weights)
 
 
 class Held(dict):
@@ -71,9 +79,12 @@ class Mirror:
             self._held.popitem(last=False)
         return Wire(self._sent, {name: _as_numpy(t) for name, t in published.weights.items()})
 
-    def outgoing(self, args: tuple) -> tuple:
-        """`args` with each Published replaced by what crosses the process boundary."""
-        return tuple(self.wire(a) if isinstance(a, Published) else a for a in args)
+    def outgoing(self, question):
+        """`question` with its Published weights replaced by what crosses the process boundary."""
+        published = getattr(question, "weights", None)
+        if not isinstance(published, Published):
+            return question
+        return dataclasses.replace(question, weights=self.wire(published))
 
 
 def _as_numpy(tensor):

@@ -1,12 +1,12 @@
 """Two paired runs side by side at the same step, each asked through its own RunAnalysis: the difference
-B − A of their attention maps on one prompt, of one weight's coefficient G (FORMS.md: the form's sum over
+B − A of their attention maps on one prompt, of one weight's coefficient G (docs/forms.md: the form's sum over
 route classes), or of the weight itself. For runs made by engine/fork.py the two start from the same
 weights and batches, so a difference here is the changed setting's doing.
 
 Both runs must have the same weight shapes and vocabulary (the same prompt means the same tokens to both);
 the step must be one both saved weights at (`common_steps`). Differences are B − A, NaN where masked. The
-GUI asks these in its analysis process (engine/analysis/service.py `ask_pair`); each run's RunAnalysis
-caches its own attention maps and coefficient records, so swapping A and B recomputes nothing.
+GUI asks these in its analysis process (the questions PairChoices, PairAttention and PairWeight of
+engine/analysis/questions.py); each run's RunAnalysis caches its own attention maps and coefficient records, so swapping A and B recomputes nothing.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
-"""Which routes the optimizer used over training (FORMS.md §8, issue 13): `route_shares`.
+"""Which routes the optimizer used over training (docs/geometries.md, issue 13): `route_shares`.
 
 Over every interval [p, s] between consecutive saved steps the probe loss changes, to first order, by
 ΔL ≈ −Σ_W ⟨G_W(p), ΔW⟩ with ΔW = W(s) − W(p), and since G_W = Σ_c G_{W,c} over the route classes of
-FORMS.md §7, the decrease splits exactly by linearity into the classes' shares ⟨G_{W,c}(p), ΔW⟩
+docs/route-classes.md, the decrease splits exactly by linearity into the classes' shares ⟨G_{W,c}(p), ΔW⟩
 (engine.analysis.geometry.class_shares). G is taken on the run's fixed probe batch, not on the training
 minibatches the optimizer saw, so a share says how the update served the probe's loss.
 
@@ -59,11 +59,14 @@ class RouteShares:
         per_interval = {i: dict(zip(self.classes, row)) for i, row in enumerate(self.shares[direction])}
         return geo.rank_routes(per_interval)
 
-    def fractions(self, direction: str = APPLIED) -> dict[str, float]:
-        """class -> its part of the whole decrease over training (they sum to 1; NaN when it is 0)."""
-        sums = self.shares[direction].sum(axis=0)
-        whole = sums.sum()
-        return {c: float(v / whole) if whole != 0 else float("nan") for c, v in zip(self.classes, sums)}
+    def sums(self, direction: str = APPLIED) -> dict[str, float]:
+        """class -> its share summed over training."""
+        return {c: float(v) for c, v in zip(self.classes, self.shares[direction].sum(axis=0))}
+
+    def fractions(self, direction: str = APPLIED) -> dict[str, float] | None:
+        """class -> its part of the whole decrease over training (they sum to 1); None where the classes
+        cancel and no share is defined (geometry.fractions)."""
+        return geo.fractions(self.sums(direction))
 
 
 def interval(store, weight: str, step: int) -> Interval | None:

@@ -25,6 +25,7 @@ from . import attention as attn
 from . import terms
 from .cache import ResultCache
 from .models import ModelCache
+from .next_tokens import NextTokens, next_tokens
 
 
 class RunAnalysis:
@@ -121,6 +122,14 @@ class RunAnalysis:
     def positional(self, step: int, shift: int = 1) -> attn.PositionalResult:
         return self.cached("positional", step, (shift,), lambda: attn.positional(self.model(step), shift, step))
 
+    def next_tokens(self, step: int, text: str, position: int, temperature: float,
+                    top_k: int | None) -> NextTokens:
+        """The model's next-token probabilities after `position` of `text`, and Generate's at `temperature`
+        and `top_k` (the Training pane's Generate)."""
+        return self.cached("next_tokens", step, (text, position, temperature, top_k),
+                           lambda: next_tokens(self.model(step), self.tokenizer, text, position, temperature,
+                                               top_k, step))
+
     def term_values(self, step: int, term_id: str, weight: str) -> terms.TermValues:
         return self.cached("term", step, (term_id, weight),
                            lambda: terms.term_values(self.snapshot(step), term_id, weight, step))
@@ -136,7 +145,7 @@ class RunAnalysis:
 
     def update_geometry(self, weight: str, step: int | None = None):
         """G of `weight` at `step` (None: the newest) turned into a step by each geometry, beside the applied
-        ΔW and the route classes' shares of it (engine/analysis/update.py, FORMS.md §8)."""
+        ΔW and the route classes' shares of it (engine/analysis/update.py, docs/geometries.md)."""
         from .update import update_geometry
 
         store = self.coefficients
@@ -149,7 +158,7 @@ class RunAnalysis:
     def route_shares(self, weight: str | None = None):
         """Each route class's share ⟨G_c(p), ΔW⟩ of the first-order decrease over every interval [p, s] of
         saved steps, for `weight` or (None) summed over every weight, beside each geometry's own split
-        (engine/analysis/routes.py, FORMS.md §8). Each weight's interval is kept on its own, so a run that
+        (engine/analysis/routes.py, docs/geometries.md). Each weight's interval is kept apart, so a run that
         grows computes only its new intervals."""
         from . import routes
 
@@ -172,6 +181,24 @@ class RunAnalysis:
         return self.cached("routes", steps[-1], (weight,),
                            lambda: routes.assemble(weight, [one(p, s) for p, s in zip(steps, steps[1:])]),
                            spans_steps=True)
+
+    def distributions(self, weight: str) -> dict:
+        """The values of `weight`, of its G and of its update ΔW at every saved step, as histograms on bins
+        shared by the steps (engine/analysis/distributions.py)."""
+        from ..coefficients.export import check_weight
+        from .distributions import distributions
+
+        store, steps = self.coefficients, self.saved_steps()
+        check_weight(store, weight)
+
+        def update(step: int):
+            got = store.update(weight, step)
+            return None if got is None else got.dW
+
+        return self.cached("distributions", steps[-1] if steps else 0, (weight,), spans_steps=True,
+                           compute=lambda: distributions(
+                               steps, lambda s: self.run.load_weights(s)[weight].double().numpy(),
+                               lambda s: store.record(weight, s).G, update))
 
     def head_timeline(self, progress=None):
         """Every head's scores at every saved step, roles and formation steps (engine/analysis/heads.py);

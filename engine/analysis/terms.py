@@ -1,5 +1,5 @@
 """A term's coefficient at a step, as the Forms pane lists it: the matrix Σ G^t of one term, its norm, and
-its share of its weight's total G on the run's probe batch (DESIGN §4; the terms are FORMS.md's).
+its share of its weight's total G on the run's probe batch (docs/design.md; the terms are docs/rules.md's).
 
 The share is the projection ⟨G_term, G_total⟩ / ‖G_total‖², so the shares of a weight's terms add up to 1
 (a term may take a negative share: it pulls against the total). A pure function of an

@@ -1,4 +1,4 @@
-"""One weight's update at a saved step, seen through every geometry (FORMS.md §8): `update_geometry`.
+"""One weight's update at a saved step, seen through every geometry (docs/geometries.md): `update_geometry`.
 
 For `weight` at saved step s of a run, on the run's fixed probe batch:
 

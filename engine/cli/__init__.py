@@ -1,4 +1,4 @@
-"""The command line (DESIGN §6, a contract: keep its names).
+"""The command line (docs/command-line.md, a contract: keep its names).
 
 Each subcommand lives in its own module of this package with ``add_parser(subparsers)`` (which sets
 ``func=<function(args) -> int>`` as a default) and imports what it needs inside ``run`` so that ``--help``

@@ -1,5 +1,5 @@
 """`gpt-explorer bench`: training throughput of our Trainer, as the app runs it, against a bare PyTorch
-loop of the same model and data (DESIGN §7; the loop is engine/bench_reference.py)."""
+loop of the same model and data (docs/figures.md#goals; the loop is engine/bench_reference.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`gpt-explorer export`: a figure, or the numbers behind it, from a run directory alone (DESIGN §6).
+"""`gpt-explorer export`: a figure, or the numbers behind it, from a run directory alone (docs/command-line.md).
 
 The format comes from --out's suffix (.png .svg .pdf through matplotlib; .csv .npy for the data; .gif .mp4
 for the coefficient's animation over the saved steps). Each

@@ -1,4 +1,4 @@
-"""`gpt-explorer forms`: the symbolic differential form of the training error (FORMS.md) from the command
+"""`gpt-explorer forms`: the symbolic differential form of the training error (docs/forms.md) from the command
 line — terms, counts, verification against autograd, and the note's console."""
 
 from __future__ import annotations

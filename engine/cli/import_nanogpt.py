@@ -1,4 +1,5 @@
-"""`gpt-explorer import nanogpt OUT_DIR --run DIR [--meta PATH]`: a nanoGPT checkpoint opened as a run.
+"""`gpt-explorer import nanogpt OUT_DIR --run DIR [--meta PATH]`: a nanoGPT checkpoint opened as a run; the
+`import` command itself, whose `hf` kind lives in engine/cli/_import_hf.py.
 
 The work is engine.nanogpt_import's; this module only parses the command line and prints what was written.
 """
@@ -6,6 +7,8 @@ The work is engine.nanogpt_import's; this module only parses the command line an
 from __future__ import annotations
 
 import argparse
+
+from ._import_hf import add_kind as add_hf_kind
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -24,6 +27,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     n.add_argument("--meta", metavar="PATH",
                    help="the dataset's meta.pkl; default: beside ckpt.pt, then data/<dataset>/meta.pkl")
     n.set_defaults(func=run)
+    add_hf_kind(kinds)
 
 
 def run(args: argparse.Namespace) -> int:

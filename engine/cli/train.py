@@ -1,9 +1,10 @@
-"""`gpt-explorer train`: train a model in the terminal, writing a run directory (DESIGN §5, §6).
+"""`gpt-explorer train`: train a model in the terminal, writing a run directory (docs/run-directory.md).
 
 A new run comes from a preset (default `tiny`) or a config file, with the command line's overrides; if
-`--run` names an existing run it is resumed exactly from its latest checkpoint. Progress is one updating
-line on a terminal and plain lines otherwise. Ctrl-C stops between steps and saves a checkpoint. Qt is
-never imported here (a test checks it).
+`--run` names an existing run it is resumed exactly from its latest checkpoint; an imported pretrained model
+(`import hf`, `import nanogpt`) is fine-tuned that way, on `--corpus` if given, with its own tokenizer.
+Progress is one updating line on a terminal and plain lines otherwise. Ctrl-C stops between steps and
+saves a checkpoint. Qt is never imported here (a test checks it).
 """
 
 from __future__ import annotations
@@ -22,6 +23,13 @@ from ..resolve import unresolved
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
+    from ..config_fields import BY_KEY, settings_help
+
+    def field(key: str) -> dict:
+        """metavar and help of an option that sets a config field, from the fields' table."""
+        f = BY_KEY[key]
+        return {"metavar": "|".join(f.values), "help": f"{f.help}: {f.choices_text()}"}
+
     p = sub.add_parser(
         "train", help="train a model in the terminal (no window)",
         description="Train a GPT and write its run directory. With --run pointing at an existing run, "
@@ -31,25 +39,23 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                      help="a named experiment: seed-chain, tiny (the default), nanogpt-cpu, baby-gpt")
     src.add_argument("--config", metavar="FILE", help="an experiment TOML file (as written in a run's config.toml)")
     p.add_argument("--corpus", metavar="shakespeare|PATH",
-                   help="'shakespeare' (bundled) or a UTF-8 text file; default: the config's corpus")
+                   help="'shakespeare' (bundled) or a UTF-8 text file; default: the config's corpus. With --run "
+                        "naming an imported model not yet trained: the text to fine-tune it on")
     p.add_argument("--steps", type=int, metavar="N", help="total optimizer steps (on resume: a new total)")
-    p.add_argument("--device", metavar="auto|cpu|cuda", help="where to train; auto picks CUDA, then MPS, then CPU")
+    p.add_argument("--device", **field("train.device"))
     p.add_argument("--seed", type=int, metavar="S", help="random seed (initialisation, batches, dropout)")
-    p.add_argument("--precision", choices=("auto", "float32", "bf16"),
-                   help="the training step's precision: auto (bf16 autocast on a CUDA GPU that has it, else "
-                        "float32), float32, or bf16 (also on the CPU, where it is usually slower)")
+    p.add_argument("--precision", choices=BY_KEY["train.precision"].values, **field("train.precision"))
     p.add_argument("--compile", action=argparse.BooleanOptionalAction, default=None,
                    help="torch.compile the training step (falls back to eager, with a message, if it cannot)")
     p.add_argument("--nproc", type=int, metavar="N",
                    help="train with N processes (DistributedDataParallel: NCCL on CUDA, one GPU each; gloo "
                         "on the CPU) sharing each batch; also works when launched by torchrun")
-    p.add_argument("--optimizer", metavar="adamw|sgd|muon",
-                   help="the step's geometry: AdamW (diagonal), SGD (Euclidean) or Muon (spectral, on the blocks' "
-                        "matrices; AdamW for the rest); each one's settings come from the config's [train] table")
+    p.add_argument("--optimizer", **field("train.optimizer"))
     p.add_argument("--run", metavar="DIR",
                    help="run directory; default runs/<preset-or-name>-<timestamp>; an existing run is resumed")
     p.add_argument("--set", action="append", metavar="SECTION.FIELD=VALUE",
-                   help="change one setting of the config, e.g. train.lr=3e-4 (repeatable)")
+                   help="change one setting of the config, e.g. train.lr=3e-4 (repeatable); the settings are "
+                        f"{settings_help()}; docs/config-fields.md says what each means")
     p.add_argument("--fork", metavar="PARENT",
                    help="a new run paired with the run PARENT: its config with --set's changes, the same "
                         "initial weights and batch order (the seed and data cannot change)")
@@ -144,7 +150,8 @@ def make_trainer(args: argparse.Namespace, run_dir: Path, resume: bool, group=No
 
     group = group or SOLO
     if resume:
-        return Trainer.resume(run_dir, steps=args.steps, device=args.device, group=group,
+        corpus = None if args.corpus is None else build_config(args).data.corpus  # fine-tuning an import
+        return Trainer.resume(run_dir, steps=args.steps, device=args.device, group=group, corpus=corpus,
                               precision=getattr(args, "precision", None), compile=getattr(args, "compile", None))
     return Trainer(getattr(args, "fresh_config", None) or build_config(args), run_dir, group=group)
 
@@ -172,12 +179,13 @@ def _check_resumable(args: argparse.Namespace, run_dir: Path) -> None:
     from ..runs import Run
 
     existing = Run(run_dir).config
-    if args.preset or args.config or args.corpus is not None or args.seed is not None or args.optimizer or getattr(args, "set", None):
+    if args.preset or args.config or args.seed is not None or args.optimizer or getattr(args, "set", None):
         wanted = build_config(args)
 
-        def same(c):  # what must not change when a run is resumed
+        def same(c):  # what must not change when a run is resumed (its corpus: Trainer.resume says)
             return (unresolved(c.model),
-                    dataclasses.replace(c.train, steps=0, device="auto", precision="auto", compile=False), c.data)
+                    dataclasses.replace(c.train, steps=0, device="auto", precision="auto", compile=False),
+                    dataclasses.replace(c.data, corpus=""))
         if same(wanted) != same(existing):
             raise UserError(f"{run_dir} is a run made with another config; to resume it pass only "
                             "--run (and --steps or --device if you want)")
@@ -195,6 +203,12 @@ def _train(trainer, run_dir: Path) -> int:
         print(f"{run_dir} already finished at step {trainer.step}; pass --steps N (more than "
               f"{trainer.step}) to train it further", file=out)
         return 0
+    from ..limits import memory_warning
+
+    # a GPU's memory is not the machine's: the trainer refuses a run beyond it
+    memory = memory_warning(cfg) if trainer.device.type == "cpu" else None
+    if memory:
+        print(f"gpt-explorer: warning: {memory}", file=sys.stderr)
     verb = f"resuming at step {trainer.step}" if trainer.step else "new run"
     print(f"{verb}: {run_dir}", file=out)
     print(f"model {cfg.name}: {human_count(parameter_count(cfg.model))} parameters; corpus "
@@ -279,7 +293,8 @@ class Progress:
 
     def line(self, r) -> str:
         val = "—" if self.val is None else f"{self.val:.4f}"
-        return (f"step {r.step}/{r.total_steps}  loss {r.train_loss:.4f}  val {val}  "
+        bits = "" if r.train_bpc is None else f"  {r.train_bpc:.3f} bits/char"
+        return (f"step {r.step}/{r.total_steps}  loss {r.train_loss:.4f}  val {val}{bits}  "
                 f"{r.tokens_per_s:,.0f} tok/s  {_duration(r.wall_s)} elapsed  {_duration(r.eta_s)} left")
 
     def update(self, r) -> None:

@@ -1,11 +1,11 @@
 """A weight's coefficient over training: what the weight pane and `export --what coefficient` show.
 
-For one weight W of a run at one saved step s, on the run's fixed probe batch (FORMS.md §1 read-out):
+For one weight W of a run at one saved step s, on the run's fixed probe batch (docs/forms.md#read-out):
 
     G          the form's coefficient, Σ over route classes of Σ G_t^t = −∂L/∂W (engine.forms.Snapshot)
     grad       −∂L/∂W by autograd on engine.model.GPT in eval mode, the same dtype: the check
-    agreement  max|G − grad| / max|grad| (FORMS §6 metric): what the pane's badge shows
-    classes    route class -> its matrix (FORMS §7 automaton; they sum to G exactly)
+    agreement  max|G − grad| / max|grad| (docs/verification.md#the-metric): what the pane's badge shows
+    classes    route class -> its matrix (docs/route-classes.md#the-automaton; they sum to G exactly)
     terms      term ID -> its matrix, when the weight has at most TERM_LIMIT terms (else empty)
 
 and the update that reached s from the previous saved step p, ΔW = W(s) − W(p) (so the newest step has one
@@ -151,7 +151,7 @@ def as_matrix(a: np.ndarray) -> np.ndarray:
 
 
 def class_description(name: str) -> str:
-    """A route class's ID in words (FORMS §7: the first branch off the residual stream a route takes)."""
+    """A route class's ID in words (docs/route-classes.md: a route's first branch off the residual stream)."""
     if name == "direct":
         return "routes that branch off the residual stream at no later layer"
     if name == "unembed":

@@ -32,22 +32,6 @@ CACHE_DIR = Path("cache") / "coefficients"
 VERSION = 1
 
 
-def compute_record(run_path: str, dtype: str, weight: str, step: int) -> co.StepCoefficient:
-    """One record from the run directory alone (a top-level function, so another process can run it)."""
-    import torch
-
-    torch.set_num_threads(1)  # under OpenMP per calling thread: whoever trains keeps its own threads
-    run = _runs.get(run_path)
-    if run is None:
-        run = _runs[run_path] = Run(run_path)
-    probe = run.probe()
-    return co.step_coefficient(run.config.model, run.load_weights(step), probe.x, probe.y, weight, step,
-                               co.DTYPES[dtype])
-
-
-_runs: dict[str, Run] = {}
-
-
 def read_array(run_path: Path, step: int, weight: str, shape: tuple[int, ...]) -> np.ndarray:
     """One weight at a saved step, through the checks Run.load_weights makes (a regular file, its
     checksums, the digest in its header, the shape, finite values) with numpy alone; a damaged snapshot
@@ -293,4 +277,4 @@ class CoefficientStore:
             pass
 
 
-__all__ = ["CoefficientStore", "compute_record", "CACHE_DIR", "VERSION"]
+__all__ = ["CoefficientStore", "CACHE_DIR", "VERSION"]

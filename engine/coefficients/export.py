@@ -38,6 +38,8 @@ def axis_titles(weight: str) -> tuple[str, str]:
         return "input dimension", "head · d_k + output"
     if short == "W_O":
         return "head · d_k + input", "output dimension"
+    if short in ("b_Q", "b_K", "b_V"):
+        return "", "head · d_k + output"
     if short.startswith("W_"):
         return "input", "output"
     return "", "index"
@@ -95,12 +97,22 @@ def save_stack(path: str | Path, store, weight: str, part: str | None = None) ->
     return Path(path)
 
 
+def mp4_available() -> bool:
+    """Whether an MP4 can be written: matplotlib's writer runs ffmpeg (rcParams animation.ffmpeg_path),
+    looked up as its FFMpegWriter.isAvailable does, without importing matplotlib.animation (a second)."""
+    import shutil
+
+    import matplotlib
+
+    return shutil.which(str(matplotlib.rcParams["animation.ffmpeg_path"])) is not None
+
+
 def writer_for(fmt: str, fps: int = FPS):
     from matplotlib import animation
 
     if fmt == "gif":
         return animation.PillowWriter(fps=fps)
-    if not animation.FFMpegWriter.isAvailable():
+    if not mp4_available():
         raise UserError("MP4 needs ffmpeg, which is not installed (matplotlib's writer runs it): "
                         "install ffmpeg, or export a .gif")
     return animation.FFMpegWriter(fps=fps)

@@ -1,7 +1,7 @@
 """The formula of what the weight pane shows: G of a weight, one of its route classes, or one of its terms,
 as a caption and matplotlib mathtext (engine.forms printing), rendered to PNG bytes without Qt.
 
-A route class is a sum of terms (FORMS §7); it is shown by its description, its number of terms and the
+A route class, a sum of terms (docs/route-classes.md), is shown by its description, its number of terms and the
 formula of its shortest term (fewest operators). Terms are found by enumerating the weight's terms:
 `Forms.term(id)` splits an ID at commas, and labels such as ``A_1@Z_{1,0}#0`` contain one.
 """

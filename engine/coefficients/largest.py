@@ -2,7 +2,7 @@
 
 A weight with more than TERM_LIMIT terms is split by route classes at every step (engine/coefficients);
 at one step a person may still ask which single terms carry its coefficient. `largest_terms` evaluates the
-weight's terms once, in Leibniz order through the shared route prefixes (FORMS.md §7: about #terms / L
+weight's terms once, in Leibniz order through the shared route prefixes (docs/forms.md: about #terms / L
 backward passes), one term at a time, and keeps only the K with the largest ‖G_t‖ (a heap), so memory is K
 matrices whatever the count. A weight with more than TERM_BUDGET terms is refused in one line (the
 enumeration alone would cost more than a person waits for): its route classes say the same at a glance.

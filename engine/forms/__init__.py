@@ -1,4 +1,4 @@
-"""The forms engine (FORMS.md): the training error's differential pulled back to every weight, derived
+"""The forms engine (docs/forms.md): the training error's differential pulled back to every weight, derived
 symbolically, evaluated term by term, and verified against autograd. Never imports Qt.
 
 Modules, one concept each: words (the interned DAG), rules (Leibniz, expandAll, expandmm, cycle, shift,

@@ -1,4 +1,4 @@
-"""Words evaluated on numbers: one network on one batch (FORMS.md §2 operators, §7 sharing).
+"""Words evaluated on numbers: one network on one batch (docs/forms.md: its operators, shared sub-words).
 
 `Bound` holds the leaf values (weights, inputs, constants), the scalars, and the forward cache computed
 from the definitions' own words. Evaluation is memoised by node (hash-consing): forward-only sub-words, and
@@ -13,9 +13,28 @@ import math
 
 import torch
 
-from ..model import LN_EPS
+from ..config import ModelConfig
 from .network import Network
 from .words import Diag, DiagOf, Diff, Fn, Num, Op, Prod, Scalar, Sum, Sym, T, Trace, Word, Zero, transpose
+
+
+LN_EPS = ModelConfig.ln_eps  # ε of the plain operators below; a network's own comes from its spec
+
+
+def _gelu_slope(u: torch.Tensor) -> torch.Tensor:
+    """d/du of u Φ(u): Φ(u) + u φ(u)."""
+    return 0.5 * (1 + torch.erf(u / math.sqrt(2))) + u * torch.exp(-0.5 * u * u) / math.sqrt(2 * math.pi)
+
+
+def _gelu_tanh_slope(u: torch.Tensor) -> torch.Tensor:
+    """d/du of ½u(1 + t), t = tanh(k(u + c u³)): ½(1 + t) + ½u(1 − t²) k(1 + 3c u²)."""
+    k, c = math.sqrt(2 / math.pi), 0.044715
+    t = torch.tanh(k * (u + c * u ** 3))
+    return 0.5 * (1 + t) + 0.5 * u * (1 - t * t) * k * (1 + 3 * c * u * u)
+
+
+# The elementwise operators: op_U[A] = slope(U) ⊙ A.
+SLOPES = {"mm": lambda u: (u > 0).to(u.dtype), "gg": _gelu_slope, "ggt": _gelu_tanh_slope}
 
 
 class DiagValue:
@@ -94,6 +113,7 @@ class Bound:
         self._cache: dict = {}
         self._derived: dict = {}
         self._plans: dict = {}
+        self.eps = net.spec.ln_eps  # the layer norms' ε (ModelConfig or ChainSpec)
         for df in net.definitions:
             self.values[df.atom.name] = self.value(df.word)
 
@@ -222,10 +242,12 @@ class Bound:
             return torch.relu(x)
         if w.kind == "gelu":
             return torch.nn.functional.gelu(x)
+        if w.kind == "gelut":
+            return torch.nn.functional.gelu(x, approximate="tanh")
         if w.kind == "N":
             mu = x.mean(-1, keepdim=True)
             var = ((x - mu) ** 2).mean(-1, keepdim=True)
-            return (x - mu) / torch.sqrt(var + LN_EPS)
+            return (x - mu) / torch.sqrt(var + self.eps)
         raise TypeError(f"unknown function {w.kind}")
 
     def _base(self, kind: str, base: Word):
@@ -233,14 +255,12 @@ class Bound:
         got = self._derived.get(key)
         if got is None:
             b = self.value(base)
-            if kind == "mm":
-                got = (b > 0).to(b.dtype)
-            elif kind == "gg":
-                got = 0.5 * (1 + torch.erf(b / math.sqrt(2))) + b * torch.exp(-0.5 * b * b) / math.sqrt(2 * math.pi)
+            if kind in SLOPES:
+                got = SLOPES[kind](b)
             else:  # row normalisation: (Y, 1/σ)
                 mu = b.mean(-1, keepdim=True)
                 var = ((b - mu) ** 2).mean(-1, keepdim=True)
-                r = 1 / torch.sqrt(var + LN_EPS)
+                r = 1 / torch.sqrt(var + self.eps)
                 got = ((b - mu) * r, r)
             self._derived[key] = got
         return got
@@ -248,7 +268,7 @@ class Bound:
     def _op(self, w: Op, memo):
         a = self.value(w.arg, memo)
         k = w.kind
-        if k in ("mm", "gg"):
+        if k in SLOPES:
             return self._base(k, w.base) * a
         if k == "aa":
             s = self.value(w.base)
@@ -263,13 +283,10 @@ class Bound:
         raise TypeError(f"unknown operator {k}")
 
 
-def apply_operator(kind: str, base: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
-    """op_base[a] of FORMS §2 on tensors (Bound caches what depends on the base; this is the plain form)."""
-    if kind == "mm":
-        return (base > 0).to(a.dtype) * a
-    if kind == "gg":
-        return (0.5 * (1 + torch.erf(base / math.sqrt(2)))
-                + base * torch.exp(-0.5 * base * base) / math.sqrt(2 * math.pi)) * a
+def apply_operator(kind: str, base: torch.Tensor, a: torch.Tensor, eps: float = LN_EPS) -> torch.Tensor:
+    """op_base[a] of docs/forms.md on tensors (Bound caches what depends on the base; this is the plain form)."""
+    if kind in SLOPES:
+        return SLOPES[kind](base).to(a.dtype) * a
     if kind == "aa":
         return base * (a - (base * a).sum(-1, keepdim=True))
     if kind == "aaC":
@@ -277,7 +294,7 @@ def apply_operator(kind: str, base: torch.Tensor, a: torch.Tensor) -> torch.Tens
     if kind in ("ln", "lnC"):
         x = base if kind == "ln" else base.transpose(-1, -2)
         mu = x.mean(-1, keepdim=True)
-        r = 1 / torch.sqrt(((x - mu) ** 2).mean(-1, keepdim=True) + LN_EPS)
+        r = 1 / torch.sqrt(((x - mu) ** 2).mean(-1, keepdim=True) + eps)
         if kind == "ln":
             return _ln(((x - mu) * r, r), a)
         return _ln(((x - mu) * r, r), a.transpose(-1, -2)).transpose(-1, -2)

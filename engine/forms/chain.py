@@ -1,4 +1,4 @@
-"""The note's encoder chain (FORMS.md §1) with the variants of §4: encoder(n), form, forms(n), forms(n, k).
+"""The note's encoder chain (docs/forms.md) and its variants: encoder(n), form, forms(n), forms(n, k).
 
 Layer i (tokens are rows, C the column of ones, n_i^{-1/2} = d_k^{-1/2}):
 
@@ -7,7 +7,7 @@ Layer i (tokens are rows, C the column of ones, n_i^{-1/2} = d_k^{-1/2}):
     X_{i+1} = [X_i +] R_i W_i + C f_i
 
 Options: `residual` adds X_i to X_{i+1}; `heads` = H gives each head h its own Q_{i,h}, K_{i,h}, V_{i,h},
-Z_{i,h}, S_{i,h} and U_i = Σ_h S_{i,h} X_i V_{i,h} + C b_i (heads summed, FORMS §4); `layer_norm` puts
+Z_{i,h}, S_{i,h} and U_i = Σ_h S_{i,h} X_i V_{i,h} + C b_i (heads summed, docs/forms.md); `layer_norm` puts
 Y_i = N(X_i) diag(g_i) + C β_i before the attention (pre-LN: Y_i replaces X_i inside the layer);
 `cross_entropy` adds the head Z_o = X_L U_o + C c_o, P_o = a(Z_o) with E = N^{-1}(T − P_o) for the mean
 loss over the N = B·n positions; otherwise E = T − F with F = X_L and L = ½‖E‖² summed over the batch.
@@ -21,6 +21,7 @@ from fractions import Fraction
 
 import torch
 
+from ..config import ModelConfig
 from .network import Definition, Network, Param, named
 from .words import Diag, Scalar, Sym, add, fn, neg, prod, transpose
 
@@ -39,6 +40,7 @@ class ChainSpec:
     d_k: int = 4      # width of queries and keys
     d_v: int = 8      # width of values (and of U_i, R_i)
     vocab: int = 6    # classes of the cross-entropy head
+    ln_eps: float = ModelConfig.ln_eps  # the layer norms' ε: the GPT's default
 
     def describe(self) -> str:
         opts = [name for name in ("residual", "layer_norm", "cross_entropy", "causal") if getattr(self, name)]

@@ -1,9 +1,9 @@
-"""Terms of a form: one per route from a weight to the output (FORMS.md §3, §5), derived once per network.
+"""Terms of a form: one per route from a weight to the output (docs/rules.md), derived once per network.
 
 A term is a chain of monomials of the network's definitions, from d(F) down to one differential dW. Its
 coefficient is built by `rules.pull` monomial by monomial, starting from E^t; pulls are memoised on
 (adjoint word, monomial), so routes that share a prefix share its words (the trie of route prefixes of
-FORMS §7) and the whole derivation costs one pull per edge of that trie, not per term.
+docs/forms.md#cost-of-evaluation) and the whole derivation costs one pull per edge of that trie, not per term.
 
 Every term has a stable ID — its weight and the labelled occurrences it passes through, weight side first,
 e.g. ``K_0 via X_1@Z_1#1`` — and a route class: the first branch off the residual stream its route takes
@@ -78,7 +78,7 @@ class Term:
 
     @property
     def G(self) -> Word:
-        """The coefficient word: P, P^t or diag(P) (FORMS §3 finish)."""
+        """The coefficient word: P, P^t or diag(P) (docs/rules.md#finish)."""
         return rules.coefficient(self.chain[-1], self.leaf)
 
     @property

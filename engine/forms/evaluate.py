@@ -1,7 +1,7 @@
 """Numbers: every term's coefficient, route classes and the total, with plain matrix operations (no autograd).
 
 A `Bound` (bound.py) holds one network's numbers on one batch and evaluates words with memoisation by node
-(hash-consing, FORMS §7); forward-only sub-words are computed once per batch, route-dependent words once
+(hash-consing, docs/forms.md); forward-only sub-words are computed once per batch, route-dependent words once
 per route prefix:
 
 - `term_coefficients` walks the terms in Leibniz order (depth-first over the trie of route prefixes) and
@@ -11,7 +11,7 @@ per route prefix:
   same state of the route-class automaton: one state is the backward pass (`total`), one per class gives
   the route classes (`classes`), which cost about one backward pass per state and sum to the total.
 
-A coefficient is reported in the weight's own shape as Σ G^t = −∂L/∂W (FORMS §1 read-out), summed over the
+A coefficient is reported in the weight's own shape as Σ G^t = −∂L/∂W (docs/forms.md#read-out), summed over the
 batch's sequences; a head's block of W_Q is placed in its columns of the full matrix.
 """
 
@@ -42,15 +42,19 @@ def _coefficient(p_value, leaf: Word) -> torch.Tensor:
     return g
 
 
+def block_of(full: torch.Tensor, block: tuple[int, int, int]) -> torch.Tensor:
+    """The view of a parameter that a head's symbol is: rows (axis 0) or columns (axis 1, the last axis,
+    so a bias vector's entries) start … stop − 1."""
+    axis, start, stop = block
+    return full[start:stop] if axis == 0 else full[..., start:stop]
+
+
 def _embed(param: Param, sym: Sym, g: torch.Tensor) -> torch.Tensor:
     if sym.block is None:
         return g if tuple(g.shape) == param.shape else g.reshape(param.shape)
     out = g.new_zeros(param.shape)
-    axis, start, stop = sym.block
-    if axis == 0:
-        out[start:stop] = g
-    else:
-        out[:, start:stop] = g
+    view = block_of(out, sym.block)
+    view += g.reshape(view.shape)
     return out
 
 
@@ -85,7 +89,7 @@ def word_coefficient(bound: Bound, term: Term) -> torch.Tensor:
     return _embed(bound.net.param_of(term.symbol), term.symbol, g)
 
 
-# ---- the backward pass with states (FORMS §7 automaton) ----
+# ---- the backward pass with states (docs/route-classes.md#the-automaton) ----
 
 Transition = Callable[[object, object], object]
 
@@ -200,11 +204,8 @@ def _params(bound: Bound, per_symbol: dict[str, tuple[list, torch.Tensor]], weig
                 full = classes.get(state)
                 if full is None:
                     full = classes[state] = g.new_zeros(p.shape)
-                axis, a, b = s.block
-                if axis == 0:
-                    full[a:b] += g
-                else:
-                    full[:, a:b] += g
+                view = block_of(full, s.block)
+                view += g.reshape(view.shape)
         out[p.name] = classes
     return out
 
@@ -233,7 +234,7 @@ def total(bound: Bound, forms: Forms, weights=None) -> dict[str, torch.Tensor]:
 
 
 def classes(bound: Bound, forms: Forms, weights=None, by_head: bool = False) -> dict[str, dict[str, torch.Tensor]]:
-    """parameter -> route class -> Σ G^t over the terms of that class (FORMS §7 automaton)."""
+    """parameter -> route class -> Σ G^t over the terms of that class (docs/route-classes.md#the-automaton)."""
     per = backward(bound, forms, lambda label: class_key(label, by_head), _wanted(forms, weights))
     return _params(bound, per, _param_names(forms, weights))
 

@@ -9,8 +9,12 @@ column of ones, M the additive mask, d_k^{-1/2} the attention scale and N = B·T
     pre-LN block i:   N1_i = N(X_i);   A_i = N1_i diag(g1_i) + C b1_i
                       Z_{i,h} = d_k^{-1/2} A_i WQ_{i,h} WK_{i,h}^t A_i^t;   S_{i,h} = a(Z_{i,h} + M)
                       H_i = [X_i +] Σ_h S_{i,h} A_i WV_{i,h} WO_{i,h}
+                      with attention biases (attn_bias), heads read named values: Q_{i,h} = A_i WQ_{i,h} +
+                      C bQ_{i,h}, K_{i,h} and V_{i,h} alike; Z_{i,h} = d_k^{-1/2} Q_{i,h} K_{i,h}^t,
+                      H_i = [X_i +] Σ_h S_{i,h} V_{i,h} WO_{i,h} + C bO_i (a term is then a path, its
+                      forward sums kept whole)
                       N2_i = N(H_i);   B_i = N2_i diag(g2_i) + C b2_i
-                      U_i = B_i Win_i + C bin_i;   R_i = m(U_i) or gelu(U_i)
+                      U_i = B_i Win_i + C bin_i;   R_i = m(U_i), gelu(U_i) or gelut(U_i) (GELU's tanh form)
                       X_{i+1} = [H_i +] R_i Wout_i + C bout_i
     post-LN block i:  Ha_i = [X_i +] Σ_h S_{i,h} X_i WV WO;  N1_i = N(Ha_i);  H_i = N1_i diag(g1_i) + C b1_i
                       U_i, R_i as above from H_i;  Hm_i = [H_i +] R_i Wout_i + C bout_i
@@ -37,9 +41,13 @@ from .. import masks, positional
 from ..config import ConfigError, ModelConfig
 from ..weight_layout import weight_shapes
 from .derive import Forms
-from .evaluate import Bound
+from .evaluate import Bound, block_of
 from .network import Definition, Network, Param, named
 from .words import Diag, Scalar, Sym, add, fn, neg, prod, transpose
+
+
+# ModelConfig.activation -> the forms' function (words.FN_KINDS)
+_ACTIVATION = {"relu": "m", "gelu": "gelu", "gelu_tanh": "gelut"}
 
 
 class _Builder:
@@ -59,16 +67,18 @@ class _Builder:
         self.display[param] = (s.text, s.tex)
         return s
 
-    def heads(self, param: str, i: int, which: str, rows: str, cols: str, axis: int) -> list[Sym]:
+    def heads(self, param: str, i: int, which: str, rows: str, cols: str, axis: int, base: str = "W") -> list[Sym]:
+        """One symbol per head: its columns (axis 1) or rows (axis 0) of the parameter; a bias (base b,
+        one row) is cut by columns as its weight is."""
         H, dk = self.cfg.n_head, self.cfg.d_head
         out = []
         for h in range(H):
             name = param if H == 1 else f"{param}.h{h}"
             sub = str(i) if H == 1 else f"{i},{h}"
-            out.append(named(name, "weight", rows, cols, "W", sub, which, param=param,
+            out.append(named(name, "weight", rows, cols, base, sub, which, param=param,
                              block=None if H == 1 else (axis, h * dk, (h + 1) * dk), layer=i))
         self.syms[param] = tuple(out)
-        whole = named(param, "weight", "d", "d", "W", str(i), which)
+        whole = named(param, "weight", "1" if base == "b" else "d", "d", base, str(i), which)
         self.display[param] = (whole.text, whole.tex)
         return out
 
@@ -89,25 +99,40 @@ class _Builder:
         return self.define(out, add(prod(nrm, Diag(g)), prod(self.C, b)), layer)
 
     def attention(self, x: Sym, i: int) -> tuple[list, list]:
-        """The heads' summands S_{i,h} x WV_{i,h} WO_{i,h} and the roles of x in them."""
+        """The heads' summands S_{i,h} x WV_{i,h} WO_{i,h} (and C bO_i) and the roles of x in them."""
         cfg = self.cfg
         p = f"blocks.{i}."
         WQ = self.heads(p + "W_Q", i, "Q", "d", "d_k", 1)
         WK = self.heads(p + "W_K", i, "K", "d", "d_k", 1)
         WV = self.heads(p + "W_V", i, "V", "d", "d_k", 1)
         WO = self.heads(p + "W_O", i, "O", "d_k", "d", 0)
+        bQ = bK = bV = [None] * cfg.n_head
+        if cfg.attn_bias:  # in the layout's order: b_Q, b_K, b_V, b_O
+            bQ, bK, bV = (self.heads(p + "b_" + s, i, s, "1", "d_k", 1, "b") for s in "QKV")
         terms, roles = [], []
         for h in range(cfg.n_head):
             sub = str(i) if cfg.n_head == 1 else f"{i},{h}"
+            q, k, v = (self.head_input(x, W[h], b[h], s, sub, i, (s.lower(), h))
+                       for W, b, s in ((WQ, bQ, "Q"), (WK, bK, "K"), (WV, bV, "V")))
             zname = f"Z_{sub}" if cfg.n_head == 1 else f"Z_{{{sub}}}"
-            Z = self.define(self.atom(zname, "n", "n", "Z", sub),
-                            prod(self.scale, x, WQ[h], transpose(WK[h]), transpose(x)), i,
-                            [(x.name, (("q", h), ("k", h)))])
+            Z = self.define(self.atom(zname, "n", "n", "Z", sub), prod(self.scale, q, transpose(k)), i,
+                            [] if cfg.attn_bias else [(x.name, (("q", h), ("k", h)))])
             S = self.define(self.atom("S" + zname[1:], "n", "n", "S", sub),
                             fn("a", Z if cfg.mask == "none" else add(Z, self.M)), i)
-            terms.append(prod(S, x, WV[h], WO[h]))
+            terms.append(prod(S, v, WO[h]))
             roles.append(("v", h))
+        if cfg.attn_bias:
+            terms.append(prod(self.C, self.weight(p + "b_O", "1", "d", "b", str(i), "O", layer=i)))
         return terms, roles
+
+    def head_input(self, x: Sym, W: Sym, b: Sym | None, which: str, sub: str, i: int, role):
+        """A head's queries, keys or values: x W inside its use; with a bias, the named value
+        Q_{i,h} = x W + C b, whose one occurrence of x has the role (q, k or v) of the branch."""
+        if b is None:
+            return prod(x, W)
+        name = f"{which}_{sub}" if "," not in sub else f"{which}_{{{sub}}}"
+        return self.define(self.atom(name, "n", "d_k", which, sub), add(prod(x, W), prod(self.C, b)), i,
+                           [(x.name, (role,))])
 
     def mlp(self, x: Sym, i: int) -> object:
         p = f"blocks.{i}."
@@ -117,8 +142,7 @@ class _Builder:
         bout = self.weight(p + "b_out", "1", "d", "b", str(i), "out", layer=i)
         U = self.define(self.atom(f"U_{i}", "n", "f", "U", str(i)), add(prod(x, Win), prod(self.C, bin_)), i,
                         [(x.name, ("mlp",))])
-        act = "m" if self.cfg.activation == "relu" else "gelu"
-        R = self.define(self.atom(f"R_{i}", "n", "f", "R", str(i)), fn(act, U), i)
+        R = self.define(self.atom(f"R_{i}", "n", "f", "R", str(i)), fn(_ACTIVATION[self.cfg.activation], U), i)
         return add(prod(R, Wout), prod(self.C, bout))
 
     def residual(self, x: Sym, body, rest_roles):
@@ -228,10 +252,7 @@ def leaves(net: Network, weights: Mapping[str, torch.Tensor], x: torch.Tensor, y
             raise KeyError(f"no weight {p.name!r} given")
         w = weights[p.name].detach().to(dtype)
         for s in p.symbols:
-            v = w
-            if s.block is not None:
-                axis, a, b = s.block
-                v = w[:, a:b] if axis == 1 else w[a:b]
+            v = w if s.block is None else block_of(w, s.block)
             vals[s.name] = v.reshape(1, -1) if w.dim() == 1 else v
     V = cfg.vocab_size
     vals["O"] = torch.nn.functional.one_hot(x.long(), V).to(dtype)

@@ -1,4 +1,4 @@
-"""A network as the forms engine sees it: named forward values defined by words (FORMS.md §1, §4).
+"""A network as the forms engine sees it: named forward values defined by words (docs/forms.md).
 
 `Network` holds the definitions in forward order (X_1 = R_0 W_0 + C f_0, ...), the output F and error E of
 the form ω = trace(E^t dF), the weights, and the dimensions. It differentiates each definition once by the

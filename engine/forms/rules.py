@@ -1,4 +1,4 @@
-"""The rewrite rules of FORMS.md §3, on words: d (Leibniz), expandAll, expandmm, flatten, cycle, shift,
+"""The rewrite rules of docs/rules.md, on words: d (Leibniz), expandAll, expandmm, flatten, cycle, shift,
 shiftmm and finish — the note's pipeline — plus `pull`, which runs shiftmm and cycle on one monomial so a
 route's coefficient can be built factor by factor (the same rules, shared between terms).
 
@@ -228,7 +228,7 @@ def carrier_is_op(term: Word) -> bool:
 
 def shiftmm(term: Word) -> Word:
     """Shift (cycling before each shift) until the differential is out of every operator: the note's
-    shiftmm, generalised to every operator kind with the transposes of FORMS §3."""
+    shiftmm, generalised to every operator kind with the transposes of docs/rules.md#shift."""
     if type(term) is Sum:
         return add(*[shiftmm(t) for t in term.terms])
     while carrier_is_op(term):

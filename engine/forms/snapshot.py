@@ -1,4 +1,4 @@
-"""One snapshot of a GPT on its probe batch: what the weight pane asks for (DESIGN §4).
+"""One snapshot of a GPT on its probe batch: what the weight pane asks for (docs/design.md#data-flow).
 
 The derivation is cached per architecture (`gpt.derive`); a Snapshot binds one step's weights to the run's
 probe batch once (the forward cache) and answers the total, the route classes and the terms of any weight,

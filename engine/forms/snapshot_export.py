@@ -1,4 +1,4 @@
-"""Formula snapshots (DESIGN §1.7): a term, a weight's coefficient, a walkthrough stage or the whole form,
+"""Formula snapshots (docs/design.md): a term, a weight's coefficient, a walkthrough stage or the whole form,
 written as LaTeX (.tex, a document that compiles on its own), SVG or PNG (matplotlib mathtext, no usetex),
 or HTML with each formula as inline SVG drawn by the same mathtext (any browser shows it as mathematics;
 the HTML printer's text, which only had sub- and superscripts, is kept as the formula's accessible label).

@@ -1,10 +1,10 @@
-"""Words as sympy expressions, for a user to take into Python and for independent checks (FORMS.md §7).
+"""Words as sympy expressions, for a user to take into Python and for independent checks (docs/forms.md).
 
 `to_sympy(word)` gives a sympy matrix expression: MatrixSymbols with the symbols' dimensions (symbolic, or
 numbers when `dims` gives them), Transpose, MatMul, MatAdd, Trace, DiagMatrix and DiagonalOf, and the
 operators as `FormOperator(kind, base, arg)` (forward functions as `FormFunction(kind, arg)`).
 `explicit(expr, values)` evaluates such an expression on explicit sympy matrices — with the operators'
-definitions of FORMS §2 written again here in sympy — so tests can differentiate entry by entry.
+definitions of docs/forms.md#operators written again here in sympy — so tests can differentiate entry by entry.
 """
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ from sympy.core.symbol import Str
 from sympy.matrices.expressions.diagonal import DiagMatrix, DiagonalOf
 from sympy.matrices.expressions.matexpr import MatrixExpr
 
-from ..model import LN_EPS
+from .bound import LN_EPS  # explicit matrices use the default ε (the sympy checks build no GPT)
 from .words import (TRANSPOSED_KIND, Diag, DiagOf, Diff, Fn, Num, Op, Prod, Scalar, Sum, Sym, T, Trace, Word,
                     Zero)
 
 
 class FormOperator(MatrixExpr):
-    """op_base[arg], linear in arg (mm, gg, aa, aaC, ln, lnC)."""
+    """op_base[arg], linear in arg (mm, gg, ggt, aa, aaC, ln, lnC)."""
 
     def __new__(cls, kind: str, base, arg):
         return MatrixExpr.__new__(cls, kind if isinstance(kind, Str) else Str(kind), base, arg)
@@ -125,19 +125,21 @@ def to_sympy(w: Word, dims: dict | None = None):
     return go(w)
 
 
-# ---- explicit evaluation (the operators of FORMS §2 written once more, in sympy) ----
+# ---- explicit evaluation (the operators of docs/forms.md#operators written once more, in sympy) ----
 
 def _ones(r, c):
     return sp.ones(r, c)
 
 
 def apply_operator(kind: str, B: sp.Matrix, A: sp.Matrix) -> sp.Matrix:
-    """op_B[A] on explicit matrices, from the definitions of FORMS §2."""
+    """op_B[A] on explicit matrices, from the definitions of docs/forms.md#operators."""
     r, c = A.shape
     if kind == "mm":
         return B.applyfunc(lambda u: 1 if u > 0 else 0).multiply_elementwise(A)
     if kind == "gg":
         return B.applyfunc(_gelu_prime).multiply_elementwise(A)
+    if kind == "ggt":
+        return B.applyfunc(_gelu_tanh_prime).multiply_elementwise(A)
     if kind == "aa":
         SA = B.multiply_elementwise(A)
         return B.multiply_elementwise(A - SA * _ones(c, 1) * _ones(1, c))
@@ -153,6 +155,15 @@ def apply_operator(kind: str, B: sp.Matrix, A: sp.Matrix) -> sp.Matrix:
 
 def _gelu_prime(u):
     return (1 + sp.erf(u / sp.sqrt(2))) / 2 + u * sp.exp(-u ** 2 / 2) / sp.sqrt(2 * sp.pi)
+
+
+def _gelu_tanh(u):
+    return u * (1 + sp.tanh(sp.sqrt(2 / sp.pi) * (u + sp.Rational(44715, 10 ** 6) * u ** 3))) / 2
+
+
+def _gelu_tanh_prime(u):
+    x = sp.Symbol("x")
+    return sp.diff(_gelu_tanh(x), x).subs(x, u)
 
 
 def _ln(X: sp.Matrix, A: sp.Matrix) -> sp.Matrix:
@@ -180,6 +191,8 @@ def apply_function(kind: str, Z: sp.Matrix) -> sp.Matrix:
         return Z.applyfunc(lambda u: sp.Max(u, 0))
     if kind == "gelu":
         return Z.applyfunc(lambda u: u * (1 + sp.erf(u / sp.sqrt(2))) / 2)
+    if kind == "gelut":
+        return Z.applyfunc(_gelu_tanh)
     if kind == "N":
         n, d = Z.shape
         out = sp.zeros(n, d)

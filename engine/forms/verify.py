@@ -1,4 +1,4 @@
-"""Verification against torch autograd in float64 (FORMS.md §6).
+"""Verification against torch autograd in float64 (docs/verification.md).
 
 The references are independent of the words: the note's chain is written here directly in torch
 (F.layer_norm, a masked softmax, F.cross_entropy), and the GPT is engine.model.GPT itself. The symbolic
@@ -19,7 +19,7 @@ import torch
 import torch.nn.functional as F
 
 from ..config import ModelConfig
-from ..model import GPT, LN_EPS
+from ..model import GPT
 from . import chain as chain_mod
 from . import evaluate, gpt
 from .chain import ChainSpec
@@ -33,7 +33,7 @@ DEGENERATE = 1e-6
 @dataclass(frozen=True)
 class Check:
     weight: str
-    error: float        # FORMS §6 metric, worst of the methods compared
+    error: float        # docs/verification.md#the-metric, worst of the methods compared
     degenerate: bool
     methods: tuple[str, ...]
 
@@ -43,7 +43,7 @@ class Check:
 
 
 def relative_errors(ours: dict[str, torch.Tensor], ref: dict[str, torch.Tensor]) -> dict[str, tuple[float, bool]]:
-    """weight -> (error, degenerate) by the FORMS §6 metric."""
+    """weight -> (error, degenerate) by the metric of docs/verification.md#the-metric."""
     top = max(float(r.abs().max()) for r in ref.values())
     out = {}
     for name, r in ref.items():
@@ -58,14 +58,14 @@ def relative_errors(ours: dict[str, torch.Tensor], ref: dict[str, torch.Tensor])
 # ---- the note's chain in plain torch ----
 
 def chain_loss(spec: ChainSpec, w: dict[str, torch.Tensor], x0: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-    """The loss of FORMS §1/§4 written directly: ½‖T − X_L‖² summed, or the mean cross-entropy."""
+    """The loss of docs/forms.md written directly: ½‖T − X_L‖² summed, or the mean cross-entropy."""
     X = x0
     n = x0.shape[-2]
     masked = torch.ones(n, n, dtype=torch.bool).triu(1)
     for i in range(spec.depth):
         A = X
         if spec.layer_norm:
-            A = F.layer_norm(X, (spec.d,), w[f"g_{i}"].reshape(-1), w[f"beta_{i}"].reshape(-1), LN_EPS)
+            A = F.layer_norm(X, (spec.d,), w[f"g_{i}"].reshape(-1), w[f"beta_{i}"].reshape(-1), spec.ln_eps)
         U = w[f"b_{i}"]
         for h in range(spec.heads):
             sub = str(i) if spec.heads == 1 else f"{{{i},{h}}}"

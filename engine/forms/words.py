@@ -1,8 +1,8 @@
-"""Words: the interned expression DAG of the forms engine (FORMS.md §2, §7).
+"""Words: the interned expression DAG of the forms engine (docs/forms.md#representation).
 
 A word is built from leaves (`Sym`, a transposed leaf `T`, a differential `Diff`, symbolic scalars like
 n_1^{-1/2}, numbers) and nodes: flattened products `Prod`, sums `Sum`, linear operators `Op(kind, base, arg)`
-on a cached forward value (FORMS §2), forward non-linearities `Fn` (only ever the whole definition of a named
+on a cached forward value (docs/forms.md), non-linearities `Fn` (only ever the whole definition of a named
 value), `Diag`/`DiagOf` for layer-norm gains, and `Trace`.
 
 Every node is interned (hash-consed): building the same word twice returns the same object, so equality is
@@ -21,14 +21,17 @@ import weakref
 from dataclasses import dataclass
 from fractions import Fraction
 
-# Operator kinds (FORMS §2) and the kind their transpose has: op_B[A]^t = op^T_{B^t}[A^t].
-OP_KINDS = ("mm", "gg", "aa", "aaC", "ln", "lnC")
-TRANSPOSED_KIND = {"mm": "mm", "gg": "gg", "aa": "aaC", "aaC": "aa", "ln": "lnC", "lnC": "ln"}
+# Operator kinds (docs/forms.md#operators) and the kind their transpose has: op_B[A]^t = op^T_{B^t}[A^t]. The elementwise
+# ones (mm, gg, ggt) multiply A by the slope of their function at the base: ReLU's, GELU's, GELU's tanh form's.
+OP_KINDS = ("mm", "gg", "ggt", "aa", "aaC", "ln", "lnC")
+TRANSPOSED_KIND = {"mm": "mm", "gg": "gg", "ggt": "ggt", "aa": "aaC", "aaC": "aa", "ln": "lnC", "lnC": "ln"}
 
 # Forward non-linearities and their differential: d f(Y) = op_base[dY] where the base is the function's
-# output ("out": the softmax S for a) or its input ("in": U for m and gelu, X for the normalisation N).
-FN_KINDS = ("a", "m", "gelu", "N")
-FN_DIFFERENTIAL = {"a": ("aa", "out"), "m": ("mm", "in"), "gelu": ("gg", "in"), "N": ("ln", "in")}
+# output ("out": the softmax S for a) or its input ("in": U for m, gelu and gelut, X for the normalisation N).
+# gelut is GELU's tanh form, GPT-2's gelu_new: ½u(1 + tanh(√(2/π)(u + 0.044715u³))).
+FN_KINDS = ("a", "m", "gelu", "gelut", "N")
+FN_DIFFERENTIAL = {"a": ("aa", "out"), "m": ("mm", "in"), "gelu": ("gg", "in"), "gelut": ("ggt", "in"),
+                   "N": ("ln", "in")}
 
 # Kinds of leaf symbol. Only weights, named intermediates ("atom") and free-algebra variables ("var") have a
 # differential; the error E and placeholders Ψ seed adjoints (their words are route-dependent).
@@ -259,7 +262,7 @@ class Sum(Word):
 
 
 class Op(Word):
-    """op_base[arg]: a linear operator of kind mm, gg, aa, aaC, ln or lnC (FORMS §2), linear in `arg` and
+    """op_base[arg]: a linear operator of kind mm, gg, ggt, aa, aaC, ln or lnC (docs/forms.md), linear in `arg` and
     depending on the cached forward value `base` (a leaf, never expanded or differentiated)."""
 
     __slots__ = ("kind", "base", "arg")
@@ -276,7 +279,7 @@ class Op(Word):
 
 
 class Fn(Word):
-    """A forward non-linearity a (row softmax), m (ReLU), gelu or N (row normalisation); only ever the
+    """A forward non-linearity a (row softmax), m (ReLU), gelu, gelut or N (row normalisation); only ever the
     whole definition of a named value, so its differential has a named base."""
 
     __slots__ = ("kind", "arg")

@@ -1,15 +1,16 @@
-"""The Architecture pane: the experiment builder (DESIGN §1.2).
+"""The Architecture pane: the experiment builder (docs/design.md#the-architecture-pane).
 
 A preset chooser and a form for every field of the model, training and data configs; every problem
 `validate()` finds is shown beside its field while the user types, and Train waits for a valid config.
-Only a valid draft becomes `Session.config`. Beside the form: the parameter count by the closed formula and
-by torch (the model built off the GUI thread, with the vocabulary the corpus really gives),
-the training memory estimate, and the block diagram whose weights select themselves in the Session.
+Only a valid draft becomes `Session.config`. Beside the form: the parameter count by the closed formula
+(with the vocabulary the corpus really gives, read off the GUI thread; no model is built to count it), the
+training memory estimate against this machine's memory (beyond it, a problem beside the field that drives
+it; beyond half of it, a warning), and the block diagram whose weights select themselves in the Session.
 """
 
 from __future__ import annotations
 
-import dataclasses
+import html
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QScrollArea,
@@ -17,7 +18,9 @@ from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushB
 
 from engine.config import (ConfigError, DataConfig, ExperimentConfig, ModelConfig, Problem, TrainConfig,
                            human_count, memory_estimate_bytes, parameter_count)
-from engine.config_inspection import TORCH_COUNT_LIMIT, Inspection, inspect_config
+from engine.config_inspection import Inspection, inspect_config
+from engine.corpus import SHAKESPEARE
+from engine.limits import gib, memory_warning, training_problems
 from engine.presets import load_preset, preset_names
 from engine.resolve import unresolved, with_vocab
 from engine.training_state import TrainingState
@@ -28,7 +31,7 @@ from ..widgets import dialogs
 from ..widgets.block_diagram import BlockDiagram
 from ..widgets.config_form import SectionForm
 from ..widgets.fields import label as field_label
-from ..worker import ensure_torch
+from ..torch_import import ensure_torch
 
 SECTIONS = (("model", ModelConfig, "Model"), ("train", TrainConfig, "Training"), ("data", DataConfig, "Data"))
 
@@ -136,6 +139,7 @@ class ArchitecturePane(QWidget):
         self.train_button.clicked.connect(self._on_train_clicked)
         self._debounce.timeout.connect(self._on_debounce_timeout)
         self._inspect.sig_done.connect(self._on_inspected)
+        self.forms["data"].problem_labels["corpus"].linkActivated.connect(self._on_corpus_fix_chosen)
         self._inspect.sig_failed.connect(self._on_inspection_failed)
         self.session.sig_config_changed.connect(self._on_config_changed)
         self.session.sig_training_state_changed.connect(self._on_training_state_changed)
@@ -170,10 +174,13 @@ class ArchitecturePane(QWidget):
         vocab.setValue(cfg.model.vocab_size)
         vocab.blockSignals(was)
         problems = problems + [p for p in cfg.validate() if p not in problems]
+        if not problems:  # only a config that validates has a meaningful memory estimate
+            problems = training_problems(cfg)
         if self.inspection is not None and self.inspection.corpus_problem and self._same_data(cfg):
             problems.append(Problem("data.corpus", self.inspection.corpus_problem))
         self.session.set_config_problems(problems)
         self._show_problems(problems)
+        self._offer_corpus_fix(problems)
         if not problems:
             self.session.set_config(cfg)
         self._show_counts()
@@ -206,18 +213,16 @@ class ArchitecturePane(QWidget):
             return
         formula = parameter_count(m)
         i = self.inspection
-        if i is not None and i.model == m and i.torch_count is not None:
-            torch_text = f"{i.torch_count:,} by torch" + ("" if i.torch_count == formula else "  ⚠ differs")
-        elif i is not None and i.model == m:
-            torch_text = f"torch: not built above {TORCH_COUNT_LIMIT // 10**6}M parameters"
-        else:
-            torch_text = "torch counting…"
-        self.params.setText(f"Parameters: {human_count(formula)}  —  {formula:,} by the formula · {torch_text}"
-                            f"  (vocabulary {m.vocab_size})")
+        vocab = (f"vocabulary {m.vocab_size}" if i is not None and i.model == m
+                 else f"vocabulary {m.vocab_size}, reading the corpus…")
+        self.params.setText(f"Parameters: {human_count(formula)}  —  {formula:,} by the formula  ({vocab})")
         mem = memory_estimate_bytes(self.draft)
         state = {"adamw": "AdamW moments", "sgd": "SGD momentum", "muon": "Muon momentum + AdamW moments"}
-        self.memory.setText(f"Training memory ≈ {mem / 2**20:,.0f} MiB (weights, gradients, "
-                            f"{state[self.draft.train.optimizer]}, activations; float32)")
+        text = (f"Training memory ≈ {gib(mem)} (weights, gradients, {state[self.draft.train.optimizer]}, "
+                "activations, masks; float32)")
+        warning = memory_warning(self.draft)
+        self.memory.setText(f"{text}\n⚠ {warning}" if warning else text)
+        self.memory.setStyleSheet("color: #e0a030;" if warning else "")
         self.diagram.show_config(m)
 
     def _select_preset_of(self, cfg: ExperimentConfig) -> None:
@@ -245,11 +250,30 @@ class ArchitecturePane(QWidget):
         self._on_edited()
 
     def _on_inspection_failed(self, _data, message: str) -> None:
-        self.params.setText(self.params.text().replace("torch counting…", f"torch could not count: {message}"))
+        self.params.setText(self.params.text().replace("reading the corpus…",
+                                                       f"the corpus cannot be read: {message}"))
 
     def _on_preset_activated(self, index: int) -> None:
-        cfg = self._presets[self.preset.itemText(index)]
-        self._show_config(cfg.replace(data=dataclasses.replace(cfg.data, corpus=self.draft.data.corpus)))
+        # the preset's own data settings too: keeping the draft's corpus kept an imported run's missing one
+        self._show_config(self._presets[self.preset.itemText(index)])
+
+    def _offer_corpus_fix(self, problems: list[Problem]) -> None:
+        """Beside a corpus that cannot be used, the two ways out as links: the bundled Shakespeare (an
+        imported nanoGPT run names its dataset, "shakespeare_char", whose characters the bundled text
+        has) or a file of the user's."""
+        messages = [p.message for p in problems if p.field == "data.corpus"]
+        if messages:
+            self.forms["data"].problem_labels["corpus"].setText(
+                f"{html.escape('; '.join(messages))} — <a href='{SHAKESPEARE}'>use the bundled "
+                "Shakespeare</a> · <a href='choose'>choose a text file…</a>")
+
+    def _on_corpus_fix_chosen(self, link: str) -> None:
+        corpus = self.forms["data"].editors["corpus"]
+        if link == SHAKESPEARE:
+            corpus.set_value(SHAKESPEARE)
+            self._on_edited()
+        else:
+            corpus.choose.click()
 
     def _on_load_clicked(self) -> None:
         path = dialogs.ask_path(self, "open", "Load config", "TOML config (*.toml);;All files (*)")

@@ -4,7 +4,7 @@ curves (the raw ones stay faint behind) and a legend naming each run. File → E
 through matplotlib, or its numbers as CSV (engine/run_curves.py).
 
 The numbers come from the runs' metrics.jsonl files, read in the app's analysis process (gui/analysis.py;
-engine/analysis/service.py `run_curves`), which keeps what it read and reads a log again only when it
+engine/analysis/questions.py `RunCurvesOf`), which keeps what it read and reads a log again only when it
 changed; it sends back only the runs whose logs changed since what the pane holds. While the pane is seen,
 a slow timer asks again, so a run training here or in a terminal draws on. The GUI thread reads no file: it
 smooths the noisy series and hands arrays to pyqtgraph.
@@ -26,17 +26,18 @@ import pyqtgraph as pg
 from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtWidgets import QComboBox, QGraphicsItem, QGridLayout, QHBoxLayout, QLabel, QSlider, QVBoxLayout
 
-from engine.analysis import service
+from engine.analysis import questions as q
 from engine.determinism import noise_sentence
 from engine.run_curves import AXIS_LABELS, METRIC_LABELS, SMOOTHED, RunCurves, export_overlay
 
 from ..analysis import AnalysisJob
 from ..session import Session
-from ..theme import plot_colors
+from ..theme import plot_colors, recolor_legend
 from ..widgets.seen import SeenWidget
 from .weight.views import color_of
 
-EXPORT_FILTERS = "PNG image (*.png);;SVG image (*.svg);;PDF document (*.pdf);;CSV table (*.csv)"
+EXPORT_FILTERS = ("PNG image (*.png);;SVG image (*.svg);;PDF document (*.pdf);;CSV table, every run (*.csv);;"
+                  "pgfplots/TikZ for LaTeX (*.tex)")
 RELOAD_MS = 2000
 FRAME_MS = 16  # at most one redraw per frame of a 60 Hz screen
 
@@ -75,12 +76,12 @@ class RunCurvesPane(SeenWidget):
         self.smooth_slider.setObjectName("curves_smoothing")
         self.smooth_slider.setRange(0, 99)
         self.smooth_slider.setValue(round(self.view.smoothing * 100))
-        self.smooth_slider.setToolTip("Exponential moving average of the train loss and tokens/s, as "
-                                      "TensorBoard smooths (0: raw)")
+        self.smooth_slider.setToolTip("Exponential moving average of the train loss, its bits per character "
+                                      "and tokens/s, as TensorBoard smooths (0: raw)")
         self.smooth_label = QLabel(self)
         self.hint = QLabel("Tick runs in the Runs pane to overlay their curves.", self)
         self.hint.setObjectName("curves_hint")
-        # one view per plot, so a change of smoothing repaints the two smoothed plots, not all four
+        # one view per plot, so a change of smoothing repaints the smoothed plots only
         grid = QGridLayout()
         grid.setSpacing(2)
         self.plots = {}
@@ -131,7 +132,7 @@ class RunCurvesPane(SeenWidget):
             for name in ("left", "bottom"):
                 plot.getAxis(name).setPen(c.foreground)
                 plot.getAxis(name).setTextPen(c.foreground)
-        self.legend.setLabelTextColor(c.foreground)
+        recolor_legend(self.legend, c.foreground)
 
     def changeEvent(self, event) -> None:
         super().changeEvent(event)
@@ -149,7 +150,8 @@ class RunCurvesPane(SeenWidget):
             f"Cannot read the runs' curves: {message}", "warning"))
 
     def export_job(self):
-        """File → Export…: the overlaid figure (matplotlib) or its data (CSV)."""
+        """File → Export…: the overlaid figure (matplotlib), its data (CSV) or pgfplots/TikZ, of every shown
+        run."""
         curves = [self.curves[p] for p in self.view.paths if p in self.curves]
         if not curves:
             return None
@@ -162,7 +164,7 @@ class RunCurvesPane(SeenWidget):
         """Ask the analysis process for the ticked runs whose logs changed since what the pane holds."""
         if self.view.paths:
             known = {str(p): self._stamps[p] for p in self.view.paths if p in self._stamps}
-            self._job.submit(None, service.run_curves, [str(p) for p in self.view.paths], known)
+            self._job.ask(q.RunCurvesOf(tuple(str(p) for p in self.view.paths), known), tag=None)
 
     def _on_curves_read(self, _tag, answer: dict) -> None:
         changed = []
@@ -227,7 +229,7 @@ class RunCurvesPane(SeenWidget):
                 if faint is not None:
                     faint.setPen(pg.mkPen(faint_colour, width=1))
                 line.setPen(pg.mkPen(colour, width=1))
-                if metric == "val_loss":
+                if metric.startswith("val_"):
                     line.setSymbolBrush(colour)
             self.legend.addItem(items["train_loss"][1], self.curves[path].name)
         self._items = {p: self._items[p] for p in shown}
@@ -242,7 +244,7 @@ class RunCurvesPane(SeenWidget):
         smoothed = metric in SMOOTHED
         faint = plot.plot([], [], autoDownsampleFactor=1.0) if smoothed else None
         line = pg.PlotDataItem([], [], autoDownsampleFactor=1.0,
-                               **(dict(symbol="o", symbolSize=5) if metric == "val_loss" else {}))
+                               **(dict(symbol="o", symbolSize=5) if metric.startswith("val_") else {}))
         plot.addItem(line, ignoreBounds=smoothed)
         return faint, line
 

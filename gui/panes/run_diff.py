@@ -3,8 +3,8 @@ layer and head, or of one weight's coefficient G (or the weight itself). A and B
 ticked in the run browser (a run and its fork, typically: engine/fork.py), swappable.
 
 The numbers are engine/analysis/pair.py's, from each run's RunAnalysis, asked in the app's analysis process
-(gui/analysis.py, engine/analysis/service.py `ask_pair`) when the choice changes and the pane is seen: the
-pair's steps and weights (and which of the two is the other's fork) by one job, the difference shown by
+(gui/analysis.py; the questions PairChoices, PairAttention and PairWeight of engine/analysis/questions.py)
+when the choice changes and the pane is seen: the pair's steps and weights (and which of the two is the other's fork) by one job, the difference shown by
 another, so the GUI thread never waits nor reads a file.
 """
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout
 
-from engine.analysis import service
+from engine.analysis import questions as q
 from engine.analysis.pair import ATTENTION, COEFFICIENT, WEIGHT, PairChoices, PairDiff
 
 from ..analysis import AnalysisJob
@@ -70,7 +70,7 @@ class RunDiffPane(SeenWidget):
         self.part_box.setObjectName("diff_part")
         for part, label in PARTS.items():
             self.part_box.addItem(label, part)
-        self.part_box.setToolTip("The weight's coefficient G (what the loss asks of it, FORMS.md) or the weight")
+        self.part_box.setToolTip("The weight's coefficient G (what the loss asks of it) or the weight")
         self.grid = HeatmapGrid(self, title="attention B − A")
         self.matrix = HeatmapWidget(self, title="weight B − A")
         self.grid.hide()  # until there is a difference to show: the hint says how to get one
@@ -99,8 +99,7 @@ class RunDiffPane(SeenWidget):
         self._choices.sig_done.connect(self._on_choices)
         self._job.sig_done.connect(self._on_diff)
         for job in (self._choices, self._job):
-            job.sig_failed.connect(lambda _tag, message: self.session.post_message(
-                f"Cannot compare the runs: {message}", "warning"))
+            job.sig_failed.connect(self._on_failed)
 
     # ---- handlers --------------------------------------------------------------------------
 
@@ -111,7 +110,7 @@ class RunDiffPane(SeenWidget):
             self.step_box.clear()
             self.what_box.clear()
             if len(pair) == 2:
-                self._choices.submit(tuple(pair), service.ask_pair, str(pair[0]), str(pair[1]), "choices")
+                self._choices.ask(q.PairChoices(str(pair[0]), str(pair[1])), tag=tuple(pair))
         self._refresh()
 
     def _on_choices(self, pair: tuple, got: PairChoices) -> None:
@@ -159,10 +158,17 @@ class RunDiffPane(SeenWidget):
         if key == self._shown_key or not (self.seen() or force):
             return
         if self.view.what == ATTENTION:
-            args = ("attention", self.view.step)
+            question = q.PairAttention(str(a), str(b), self.view.step)
         else:
-            args = ("weight", self.view.step, self.view.what, self.view.part)
-        self._job.submit(key, service.ask_pair, str(a), str(b), *args)
+            question = q.PairWeight(str(a), str(b), self.view.step, self.view.what, self.view.part)
+        self._job.ask(question, tag=key)
+
+    def _on_failed(self, _tag, message: str) -> None:
+        """Why this pair cannot be compared, said here: it is no warning for the panes that overlay any runs."""
+        self.grid.hide()
+        self.matrix.hide()
+        self._shown_key = None
+        self.pair_label.setText(f"<span style='color:#e8590c'>Cannot compare these runs: {message}</span>")
 
     def _on_diff(self, key: tuple, d: PairDiff) -> None:
         if key != self.view.key():

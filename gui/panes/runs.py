@@ -3,7 +3,7 @@ optimizer, steps, best validation loss, date and size; open, rename, delete, rev
 fork (a paired run, engine/fork.py); tick runs to overlay their curves (the Run curves pane, through `Session.compare_runs`).
 
 The rows come from engine.run_list, which reads only small files, asked in the app's analysis process
-(gui/analysis.py; engine/analysis/service.py `run_summaries`), so the GUI thread only fills the tree; the
+(gui/analysis.py; engine/analysis/questions.py `RunListing`), so the GUI thread only fills the tree; the
 folders to watch come with them. The
 list is refreshed when the pane is shown, when a run is opened or stops training, by its Refresh button,
 and when a listed folder's entries change on disk while the pane is seen (gui/widgets/folder_watch.py: a
@@ -22,7 +22,7 @@ from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (QAbstractItemView, QApplication, QInputDialog, QMessageBox, QToolBar, QTreeWidget,
                                QTreeWidgetItem, QVBoxLayout)
 
-from engine.analysis import service
+from engine.analysis import questions as q
 from engine.errors import UserError
 from engine.run_list import RunListing, RunSummary, delete_run, human_bytes, rename_run
 
@@ -117,7 +117,7 @@ class RunsPane(SeenWidget):
 
     def refresh(self) -> None:
         """List the runs again; the rows come in `_on_listed` (then `sig_listed`)."""
-        self._job.submit(None, service.run_summaries, [str(f) for f in recent.browsed_folders()])
+        self._job.ask(q.RunListing(tuple(str(f) for f in recent.browsed_folders())), tag=None)
 
     @property
     def listing(self) -> bool:
@@ -223,7 +223,7 @@ class RunsPane(SeenWidget):
 
     def fork(self, path: Path) -> Path | None:
         """Write a fork of the run beside it and open it; Train then trains it (engine/fork.py)."""
-        from engine.fork import fork_run, parse_setting
+        from engine.fork import fork_run
         from engine.runs import Run
 
         from ..controller import new_run_path
@@ -233,10 +233,7 @@ class RunsPane(SeenWidget):
             asked = self.ask_fork(parent)
             if asked is None:
                 return None
-            settings_text, step = asked
-            cfg = parent.config
-            for setting in settings_text.split():
-                cfg = parse_setting(setting, cfg)
+            cfg, step = asked
             run_dir = new_run_path(path.parent, f"{path.name}-fork")
             QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)  # reads the corpus: a second or so
             try:
@@ -250,16 +247,12 @@ class RunsPane(SeenWidget):
         self.refresh()
         return run_dir
 
-    def ask_fork(self, parent) -> tuple[str, int] | None:
-        """The settings to change ("train.lr=1e-3 ...") and the step to fork at (0 or a checkpoint)."""
-        steps = ["0"] + [str(s) for s in parent.checkpoint_steps() if s > 0]
-        step, ok = QInputDialog.getItem(self, "Fork run", "Fork at step (the start, or a checkpoint):", steps, 0,
-                                        False)
-        if not ok:
-            return None
-        text, ok = QInputDialog.getText(self, "Fork run", "Settings to change, SECTION.FIELD=VALUE separated "
-                                        "by spaces (e.g. train.lr=3e-4):")
-        return (text, int(step)) if ok and text.strip() else None
+    def ask_fork(self, parent) -> tuple | None:
+        """The fork's config and the step to fork at (0 or a checkpoint), from a form of the fields a fork
+        may change (fork_form.py)."""
+        from .fork_form import ask_fork
+
+        return ask_fork(parent, self)
 
     def ask_name(self, current: str) -> str | None:
         name, ok = QInputDialog.getText(self, "Rename run", "New folder name:", text=current)

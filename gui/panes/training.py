@@ -1,6 +1,7 @@
 """The Training pane: start, pause, resume, single step and stop; train and validation loss curves with the
 learning rate, tokens per second, a progress bar with the time left; a sample box (prompt, temperature,
-top-k, length, Generate) and the samples the trainer logged at evaluation steps (DESIGN §1.3).
+top-k, length, Generate) beside the next-token probabilities after a position of the text
+(next_tokens_view.py), and the samples the trainer logged at evaluation steps (docs/design.md#the-training-pane).
 
 It renders what the Session reports and asks the Session for everything else; training and generation
 happen elsewhere (the controller's worker thread). Reports can come faster than a screen refreshes, so
@@ -17,12 +18,14 @@ from PySide6.QtWidgets import (QDoubleSpinBox, QFormLayout, QGridLayout, QHBoxLa
                                QPlainTextEdit, QProgressBar, QPushButton, QSpinBox, QSplitter, QStyle,
                                QTabWidget, QToolButton, QVBoxLayout, QWidget)
 
+from engine.errors import UserError
 from engine.training_state import TrainingState
 
 from ..session import Session
 from ..widgets.head_timeline import HeadTimelinePanel
 from ..widgets.loss_plot import LossHistory, LossPlot
 from ..worker import SampleRequest
+from .next_tokens_view import NextTokensView
 
 REFRESH_MS = 500  # curves and numbers twice a second: live to the eye, and each pyqtgraph paint is Python that
 # a small model's training loop waits for (benchmarks/ui_latency.py)
@@ -44,7 +47,8 @@ def duration(seconds: float) -> str:
 
 
 _STAT_FORMATS = {"train_loss": "{:.4f}".format, "val_loss": "{:.4f}".format, "lr": "{:.2e}".format,
-                 "tokens_per_s": "{:,.0f}".format, "grad_norm": "{:.3f}".format, "wall_s": duration}
+                 "tokens_per_s": "{:,.0f}".format, "grad_norm": "{:.3f}".format, "wall_s": duration,
+                 "train_bpc": "{:.4f}".format, "val_bpc": "{:.4f}".format}
 
 
 class TrainingPane(QWidget):
@@ -56,6 +60,7 @@ class TrainingPane(QWidget):
         self.session = session
         self.history = LossHistory()
         self.latest = None          # the newest StepReport
+        self._val_bpc: float | None = None  # the newest validation loss in bits per character
         self._last_row: dict | None = None  # the newest metrics row of an opened run
         self._total = session.config.train.steps
         self._sample_request: SampleRequest | None = None
@@ -121,7 +126,9 @@ class TrainingPane(QWidget):
         stats = {}
         for i, (key, text) in enumerate((("train_loss", "train loss"), ("val_loss", "val loss"),
                                          ("lr", "learning rate"), ("tokens_per_s", "tokens/s"),
-                                         ("grad_norm", "grad norm"), ("wall_s", "elapsed"))):
+                                         ("grad_norm", "grad norm"), ("wall_s", "elapsed"),
+                                         # loss per token differs by tokenizer; bits per character compare
+                                         ("train_bpc", "train bits/char"), ("val_bpc", "val bits/char"))):
             name = QLabel(text + ":", self)
             value = QLabel("—", self)
             value.setObjectName(f"stat_{key}")
@@ -160,7 +167,11 @@ class TrainingPane(QWidget):
         col = QVBoxLayout(gen)
         col.setContentsMargins(4, 4, 4, 4)
         col.addLayout(form)
-        col.addWidget(self.output, 1)
+        self.next_tokens = NextTokensView(self)
+        split = QSplitter(Qt.Orientation.Horizontal, gen)
+        split.addWidget(self.output)
+        split.addWidget(self.next_tokens)
+        col.addWidget(split, 1)
         self.logged = QPlainTextEdit(self, readOnly=True)
         self.logged.setObjectName("logged_samples")
         self.logged.setFont(mono)
@@ -175,6 +186,9 @@ class TrainingPane(QWidget):
         for act, b in self.buttons.items():
             b.clicked.connect(lambda _=False, a=act: self.session.request_training(a))
         self.generate.clicked.connect(self._on_generate_clicked)
+        self.output.cursorPositionChanged.connect(self._on_output_clicked)
+        self.temperature.valueChanged.connect(lambda _v: self._ask_next_tokens())
+        self.top_k.valueChanged.connect(lambda _v: self._ask_next_tokens())
         self.prompt.returnPressed.connect(self._on_generate_clicked)
         self._refresh.timeout.connect(self._render)
         s = self.session
@@ -204,16 +218,19 @@ class TrainingPane(QWidget):
             if report.sample:
                 self._append_sample(report.step, report.sample)
         self.latest, self._total = report, report.total_steps
+        if report.val_bpc is not None:
+            self._val_bpc = report.val_bpc
         if not self._refresh.isActive():
             self._refresh.start()
 
     def _on_run_opened(self, run) -> None:
-        self.history, self.latest, self._last_row = LossHistory(), None, None
+        self.history, self.latest, self._last_row, self._val_bpc = LossHistory(), None, None, None
         self.logged.clear()
         if run is not None:
             self._total = run.config.train.steps
             rows = run.metrics()
             self.history.add_rows(rows)
+            self._val_bpc = next((r["val_bpc"] for r in reversed(rows) if r.get("val_bpc") is not None), None)
             # a run without a metrics log (a nanoGPT checkpoint imported) is at its newest saved step
             self._last_row = rows[-1] if rows else {"step": run.latest_step()}
             for row in run.samples():
@@ -258,6 +275,37 @@ class TrainingPane(QWidget):
         self._sample_request = None
         self.output.setPlainText(request.prompt + text)
         self._update_buttons()
+        self._ask_next_tokens(last=True)
+
+    def _ask_next_tokens(self, position: int | None = None, last: bool = False) -> None:
+        """The next-token bars for the text shown: the newest live weights while training publishes them,
+        else the newest saved step of the open run."""
+        s, text = self.session, self.output.toPlainText() or self.prompt.text()
+        if s.weights is not None and TrainingState(s.training_state).live:
+            source = ("live", s.model, s.weights, s.weights_step, s.tokenizer)
+        elif s.run is not None and s.run.saved_steps():
+            source = ("run", str(s.run.path), s.run.saved_steps()[-1])
+        else:
+            source = None
+        if last:
+            position = self._last_token(text)
+        self.next_tokens.ask(source, text, self.temperature.value(), self.top_k.value() or None, position)
+
+    def _on_output_clicked(self) -> None:
+        """A click in the text chooses the token the bars follow (the one left of the cursor)."""
+        cursor = self.output.textCursor().position()
+        if cursor > 0 and (position := self._last_token(self.output.toPlainText()[:cursor])) is not None:
+            self._ask_next_tokens(position)
+
+    def _last_token(self, text: str) -> int | None:
+        """The index of the last token of `text` (None without a tokenizer or for characters it lacks: the
+        analysis says so when asked)."""
+        if self.session.tokenizer is None:
+            return None
+        try:
+            return max(0, len(self.session.tokenizer.encode(text)) - 1)
+        except UserError:  # a character outside the vocabulary
+            return None
 
     def _on_message_posted(self, level: str, _text: str) -> None:
         if level == "error" and self._sample_request is not None:
@@ -272,12 +320,13 @@ class TrainingPane(QWidget):
         row = self._last_row or {}
         if r is not None:
             row = {"step": r.step, "train_loss": r.train_loss, "lr": r.lr, "tokens_per_s": r.tokens_per_s,
-                   "grad_norm": r.grad_norm, "wall_s": r.wall_s}
+                   "grad_norm": r.grad_norm, "wall_s": r.wall_s, "train_bpc": r.train_bpc}
         step = row.get("step") or self.history.last_step
         self.progress.setMaximum(max(self._total, 1))
         self.progress.setValue(min(step, self._total))
         self.eta.setText(self._eta_text())
         row["val_loss"] = self.history.val[-1] if self.history.val else None
+        row["val_bpc"] = self._val_bpc
         for key, label in self.stats.items():
             value = row.get(key)
             label.setText("—" if value is None else _STAT_FORMATS[key](value))

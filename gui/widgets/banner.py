@@ -1,14 +1,16 @@
-"""A message strip across the top of the window: what went wrong and what to do, never a traceback.
+"""A message strip: what went wrong and what to do, never a traceback.
 
-Errors stay until dismissed or replaced; information fades out by itself after a few seconds. With
-`float_over` the banner lies over the top of a window instead of in its layout, so showing and hiding it
-never moves the panes under it (in the layout, each "Exported …" pushed every pane down ~37 px and back).
+Errors and warnings stay until dismissed or replaced; information fades out by itself after a few seconds.
+The window keeps it in its own row of the layout, above the status bar (gui/main_window.py): a banner that
+floated over the top of the window covered the Train and Pause buttons and took the clicks meant for them,
+and one in the layout at the top pushed every pane down and back; at the bottom only the panes' lower edge
+moves while it shows.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QPoint, Qt, QTimer, Signal
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QWidget
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton
 
 _STYLES = {
     "error": ("#5c1f1f", "#ffd7d7", "#a33a3a", "Error"),
@@ -16,10 +18,10 @@ _STYLES = {
     "info": ("#1d3d5c", "#d6ebff", "#3a6ea3", "Note"),
 }
 INFO_SECONDS = 6
-MARGIN = 8  # pixels between a floating banner and its window's edges
 
 
 class Banner(QFrame):
+    sig_shown = Signal()
     sig_dismissed = Signal()
 
     def __init__(self, parent=None):
@@ -45,28 +47,7 @@ class Banner(QFrame):
         row.addWidget(close, 0, Qt.AlignmentFlag.AlignTop)
         self._fade = QTimer(self, singleShot=True, interval=INFO_SECONDS * 1000)
         self._fade.timeout.connect(self.dismiss)
-        self._host: QWidget | None = None
-        self._below: QWidget | None = None
         self.hide()
-
-    def float_over(self, host: QWidget, below: QWidget) -> None:
-        """Lie over `host` (the banner's parent), across its width just under `below` (its menu bar)."""
-        self._host, self._below = host, below
-        host.installEventFilter(self)
-
-    def eventFilter(self, watched, event) -> bool:
-        if watched is self._host and event.type() == QEvent.Type.Resize and self.isVisible():
-            self._place()
-        return False
-
-    def _place(self) -> None:
-        if self._host is None:
-            return
-        width = max(1, self._host.width() - 2 * MARGIN)
-        top = self._below.mapTo(self._host, QPoint(0, self._below.height())).y() if self._below else 0
-        height = self.heightForWidth(width) if self.hasHeightForWidth() else self.sizeHint().height()
-        self.setGeometry(MARGIN, top + 2, width, max(height, self.minimumSizeHint().height()))
-        self.raise_()  # docks made after the banner would otherwise be stacked over it
 
     @property
     def text(self) -> str:
@@ -84,7 +65,7 @@ class Banner(QFrame):
             f"QToolButton {{ color: {fg}; }}")
         self._kind.setText(kind + ":")
         self._text.setText(text)
-        self._place()
+        self.sig_shown.emit()
         self.show()
         if level == "info":
             self._fade.start()

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (QGraphicsEllipseItem, QGraphicsPathItem, QGraphic
                                QGraphicsScene, QGraphicsSimpleTextItem, QGraphicsView)
 
 from engine.config import ModelConfig
+from engine.config_fields import BY_KEY
 from engine.weight_layout import weight_shapes
 
 from ..theme import plot_colors
@@ -144,12 +145,17 @@ class _Drawing:
         self.extent = 0.0
         title = f"block {i}" + (f" · dropout {m.dropout:g}" if m.dropout else "")
         mask = _MASKS.get(m.mask, m.mask).format(band=m.band)
+        qkv = [(s, p + s, "heads") for s in ("W_Q", "W_K", "W_V")]
+        out = [("W_O", p + "W_O", "weight")]
+        if m.attn_bias:
+            qkv = [c for s, part in zip(("Q", "K", "V"), qkv) for c in (part, (f"b_{s}", f"{p}b_{s}", "vector"))]
+            out.append(("b_O", p + "b_O", "vector"))
         attention = [
-            [("W_Q", p + "W_Q", "heads"), ("W_K", p + "W_K", "heads"), ("W_V", p + "W_V", "heads")],
+            qkv,
             [(f"softmax(QKᵀ/√d_k + M)·V · {m.n_head} head{'s' * (m.n_head > 1)} · {mask}", None, "op")],
-            [("W_O", p + "W_O", "weight")],
+            out,
         ]
-        act = "ReLU" if m.activation == "relu" else "GELU"
+        act = BY_KEY["model.activation"].choice_label(m.activation)
         mlp = [[("W_in", p + "W_in", "weight"), ("b_in", p + "b_in", "vector")], [(act, None, "op")],
                [("W_out", p + "W_out", "weight"), ("b_out", p + "b_out", "vector")]]
         for k, rows in ((1, attention), (2, mlp)):

@@ -10,8 +10,9 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QLabel, QLineE
                                QVBoxLayout, QWidget)
 
 from engine.config import Problem
+from engine.config_fields import BY_KEY
 
-from .fields import DEPENDS, CorpusEdit, FloatEdit, field_docs, label, make_editor
+from .fields import CorpusEdit, FloatEdit, make_editor
 
 PROBLEM_STYLE = "color: #ff6b6b; font-weight: bold;"
 READ_ONLY = {"model.vocab_size"}  # set from the tokenizer when training starts
@@ -32,13 +33,13 @@ class SectionForm(QWidget):
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         # a pane too narrow for a label and its field beside it puts the field under the label
         form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
-        docs = field_docs(cls)
         defaults = cls()
         for f in dataclasses.fields(cls):
             key = f"{section}.{f.name}"
-            editor = make_editor(key, getattr(defaults, f.name))
+            spec = BY_KEY[key]
+            editor = make_editor(spec, getattr(defaults, f.name))
             editor.setObjectName(f"field_{section}_{f.name}")
-            editor.setToolTip(docs.get(f.name, ""))
+            editor.setToolTip(spec.help)
             if key in READ_ONLY:
                 editor.setEnabled(False)
                 editor.setToolTip("Set from the corpus's tokenizer when training starts")
@@ -53,7 +54,7 @@ class SectionForm(QWidget):
             col.setSpacing(2)
             col.addWidget(editor)
             col.addWidget(problem)
-            text = QLabel(label(key) + ":", self)
+            text = QLabel(spec.display_label() + ":", self)
             text.setToolTip(editor.toolTip())
             form.addRow(text, cell)
             self.editors[f.name], self.problem_labels[f.name], self._labels[f.name] = editor, problem, text
@@ -127,11 +128,11 @@ class SectionForm(QWidget):
         return sum(len(v) for v in mine.values())
 
     def _update_dependent(self, obj) -> None:
-        for key, (other, wanted) in DEPENDS.items():
-            section, _, name = key.partition(".")
-            o_section, _, o_name = other.partition(".")
-            if section == self.section and o_section == self.section:
-                value = getattr(obj, o_name)
-                on = value in wanted if isinstance(wanted, tuple) else value == wanted
+        """Grey out the fields that do not count for the values shown (a band without a banded mask)."""
+        values = {f"{self.section}.{f.name}": getattr(obj, f.name) for f in dataclasses.fields(obj)}
+        for name in self.editors:
+            spec = BY_KEY[f"{self.section}.{name}"]
+            if spec.depends is not None and spec.depends[0] in values:
+                on = spec.matters(values)
                 self.editors[name].setEnabled(on)
                 self._labels[name].setEnabled(on)

@@ -15,14 +15,19 @@ from engine.figure_options import DPI_CHOICES, WIDTH_CHOICES, FigureOptions
 from .. import settings
 
 
+EXPORTS = "Export"  # one remembered folder for every export: a pane's Export… and File → Export… alike
+
+
 def ask_path(parent: QWidget | None, kind: str, title: str, filters: str = "",
-             suggested: str = "", start: str | Path = "") -> Path | None:
+             suggested: str = "", start: str | Path = "", remember: str = "") -> Path | None:
     """kind: "open" a file, "save" a file, or choose a "folder". None when the user cancels.
 
-    The folder last used for the same title is remembered between sessions, `start` before there is one;
-    for a chosen folder its parent is remembered (the next run is opened from beside the last, not inside).
+    The folder last used under `remember` (the title when not given) is remembered between sessions,
+    `start` before there is one, else the runs folder (never the process's working folder); for a chosen
+    folder its parent is remembered (the next run is opened from beside the last, not inside).
     """
-    start = _start(title, suggested, start)
+    key = remember or title
+    start = _start(key, suggested, start)
     if kind == "folder":
         chosen = QFileDialog.getExistingDirectory(parent, title, start)
     elif kind == "save":
@@ -32,20 +37,25 @@ def ask_path(parent: QWidget | None, kind: str, title: str, filters: str = "",
     if not chosen:
         return None
     path = Path(chosen)
-    settings.set_last_folder(title, path.parent)
+    settings.set_last_folder(key, path.parent)
     return path
 
 
-def _start(title: str, suggested: str, default: str | Path = "") -> str:
-    start = settings.last_folder(title) or str(default)
-    return (str(Path(start) / suggested) if start else suggested) if suggested else start
+def _start(key: str, suggested: str, default: str | Path = "") -> str:
+    """The folder (with the suggested name) a dialog opens in: the remembered one, else `default`, else the
+    runs folder, or the nearest of their parents that exists (a folder deleted since, a fresh install)."""
+    folder = Path(settings.last_folder(key) or default or settings.runs_root()).expanduser()
+    while not folder.is_dir() and folder.parent != folder:
+        folder = folder.parent
+    return str(folder / suggested) if suggested else str(folder)
 
 
-def ask_export(parent: QWidget | None, title: str, filters: str,
-               suggested: str = "") -> tuple[Path, FigureOptions] | None:
+def ask_export(parent: QWidget | None, title: str, filters: str, suggested: str = "",
+               start: str | Path = "") -> tuple[Path, FigureOptions] | None:
     """A save dialog with the figure's resolution and width under the file list (Qt's own dialog: a
-    native one cannot hold them); None when the user cancels."""
-    box = QFileDialog(parent, title, _start(title, suggested), filters)
+    native one cannot hold them), in the last export folder, else `start` (the open run's folder);
+    None when the user cancels."""
+    box = QFileDialog(parent, title, _start(EXPORTS, suggested, start), filters)
     box.setAcceptMode(QFileDialog.AcceptMode.AcceptSave)
     box.setOption(QFileDialog.Option.DontUseNativeDialog, True)
     dpi, width = QComboBox(box), QComboBox(box)
@@ -68,7 +78,7 @@ def ask_export(parent: QWidget | None, title: str, filters: str,
     if not box.exec() or not box.selectedFiles():
         return None
     path = Path(box.selectedFiles()[0])
-    settings.set_last_folder(title, path.parent)
+    settings.set_last_folder(EXPORTS, path.parent)
     settings.set_export_dpi(dpi.currentData())
     return path, FigureOptions(dpi.currentData(), width.currentData())
 

@@ -1,81 +1,27 @@
-"""Editors for single config fields and the words the forms show for them.
+"""Editors for single config fields, made from engine/config_fields.py's table.
 
-Labels and choice names are the GUI's wording; the tooltip of every field is the comment beside it in
-engine/config.py, read from the source so the two never drift apart.
+The table gives each field's label, tooltip, choices with their words, bounds and the field it depends
+on; this module only turns them into Qt widgets.
 """
 
 from __future__ import annotations
-
-import functools
-import inspect
-import re
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLineEdit, QPushButton,
                                QSpinBox, QWidget)
 
-from engine import config as C
+from engine.config_fields import BY_KEY, Field
 from engine.corpus import SHAKESPEARE
 
 from . import dialogs
 
-LABELS = {
-    "model.n_layer": "Layers", "model.n_head": "Heads", "model.d_model": "d_model (width)",
-    "model.d_ff": "d_ff (MLP width)", "model.n_ctx": "Context length", "model.vocab_size": "Vocabulary",
-    "model.dropout": "Dropout", "model.pos_encoding": "Positions", "model.mask": "Mask",
-    "model.band": "Band β", "model.norm": "Layer norm", "model.residual": "Residual connections",
-    "model.activation": "Activation", "model.tied": "Tie embeddings", "model.loss": "Loss",
-    "train.steps": "Steps", "train.batch_size": "Batch size", "train.lr": "Learning rate",
-    "train.min_lr": "Final learning rate", "train.warmup_steps": "Warm-up steps",
-    "train.weight_decay": "Weight decay", "train.beta1": "Adam β₁", "train.beta2": "Adam β₂",
-    "train.grad_clip": "Gradient clip (0 = off)", "train.eval_every": "Evaluate every (steps)",
-    "train.eval_batches": "Validation batches", "train.report_every": "Report every (steps)",
-    "train.checkpoint_every": "Checkpoint every (steps)", "train.keep_checkpoints": "Checkpoints kept",
-    "train.snapshot_every": "Snapshot every (steps)", "train.snapshot_budget_mb": "Snapshot budget (MB)",
-    "train.probe_batch": "Probe batch (sequences)", "train.sample_tokens": "Logged sample length",
-    "train.optimizer": "Optimizer", "train.adam_eps": "Adam ε", "train.momentum": "SGD momentum",
-    "train.muon_lr": "Muon learning rate", "train.muon_momentum": "Muon momentum",
-    "train.muon_ns_steps": "Muon Newton–Schulz steps",
-    "train.seed": "Seed", "train.device": "Device", "train.torch_threads": "Torch threads (0 = all)",
-    "train.precision": "Precision", "train.compile": "Compile (torch.compile)",
-    "data.corpus": "Corpus", "data.tokenizer": "Tokenizer", "data.max_vocab": "Word vocabulary",
-    "data.val_fraction": "Validation fraction",
-}
-CHOICES = {
-    "model.pos_encoding": C.POS_ENCODINGS, "model.mask": C.MASKS, "model.norm": C.NORMS,
-    "model.activation": C.ACTIVATIONS, "model.loss": C.LOSSES, "data.tokenizer": C.TOKENIZERS,
-    "train.device": C.DEVICES, "train.precision": C.PRECISIONS, "train.optimizer": C.OPTIMIZERS,
-}
-CHOICE_LABELS = {
-    "sinusoidal": "sinusoidal", "learned": "learned", "none": "none", "causal": "causal",
-    "banded": "banded causal", "pre": "pre-LN (GPT-2)", "post": "post-LN (2017)", "relu": "ReLU",
-    "gelu": "GELU", "cross_entropy": "cross-entropy", "squared_error": "squared error (Euler form)",
-    "char": "characters", "word": "words", "auto": "auto (CUDA, else CPU)", "cpu": "CPU", "cuda": "CUDA",
-    "mps": "Apple MPS", "adamw": "AdamW (diagonal metric)", "sgd": "SGD (Euclidean)",
-    "muon": "Muon (spectral; AdamW for the rest)",
-}
-# Where one field's choice reads differently from the same word elsewhere.
-FIELD_CHOICE_LABELS = {"train.precision": {"auto": "auto (bf16 on a GPU that has it)", "float32": "float32",
-                                           "bf16": "bf16 (mixed precision)"}}
-# Fields only meaningful when another field has a given value (or one of a tuple of values).
-DEPENDS = {"model.band": ("model.mask", "banded"), "data.max_vocab": ("data.tokenizer", "word"),
-           "train.beta1": ("train.optimizer", ("adamw", "muon")), "train.beta2": ("train.optimizer", ("adamw", "muon")),
-           "train.adam_eps": ("train.optimizer", ("adamw", "muon")), "train.momentum": ("train.optimizer", "sgd"),
-           "train.muon_lr": ("train.optimizer", "muon"), "train.muon_momentum": ("train.optimizer", "muon"),
-           "train.muon_ns_steps": ("train.optimizer", "muon")}
-
-
-@functools.lru_cache(maxsize=None)
-def field_docs(cls: type) -> dict[str, str]:
-    """The trailing comment of each field in the dataclass's source: ``name: int = 4  # comment``."""
-    docs = {}
-    for m in re.finditer(r"^\s+(\w+): \w+ = .*?#\s*(.+)$", inspect.getsource(cls), re.M):
-        docs[m.group(1)] = m.group(2).strip()
-    return docs
+SPIN_MAX = 2_147_483_647  # QSpinBox holds a C int
 
 
 def label(key: str) -> str:
-    return LABELS.get(key, key.split(".")[-1].replace("_", " ").capitalize())
+    """The builder's label for a field (``section.name``): its name and unit."""
+    f = BY_KEY.get(key)
+    return f.display_label() if f is not None else key
 
 
 class FloatEdit(QLineEdit):
@@ -147,21 +93,21 @@ class CorpusEdit(QWidget):
         self.sig_changed.emit()
 
 
-def make_editor(key: str, default) -> QWidget:
-    """The editor for one field, chosen by its type (or the corpus widget)."""
-    if key == "data.corpus":
+def make_editor(f: Field, default) -> QWidget:
+    """The editor for one field: a list of its choices, a spin box within its bounds, a check box, a
+    float typed as text, or the corpus widget."""
+    if f.key == "data.corpus":
         return CorpusEdit()
-    if key in CHOICES:
+    if f.choices:
         box = compact(QComboBox())
-        labels = {**CHOICE_LABELS, **FIELD_CHOICE_LABELS.get(key, {})}
-        for value in CHOICES[key]:
-            box.addItem(labels.get(value, value), value)
+        for value, words in f.choices:
+            box.addItem(words, value)
         return box
     if isinstance(default, bool):
         return QCheckBox()
     if isinstance(default, int):
         spin = QSpinBox()
-        spin.setRange(0, 2_147_483_647)
+        spin.setRange(int(f.lo) if f.lo is not None else 0, min(int(f.hi), SPIN_MAX) if f.hi is not None else SPIN_MAX)
         spin.setGroupSeparatorShown(True)
         return spin
     if isinstance(default, float):

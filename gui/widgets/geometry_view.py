@@ -1,4 +1,4 @@
-"""The geometry view (FORMS.md §8): one coefficient G turned into a step by each geometry, side by side.
+"""The geometry view (docs/geometries.md): one coefficient G turned into a step by each geometry, side by side.
 
 Fed a plain `engine.analysis.update.UpdateGeometry` (computed off the GUI thread): a heatmap per direction
 (Euclidean G, sign G, AdamW's G/(√v̂+ε) where the run has v̂, spectral U Vᵀ) and the applied ΔW, with their
@@ -17,7 +17,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QSize, Qt
 from PySide6.QtWidgets import QGridLayout, QLabel, QScrollArea, QSplitter, QVBoxLayout, QWidget
 
-from engine.analysis.geometry import GEOMETRIES, LABELS, as_matrix, describe
+from engine.analysis.geometry import GEOMETRIES, LABELS, as_matrix, describe, fractions, why_no_shares
 
 from ..theme import plot_colors
 from .heatmap import HeatmapWidget
@@ -120,9 +120,18 @@ class GeometryView(QWidget):
     def show_message(self, text: str) -> None:
         self.message.setText(text)
 
+    def clear(self, text: str = "") -> None:
+        """Show nothing but `text` until the next result (another run is open)."""
+        self.result = None
+        self.summary.setText("")
+        self.shares.setText("")
+        self.cells.hide()
+        self.show_message(text)
+
     def show_result(self, result) -> None:
         """Show an UpdateGeometry (its step, directions, ΔW and shares)."""
         self.result = result
+        self.cells.show()
         have = {d.geometry: d for d in result.directions}
         for name, m in self.maps.items():
             d = have.get(name)
@@ -208,16 +217,20 @@ def shares_table(result) -> str:
     ranked = [k for k, _ in sorted(base.items(), key=lambda kv: -kv[1])][:SHARES_SHOWN]
     columns = ([("ΔW", result.shares)] if result.shares else []) + [(SHORT[g], s) for g, s in per_geometry.items()]
 
-    def pct(shares, k):
-        total = sum(shares.values())
-        return f"{100 * shares.get(k, 0.0) / total:.1f}%" if total else "–"
+    parts = {name: fractions(s) for name, s in columns}
+
+    def cell(name, shares, k):  # a percentage, or the part itself where the parts cancel
+        f = parts[name]
+        return f"{100 * f.get(k, 0.0):.1f}%" if f is not None else f"{shares.get(k, 0.0):.3g}"
 
     head = "".join(f"<th>{html.escape(name)}</th>" for name, _ in columns)
-    rows = "".join(f"<tr><td>{html.escape(k)}</td>" + "".join(f"<td>{pct(s, k)}</td>" for _, s in columns)
+    rows = "".join(f"<tr><td>{html.escape(k)}</td>" + "".join(f"<td>{cell(n, s, k)}</td>" for n, s in columns)
                    + "</tr>" for k in ranked)
+    why = "".join(f"<br>{html.escape(name)}: {html.escape(why_no_shares(s))}" for name, s in columns
+                  if parts[name] is None)
     # two lines, so that a few rows show below them in a 1280×720 window (the probe batch: the tooltip)
     own = f"of each geometry's step from G({result.step})"
     intro = (f"<b>Route classes' shares</b> of ⟨G({result.prev_step}), ΔW⟩ = {sum(result.shares.values()):.3g} (the "
              f"update that reached step {result.step}) and {own}" if result.shares else
              f"No update reached the first saved step. <b>Route classes' shares</b> {own}")
-    return f"{intro}:<table cellspacing=4><tr><th>class</th>{head}</tr>{rows}</table>"
+    return f"{intro}:<table cellspacing=4><tr><th>class</th>{head}</tr>{rows}</table>{why}"

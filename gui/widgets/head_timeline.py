@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QVBox
 
 from engine.analysis.head_export import KINDS
 from engine.analysis.head_roles import ROLE_NAMES, THRESHOLDS
-from engine.analysis import service
+from engine.analysis import questions as q
 from engine.analysis.heads import SCORES
 
 from ..analysis import AnalysisJob
@@ -111,7 +111,7 @@ class HeadTimelinePanel(HeadTimelineView):
     def __init__(self, session, parent: QWidget | None = None):
         super().__init__(parent)
         self.session = session
-        self._job = AnalysisJob(self)
+        self._job = AnalysisJob(self, follows=session)
         self._job.sig_done.connect(self._on_done)
         self._job.sig_failed.connect(lambda _tag, message: self.note.setText(message))
         self._stale = True          # the run changed since the last answer asked for
@@ -143,7 +143,7 @@ class HeadTimelinePanel(HeadTimelineView):
         self._stale, self._last_ask = False, time.monotonic()
         if self.timeline is None:
             self.note.setText("Scoring heads at every saved step…")
-        self._job.submit(str(run.path), service.ask, str(run.path), "head_timeline")
+        self._job.ask(q.HeadTimeline(str(run.path)), tag=str(run.path))
 
     def _on_done(self, tag: str, timeline) -> None:
         run = self.session.run

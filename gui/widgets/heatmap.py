@@ -34,6 +34,7 @@ from engine import export
 from .. import theme
 from ..jobs import LatestJob
 from . import dialogs
+from .axis_ticks import labelled, tick_plan
 from .elided_label import ElidedLabel
 from .heatmap_controls import HeatmapControls
 
@@ -155,8 +156,9 @@ class HeatmapWidget(QWidget):
         self._kind, self._title, self._row_title, self._col_title = "probability", title, "", ""
         self._levels = (0.0, 1.0)
         self._tick_key: tuple = ()
-        self._label_widths: dict[tuple[str, ...], int] = {}
-        self._caption_source = None
+        self._hovered: tuple[int, int] | None = None  # the cell the read-out describes
+        self._label_widths: dict[tuple[tuple[str, ...], float], int] = {}
+        self._caption_source = self._folder_source = None
         self._cmap_name: str | None = None    # None: the kind's colour map
         self._range_mode = "auto"
         self._given_levels: tuple[float, float] | None = None
@@ -240,6 +242,9 @@ class HeatmapWidget(QWidget):
         self._levels = self._levels_for(a, kind, levels)
         if self._view is not None:
             self._draw(shape_changed)
+        if self._hovered is not None:  # the same cell now holds another step's or head's value (or none)
+            (r, c), (n_now, m_now) = self._hovered, a.shape
+            self._show_hovered((r, c) if r < n_now and c < m_now else None)
 
     def _draw(self, shape_changed: bool) -> None:
         """Hand the matrix and its levels to the plot."""
@@ -330,9 +335,10 @@ class HeatmapWidget(QWidget):
         return (f"{row} {self._row_labels[row]}", f"{col} {self._col_labels[col]}",
                 float(self._matrix[row, col]))
 
-    def set_caption_source(self, source) -> None:
-        """`source()` -> the caption of an exported figure (run, step, prompt): the pane knows them."""
-        self._caption_source = source
+    def set_caption_source(self, source, folder=None) -> None:
+        """`source()` -> the caption of an exported figure (run, step, prompt), `folder()` -> where its
+        Export… first opens (the open run's folder): the pane knows them."""
+        self._caption_source, self._folder_source = source, folder
 
     def export_caption(self) -> str:
         return self._caption_source() if self._caption_source is not None else ""
@@ -358,7 +364,8 @@ class HeatmapWidget(QWidget):
     def export_dialog(self) -> None:
         """Ask for a path, resolution and width (the app's one dialog helper); export off the GUI thread."""
         slug = re.sub(r"[^0-9a-z]+", "-", self._title.lower()).strip("-") or "heatmap"
-        chosen = dialogs.ask_export(self, "Export heatmap", EXPORT_FILTERS, suggested=f"{slug}.png")
+        start = self._folder_source() if self._folder_source is not None else ""
+        chosen = dialogs.ask_export(self, "Export heatmap", EXPORT_FILTERS, suggested=f"{slug}.png", start=start)
         if chosen is not None:
             self.export_async(*chosen)
 
@@ -487,8 +494,8 @@ class HeatmapWidget(QWidget):
             self._image.setColorMap(cmap)
 
     def _update_ticks(self, *_) -> None:
-        """Label every s-th row and column, s the smallest power of two that keeps labels apart at the
-        current zoom (re-run on zoom, pan and resize, so zooming in reveals every token)."""
+        """Label every row and column that fits at the current zoom, in a smaller font before fewer
+        (axis_ticks.tick_plan; re-run on zoom, pan and resize, so zooming in reveals every token)."""
         if self._view is None:
             return
         vb = self._plot.vb
@@ -496,29 +503,36 @@ class HeatmapWidget(QWidget):
         key = []
         for name, labels, span, pixels in (("bottom", self._col_labels, x1 - x0, vb.width()),
                                            ("left", self._row_labels, y1 - y0, vb.height())):
-            need = self._label_size(tuple(labels), name == "bottom")
-            per_cell = pixels / span if span > 0 and pixels > 0 else need
-            step = 1
-            while step * per_cell < need and step < len(labels):
-                step *= 2
-            key.append((name, step, tuple(labels)))
+            labels = tuple(labels)
+            per_cell = pixels / span if span > 0 and pixels > 0 else math.inf  # not laid out yet
+            plan = tick_plan(per_cell, lambda pt: self._label_size(labels, name == "bottom", pt),
+                             self._tick_font.pointSizeF())
+            key.append((name, plan, labels))
         if tuple(key) == self._tick_key:
             return
         self._tick_key = tuple(key)
-        for name, step, labels in key:
-            self._plot.getAxis(name).setTicks([[(i + 0.5, labels[i]) for i in range(0, len(labels), step)]])
+        for name, plan, labels in key:
+            axis = self._plot.getAxis(name)
+            if axis.style["tickFont"] is None or axis.style["tickFont"].pointSizeF() != plan.point_size:
+                font = QFont(self._tick_font)
+                font.setPointSizeF(plan.point_size)
+                axis.setStyle(tickFont=font)
+            axis.setTicks([labelled(list(labels), plan.step)])
 
-    def _label_size(self, labels: tuple[str, ...], horizontal: bool) -> int:
-        """Pixels one label needs along its axis: the widest label across, one line of text down
-        (measured once per set of labels: every refresh asks)."""
+    def _label_size(self, labels: tuple[str, ...], horizontal: bool, point_size: float) -> int:
+        """Pixels one label needs along its axis at a font size: the widest label across (with a gap),
+        one line of text down (measured once per set of labels and size: every refresh asks)."""
+        font = QFont(self._tick_font)
+        font.setPointSizeF(point_size)
+        metrics = QFontMetrics(font)
         if not horizontal:
-            return QFontMetrics(self._tick_font).height() + 2
-        if labels not in self._label_widths:
-            if len(self._label_widths) > 8:
+            return metrics.height()
+        key = (labels, point_size)
+        if key not in self._label_widths:
+            if len(self._label_widths) > 64:
                 self._label_widths.clear()
-            metrics = QFontMetrics(self._tick_font)
-            self._label_widths[labels] = max(map(metrics.horizontalAdvance, labels)) + 6
-        return self._label_widths[labels]
+            self._label_widths[key] = max(map(metrics.horizontalAdvance, labels)) + 3
+        return self._label_widths[key]
 
     def _restyle(self) -> None:
         if self._view is None:
@@ -545,9 +559,18 @@ class HeatmapWidget(QWidget):
         cell = None
         if self._plot.vb.sceneBoundingRect().contains(scene_pos):
             cell = self.cell_at(self._plot.vb.mapSceneToView(scene_pos))
+        self._show_hovered(cell)
+
+    def _show_hovered(self, cell: tuple[int, int] | None) -> None:
+        """The read-out of the cell under the mouse; cleared when the mouse leaves the cells (a read-out
+        left from another step or head named values no longer shown)."""
         described = None if cell is None else self.describe(*cell)
         if described is None:
+            if self._hovered is not None:
+                self._hovered = None
+                self._readout.setText(" ")
             return
+        self._hovered = cell
         row_label, col_label, value = described
         shown = "masked" if math.isnan(value) else f"{value:.4g}"
         self._readout.setText(f"{row_label}  ·  {col_label}  →  {shown}")

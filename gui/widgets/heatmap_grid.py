@@ -2,7 +2,7 @@
 
 One `ImageItem` for the whole grid, not one per tile: measured here, 48 separate 64×64 items refreshed 13
 times a second and held the event loop ~75 ms a frame, the same pixels as one item 46–62 times a second
-(STYLE.md, "One heatmap widget"). Tiles are separated by a one-cell gap of NaN, painted over in the
+(docs/figures.md). Tiles are separated by a one-cell gap of NaN, painted over in the
 background colour by one path item so a gap never reads as "masked". Hover names the tile and the cell,
 a click selects a tile, and Export… writes one subplot per tile (or the whole stack as CSV/NPY).
 """

@@ -15,7 +15,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QEvent, Qt
 from PySide6.QtWidgets import QCheckBox, QGraphicsItem, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from ..theme import plot_colors
+from ..theme import plot_colors, recolor_legend
 
 
 @dataclass
@@ -149,7 +149,13 @@ class LossPlot(QWidget):
         vb = self.loss.vb
         if any(vb.autoRangeEnabled()):
             self.following = True
-        if not self.following or not self.history.steps:
+        if not self.history.steps:  # nothing of an earlier run's ranges stays on an empty plot
+            self.following = True
+            self.loss.setXRange(0, self.total_steps or 10, padding=0.01)
+            self.loss.setYRange(0, 1, padding=0.02)
+            self.lr_plot.setYRange(0, 1, padding=0.02)
+            return
+        if not self.following:
             return
         vb.disableAutoRange()
         self.lr_plot.vb.disableAutoRange()
@@ -211,8 +217,5 @@ class LossPlot(QWidget):
         self.val_curve.setSymbolPen(c.val)
         self.lr_curve.setPen(pg.mkPen(c.lr, width=1.5))
         self.cursor.setPen(pg.mkPen(c.accent, width=1, style=Qt.PenStyle.DashLine))
-        legend = self.loss.legend
-        if legend is not None:
-            legend.setLabelTextColor(c.foreground)
-            for _, label in legend.items:
-                label.setText(label.text)  # setLabelTextColor leaves existing labels as they were drawn
+        if self.loss.legend is not None:
+            recolor_legend(self.loss.legend, c.foreground)

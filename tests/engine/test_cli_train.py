@@ -119,7 +119,7 @@ def broken_run(root: Path, damage: str) -> Path:
 
 BAD_INPUTS = {
     "heads do not divide": (["--config", "heads.toml"], "3 heads do not divide d_model = 32"),
-    "zero layers": (["--config", "layers.toml"], "n_layer: must be at least 1"),
+    "zero layers": (["--config", "layers.toml"], "n_layer: must be in [1, "),
     "missing corpus": (["--config", "small.toml", "--corpus", "nowhere.txt"], "corpus file not found"),
     "empty corpus": (["--config", "small.toml", "--corpus", "empty.txt"], "corpus is empty"),
     "binary corpus": (["--config", "small.toml", "--corpus", "binary.txt"], "looks binary"),
@@ -216,3 +216,20 @@ def test_progress_on_a_terminal_is_one_line_rewritten_in_place():
     text = stream.getvalue()
     assert text.startswith("\rstep 1/4") and "\rstep 4/4" in text and "val 2.5000" in text
     assert text.count("\n") == 1 and text.endswith("\n")
+
+
+def test_training_that_takes_most_of_the_memory_warns_and_one_beyond_it_is_one_line(files, tmp_path, capsys,
+                                                                                     monkeypatch):
+    from engine import limits
+    from engine.config import ExperimentConfig, memory_estimate_bytes
+
+    cfg = ExperimentConfig.load(files["small.toml"])
+    need = memory_estimate_bytes(cfg)
+    monkeypatch.setattr(limits, "machine_memory", lambda: int(need * 1.6))
+    rc, _, err = run_cli(capsys, "train", "--config", files["small.toml"], "--corpus", files["corpus.txt"],
+                         "--run", tmp_path / "run", "--steps", 2)
+    assert rc == 0 and "warning: training memory ≈" in err and "% of this machine's" in err
+    monkeypatch.setattr(limits, "machine_memory", lambda: need - 1)
+    rc, _, err = run_cli(capsys, "train", "--config", files["small.toml"], "--corpus", files["corpus.txt"],
+                         "--run", tmp_path / "run2")
+    assert rc == 2 and len(err.strip().splitlines()) == 1 and "more than this machine's" in err

@@ -60,6 +60,16 @@ def test_toml_round_trip():
     assert ExperimentConfig.from_toml(cfg.to_toml()) == cfg
 
 
+def test_a_config_written_before_gpt2s_parts_builds_the_model_it_did():
+    old = ("[model]\nn_layer = 1\nn_head = 2\nd_model = 8\nd_ff = 16\nn_ctx = 4\nvocab_size = 5\n"
+           "activation = \"gelu\"\n")
+    m = ExperimentConfig.from_toml(old).model
+    assert (m.attn_bias, m.activation, m.ln_eps) == (False, "gelu", 1e-5)
+    assert not any(".b_Q" in k or ".b_O" in k for k in GPT(m).state_dict())
+    gpt2 = dataclasses.replace(m, attn_bias=True, activation="gelu_tanh", ln_eps=1e-6)
+    assert ExperimentConfig.from_toml(ExperimentConfig(model=gpt2).to_toml()).model == gpt2
+
+
 def test_toml_accepts_ints_for_floats_and_partial_sections():
     cfg = ExperimentConfig.from_toml("[train]\nlr = 1\n")
     assert cfg.train.lr == 1.0 and cfg.model == ModelConfig()
@@ -96,6 +106,7 @@ def test_parameter_formula_equals_torch_for_random_configs():
             d_ff=rng.randint(1, 40), n_ctx=rng.randint(2, 20), vocab_size=rng.randint(2, 50),
             pos_encoding=rng.choice(["sinusoidal", "learned", "none"]),
             norm=rng.choice(["pre", "post", "none"]), residual=rng.random() < 0.5,
-            tied=rng.random() < 0.5, activation=rng.choice(["relu", "gelu"]))
+            tied=rng.random() < 0.5, activation=rng.choice(["relu", "gelu", "gelu_tanh"]),
+            attn_bias=rng.random() < 0.5)
         assert cfg.validate() == []
         assert parameter_count(cfg) == torch_count(cfg), cfg

@@ -1,4 +1,4 @@
-"""Geometries of a coefficient and route-class shares of an update (engine/analysis/geometry.py, FORMS.md §8),
+"""Geometries of G and route-class shares of an update (engine/analysis/geometry.py, docs/geometries.md),
 checked against torch's SVD and against the probe loss of engine.model.GPT in float64."""
 
 from __future__ import annotations
@@ -126,3 +126,14 @@ def test_spectra_from_one_svd_equal_each_directions_own():
     G = rng.standard_normal((9, 7))
     for d in geo.geometries(G, rng.standard_normal((9, 7)), G ** 2 + 0.1):
         np.testing.assert_allclose(d.singular_values, np.linalg.svd(d.matrix, compute_uv=False), atol=1e-12)
+
+
+def test_a_share_is_undefined_where_the_parts_cancel():
+    # 22330.9% was shown for a part of 2.2 over a sum of 0.0098: parts that cancel give no share
+    assert geo.fractions({"a": 2.2330, "b": -2.2232}) is None
+    assert "cancel" in geo.why_no_shares({"a": 2.2330, "b": -2.2232})
+    assert geo.fractions({"a": 0.0, "b": 0.0}) is None and "0" in geo.why_no_shares({"a": 0.0})
+    shares = geo.fractions({"a": 3.0, "b": -1.0})
+    assert shares == {"a": 1.5, "b": -0.5}  # a part larger than the sum is fine while the sum means something
+    edge = geo.SHARE_DEFINED * 2.0
+    assert geo.fractions({"a": 1.0 + edge / 2, "b": -1.0 + edge / 2}) is not None

@@ -1,4 +1,4 @@
-"""The engine never imports Qt or the GUI (DESIGN §2), checked in a clean interpreter."""
+"""The engine never imports Qt or the GUI (docs/design.md#engine-and-gui), checked in a clean interpreter."""
 
 import subprocess
 import sys

@@ -120,11 +120,48 @@ def test_too_long_input_is_refused():
         model()(torch.zeros(1, 13, dtype=torch.long))
 
 
-@pytest.mark.parametrize("norm,tied,pos", itertools.product(["pre", "post", "none"], [False, True],
-                                                            ["learned", "sinusoidal", "none"]))
-def test_weight_shapes_are_the_models_state_dict(norm, tied, pos):
+@pytest.mark.parametrize("norm,tied,pos,attn_bias", list(itertools.product(
+    ["pre", "post", "none"], [False, True], ["learned", "sinusoidal", "none"], [False, True])))
+def test_weight_shapes_are_the_models_state_dict(norm, tied, pos, attn_bias):
     cfg = ModelConfig(vocab_size=11, n_ctx=6, d_model=8, n_head=2, n_layer=2, d_ff=12, norm=norm, tied=tied,
-                      pos_encoding=pos)
+                      pos_encoding=pos, attn_bias=attn_bias)
     built = {name: tuple(t.shape) for name, t in GPT(cfg).state_dict().items()}
     assert weight_shapes(cfg) == built  # same names and shapes; the layout's order is the forward pass's
     assert weight_names(cfg) == list(weight_shapes(cfg))
+
+
+def test_gpt2_parts_are_the_equations_written_out():
+    """Attention biases, GELU's tanh form and the layer norm's ε, against GPT-2's equations in plain torch:
+    q = x W_Q + b_Q (k, v alike), o = concat_h(softmax(q_h k_hᵗ/√d_k + M) v_h) W_O + b_O, and
+    gelu_new(u) = ½u(1 + tanh(√(2/π)(u + 0.044715 u³)))."""
+    torch.manual_seed(1)
+    cfg = ModelConfig(n_layer=1, n_head=2, d_model=8, d_ff=12, n_ctx=5, vocab_size=7, attn_bias=True,
+                      activation="gelu_tanh", ln_eps=0.3, pos_encoding="learned")
+    m = GPT(cfg).double().eval()
+    with torch.no_grad():
+        for p in m.parameters():
+            p.add_(0.3 * torch.randn_like(p))
+    w = dict(m.named_parameters())
+    b = "blocks.0."
+
+    def ln(x, key):
+        mu, var = x.mean(-1, keepdim=True), x.var(-1, unbiased=False, keepdim=True)
+        return (x - mu) / torch.sqrt(var + 0.3) * w[key + ".g"] + w[key + ".b"]
+
+    x_ids = torch.randint(7, (2, 5))
+    x = w["W_E"][x_ids] + w["W_P"][:5]
+    a = ln(x, b + "ln1")
+    q, k, v = (a @ w[b + "W_" + s] + w[b + "b_" + s] for s in "QKV")
+    heads = []
+    for h in range(2):
+        cols = slice(4 * h, 4 * h + 4)
+        s = q[..., cols] @ k[..., cols].transpose(-1, -2) / 2 + masks.additive("causal", 5).double()
+        heads.append(torch.softmax(s, -1) @ v[..., cols])
+    x = x + torch.cat(heads, -1) @ w[b + "W_O"] + w[b + "b_O"]
+    u = ln(x, b + "ln2") @ w[b + "W_in"] + w[b + "b_in"]
+    g = 0.5 * u * (1 + torch.tanh(math.sqrt(2 / math.pi) * (u + 0.044715 * u ** 3)))
+    x = x + g @ w[b + "W_out"] + w[b + "b_out"]
+    want = ln(x, "ln_f") @ w["W_U"] + w["b_U"]
+    with torch.no_grad():
+        assert torch.allclose(m(x_ids)[0], want, atol=1e-12)
+        assert torch.allclose(m(x_ids, trace=[])[0], want, atol=1e-12)

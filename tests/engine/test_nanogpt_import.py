@@ -1,6 +1,7 @@
 """nanoGPT checkpoints imported as runs: the test builds a nanoGPT-format checkpoint itself (keys and shapes
 as nanoGPT's model.py names them, random weights) and a reference forward written here from nanoGPT's
-equations (x Wᵗ linears, c_attn split in q, k, v, pre-LN, exact GELU, tied lm_head)."""
+equations (x Wᵗ linears, c_attn split in q, k, v, pre-LN, exact GELU, tied lm_head; with bias=True every
+Linear but lm_head and every LayerNorm has a bias)."""
 
 from __future__ import annotations
 
@@ -36,29 +37,38 @@ def nanogpt_state(args: dict, seed: int = 0, compiled: bool = False) -> dict[str
                h + "attn.c_proj.weight": r(C, C), h + "ln_2.weight": 1 + r(C),
                h + "mlp.c_fc.weight": r(4 * C, C), h + "mlp.c_proj.weight": r(C, 4 * C)}
         if args["bias"]:
-            sd |= {h + "attn.c_attn.bias": r(3 * C), h + "attn.c_proj.bias": r(C)}
+            sd |= {h + "attn.c_attn.bias": r(3 * C), h + "attn.c_proj.bias": r(C), h + "ln_1.bias": r(C),
+                   h + "ln_2.bias": r(C), h + "mlp.c_fc.bias": r(4 * C), h + "mlp.c_proj.bias": r(C),
+                   h + "attn.bias": torch.ones(1, 1, args["block_size"], args["block_size"]).tril()}  # the mask
     sd |= {"transformer.ln_f.weight": 1 + r(C), "lm_head.weight": sd["transformer.wte.weight"]}
+    if args["bias"]:
+        sd["transformer.ln_f.bias"] = r(C)
     return {("_orig_mod." + k if compiled else k): v for k, v in sd.items()}
 
 
 def reference_logits(sd: dict, args: dict, idx: torch.Tensor) -> torch.Tensor:
-    """nanoGPT's forward, float64: y = x Wᵗ, heads of width C/nh, causal softmax, pre-LN, GELU, tied head."""
+    """nanoGPT's forward, float64: y = x Wᵗ + b, heads of width C/nh, causal softmax, pre-LN, GELU, tied head."""
     sd = {k.removeprefix("_orig_mod."): v.double() for k, v in sd.items()}
     C, nh = args["n_embd"], args["n_head"]
     B, T = idx.shape
-    ln = lambda x, w: F.layer_norm(x, (C,), w, None, 1e-5)  # noqa: E731
+
+    def ln(x, key):
+        return F.layer_norm(x, (C,), sd[key + ".weight"], sd.get(key + ".bias"), 1e-5)
+
+    def linear(x, key):
+        return F.linear(x, sd[key + ".weight"], sd.get(key + ".bias"))
+
     x = sd["transformer.wte.weight"][idx] + sd["transformer.wpe.weight"][:T]
     for i in range(args["n_layer"]):
         h = f"transformer.h.{i}."
-        q, k, v = (ln(x, sd[h + "ln_1.weight"]) @ sd[h + "attn.c_attn.weight"].t()).split(C, dim=2)
+        q, k, v = linear(ln(x, h + "ln_1"), h + "attn.c_attn").split(C, dim=2)
         q, k, v = (t.view(B, T, nh, C // nh).transpose(1, 2) for t in (q, k, v))
         att = (q @ k.transpose(-2, -1)) / math.sqrt(C // nh)
         att = att.masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1), float("-inf")).softmax(-1)
         y = (att @ v).transpose(1, 2).reshape(B, T, C)
-        x = x + y @ sd[h + "attn.c_proj.weight"].t()
-        u = F.gelu(ln(x, sd[h + "ln_2.weight"]) @ sd[h + "mlp.c_fc.weight"].t())
-        x = x + u @ sd[h + "mlp.c_proj.weight"].t()
-    return ln(x, sd["transformer.ln_f.weight"]) @ sd["lm_head.weight"].t()
+        x = x + linear(y, h + "attn.c_proj")
+        x = x + linear(F.gelu(linear(ln(x, h + "ln_2"), h + "mlp.c_fc")), h + "mlp.c_proj")
+    return ln(x, "transformer.ln_f") @ sd["lm_head.weight"].t()
 
 
 def write_out_dir(folder, args=ARGS, compiled=False, meta=None, iter_num=250):
@@ -76,16 +86,18 @@ def write_out_dir(folder, args=ARGS, compiled=False, meta=None, iter_num=250):
     return sd
 
 
-@pytest.mark.parametrize("compiled", [False, True])
-def test_imported_logits_equal_the_reference_forward(tmp_path, compiled):
-    sd = write_out_dir(tmp_path / "out", compiled=compiled)
+@pytest.mark.parametrize("compiled, bias", [(False, False), (True, False), (False, True)])
+def test_imported_logits_equal_the_reference_forward(tmp_path, compiled, bias):
+    args = dict(ARGS, bias=bias)
+    sd = write_out_dir(tmp_path / "out", args=args, compiled=compiled)
     done = import_nanogpt(tmp_path / "out", tmp_path / "run")
     run = Run(tmp_path / "run")
     assert run.tokenizer.vocab == CHARS and run.checkpoint_steps() == [250] and run.snapshot_steps() == [250]
     assert done.config.model.tied and done.config.model.pos_encoding == "learned"
+    assert done.config.model.attn_bias == bias
     idx = torch.tensor(run.tokenizer.encode("to be, or not"[:12])).view(1, -1)
     ours, _ = run.build_model(dtype=torch.float64)(idx)
-    torch.testing.assert_close(ours, reference_logits(sd, ARGS, idx), rtol=1e-10, atol=1e-10)
+    torch.testing.assert_close(ours, reference_logits(sd, args, idx), rtol=1e-10, atol=1e-10)
     assert run.probe().x.shape == (4, ARGS["block_size"]) and run.best_step() == 250
 
 
@@ -114,10 +126,13 @@ def test_meta_is_found_at_nanogpts_data_folder_or_given(tmp_path):
     assert import_nanogpt(tmp_path / "out", tmp_path / "run3", meta=tmp_path / "elsewhere.pkl").step == 250
 
 
-def test_a_checkpoint_with_biases_is_refused_in_one_sentence(tmp_path):
-    write_out_dir(tmp_path / "out", args=dict(ARGS, bias=True))
-    with pytest.raises(NanoGPTImportError, match="bias=True") as e:
-        import_nanogpt(tmp_path / "out", tmp_path / "run")
+def test_biases_in_a_bias_false_checkpoint_are_refused_in_one_sentence(tmp_path):
+    sd = nanogpt_state(dict(ARGS, bias=True))
+    (tmp_path / "out").mkdir()
+    torch.save({"model": sd, "model_args": ARGS}, tmp_path / "out" / "ckpt.pt")
+    write_out_dir(tmp_path / "other")  # its meta.pkl
+    with pytest.raises(NanoGPTImportError, match="bias=False") as e:
+        import_nanogpt(tmp_path / "out", tmp_path / "run", meta=tmp_path / "other" / "meta.pkl")
     assert "\n" not in str(e.value) and not (tmp_path / "run").exists()
 
 

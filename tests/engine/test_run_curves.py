@@ -58,3 +58,30 @@ def test_the_reader_reads_a_log_again_only_when_it_changed(runs_folder, tmp_path
     grown = reader.changed(paths, known)
     assert list(grown) == [str(run)] and reader.reads == 4
     assert grown[str(run)][1].columns["step"][-1] == 13
+
+
+def test_the_tikz_export_holds_every_run_in_one_picture_in_the_figures_colours(runs_folder,  # noqa: F811
+                                                                                 tmp_path):
+    import re
+
+    import matplotlib
+
+    from engine.run_curves_tex import MAX_POINTS, thinned
+
+    curves = [load_curves(runs_folder / n) for n in ("short", "long")]
+    curves[1] = curves[1].__class__("long_run 100%", curves[1].path, curves[1].columns)  # TeX's specials
+    export_overlay(tmp_path / "o.tex", curves, "tokens", 0.6)
+    tex = (tmp_path / "o.tex").read_text(encoding="utf-8")
+    assert tex.count("\\begin{tikzpicture}") == 1 and tex.count("\\nextgroupplot") == 4
+    assert tex.count("\\addplot") == 4 * 2
+    assert re.findall(r"\\addlegendentry\{(.*)\}", tex) == ["short", r"long\_run 100\%"]
+    first = matplotlib.colors.to_hex("C0").lstrip("#").upper()
+    assert f"\\definecolor{{run0}}{{HTML}}{{{first}}}" in tex
+    # the first panel's second curve is the long run's smoothed train loss against tokens
+    coords = re.findall(r"coordinates \{(.*)\}", tex)[1]
+    points = [tuple(map(float, p.split(","))) for p in re.findall(r"\(([^)]*)\)", coords)]
+    x, y = curves[1].series("train_loss", "tokens", 0.6)
+    np.testing.assert_allclose(points, np.c_[x, y], rtol=1e-7)
+    assert not list(tmp_path.glob(".*tmp*"))  # written under a temporary name, then renamed
+    x, y = thinned(np.arange(5000.0), np.arange(5000.0))
+    assert len(x) <= MAX_POINTS and x[0] == 0 and x[-1] == 4999

@@ -8,7 +8,8 @@ from engine.training_state import TrainingState as S
 @pytest.mark.parametrize("state, allowed", [
     (S.IDLE, {"train", "step", "edit_config"}),
     (S.RUNNING, {"pause", "pause_resume", "stop", "save"}),
-    (S.PAUSED, {"resume", "pause_resume", "step", "stop", "save"}),
+    (S.PAUSING, {"train", "resume", "pause_resume", "stop", "save"}),
+    (S.PAUSED, {"train", "resume", "pause_resume", "step", "stop", "save"}),
     (S.STOPPED, {"train", "step", "edit_config"}),
     (S.FINISHED, {"train", "edit_config"}),
     (S.ERROR, {"train", "step", "edit_config"}),
@@ -27,4 +28,4 @@ def test_an_invalid_draft_blocks_train_and_step_but_not_a_paused_step():
 
 def test_states_are_their_names():
     assert S("running") is S.RUNNING and S.RUNNING == "running"
-    assert S.RUNNING.live and S.PAUSED.live and not S.STOPPED.live
+    assert S.RUNNING.live and S.PAUSING.live and S.PAUSED.live and not S.STOPPED.live

@@ -25,7 +25,7 @@ def gc_on_gui_thread(qapp):
 @pytest.fixture(autouse=True, scope="session")
 def one_analysis_process(gc_on_gui_thread):
     """One analysis process for every window the GUI tests open, as for the windows of one app session: a
-    window's close waits for the work it left there and resets the service, instead of ending the process
+    window's close waits for the work it left there and resets the door, instead of ending the process
     (the Runs pane asks it on every new window, and spawning a Python that imports torch each time was the
     largest part of the GUI suite's time). Ending it with the app is tested in test_analysis_job.py."""
     from gui import analysis, main_window

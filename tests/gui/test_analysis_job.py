@@ -1,12 +1,15 @@
-"""AnalysisJob: requests run in the one analysis process (not the GUI's), a job answers the newest request
-waiting (older waiting ones are dropped), failures come back as one line, and the process ends with the
-app (the pool's own test, tests/gui/test_processes.py, kills an app and watches its worker go)."""
+"""AnalysisJob: questions are answered in the one analysis process (not the GUI's), a job answers the newest
+question waiting (older waiting ones are dropped), the scheduler sends a view on screen first, failures come
+back as one line, and the process ends with the app (the pool's own test, tests/gui/test_processes.py, kills
+an app and watches its worker go)."""
 
 import os
 
-from engine.analysis import service
+from engine.analysis import questions as q
 from gui import analysis
 from gui.analysis import AnalysisJob
+
+from .analysis_state import Echo, Pid, Total
 
 from ..engine.test_coefficients import tiny_run
 
@@ -18,20 +21,37 @@ def test_a_job_runs_in_the_analysis_process_and_answers_the_newest_request(qtbot
     answers = []
     job.sig_done.connect(lambda tag, result: answers.append((tag, result)))
     with qtbot.waitSignal(job.sig_done, timeout=WAIT):
-        job.submit("pid", os.getpid)
+        job.ask(Pid())
     assert answers[0][1] != os.getpid()
     answers.clear()
-    job.submit(1, os.getpid)
-    job.submit(2, abs, -2)   # waits, then is replaced by
-    job.submit(3, abs, -3)   # the newest
+    job.ask(Echo(1, wait_s=0.5))
+    job.ask(Echo(2))   # waits, then is replaced by
+    job.ask(Echo(3))   # the newest
     qtbot.waitUntil(lambda: not job.busy and len(answers) == 2, timeout=WAIT)
-    assert [tag for tag, _ in answers] == [1, 3] and answers[1][1] == 3
+    assert [result for _, result in answers] == [1, 3] and answers[1][0] == Echo(3)
+
+
+def test_the_scheduler_sends_a_question_of_a_view_on_screen_first(qtbot):
+    from PySide6.QtWidgets import QWidget
+
+    shown, hidden = QWidget(), QWidget()
+    qtbot.addWidget(shown)
+    shown.show()
+    jobs = {"busy": AnalysisJob(), "hidden": AnalysisJob(hidden), "shown": AnalysisJob(shown)}
+    order = []
+    for name, job in jobs.items():
+        job.sig_done.connect(lambda _tag, _result, name=name: order.append(name))
+    jobs["busy"].ask(Echo(0, wait_s=1.0))  # holds the process while the others are asked
+    jobs["hidden"].ask(Echo(1))
+    jobs["shown"].ask(Echo(2))
+    qtbot.waitUntil(lambda: len(order) == 3, timeout=WAIT)
+    assert order == ["busy", "shown", "hidden"]
 
 
 def test_a_users_mistake_comes_back_as_one_line(qtbot, tmp_path):
     job = AnalysisJob()
     with qtbot.waitSignal(job.sig_failed, timeout=WAIT) as failed:
-        job.submit("missing", service.ask, str(tmp_path / "nothing"), "attention", 0)
+        job.ask(q.Attention(str(tmp_path / "nothing"), 0, "To be"), tag="missing")
     assert failed.args[0] == "missing" and "\n" not in failed.args[1]
 
 
@@ -39,7 +59,7 @@ def test_the_process_answers_from_the_runs_analysis(qtbot, tmp_path):
     run = tiny_run(tmp_path / "run")
     job = AnalysisJob()
     with qtbot.waitSignal(job.sig_done, timeout=WAIT) as done:
-        job.submit("posenc", service.ask, str(run.path), "positional", 4, 2)
+        job.ask(q.Positional(str(run.path), 4, 2))
     assert done.args[1].step == 4 and done.args[1].shift == 2
 
 
@@ -48,7 +68,7 @@ def test_shutdown_ends_the_process_and_the_next_request_starts_one(qtbot):
     analysis.shutdown()
     job = AnalysisJob()
     with qtbot.waitSignal(job.sig_done, timeout=WAIT):
-        job.submit("pid", os.getpid)
+        job.ask(Pid())
     assert analysis.executor() is not first
 
 
@@ -79,10 +99,6 @@ def test_the_analysis_process_exits_when_the_app_is_killed():
     assert not _alive(worker), f"analysis process {worker} outlived the app"
 
 
-def total(weights) -> float:
-    return float(sum(t.sum() for t in weights.values()))
-
-
 def test_published_weights_reach_the_process_again_after_it_restarts(qtbot):
     import torch
 
@@ -93,8 +109,8 @@ def test_published_weights_reach_the_process_again_after_it_restarts(qtbot):
     job.sig_done.connect(lambda tag, result: answers.append(result))
     for _ in range(2):  # the second request names a copy the process holds
         with qtbot.waitSignal(job.sig_done, timeout=WAIT):
-            job.submit("sum", total, Published(w))
+            job.ask(Total(Published(w)))
     analysis.shutdown()
     with qtbot.waitSignal(job.sig_done, timeout=WAIT):
-        job.submit("sum", total, Published(w))
+        job.ask(Total(Published(w)))
     assert answers == [19.0, 19.0, 19.0]

@@ -50,14 +50,46 @@ def type_into(qtbot, spin, text: str) -> None:
 def test_editing_a_field_updates_the_parameter_count(qtbot, make_pane):
     w = make_pane()
     arch = pane(w)
-    qtbot.waitUntil(lambda: "by torch" in arch.params.text(), timeout=WAIT)
     type_into(qtbot, arch.forms["model"].editors["n_layer"], "3")
     model = w.session.config.model
     assert model.n_layer == 3
     assert f"{parameter_count(model):,} by the formula" in arch.params.text()
-    qtbot.waitUntil(lambda: f"{parameter_count(model):,} by torch" in arch.params.text(), timeout=WAIT)
-    assert "differs" not in arch.params.text()
+    qtbot.waitUntil(lambda: "reading the corpus" not in arch.params.text(), timeout=WAIT)
+    assert f"vocabulary {w.session.config.model.vocab_size})" in arch.params.text()
     assert "blocks.2.W_Q" in arch.diagram.items
+
+
+def test_a_32768_context_is_refused_beside_n_ctx_and_nothing_is_built(qtbot, make_pane, monkeypatch):
+    import torch
+
+    from engine import limits
+
+    built = []
+    monkeypatch.setattr(torch.nn.Module, "__init__", lambda *a, **k: built.append(a) or 1 / 0)
+    monkeypatch.setattr(limits, "machine_memory", lambda: 16 << 30)
+    w = make_pane()
+    arch = pane(w)
+    type_into(qtbot, arch.forms["model"].editors["n_ctx"], "32768")
+    problem = arch.forms["model"].problem_labels["n_ctx"]
+    assert problem.isVisibleTo(arch) and "more than this machine's 16.0 GiB" in problem.text()
+    assert not arch.train_button.isEnabled() and "Ready" not in arch.status.text()
+    assert "GiB" in arch.memory.text()
+    qtbot.waitUntil(lambda: "reading the corpus" not in arch.params.text(), timeout=WAIT)
+    assert "cannot be read" not in arch.params.text() and built == []
+
+
+def test_training_that_takes_most_of_the_memory_is_a_warning_beside_the_estimate(qtbot, make_pane,
+                                                                                  monkeypatch):
+    from engine import limits
+    from engine.config import memory_estimate_bytes
+
+    arch = pane(make_pane())
+    qtbot.waitUntil(lambda: "reading the corpus" not in arch.params.text(), timeout=WAIT)
+    need = memory_estimate_bytes(arch.draft.replace(model=dataclasses.replace(arch.draft.model, n_layer=2)))
+    monkeypatch.setattr(limits, "machine_memory", lambda: int(need * 1.25))
+    type_into(qtbot, arch.forms["model"].editors["n_layer"], "2")
+    assert "⚠" in arch.memory.text() and "80%" in arch.memory.text()
+    assert arch.status.text() == "Ready to train." and arch.train_button.isEnabled()
 
 
 def test_heads_not_dividing_d_model_shows_the_message_and_disables_train(qtbot, make_window):
@@ -69,7 +101,7 @@ def test_heads_not_dividing_d_model_shows_the_message_and_disables_train(qtbot, 
     assert not arch.train_button.isEnabled()
     assert arch.status.text() == "1 problem: Heads: 3 heads do not divide d_model = 16"
     assert not w.panes["pane_training"].buttons["train"].isEnabled()
-    assert not w.actions["train"].isEnabled()
+    assert w.actions["train"].isEnabled()  # F5 answers with the problem (test_f5_on_a_config_…)
     assert w.session.config == before  # only valid drafts reach the session
     type_into(qtbot, arch.forms["model"].editors["n_head"], "4")
     assert not problem.isVisibleTo(arch)
@@ -100,7 +132,8 @@ def test_clicking_a_weight_in_the_diagram_emits_its_name(qtbot, make_pane):
 
 
 @pytest.mark.parametrize("change", [{}, {"norm": "none", "residual": False}, {"norm": "post"},
-                                    {"pos_encoding": "learned", "tied": True}, {"n_layer": 4}])
+                                    {"pos_encoding": "learned", "tied": True}, {"n_layer": 4},
+                                    {"attn_bias": True, "activation": "gelu_tanh"}])
 def test_the_diagram_draws_exactly_the_trained_weights(qtbot, change):
     from gui.widgets.block_diagram import BlockDiagram
 
@@ -120,7 +153,50 @@ def test_choosing_a_preset_fills_every_field(qtbot, make_pane):
     expected = load_preset("nanogpt-cpu")
     assert w.session.config.model.d_model == expected.model.d_model == 128
     assert w.session.config.train == expected.train
+    assert w.session.config.data == expected.data  # its own data settings, not the draft's corpus
     assert arch.forms["model"].editors["tied"].isChecked()
+
+
+def imported_config(corpus_file):
+    """An imported nanoGPT run's config: its corpus is the dataset's name, not a file here."""
+    cfg = tiny_config(corpus_file)
+    return cfg.replace(data=dataclasses.replace(cfg.data, corpus="shakespeare_char"))
+
+
+def test_a_missing_corpus_says_so_beside_the_field_with_the_bundled_text_one_click_away(qtbot, make_pane,
+                                                                                        corpus_file):
+    w = make_pane(imported_config(corpus_file))
+    arch = pane(w)
+    label = arch.forms["data"].problem_labels["corpus"]
+    qtbot.waitUntil(lambda: "not found" in label.text(), timeout=WAIT)
+    assert not label.isHidden() and "shakespeare_char" in label.text() and "bundled Shakespeare" in label.text()
+    assert not arch.train_button.isEnabled()
+    label.linkActivated.emit("shakespeare")
+    assert w.session.config.data.corpus == "shakespeare"
+    qtbot.waitUntil(lambda: arch.train_button.isEnabled(), timeout=WAIT)
+    assert label.isHidden()
+
+
+def test_the_missing_corpus_link_can_choose_a_file_instead(qtbot, make_pane, corpus_file, monkeypatch):
+    w = make_pane(imported_config(corpus_file))
+    arch = pane(w)
+    label = arch.forms["data"].problem_labels["corpus"]
+    qtbot.waitUntil(lambda: "not found" in label.text(), timeout=WAIT)
+    monkeypatch.setattr(dialogs, "ask_path", lambda *a, **k: corpus_file)
+    label.linkActivated.emit("choose")
+    assert w.session.config.data.corpus == str(corpus_file)
+    qtbot.waitUntil(lambda: arch.train_button.isEnabled(), timeout=WAIT)
+
+
+def test_f5_on_a_config_that_cannot_train_says_what_is_wrong(qtbot, make_window, corpus_file):
+    w = make_window()
+    arch = pane(w)
+    arch._show_config(imported_config(corpus_file))
+    qtbot.waitUntil(lambda: bool(w.session.config_problems), timeout=WAIT)
+    assert w.actions["train"].isEnabled()
+    w.actions["train"].trigger()
+    assert w.banner.level == "error" and "shakespeare_char" in w.banner.text
+    assert "Architecture pane" in w.banner.text and w.session.training_state == "idle"
 
 
 def test_config_saves_to_toml_and_loads_back(qtbot, make_pane, tmp_path, monkeypatch):

@@ -22,3 +22,62 @@ def test_open_run_starts_in_the_runs_folder_and_never_inside_the_last_run(make_w
     w.open_run()
     w.open_run()
     assert starts == [str(settings.runs_root()), str(settings.runs_root())]
+
+
+def test_every_dialog_starts_in_the_runs_folder_not_the_working_folder(make_window, monkeypatch, tmp_path):
+    from gui.widgets import dialogs
+
+    make_window()
+    settings.runs_root().mkdir(parents=True, exist_ok=True)
+    starts = []
+
+    def cancel(parent, title, start, filters):
+        starts.append(start)
+        return "", ""
+
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", cancel)
+    monkeypatch.chdir(tmp_path)
+    assert dialogs.ask_path(None, "open", "Load config", "TOML (*.toml)") is None
+    assert dialogs.ask_path(None, "open", "Choose a corpus", "Text (*.txt)") is None
+    assert starts == [str(settings.runs_root())] * 2
+
+
+def test_a_remembered_folder_deleted_since_opens_its_nearest_existing_parent(make_window, tmp_path):
+    from gui.widgets import dialogs
+
+    make_window()
+    settings.set_last_folder("Load config", tmp_path / "gone" / "deeper")
+    assert dialogs._start("Load config", "x.toml") == str(tmp_path / "x.toml")
+
+
+def test_the_weight_pane_and_file_export_share_one_remembered_export_folder(make_window, monkeypatch, tmp_path):
+    from gui.widgets import dialogs
+
+    make_window()
+    chosen = tmp_path / "figures"
+    chosen.mkdir()
+    starts = []
+
+    def save(parent, title, start, filters):
+        starts.append(start)
+        return str(chosen / "G.png"), ""
+
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", save)
+    dialogs.ask_path(None, "save", "Export coefficient", "PNG (*.png)", suggested="G.png",
+                     start=tmp_path, remember=dialogs.EXPORTS)
+    dialogs.ask_path(None, "save", "Export coefficient (MP4 needs ffmpeg)", "GIF (*.gif)", suggested="G.gif",
+                     remember=dialogs.EXPORTS)
+    assert starts == [str(tmp_path / "G.png"), str(chosen / "G.gif")]
+    assert dialogs._start(dialogs.EXPORTS, "f.png") == str(chosen / "f.png")  # File → Export… too
+
+
+def test_mp4_is_offered_only_where_ffmpeg_is_installed(monkeypatch):
+    import shutil
+
+    from gui.panes.weight import export
+
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    assert "mp4" not in export.offered(export.ALL) and "gif" in export.offered(export.ALL)
+    assert export.offered(export.FILTERS["animation"]) == "GIF animation (*.gif)"
+    monkeypatch.setattr(shutil, "which", lambda name: f"/usr/bin/{name}")
+    assert "MP4 video (*.mp4)" in export.offered(export.ALL)

@@ -127,7 +127,7 @@ def test_a_long_line_and_its_error_wrap_within_the_transcript(qtbot, pane):
 def saving_to(monkeypatch, tmp_path):
     chosen = {}
 
-    def ask_export(parent, title, filters="", suggested=""):
+    def ask_export(parent, title, filters="", suggested="", start=""):
         return chosen["path"], FigureOptions()
 
     monkeypatch.setattr(dialogs, "ask_export", ask_export)

@@ -1,4 +1,4 @@
-"""The Geometry view (FORMS.md §8) in the Weight pane: it shows the engine's update_geometry for the weight
+"""The Weight pane's Geometry view (docs/geometries.md): it shows the engine's update_geometry for the weight
 and step on screen, each direction beside the applied ΔW, their spectra and the route classes' shares."""
 
 from __future__ import annotations
@@ -142,3 +142,33 @@ def test_at_1280x720_every_title_number_and_map_of_the_geometry_page_is_whole(qt
     for m in [*(m for m in view.maps.values() if m.isVisible()), view.spectra]:
         box = m.plot_item.vb if m is not view.spectra else view.spectra.getPlotItem().vb
         assert min(box.width(), box.height()) >= 70, m
+
+
+def test_shares_of_a_sum_near_zero_are_said_to_be_undefined_not_huge_percentages():
+    from types import SimpleNamespace
+
+    from gui.widgets.geometry_view import shares_table
+
+    result = SimpleNamespace(shares={"direct": 2.2330e-4, "via_K": -2.2321e-4}, prev_step=10, step=20,
+                             direction_shares={"euclidean": {"direct": 3.0, "via_K": 1.0}})
+    text = shares_table(result)
+    assert "%" in text and "75.0%" in text  # the geometry's split still reads in percent
+    assert "0.000223" in text and "-0.000223" in text and "24811" not in text
+    assert "ΔW: the parts cancel" in text
+
+
+def test_distributions_tab_shows_w_g_and_the_update_over_every_saved_step(qtbot, adamw_run):
+    from engine.analysis.run_analysis import RunAnalysis
+
+    _, pane = make(qtbot, adamw_run.path, "blocks.1.W_Q")
+    view = pane.distributions_view
+    assert view.result is None  # nothing is asked while the tab is hidden
+    pane.tabs.setCurrentWidget(view)
+    qtbot.waitUntil(lambda: view.result is not None, timeout=WAIT)
+    want = RunAnalysis(adamw_run.path).distributions("blocks.1.W_Q")
+    for q, heatmap in view.maps.items():
+        shown = heatmap.image_item.image if heatmap.image_item is not None else heatmap._matrix
+        np.testing.assert_allclose(shown, want[q].fractions[::-1], rtol=1e-6, equal_nan=True)
+        rows, cols = heatmap.labels()
+        assert cols == [str(s) for s in adamw_run.saved_steps()] and float(rows[0]) > float(rows[-1])
+    assert "blocks.1.W_Q" in view.message.text()

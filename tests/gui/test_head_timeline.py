@@ -26,7 +26,6 @@ def opened(qtbot, run):
     panel.resize(600, 400)
     panel.show()
     assert not panel.heatmap.isVisible() and "Open or train a run" in panel.note.text()  # no empty grid
-    session.set_tokenizer(run.tokenizer)
     with qtbot.waitSignal(panel._job.sig_done, timeout=60000):
         session.set_run(run)
     assert panel.heatmap.isVisible()
@@ -89,8 +88,11 @@ def test_clicking_a_cell_shows_that_head_at_that_step_in_the_heatmaps_pane(qtbot
 
 def test_a_click_on_the_timeline_brings_the_heatmaps_pane_to_the_front(qtbot, make_window):
     w = make_window()
+    heat = w.panes["pane_heatmaps"]
+    heat.tabs.setCurrentWidget(heat.masks)  # the last sub-tab a user looked at
     w.docks["pane_weight"].raise_()
-    qtbot.waitUntil(lambda: not w.panes["pane_heatmaps"].seen())
+    qtbot.waitUntil(lambda: not heat.seen())
     w.session.show_head_at_step(0, 1, 0)
-    qtbot.waitUntil(lambda: w.panes["pane_heatmaps"].seen())
-    assert (w.panes["pane_heatmaps"].state.layer, w.panes["pane_heatmaps"].state.head) == (0, 1)
+    qtbot.waitUntil(lambda: heat.seen())
+    assert (heat.state.layer, heat.state.head) == (0, 1)
+    assert heat.tabs.currentWidget() is heat.attention

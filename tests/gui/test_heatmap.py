@@ -184,11 +184,55 @@ def test_labels_thin_out_to_fit_and_zooming_in_shows_every_token(heatmap):
     heatmap.set_matrix(np.eye(64), tokens, tokens)
     bottom = heatmap.plot_item.getAxis("bottom")
     shown = [label for _, label in bottom._tickLevels[0]]
-    assert shown[0] == "t0" and 1 < len(shown) < 64  # every s-th token, s a power of two
+    assert shown[0] == "t0" and 1 < len(shown) < 64  # every s-th token
     step = int(shown[1][1:])
     assert shown == tokens[::step]
     heatmap.plot_item.vb.setRange(xRange=(10, 14), yRange=(10, 14), padding=0)
     assert [label for _, label in bottom._tickLevels[0]] == tokens
+
+
+def shown_labels(w: HeatmapWidget, axis: str) -> tuple[list[str], float]:
+    ax = w.plot_item.getAxis(axis)
+    return [label for _, label in ax._tickLevels[0]], ax.style["tickFont"].pointSizeF()
+
+
+PROMPT = list("To be, or not to be: that is the question. Whether 'tis nobler in the mind to suffer")
+
+
+@pytest.mark.parametrize("n,size", [(32, 560), (32, 400), (64, 900)])
+def test_a_prompt_that_fits_is_labelled_at_every_token_smaller_before_fewer(heatmap, n, size):
+    tokens = PROMPT[:n]
+    heatmap.resize(size, size)
+    heatmap.set_matrix(np.eye(n), tokens, tokens)
+    QApplication.processEvents()
+    for axis in ("bottom", "left"):
+        shown, point_size = shown_labels(heatmap, axis)
+        assert shown == tokens, (axis, point_size)  # every token, so the prompt reads as typed
+        assert point_size >= 6
+
+
+def test_where_no_size_fits_a_regular_subset_is_labelled_and_hover_names_every_token(heatmap, qtbot):
+    tokens = PROMPT[:64]
+    heatmap.resize(200, 200)
+    heatmap.set_matrix(np.eye(64), tokens, tokens)
+    QApplication.processEvents()
+    shown, _ = shown_labels(heatmap, "bottom")
+    step = next(s for s in range(2, 64) if shown == tokens[::s])
+    assert len(shown) > 64 // (2 * step)  # the smallest step that fits, not the next power of two
+    with qtbot.waitSignal(heatmap.sig_hovered) as blocker:
+        hover(qtbot, heatmap, 1, 1)
+    assert blocker.args[1] == f"1 {tokens[1]}"
+
+
+def test_the_hover_read_out_follows_the_matrix_and_clears_when_its_cell_is_gone(heatmap, qtbot):
+    heatmap.set_matrix(np.arange(64, dtype=float).reshape(8, 8), TOKENS, TOKENS, kind="sequential")
+    with qtbot.waitSignal(heatmap.sig_hovered):
+        hover(qtbot, heatmap, 6, 6)
+    assert heatmap._readout.text().endswith("→  54")
+    heatmap.set_matrix(-np.arange(64, dtype=float).reshape(8, 8), TOKENS, TOKENS, kind="sequential")
+    assert heatmap._readout.text().endswith("→  -54")  # another step or head: its value, not the old one
+    heatmap.set_matrix(np.eye(4), TOKENS[:4], TOKENS[:4])
+    assert heatmap._readout.text().strip() == ""
 
 
 def test_a_title_too_long_for_its_view_ends_in_an_ellipsis_and_keeps_the_rest_in_its_tooltip(qtbot):
@@ -276,10 +320,32 @@ def test_a_heatmap_builds_its_plot_on_its_first_paint_and_shows_what_it_was_give
     assert w._backdrop.isVisible()  # the masked entry shows hatched
 
 
-def test_a_window_builds_no_plot_for_a_pane_behind_a_tab(qtbot, make_window):
-    window = make_window()
+def test_a_window_builds_no_plot_for_a_pane_behind_a_tab(qtbot, make_window, tmp_path):
+    from tests.engine.test_export_cli import tiny_run
+
+    window = make_window(run_dir=tiny_run(tmp_path / "run").path)
     weight = window.panes["pane_weight"]
     qtbot.waitUntil(lambda: window.docks["pane_heatmaps"].isVisible())
     assert all(h._view is None for h in weight.findChildren(HeatmapWidget))
-    window.docks["pane_weight"].raise_()
-    qtbot.waitUntil(lambda: weight.G_map._view is not None)
+    window.docks["pane_weight"].raise_()  # its maps show once the run's coefficients come
+    qtbot.waitUntil(lambda: weight.G_map._view is not None, timeout=30_000)
+
+
+def test_the_heads_chart_labels_every_head_at_its_usual_height(heatmap):
+    heads = [f"L{i // 4} H{i % 4}" for i in range(12)]  # three layers of four heads
+    heatmap.resize(500, 230)
+    heatmap.set_matrix(np.random.default_rng(0).random((12, 20)), heads, [str(10 * s) for s in range(20)],
+                       "probability", row_title="head", col_title="step")
+    QApplication.processEvents()
+    shown, _ = shown_labels(heatmap, "left")
+    assert shown == heads  # every head, not every other one
+
+
+def test_a_heatmaps_export_first_opens_where_its_pane_says(heatmap, monkeypatch, tmp_path):
+    asked = []
+    monkeypatch.setattr(dialogs, "ask_export", lambda *a, **k: asked.append(k))
+    heatmap.set_matrix(np.eye(3))
+    heatmap._export_action.trigger()
+    heatmap.set_caption_source(lambda: "run r", lambda: str(tmp_path))  # the Heatmaps pane: the open run
+    heatmap._export_action.trigger()
+    assert [k["start"] for k in asked] == ["", str(tmp_path)]

@@ -15,6 +15,7 @@ from engine import probes
 from engine.config import ExperimentConfig, ModelConfig
 from engine.data import CharTokenizer
 from engine.model import GPT
+from engine.workspace import OpenRun
 from gui.panes.heatmaps import pane as heatmaps
 from gui.panes.heatmaps import HeatmapsPane
 from gui.session import Session
@@ -33,7 +34,7 @@ def make(qtbot, tok, **model):
     m = dict(n_layer=2, n_head=3, d_model=24, d_ff=32, n_ctx=32, vocab_size=tok.vocab_size)
     m.update(model)
     session = Session(ExperimentConfig(model=ModelConfig(**m)))
-    session.set_tokenizer(tok)
+    session.replace_run(OpenRun(session.config, tok))  # a new run training, before it has its folder
     pane = HeatmapsPane(session)
     pane.prompt.setText(PROMPT)
     pane.prompt.editingFinished.emit()
@@ -262,7 +263,6 @@ def browsing(qtbot, tmp_path):
     qtbot.addWidget(pane)
     pane.resize(1000, 700)
     pane.show()
-    session.set_tokenizer(run.tokenizer)
     with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
         session.set_run(run)
     return run, session, pane

@@ -55,3 +55,46 @@ def test_a_formula_is_asked_again_in_the_new_colour_even_when_out_of_sight(qtbot
     qtbot.waitUntil(lambda: view._key is not None and view._key.color != old)
     c = view.palette().color(TEXT)
     assert view._key.color == (c.red(), c.green(), c.blue())
+
+
+@pytest.fixture
+def themed(qapp):
+    """Switch the whole application's theme; the dark theme again afterwards."""
+    yield lambda name: (theme.apply_theme(qapp, name), QApplication.processEvents())
+    theme.apply_theme(qapp, "dark")
+
+
+def legend_colors(legend) -> set[str]:
+    import re
+
+    return {re.search(r"color: ?(#[0-9a-fA-F]{6}|rgb[^;]*)", label.item.toHtml()).group(1).lower()
+            for _, label in legend.items}
+
+
+@pytest.mark.parametrize("first,second", [("dark", "light"), ("light", "dark")])
+def test_the_norms_chart_legend_and_total_follow_a_theme_switch(qtbot, themed, first, second):
+    import numpy as np
+
+    from gui.panes.weight.views import TOTAL, NormsChart
+
+    themed(first)
+    chart = NormsChart()
+    qtbot.addWidget(chart)
+    chart.show_series(np.arange(3), np.ones(3), {"direct": np.ones(3)}, "lines")
+    themed(second)
+    fg = theme.plot_colors().foreground.lower()
+    assert legend_colors(chart.legend) == {fg}
+    assert chart.curves[TOTAL].opts["pen"].color().name() == fg
+
+
+@pytest.mark.parametrize("first,second", [("dark", "light"), ("light", "dark")])
+def test_the_positional_curve_plot_follows_a_theme_switch(qtbot, themed, first, second):
+    from gui.panes.heatmaps.positional import PositionalView
+
+    themed(first)
+    view = PositionalView()
+    qtbot.addWidget(view)
+    themed(second)
+    c = theme.plot_colors()
+    assert view.curve_plot.backgroundBrush().color().name() == c.background
+    assert view.curve_plot.getPlotItem().getAxis("bottom").textPen().color().name() == c.foreground

@@ -64,7 +64,7 @@ def test_ticked_runs_are_overlaid_with_a_legend_naming_each(qtbot, make_window, 
     runs.set_checked(three_runs / "a")
     runs.set_checked(three_runs / "c")
     assert sorted(w.session.compared_runs) == [three_runs / "a", three_runs / "c"]
-    qtbot.waitUntil(lambda: sorted(curves.legend_names()) == ["a", "c"], timeout=WAIT)  # read by the service
+    qtbot.waitUntil(lambda: sorted(curves.legend_names()) == ["a", "c"], timeout=WAIT)  # read in the analysis process
     runs.set_checked(three_runs / "a", False)
     assert curves.legend_names() == ["c"]  # an unticked run goes at once
     train = curves.line(three_runs / "c", "train_loss")
@@ -118,7 +118,8 @@ def test_a_long_curve_is_drawn_a_pixel_at_a_time_and_smoothing_keeps_the_ranges(
     def logged(n):  # a long run's log of n steps, given to the pane as the analysis process would
         steps = np.arange(1.0, n + 1)
         cols = {"step": steps, "tokens": steps * 64, "wall_s": steps / 10, "train_loss": noisy[:n],
-                "val_loss": np.full(n, np.nan), "lr": np.full(n, 1e-3), "tokens_per_s": noisy[:n] * 1000}
+                "val_loss": np.full(n, np.nan), "lr": np.full(n, 1e-3), "tokens_per_s": noisy[:n] * 1000,
+                "train_bpc": noisy[:n] / np.log(2), "val_bpc": np.full(n, np.nan)}
         stamp = curves._stamps[three_runs / "a"]
         curves._on_curves_read(None, {str(three_runs / "a"): (stamp, RunCurves("a", three_runs / "a", cols))})
 
@@ -262,19 +263,57 @@ def test_file_import_turns_a_nanogpt_out_dir_into_an_open_run(make_window, tmp_p
     assert w.panes["pane_training"].progress.value() == 250  # no metrics log: the step it was imported at
     write_out_dir(tmp_path / "biased", args=dict(n_layer=1, n_head=1, n_embd=4, block_size=4, bias=True,
                                                  vocab_size=61, dropout=0.0))
-    assert run_menu.import_nanogpt(w, tmp_path / "biased") is None and "bias=True" in w.banner.text
+    biased = run_menu.import_nanogpt(w, tmp_path / "biased")  # nanoGPT's bias=True: GPT-2's attention biases
+    assert biased is not None and Run(biased).config.model.attn_bias and w.session.run.path == biased
+    (tmp_path / "empty").mkdir()
+    assert run_menu.import_nanogpt(w, tmp_path / "empty") is None and "Cannot import empty" in w.banner.text
+    write_out_dir(tmp_path / "bad", args=dict(n_layer=1, n_head=1, n_embd=4, block_size=4, bias=False,
+                                              vocab_size=61, dropout=2.0))
+    assert run_menu.import_nanogpt(w, tmp_path / "bad") is None and "dropout" in w.banner.text
 
 
 def test_fork_writes_a_paired_run_beside_its_parent_and_opens_it(qtbot, make_window, three_runs, monkeypatch):
     w = make_window()
     runs = w.panes["pane_runs"]
     listed(qtbot, runs)
-    monkeypatch.setattr(runs, "ask_fork", lambda parent: ("model.activation=relu", 0))
+    from engine.fork import parse_setting
+
+    relu = lambda parent: (parse_setting("model.activation=relu", parent.config), 0)  # noqa: E731
+    monkeypatch.setattr(runs, "ask_fork", relu)
     child = listed(qtbot, runs, runs.fork, three_runs / "b")
     assert child.parent == three_runs and w.controller.run_dir == child
     assert Run(child).config.model.activation == "relu" and runs.item_for(child) is not None
-    monkeypatch.setattr(runs, "ask_fork", lambda parent: ("train.seed=3", 0))
+    monkeypatch.setattr(runs, "ask_fork", lambda parent: (parse_setting("train.seed=3", parent.config), 0))
     assert runs.fork(three_runs / "b") is None and "seed" in w.banner.text
+
+
+def type_into(qtbot, editor, text: str) -> None:
+    editor.lineEdit().selectAll() if hasattr(editor, "lineEdit") else editor.selectAll()
+    qtbot.keyClicks(editor.lineEdit() if hasattr(editor, "lineEdit") else editor, text)
+
+
+def test_the_fork_form_offers_every_field_a_fork_may_change_and_refuses_the_rest(qtbot, three_runs):
+    from gui.panes.fork_form import ForkDialog
+
+    parent = Run(three_runs / "b")
+    box = ForkDialog(parent.config, [0, *parent.checkpoint_steps()[1:]])
+    qtbot.addWidget(box)
+    train, model = box.forms["train"], box.forms["model"]
+    fork = box.buttons.buttons()[0]
+    assert "data" not in box.forms and not train.editors["seed"].isEnabled()
+    assert not fork.isEnabled()  # nothing changed yet
+    type_into(qtbot, train.editors["lr"], "0.003")
+    assert box.cfg.train.lr == 0.003 and fork.isEnabled()
+    type_into(qtbot, model.editors["d_model"], "48")  # the weights' shapes: refused beside the field
+    assert "shapes of the weights" in model.problem_labels["d_model"].text() and not fork.isEnabled()
+    type_into(qtbot, model.editors["d_model"], str(parent.config.model.d_model))
+    model.editors["activation"].setCurrentIndex(model.editors["activation"].findData("relu"))
+    model.editors["activation"].activated.emit(model.editors["activation"].currentIndex())
+    assert box.cfg.model.activation == "relu" and fork.isEnabled()
+    box.step.setCurrentIndex(box.step.count() - 1)
+    cfg, step = box.chosen()
+    assert step == parent.checkpoint_steps()[-1] and cfg.train.lr == 0.003
+    assert cfg.train.seed == parent.config.train.seed
 
 
 def test_the_diff_pane_shows_b_minus_a_from_the_two_runs_analyses(qtbot, make_window, three_runs):
@@ -347,6 +386,25 @@ def test_the_curves_are_read_in_the_analysis_process_never_on_the_gui_thread(qtb
     line = curves.line(three_runs / "c", "train_loss")
     qtbot.waitUntil(lambda: len(line.yData) == 7, timeout=WAIT)  # the pane's slow timer asked again
     assert curves.curves[three_runs / "c"].columns["train_loss"][-1] == 1.25
+
+
+def test_runs_that_cannot_be_compared_are_said_so_in_run_diff_alone(qtbot, make_window, three_runs, corpus_file,
+                                                                      small_text):
+    """Run curves overlays any runs: why a pair has no B − A belongs in Run diff, not in a window banner."""
+    import dataclasses
+
+    cfg = tiny_config(corpus_file, steps=3, eval_every=3)
+    wide = cfg.replace(model=dataclasses.replace(cfg.model, d_model=32))
+    list(Trainer(wide, three_runs / "wide", text=small_text).steps())
+    w, runs, diff = in_front(qtbot, make_window, "pane_run_diff")
+    messages = []
+    w.session.sig_message_posted.connect(lambda level, text: messages.append(text))
+    listed(qtbot, runs)
+    runs.set_checked(three_runs / "a")
+    runs.set_checked(three_runs / "wide")
+    qtbot.waitUntil(lambda: "Cannot compare" in diff.pair_label.text(), timeout=WAIT)
+    assert "different shapes" in diff.pair_label.text() and messages == []
+    assert not diff.grid.isVisibleTo(diff) and not diff.matrix.isVisibleTo(diff)
 
 
 def test_runs_not_trained_to_the_bit_are_named_where_they_are_compared(qtbot, make_window, three_runs):

@@ -61,6 +61,30 @@ def test_pause_stops_the_steps_and_resume_restarts_them(qtbot, make_window):
     wait_state(qtbot, w, "running")
 
 
+def test_pause_says_so_at_once_and_train_resumes_a_paused_run(qtbot, make_window, corpus_file):
+    from .conftest import tiny_config
+
+    # evaluations of many batches: a pause asked during one waits for it, and the pane must say so at once
+    w = make_window(tiny_config(corpus_file, eval_every=5, eval_batches=200))
+    click(qtbot, w, "train")
+    qtbot.waitUntil(lambda: w.session.step >= 3, timeout=WAIT)
+    click(qtbot, w, "pause")
+    assert w.session.training_state in ("pausing", "paused")  # no event loop turn in between: at once
+    assert pane(w).state_label.text() != "training…"
+    wait_state(qtbot, w, "paused")
+    paused_at = w.session.step
+    assert w.actions["train"].isEnabled()
+    with qtbot.waitSignal(w.session.sig_step_reported, timeout=WAIT) as report:
+        w.actions["train"].trigger()  # F5
+    assert report.args[0].step == paused_at + 1
+    wait_state(qtbot, w, "running")
+    click(qtbot, w, "pause")
+    w.actions["train"].trigger()  # F5 at once, pausing or paused: training goes on
+    wait_state(qtbot, w, "running")
+    n = w.session.step
+    qtbot.waitUntil(lambda: w.session.step > n + 2, timeout=WAIT)
+
+
 def test_step_advances_exactly_one(qtbot, make_window):
     w = make_window()
     with qtbot.waitSignal(w.session.sig_step_reported, timeout=WAIT) as first:
@@ -122,6 +146,37 @@ def test_generate_writes_a_continuation_of_the_prompt(qtbot, make_window):
     qtbot.waitUntil(lambda: p.output.toPlainText().startswith("the ") and len(p.output.toPlainText()) > 4,
                     timeout=WAIT)
     assert p.generate.isEnabled()
+
+
+def test_generate_shows_the_next_token_probabilities_with_temperature_and_top_k(qtbot, make_window):
+    import numpy as np
+
+    w = make_window()
+    p = pane(w)
+    click(qtbot, w, "step")
+    wait_state(qtbot, w, "paused")
+    p.prompt.setText("the ")
+    p.length.setValue(8)
+    qtbot.mouseClick(p.generate, Qt.MouseButton.LeftButton)
+    view = p.next_tokens
+    qtbot.waitUntil(lambda: view.result is not None, timeout=WAIT)
+    text = p.output.toPlainText()
+    assert view.result.position == len(text) - 1 and len(view.result.tokens) == len(text)  # char tokens
+    assert 0 < view.result.model.sum() <= 1 and len(view.result.candidates) >= 2
+    bars = view.sampled_bars.opts["width"]
+    np.testing.assert_allclose(bars, view.result.sampled)
+    p.temperature.setValue(0.0)  # greedy: all the mass on the most likely token
+    qtbot.waitUntil(lambda: view.result.temperature == 0.0, timeout=WAIT)
+    assert view.result.sampled.max() == 1.0 and view.result.sampled[0] == 1.0
+    p.top_k.setValue(2)
+    p.temperature.setValue(1.0)
+    qtbot.waitUntil(lambda: view.result.top_k == 2 and view.result.temperature == 1.0, timeout=WAIT)
+    assert (view.result.sampled > 0).sum() == 2 and view.result.sampled.sum() == pytest.approx(1.0)
+    cursor = p.output.textCursor()
+    cursor.setPosition(2)  # after "th": the bars follow token 1, 'h'
+    p.output.setTextCursor(cursor)
+    qtbot.waitUntil(lambda: view.result.position == 1, timeout=WAIT)
+    assert view.context.text() == "th"
 
 
 def test_evaluation_samples_are_logged_and_curves_export(qtbot, make_window, corpus_file, tmp_path,

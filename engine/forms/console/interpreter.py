@@ -3,7 +3,7 @@
 Values are words (with the network they came from, so expandAll can substitute a named value's
 differential), networks (encoder(n), gpt("tiny")), finished terms, lists, strings and integers. Functions
 are looked up in a fixed table — nothing else can be called, no attribute but the listed properties can be
-read, and nothing reaches Python (DESIGN §8).
+read, and nothing reaches Python (docs/reliability.md#the-console).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """LaTeX that matplotlib's mathtext renders (no matrix environments, no \\operatorname): operators are
-written op_B[A] as in FORMS.md §2, e.g. ``\\mathrm{aa}_{S_{1}}\\left[A\\right]``."""
+written op_B[A] as in docs/forms.md#operators, e.g. ``\\mathrm{aa}_{S_{1}}\\left[A\\right]``."""
 
 from __future__ import annotations
 
@@ -47,8 +47,8 @@ class LatexPrinter(Printer):
         return r"\mathrm{" + w.kind + "}_{" + self.doprint(w.base) + r"}\left[" + self.doprint(w.arg) + r"\right]"
 
     def _print_Fn(self, w):
-        name = {"a": "a", "m": "m", "gelu": "gelu", "N": "N"}[w.kind]
-        return r"\mathrm{" + name + r"}\left(" + self.doprint(w.arg) + r"\right)"
+        name = {"gelut": r"\mathrm{gelu}_{\tanh}"}.get(w.kind, r"\mathrm{" + w.kind + "}")
+        return name + r"\left(" + self.doprint(w.arg) + r"\right)"
 
     def _print_Diag(self, w):
         return r"\mathrm{diag}\left(" + self.doprint(w.arg) + r"\right)"

@@ -1,4 +1,4 @@
-"""The Forms pane (DESIGN §1.5): the pane itself (pane.py) and its parts, one module each."""
+"""The Forms pane (docs/design.md#the-forms-pane): the pane itself (pane.py) and its parts, one module each."""
 
 from .pane import FormsPane
 

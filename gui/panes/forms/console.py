@@ -1,7 +1,7 @@
 """The forms pane's console: the note's command line (engine.forms.console) with a prompt that keeps its
 history (Up and Down), outputs rendered as mathematics, HTML or text, and a log for errors, as in the
 note's screenshots. Lines run off the GUI thread, one at a time; the console evaluates only the forms
-language, never Python (DESIGN §8): whatever it cannot parse is an error in the log. A running line shows
+language, never Python (docs/reliability.md): what it cannot parse is an error in the log. A running line shows
 a Stop button (and Esc stops it): `Console.cancel()` ends it at its next evaluation step.
 """
 

@@ -1,5 +1,5 @@
-"""The Forms pane (DESIGN §1.5): the training error's differential form pulled back to the weights
-(FORMS.md), for the note's encoder chain or for the model of the Architecture pane.
+"""The Forms pane (docs/design.md): the training error's differential form pulled back to the weights
+(docs/forms.md), for the note's encoder chain or for the model of the Architecture pane.
 
 Three tabs over one derivation: Walkthrough (the note's pipeline, stage by stage), Terms (weights with
 their counts, terms, one term's word, G and numbers at the current step) and Console (the note's command
@@ -15,19 +15,21 @@ from dataclasses import dataclass, replace
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QLabel, QMenu, QTabWidget, QToolButton, QVBoxLayout, QWidget
 
+from engine.analysis import questions as q
+from engine.analysis.live import Published
+from engine.analysis.terms import TermValues
 from engine.figure_options import using_figure_options
 from engine.forms import latex
 from engine.forms import snapshot_export as se
 
 from ... import settings
 from ...analysis import AnalysisJob
-from ...jobs import LatestJob
+from ...jobs import JobQueue, LatestJob
 from ...session import Session
 from ...widgets import dialogs
 from .console import ConsoleView
 from .source import KINDS, SourceBar, SourceChoice, derive_source
 from .terms import TermsView
-from .values import TermValues, ValueRequest
 from .walkthrough import WalkthroughView
 
 TABS = ("walkthrough", "terms", "console")
@@ -53,8 +55,8 @@ class FormsPane(QWidget):
         self.counts: dict[str, int] = {}
         self._valued_step: int | None = None   # the step whose values were last asked for
         self._derive = LatestJob(self)
-        self._values = AnalysisJob(self)
-        self._exports = LatestJob(self)
+        self._values = AnalysisJob(self, follows=session)
+        self._exports = JobQueue(self)  # every export asked is written, none dropped for a newer one
         self._build()
         self.state = FormsState(self.source.choice(), tab="terms")
         self._connect()
@@ -167,6 +169,7 @@ class FormsPane(QWidget):
         if kind in KINDS and kind != self.state.source.kind:  # the source last shown with this run
             self.source.set_choice(replace(self.source.choice(), kind=kind))
         self._valued_step = None
+        self.terms.detail.show_values(None, "")
         self._update_weights_wish()
         self._ask_values()
 
@@ -201,8 +204,12 @@ class FormsPane(QWidget):
         if self.terms.detail.values_term != term.id:  # while training, the last value stays until the next
             self.terms.detail.show_values(None, f"Computing the value at step {step}…")
         self._valued_step = step
-        req = ValueRequest(model, str(run.path), step, term.id, term.weight, weights)
-        self._values.submit(term.id, *req.call())
+        if weights is None:  # a saved step, answered by the run's RunAnalysis
+            question = q.TermValuesAt(str(run.path), step, term.id, term.weight)
+        else:  # weights training just published, bound to the run's probe batch
+            question = q.LiveTermValues(model, Published(weights), step, run=str(run.path), term_id=term.id,
+                                        weight=term.weight)
+        self._values.ask(question, tag=term.id)
 
     def _on_values(self, term_id: str, values: TermValues) -> None:
         self.terms.detail.show_values(values, "")
@@ -247,7 +254,9 @@ class FormsPane(QWidget):
         if build is None:
             self.session.post_message("Choose a weight, a term or a walkthrough stage first.", "warning")
             return
-        chosen = dialogs.ask_export(self, "Export formula", se.FILTERS, suggested=f"{what}.tex")
+        run = self.session.run
+        chosen = dialogs.ask_export(self, "Export formula", se.FILTERS, suggested=f"{what}.tex",
+                                    start=run.path if run is not None else "")
         if chosen is not None:  # the dialog's resolution is a PNG's DPI
             path, options = chosen
             self._exports.submit(what, lambda: using_figure_options(options, se.export_sheet, path, build()))

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QSpinBo
 
 from engine.config import ModelConfig
 
-from ...worker import ensure_torch
+from ...torch_import import ensure_torch
 
 KINDS = ("chain", "model")
 MAX_DEPTH = 6

@@ -7,12 +7,12 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
+from engine.analysis.terms import TermValues
 from engine.forms import latex, printing
 from engine.forms.derive import Forms, Term
 
 from ...widgets.formula import FormulaView
 from ...widgets.heatmap import HeatmapWidget
-from .values import TermValues
 
 
 def _caption(text: str) -> QLabel:

@@ -1,6 +1,6 @@
 """The forms pane's walkthrough: the note's pipeline — encoder(n), form, expandAll, expandmm, shiftmm,
 cycle — as steps to go through for the whole form or for one term, each stage rendered as mathematics
-(FORMS.md §1–3: layers composed by substitution, shifts with the transposes of §3).
+(docs/rules.md: layers composed by substitution, shifts with their transposes).
 
 Stages are derived and printed on a pool thread (`stage_sheets`); a whole form with more terms than the
 engine lists (DEFAULT_LIMIT) walks only as far as the form itself and says to follow one term instead.
@@ -20,13 +20,13 @@ from ...widgets.tiles import row_of
 
 SCOPES = ("whole form", "one term")
 ABOUT = {
-    "encoder": "The network: every named value defined by a word in the values before it (FORMS §1).",
+    "encoder": "The network: every named value defined by a word in the values before it.",
     "form": "ω = trace(Eᵗ dF): the differential of the error's form, to be pulled back to the weights.",
     "expandAll": "The Leibniz rule with every named value's differential substituted by its definition's "
                  "(layers compose by substitution), multiplied out — outside operator arguments.",
     "expandmm": "expandAll through operator arguments as well (operators are linear): one summand per "
                 "route, each carrying exactly one differential of a weight.",
-    "shiftmm": "Each operator shifted onto the rest of the trace, with the transposes of FORMS §3, until "
+    "shiftmm": "Each operator shifted onto the rest of the trace, each with its transpose (see shift), until "
                "the weight's differential stands outside every operator.",
     "cycle": "trace(L f R) → trace(R L f): the differential last; what precedes it is the coefficient.",
     "shift": "One shift: trace(P op_B[A]) → trace(opᵀ_{Bᵗ}[P] A), the transposed kind on the transposed base.",

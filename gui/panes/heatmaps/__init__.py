@@ -1,4 +1,4 @@
-"""The Heatmaps pane (DESIGN §1.4): the pane itself (pane.py) and its views and requests, one module each."""
+"""The Heatmaps pane (docs/design.md): the pane itself (pane.py) and its views and requests, one module each."""
 
 from .pane import HeatmapsPane
 

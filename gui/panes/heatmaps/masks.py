@@ -47,7 +47,7 @@ class MasksView(QWidget):
         layout.addLayout(row_of(QLabel("band β of the banded mask:"), self.band, self.band_label))
         layout.addWidget(self.note)
         layout.addWidget(tiles, 1)
-        # scrubbing the slider asks for at most a few recomputations a second (STYLE: pg.SignalProxy)
+        # scrubbing the slider asks for at most a few recomputations a second (pg.SignalProxy's rate limit)
         self._proxy = pg.SignalProxy(self.band.valueChanged, rateLimit=8, slot=self._on_band_scrubbed)
         self.band.valueChanged.connect(lambda v: self.band_label.setText(f"β = {v}"))
 

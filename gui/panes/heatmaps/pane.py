@@ -1,4 +1,4 @@
-"""The Heatmaps pane (DESIGN §1.4): attention, masks and positional encodings for a prompt, live while
+"""The Heatmaps pane (docs/design.md): attention, masks and positional encodings for a prompt, live while
 training and for any saved step of a run.
 
 The pane binds to the Session in `_connect` and keeps its view state in `HeatmapsState`. Its timeline scrubs
@@ -64,7 +64,7 @@ class HeatmapsPane(SeenWidget):
         super().__init__(parent)
         self.session = session
         self.state = HeatmapsState()
-        self._job = AnalysisJob(self)
+        self._job = AnalysisJob(self, follows=session)
         self._results: dict[str, tuple[tuple, object]] = {}  # tab -> (request key, result)
         self._asked: tuple | None = None                       # key of the newest request submitted
         self._last_live_step: int | None = None
@@ -110,7 +110,8 @@ class HeatmapsPane(SeenWidget):
         self.diff = DiffView()
         self.views = dict(zip(TABS, (self.attention, self.masks, self.positional, self.diff)))
         for view in (v for tab in self.views.values() for v in tab.findChildren(HeatmapWidget)):
-            view.set_caption_source(self.export_caption)  # every exported figure names run, step and prompt
+            # every exported figure names run, step and prompt, and is first offered the run's folder
+            view.set_caption_source(self.export_caption, self._run_folder)
         self.tabs = QTabWidget()
         for view, label in zip(self.views.values(), ("Attention", "Masks", "Positional encodings", "Head diff")):
             self.tabs.addTab(view, label)
@@ -178,7 +179,10 @@ class HeatmapsPane(SeenWidget):
         if request.key in (shown, self._asked):
             return
         self._asked = request.key
-        self._job.submit(request.key, *request.call())
+        self._job.ask(request.question(), tag=request.key)
+
+    def _run_folder(self) -> str:
+        return str(self.session.run.path) if self.session.run is not None else ""
 
     def export_caption(self) -> str:
         run, result = self.session.run, self._results.get(self.state.tab, (None, None))[1]
@@ -249,9 +253,11 @@ class HeatmapsPane(SeenWidget):
         self.status.setVisible(bool(text))
 
     def _on_run_opened(self, run) -> None:
+        """Another run is open (or the new one has its folder now): nothing shown stays, nothing asked
+        of the previous one arrives (the job follows the session)."""
         self._results.clear()
-        if run is None and self.session.weights is None:
-            self.tabs.hide()
+        self._asked = None
+        self.tabs.hide()
         self._last_live_step = None
         if run is not None:
             try:
@@ -288,8 +294,10 @@ class HeatmapsPane(SeenWidget):
 
     def show_head_at_step(self, layer: int, head: int, step: int) -> None:
         """Browse the saved `step` with (layer, head) chosen: the head timeline's click (the Weight pane's
-        timeline moves there too)."""
+        timeline moves there too), on the Attention tab: the head's attention is what the click asks for,
+        whichever tab was last open."""
         self._list_steps()
+        self.tabs.setCurrentWidget(self.attention)
         self._choose_head(layer, head)
         self.session.set_browse_step(step)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtWidgets import QGridLayout, QLabel, QSizePolicy, QSpinBox, QVBoxLayout, QWidget
 
 from engine.analysis.attention import PositionalResult
@@ -35,7 +35,6 @@ class PositionalView(QWidget):
         self.curve_plot = pg.PlotWidget()
         self.curve_plot.setMenuEnabled(False)
         self.curve_plot.setLabel("bottom", "position")
-        self.curve_plot.showGrid(x=True, y=True, alpha=0.25)
         self.curve = self.curve_plot.plot([], [], symbol="o", symbolSize=3)
         self.curve_title = QLabel(" ")
         self.shift_note = QLabel(" ")
@@ -100,9 +99,19 @@ class PositionalView(QWidget):
         self.curve.setData(np.arange(r.P.shape[0]), r.P[:, j])
         self.curve_title.setText(f"dimension {j} of P across positions")
 
+    def changeEvent(self, event) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:  # a theme switch: the plot was left in the old colours
+            self._restyle()
+
     def _restyle(self) -> None:
         colors = theme.plot_colors()
         self.curve_plot.setBackground(colors.background)
+        plot = self.curve_plot.getPlotItem()
+        plot.showGrid(x=True, y=True, alpha=colors.grid_alpha)
+        for name in ("left", "bottom"):
+            plot.getAxis(name).setPen(colors.foreground)
+            plot.getAxis(name).setTextPen(colors.foreground)
         self.curve.setPen(pg.mkPen(colors.train, width=1.5))
         self.curve.setSymbolBrush(colors.train)
         self.curve.setSymbolPen(None)

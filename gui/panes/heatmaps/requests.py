@@ -1,12 +1,12 @@
-"""What the heatmaps pane asks the analysis process (gui/analysis.py): one request in, one result out.
+"""What the heatmaps pane asks about the weights it shows: one question of engine/analysis/questions.py in,
+one result out.
 
-A request names the tab (attention, masks, positional encodings or a head's diff between two steps), where the weights come from (a copy
-published by training, or a saved step of a run) and the view's parameters; `Request.call()` is the
-function and arguments sent. A saved step is answered by the run's RunAnalysis
-(engine.analysis.service.ask; the diff is always between two saved steps), a live copy by the same pure
-functions on one model cache (`ask_live`; the copy crosses to the process once, engine/analysis/live.py),
-so a refresh costs the forward passes the tab needs. Results are the frozen dataclasses
-of numpy arrays that engine/analysis/attention.py defines.
+A request names the tab (attention, masks, positional encodings or a head's diff between two steps), where
+the weights come from (a copy published by training, or a saved step of a run) and the view's parameters;
+`Request.question()` is the question asked. A saved step is answered by the run's RunAnalysis (the diff is
+always between two saved steps), a live copy by the same pure functions on one model cache (the copy
+crosses to the process once, engine/analysis/live.py), so a refresh costs the forward passes the tab needs.
+Results are the frozen dataclasses of numpy arrays that engine/analysis/attention.py defines.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from engine.analysis import service
+from engine.analysis import questions as q
 from engine.analysis.live import Published
 from engine.config import ModelConfig
 
@@ -50,14 +50,17 @@ class Request:
         params = {"attention": (), "masks": (self.band,), "positional": (self.shift,), "diff": (self.other,)}
         return (self.tab, self.source.key, self.prompt, *params[self.tab])
 
-    def call(self) -> tuple:
-        """(fn, *args) for the analysis process: a RunAnalysis method on a saved step, or the same
-        analysis of a published copy."""
+    def question(self) -> q.Question:
+        """The question for the analysis process: about a saved step of a run, or about a published copy."""
         src = self.source
         if self.tab == "diff":
-            return (service.ask, str(src.run.path), "attention_diff", src.step, self.other, self.prompt)
-        params = {"attention": (self.prompt,), "masks": (self.prompt, self.band), "positional": (self.shift,)}
+            return q.AttentionDiff(str(src.run.path), src.step, self.other, self.prompt)
         if src.weights is None:
-            return (service.ask, str(src.run.path), self.tab, src.step, *params[self.tab])
-        text = () if self.tab == "positional" else (self.tokenizer,)
-        return (service.ask_live, self.tab, src.config, Published(src.weights), src.step, *text, *params[self.tab])
+            run = str(src.run.path)
+            return {"attention": lambda: q.Attention(run, src.step, self.prompt),
+                    "masks": lambda: q.Masks(run, src.step, self.prompt, self.band),
+                    "positional": lambda: q.Positional(run, src.step, self.shift)}[self.tab]()
+        live = (src.config, Published(src.weights), src.step)
+        return {"attention": lambda: q.LiveAttention(*live, tokenizer=self.tokenizer, prompt=self.prompt),
+                "masks": lambda: q.LiveMasks(*live, tokenizer=self.tokenizer, prompt=self.prompt, band=self.band),
+                "positional": lambda: q.LivePositional(*live, shift=self.shift)}[self.tab]()

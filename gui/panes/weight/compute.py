@@ -1,7 +1,7 @@
 """How the Weight pane gets coefficient records: it asks the app's analysis process (gui/analysis.py) for each
 step it needs and keeps only what it was answered.
 
-`CoefficientFeeder` asks through one `AnalysisJob` (engine.analysis.service.coefficient_at, answered by the
+`CoefficientFeeder` asks through one `AnalysisJob` (questions.CoefficientAt, answered by the
 run's RunAnalysis.coefficients, which keeps the memory and disk cache): the step on screen first, with its
 matrices, then the rest of the timeline for the charts, whose answers are only each step's summary and
 update geometry. One request is in the process at a time and the feeder picks the next when it is answered,
@@ -19,40 +19,27 @@ The geometry and routes views ask the same process through their own AnalysisJob
 
 from __future__ import annotations
 
-import functools
 from collections import OrderedDict
-from concurrent.futures.process import BrokenProcessPool
 
 from PySide6.QtCore import QObject, Signal
 
-from engine.analysis import service
+from engine.analysis import questions as q
 from engine.analysis.cache import nbytes
-from engine.errors import UserError
 
 from ... import analysis
 from ...analysis import AnalysisJob
-from ...worker import ensure_torch
+from ...torch_import import ensure_torch
 
 SHOWN_BYTES = 64 * 2**20  # matrices kept GUI-side: the steps last shown (the newest is always kept)
-
-def in_process(fn, *args):
-    """fn(*args) in the app's analysis process (gui/analysis.py), waited for on the calling thread (the
-    Weight pane's exports, on a JobQueue thread)."""
-    ex, future = analysis.send(fn, args)
-    try:
-        return future.result()
-    except BrokenProcessPool:
-        analysis.restart_after(ex)
-        raise UserError("the process computing coefficients stopped unexpectedly; try again") from None
-
 
 def open_store(run):
     """A CoefficientStore of `run` whose records are computed in the analysis process (the exports' store,
     used on their JobQueue thread: it shares the disk cache the process writes)."""
     ensure_torch()
-    from engine.coefficients.cache import CoefficientStore, compute_record
+    from engine.coefficients.cache import CoefficientStore
 
-    return CoefficientStore(run, compute=functools.partial(in_process, compute_record, str(run.path), "float32"))
+    return CoefficientStore(run, compute=lambda weight, step: analysis.ask_and_wait(
+        q.CoefficientRecord(str(run.path), weight, step)))
 
 
 class ShownRecords:
@@ -140,7 +127,7 @@ class CoefficientFeeder(QObject):
     def open_run(self, run) -> None:
         self.store, self._run, self._failed = None, run, set()
         if run is not None:
-            self._job.submit(("open", id(run)), service.coefficients_of, str(run.path))
+            self._job.ask(q.CoefficientTable(str(run.path)), tag=("open", id(run)))
         else:
             self.sig_store_ready.emit(None)
 
@@ -169,8 +156,8 @@ class CoefficientFeeder(QObject):
         todo = self.missing()
         if todo:
             step = todo[0]
-            self._job.submit((id(self._run), self.weight, step), service.coefficient_at, str(self._run.path),
-                             self.weight, step, step == self.current)
+            self._job.ask(q.CoefficientAt(str(self._run.path), self.weight, step, step == self.current),
+                          tag=(id(self._run), self.weight, step))
 
     def _on_done(self, tag, result) -> None:
         if tag[0] == "open":

@@ -28,6 +28,14 @@ FILTERS = {
 }
 ALL = ("PNG image (*.png);;SVG image (*.svg);;PDF document (*.pdf);;NumPy array of G (*.npy);;"
        "CSV norms over steps (*.csv);;GIF animation (*.gif);;MP4 video (*.mp4)")
+MP4 = ";;MP4 video (*.mp4)"
+
+
+def offered(filters: str) -> str:
+    """The filters without MP4 where ffmpeg, which writes it, is not installed."""
+    from engine.coefficients.export import mp4_available
+
+    return filters if mp4_available() else filters.replace(MP4, "")
 
 
 class _Relay(QObject):
@@ -99,7 +107,11 @@ class WeightExporter(QObject):
             return
         suffix = {"heatmap": "png", "animation": "gif", "stack": "npy", "norms": "csv"}[kind]
         name = f"{target[1]}-{'G' if kind != 'stack' else 'stack'}.{suffix}"
-        path = dialogs.ask_path(self.pane, "save", "Export coefficient", FILTERS[kind], suggested=name)
+        from engine.coefficients.export import mp4_available
+
+        title = "Export coefficient" + ("" if kind != "animation" or mp4_available() else " (MP4 needs ffmpeg)")
+        path = dialogs.ask_path(self.pane, "save", title, offered(FILTERS[kind]), suggested=name,
+                                start=target[0].path, remember=dialogs.EXPORTS)
         if path is not None:
             self.export(kind, path)
 
@@ -120,7 +132,8 @@ class WeightExporter(QObject):
         if target is None:
             return None
         relay = self._relay
-        return ALL, f"{target[1]}-G.png", lambda path: _run("file", path, *target, relay.sig_progress.emit)
+        return offered(ALL), f"{target[1]}-G.png", lambda path: _run("file", path, *target,
+                                                                      relay.sig_progress.emit)
 
     def _on_progress(self, done: int, total: int) -> None:
         self.progress.setMaximum(total)

@@ -1,4 +1,4 @@
-"""The Weight pane (DESIGN §1.6, issue 7): one weight's coefficient matrix G = −∂L/∂W on the run's probe
+"""The Weight pane (docs/design.md, issue 7): one weight's coefficient matrix G = −∂L/∂W on the run's probe
 batch over training, split by the form into route classes (and terms, for small weights).
 
 A weight is opened by clicking it anywhere (the architecture diagram, a term in the forms pane: any
@@ -23,7 +23,7 @@ from PySide6.QtGui import QPalette, QPixmap
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QScrollArea, QSplitter, QTabWidget,
                                QVBoxLayout, QWidget)
 
-from engine.analysis import service
+from engine.analysis import questions as q
 
 from ...analysis import AnalysisJob
 from ...screen_fit import scrolling
@@ -33,6 +33,7 @@ from ...widgets.heatmap import HeatmapWidget
 from ...widgets.seen import SeenWidget
 from ...widgets.timeline import Timeline
 from .compute import CoefficientFeeder
+from .distributions_view import DistributionsView
 from .export import WeightExporter
 from .routes_view import RoutesView
 from .views import GeometryChart, NormsChart, PartsList, series
@@ -63,11 +64,13 @@ class WeightPane(SeenWidget):
         self.state = WeightState(weight=session.selected_weight)
         self._opened = False
         self.feeder = CoefficientFeeder(self)
-        self._formula_job = AnalysisJob(self)
-        self._terms_job = AnalysisJob(self)  # the largest terms of a weight with too many to split
+        self._formula_job = AnalysisJob(self, follows=session)
+        # the largest terms of a weight with too many to split
+        self._terms_job = AnalysisJob(self, follows=session)
         self._largest = None                 # its answer (LargestTerms) or why there is none (a str)
         self._largest_for: tuple | None = None  # the (weight, step) asked, or answered
-        self._geometry_job, self._geometry_for = AnalysisJob(self), None  # the view's (weight, step) asked
+        self._geometry_job = AnalysisJob(self, follows=session)
+        self._geometry_for: tuple | None = None  # the geometry view's (weight, step) asked
         self._chart_timer = QTimer(self, singleShot=True, interval=int(1000 / CHART_HZ))
         self._frame_timer = QTimer(self, singleShot=True)
         self._frame_clock = QElapsedTimer()
@@ -103,12 +106,16 @@ class WeightPane(SeenWidget):
         self.tabs.addTab(scrolling(self.geometry_view), "Geometry")
         self.routes_view = RoutesView()
         self.tabs.addTab(self.routes_view, "Routes over training")
+        self.distributions_view = DistributionsView()
+        self.tabs.addTab(self.distributions_view, "Distributions")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
         layout.addWidget(self.timeline)
         layout.addWidget(self.status)
         layout.addWidget(self.tabs, 1)
+        self.timeline.setVisible(False)  # until the open run's coefficients can be shown (_on_store_ready)
+        self.tabs.hide()
 
     def _coefficient_page(self) -> QWidget:
         """G, W and ΔW side by side above the list of G's parts (with the chosen one's formula), their norms
@@ -242,7 +249,17 @@ class WeightPane(SeenWidget):
     # ---- handlers --------------------------------------------------------------------------
 
     def _on_run_opened(self, run) -> None:
+        """Another run is open: show nothing of the previous one until this one's coefficients come."""
         self.timeline.set_steps([])
+        self.timeline.setVisible(False)
+        self.tabs.hide()
+        self.weight_box.clear()
+        self.badge.setText("")
+        self._largest, self._largest_for, self._geometry_for = None, None, None
+        self.geometry_view.clear("Choose a weight and a step: the geometries are computed from the run's saved "
+                                 "weights.")
+        self.routes_view.clear()
+        self._say("Opening the run's coefficients…" if run is not None else "")
         self._opened = False  # the run is opened here when the pane is first seen: hidden, it costs nothing
         if self.seen() or run is None:
             self._open(run)
@@ -264,6 +281,8 @@ class WeightPane(SeenWidget):
         self.weight_box.setCurrentText(self.state.weight)
         self.weight_box.blockSignals(False)
         self._say("")
+        self.timeline.setVisible(True)
+        self.tabs.show()
         self._refresh_steps()
         self._on_weight_chosen(self.state.weight)
 
@@ -397,8 +416,7 @@ class WeightPane(SeenWidget):
         key = (rec.weight, rec.step)
         if self._largest_for != key:
             self._largest_for, self._largest = key, None
-            self._terms_job.submit(key, service.ask, str(self.feeder.store.run.path), "largest_terms", rec.step,
-                                   rec.weight)
+            self._terms_job.ask(q.LargestTerms(str(self.feeder.store.run.path), rec.step, rec.weight), tag=key)
         return self._largest
 
     def _on_largest(self, tag, result) -> None:
@@ -413,19 +431,24 @@ class WeightPane(SeenWidget):
             return
         if self._geometry_for != (st.weight, st.step):
             self._geometry_for = (st.weight, st.step)
-            self._geometry_job.submit(self._geometry_for, service.ask, str(store.run.path), "update_geometry",
-                                      st.weight, st.step)
+            self._geometry_job.ask(q.UpdateGeometry(str(store.run.path), st.weight, st.step),
+                                   tag=self._geometry_for)
 
     def _on_geometry(self, tag, result) -> None:
         if tag == (self.state.weight, self.state.step):
             self.geometry_view.show_result(result)
 
     def _ask_routes(self) -> None:
-        """The route shares over training of the weight on screen (or the whole model), only while their tab
-        is shown; asked again when the saved steps change (routes_view.py)."""
+        """The views over training of the weight on screen, only while their tab is shown, asked again when
+        the saved steps change: the route shares (of the weight or the whole model, routes_view.py) and the
+        distributions of W, G and ΔW (distributions_view.py)."""
         store, st = self.feeder.store, self.state
-        if store is not None and st.weight is not None and self.tabs.currentWidget() is self.routes_view:
+        if store is None or st.weight is None:
+            return
+        if self.tabs.currentWidget() is self.routes_view:
             self.routes_view.ask(str(store.run.path), st.weight, self.timeline.steps, store.weight_names())
+        elif self.tabs.currentWidget() is self.distributions_view:
+            self.distributions_view.ask(str(store.run.path), st.weight, self.timeline.steps)
 
     def _draw_charts(self) -> None:
         store, st = self.feeder.store, self.state
@@ -444,8 +467,8 @@ class WeightPane(SeenWidget):
             return
         self.caption.setText("rendering the formula…")
         color = self.palette().color(QPalette.ColorRole.WindowText).name()
-        self._formula_job.submit((st.weight, st.kind, st.part), service.render_formula, store.cfg, st.weight,
-                                 st.kind, st.part, color)
+        self._formula_job.ask(q.FormulaImage(store.cfg, st.weight, st.kind, st.part, color),
+                              tag=(st.weight, st.kind, st.part))
 
     def changeEvent(self, event) -> None:
         super().changeEvent(event)

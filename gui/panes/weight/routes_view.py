@@ -1,4 +1,4 @@
-"""Which routes the optimizer used over training (FORMS.md §8, issue 13): the Weight pane's "Routes" tab.
+"""Which routes the optimizer used over training (docs/geometries.md, issue 13): the Weight pane's "Routes" tab.
 
 It asks the analysis process (gui/analysis.py, RunAnalysis.route_shares) and draws the plain
 `engine.analysis.routes.RouteShares` it gets: one line per route class, its share ⟨G_c(p), ΔW⟩ of the
@@ -18,11 +18,12 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
-from engine.analysis import service
+from engine.analysis import questions as q
+from engine.analysis.geometry import why_no_shares
 from engine.analysis.routes import APPLIED, NOTE
 
 from ...analysis import AnalysisJob
-from ...theme import plot_colors
+from ...theme import plot_colors, recolor_legend
 from .views import _Chart, cached, color_of
 
 SCOPES = ("this weight", "whole model")
@@ -45,7 +46,9 @@ class RoutesChart(_Chart):
     def _restyle(self) -> None:
         super()._restyle()
         if hasattr(self, "legend"):
-            self.legend.setLabelTextColor(plot_colors().foreground)
+            recolor_legend(self.legend, plot_colors().foreground)
+        if "Σ" in getattr(self, "curves", {}):  # Σ is drawn in the text colour
+            self.curves["Σ"].setPen(pg.mkPen(plot_colors().foreground, width=2.5))
 
     def show_shares(self, shares, direction: str) -> None:
         for item in self.curves.values():
@@ -72,10 +75,13 @@ def ranking_table(shares) -> str:
     head = "".join(f"<th>{html.escape(SHORT.get(d, d))}</th>" for d in directions)
     rows = []
     for rank, (name, value) in enumerate(shares.ranking()[:RANKED], 1):
-        cells = "".join(f"<td align='right'>{100 * fractions[d][name]:.1f}%</td>" for d in directions)
+        cells = "".join(f"<td align='right'>{100 * fractions[d][name]:.1f}%</td>" if fractions[d] is not None
+                        else "<td align='right'>undefined</td>" for d in directions)
         rows.append(f"<tr><td>{rank}. {html.escape(name)}</td><td align='right'>{value:.3g}</td>{cells}</tr>")
     more = len(shares.classes) - RANKED
     tail = f"<br>…and {more} more classes" if more > 0 else ""
+    tail += "".join(f"<br>{html.escape(SHORT.get(d, d))}: {html.escape(why_no_shares(shares.sums(d)))}"
+                    for d in directions if fractions[d] is None)
     return (f"<b>Routes over training</b> ({NOTE}): Σ over intervals of ⟨G_c(p), ΔW⟩, and each class's "
             f"fraction of the decrease per direction<table cellspacing='6'><tr><th>class</th><th>Σ share</th>"
             f"{head}</tr>{''.join(rows)}</table>{tail}")
@@ -150,7 +156,7 @@ class RoutesView(QWidget):
         done = len(names) - len(self._todo) - (0 if asked is None else 1)
         what = key[0] or f"every weight ({done} of {len(names)} done)"
         self.show_message(f"computing the route shares of {what} over every saved step…")
-        self._job.submit((key, asked), service.ask, key[1], "route_shares", asked)
+        self._job.ask(q.RouteShares(key[1], asked), tag=(key, asked))
 
     def _on_done(self, tag, result) -> None:
         key, asked = tag
@@ -164,8 +170,17 @@ class RoutesView(QWidget):
     def show_message(self, text: str) -> None:
         self.message.setText(text)
 
+    def clear(self) -> None:
+        """Forget the run shown and what was asked of it: another run is open."""
+        self._job.forget()
+        self._context = self._asked = self.result = None
+        self.chart.hide()
+        self.ranking.setText("")
+        self.show_message("")
+
     def show_result(self, shares) -> None:
         self.result = shares
+        self.chart.show()
         chosen = self.direction_box.currentData()
         self.direction_box.blockSignals(True)
         self.direction_box.clear()

@@ -17,7 +17,7 @@ from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QGraphicsItem, QHeaderView, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
-from ...theme import plot_colors
+from ...theme import plot_colors, recolor_legend
 
 PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
            "#9c755f", "#bab0ac")
@@ -122,18 +122,20 @@ class NormsChart(_Chart):
 
     def _restyle(self) -> None:
         super()._restyle()
-        self.legend.setLabelTextColor(plot_colors().foreground)
+        recolor_legend(self.legend, plot_colors().foreground)
+        if self.mode == "lines" and TOTAL in self.curves:  # ‖G‖ is drawn in the text colour
+            self.curves[TOTAL].setPen(pg.mkPen(plot_colors().foreground, width=2.5))
 
     def __init__(self, parent=None):
         super().__init__(parent)
         # beside the plot, not over it: with a line per route class it covered half the curves
         self.legend = pg.LegendItem(labelTextSize="8pt", verSpacing=-6)
-        self.plot = self.add_plot(0, "norm")
-        self.plot.setLabel("bottom", "step")
-        self.graphics.addItem(self.legend, row=0, col=1)
         self.curves: dict[str, pg.PlotDataItem] = {}
         self.fills: list[pg.FillBetweenItem] = []
         self.mode = "lines"
+        self.plot = self.add_plot(0, "norm")
+        self.plot.setLabel("bottom", "step")
+        self.graphics.addItem(self.legend, row=0, col=1)
         self._key: tuple = ()
 
     def show_series(self, steps: np.ndarray, total: np.ndarray, parts: dict[str, np.ndarray], mode: str,

@@ -44,10 +44,10 @@ def test_every_request_finds_its_weights_in_any_order_of_copies(monkeypatch):
     assert sent < 200  # and copies asked about again were not all sent again
 
 
-def test_a_process_that_does_not_hold_the_copy_says_so_and_the_service_says_it_in_one_line(monkeypatch):
+def test_a_process_that_does_not_hold_the_copy_says_so_and_the_door_says_it_in_one_line(monkeypatch):
     import pytest
 
-    from engine.analysis import service
+    from engine.analysis import door, questions
     from engine.errors import UserError
 
     mirror = Mirror()
@@ -56,7 +56,7 @@ def test_a_process_that_does_not_hold_the_copy_says_so_and_the_service_says_it_i
     monkeypatch.setattr(live, "_held", type(live._held)())
     assert cross(mirror, w) is None
     with pytest.raises(UserError, match="no longer"):
-        service.ask_live("positional", None, None, 3, 1)
+        door.answer(questions.LivePositional(None, None, 3, shift=1))
 
 
 def test_bfloat16_weights_cross_as_float32(monkeypatch):

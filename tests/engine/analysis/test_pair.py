@@ -1,13 +1,14 @@
 """Paired runs compared at one step through their RunAnalysis objects: attention maps, a weight's
-coefficient G and the weight itself of A and B, and B − A; and the same answers from the service entry."""
+coefficient G and the weight itself of A and B, and B − A; and the same answers through the door."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from engine.analysis import door
 from engine.analysis import pair as pr
-from engine.analysis import service
+from engine.analysis import questions as q
 from engine.analysis.run_analysis import RunAnalysis
 from engine.errors import UserError
 from engine.fork import fork_run, parse_setting
@@ -72,11 +73,9 @@ def test_a_step_not_saved_by_both_and_an_unknown_weight_are_refused(pair):
         pr.weight(a, b, 0, "W_nothing")
 
 
-def test_the_service_answers_from_the_runs_analyses(runs):
+def test_the_door_answers_pair_questions_from_the_runs_analyses(runs):
     a, b = (str(p) for p in runs)
-    got = service.ask_pair(a, b, "weight", 10, "blocks.0.W_K")
-    ga = service.analysis(a).coefficients.record("blocks.0.W_K", 10).G
+    got = door.answer(q.PairWeight(a, b, 10, "blocks.0.W_K", pr.COEFFICIENT))
+    ga = door.door().analysis(a).coefficients.record("blocks.0.W_K", 10).G
     np.testing.assert_array_equal(got.a, ga.astype(np.float64))
-    assert service.ask_pair(b, a, "choices").steps == [0, 10, 20]
-    with pytest.raises(ValueError):
-        service.ask_pair(a, b, "analysis")
+    assert door.answer(q.PairChoices(b, a)).steps == [0, 10, 20]

@@ -19,8 +19,9 @@ CHAIN_VARIANTS = {
 }
 
 # The chain without residuals collapses with depth: at depth 4 its last Q, K gradients are 4e-6…2e-5 of the
-# largest, just above FORMS §6's degenerate threshold, and their relative error reaches ~2e-12 (round-off of
-# a near-cancelling gradient). Elsewhere errors are ≤ 1e-14. 1e-10 keeps a margin and is 100× below the CLI.
+# largest, just above the degenerate threshold (docs/verification.md), and their relative error reaches ~2e-12
+# (round-off of a near-cancelling gradient). Elsewhere errors are ≤ 1e-14. 1e-10 keeps a margin and is 100×
+# below the CLI.
 TOL = 1e-10
 
 

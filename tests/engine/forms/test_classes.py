@@ -1,4 +1,4 @@
-"""Route classes (FORMS §7): they sum to the total, each equals the sum of its terms, and every way of
+"""Route classes (docs/route-classes.md): they sum to the total, each is the sum of its terms, and every way of
 evaluating a term agrees: the stacked backward pass, the walk over route prefixes, and the G word alone."""
 
 import pytest

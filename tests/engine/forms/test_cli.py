@@ -1,4 +1,4 @@
-"""`gpt-explorer forms` (DESIGN §6 contract): counts, verification, terms, the console, and one clear line
+"""`gpt-explorer forms` (docs/command-line.md): counts, verification, terms, the console, and one clear line
 on stderr for every mistake."""
 
 import pytest

@@ -1,5 +1,5 @@
 """The note's console language: what it runs, what it shows, and that it rejects anything outside the
-language with the position and what was expected (DESIGN §8: never arbitrary Python)."""
+language with the position and what was expected (docs/reliability.md#the-console: never arbitrary Python)."""
 
 import pytest
 

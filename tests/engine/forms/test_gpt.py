@@ -1,5 +1,5 @@
 """The GPT as a network of definitions is the torch model: same parameters and shapes, same logits and
-loss on a batch, for every architectural option (DESIGN §3: one description, three uses)."""
+loss on a batch, for every architectural option (docs/design.md#one-description-three-uses)."""
 
 import itertools
 
@@ -92,3 +92,38 @@ def test_every_term_is_found_by_its_id_even_with_a_heads_comma():
     assert any("{1,0}" in t.id for t in terms)
     for t in terms:
         assert f.term(t.id) is not None and f.term(t.id).index == t.index
+
+
+@pytest.mark.parametrize("norm, heads", [("pre", 1), ("post", 2), ("none", 2)])
+def test_the_words_compute_gpt2s_parts(norm, heads):
+    cfg = small_config(norm=norm, n_head=heads, attn_bias=True, activation="gelu_tanh", ln_eps=0.3)
+    net, f, bound, ref, (w, x, y) = gpt_case(cfg)
+    model = GPT(cfg).double().eval()
+    model.load_state_dict(w)
+    with torch.no_grad():
+        logits, _ = model(x, y)
+    assert torch.allclose(bound.values["Z"], logits, rtol=1e-13, atol=1e-13)
+    assert {p.name: p.shape for p in net.params} == {k: tuple(v.shape) for k, v in model.named_parameters()}
+
+
+def test_attention_biases_make_named_queries_keys_and_values():
+    """A head with biases reads Q = A W_Q + C b_Q (K, V alike): forward sums stay inside a named value, so
+    a term is still one path, and a bias of head h is its columns of b_Q."""
+    net = gpt.network(small_config(n_head=2, n_layer=1, attn_bias=True, norm="pre"))
+    eq = {a.text: text(w) for a, w in net.equations()}
+    assert eq["Q_{0,1}"] == "A_0 WQ_{0,1} + C bQ_{0,1}"
+    assert eq["Z_{0,1}"] == "d_k^{-1/2} Q_{0,1} K_{0,1}^t"
+    assert eq["H_0"] == "X_0 + S_{0,0} V_{0,0} WO_{0,0} + S_{0,1} V_{0,1} WO_{0,1} + C bO_0"
+    assert [s.block for s in net.param("blocks.0.b_V").symbols] == [(1, 0, 4), (1, 4, 8)]
+
+
+@pytest.mark.parametrize("norm", ["pre", "post"])
+def test_attention_biases_add_weights_not_routes(norm):
+    """Every weight both models share has the same routes and route classes with biases as without."""
+    from engine.forms import derive
+
+    plain, biased = (derive(small_config(norm=norm, attn_bias=b)) for b in (False, True))
+    for p in plain.net.params:
+        assert biased.count(p.name) == plain.count(p.name), p.name
+    classes = lambda f: sorted((t.weight, t.route_class) for t in f.iter_terms() if t.weight == "W_E")  # noqa: E731
+    assert classes(biased) == classes(plain)

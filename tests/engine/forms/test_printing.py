@@ -1,5 +1,5 @@
-"""Printing: the note's text notation, HTML, and LaTeX that matplotlib's mathtext renders (STYLE: tests
-render every formula the printer emits — here every kind of node, operator and name it can print)."""
+"""Printing: the note's text notation, HTML, and LaTeX that matplotlib's mathtext renders (tests render
+every formula the printer emits — here every kind of node, operator and name it can print)."""
 
 import pytest
 

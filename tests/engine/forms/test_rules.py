@@ -1,4 +1,4 @@
-"""The rules of FORMS §3: Leibniz order, expandAll in the free algebra, shift with its transposes, and the
+"""The rules of docs/rules.md: Leibniz order, expandAll in the free algebra, shift with its transposes, and the
 note's staged pipeline giving, node for node, the terms the derivation builds route by route."""
 
 import pytest
@@ -71,7 +71,7 @@ def _operator_case(kind, n=5, seed=0):
 
 @pytest.mark.parametrize("kind", sorted(TRANSPOSED_KIND))
 def test_shift_is_exact_for_every_operator_kind(kind):
-    # trace(P op_B[A]) = trace(op^T_{B^t}[P] A), FORMS §3
+    # trace(P op_B[A]) = trace(op^T_{B^t}[P] A), docs/rules.md#shift
     P, A, base = _operator_case(kind)
     lhs = torch.trace(P @ apply_operator(kind, base, A))
     rhs = torch.trace(apply_operator(TRANSPOSED_KIND[kind], base.t(), P) @ A)
@@ -80,7 +80,7 @@ def test_shift_is_exact_for_every_operator_kind(kind):
 
 @pytest.mark.parametrize("kind", ["aa", "aaC", "ln", "lnC"])
 def test_shift_without_the_transposes_is_wrong(kind):
-    # FORMS §3: "the variants without them are wrong by O(1)"
+    # docs/rules.md#shift: without its transposes a shift is wrong by the coefficient's own size
     P, A, base = _operator_case(kind)
     lhs = torch.trace(P @ apply_operator(kind, base, A))
     naive = torch.trace(apply_operator(kind, base, P) @ A)
@@ -133,3 +133,12 @@ def test_the_whole_form_steps_through_the_notes_pipeline():
     assert finished == [t.G for t in f.terms()]
     with pytest.raises(Exception, match="more than"):
         Forms(encoder(6, residual=True)).form_stages()
+
+
+@pytest.mark.parametrize("kind, fn", [("gg", lambda u: torch.nn.functional.gelu(u)),
+                                      ("ggt", lambda u: torch.nn.functional.gelu(u, approximate="tanh"))])
+def test_a_gelu_operator_multiplies_by_the_slope_torch_differentiates(kind, fn):
+    u = torch.linspace(-6, 6, 97, dtype=torch.float64).reshape(1, -1).requires_grad_(True)
+    a = torch.randn(1, 97, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    (grad,) = torch.autograd.grad(fn(u), u, a)
+    assert torch.allclose(apply_operator(kind, u.detach(), a), grad, rtol=1e-13, atol=1e-15)

@@ -1,4 +1,4 @@
-"""sympy cross-checks of the rules (FORMS §7): sympy differentiates small trace expressions itself — with
+"""sympy cross-checks of the rules (docs/forms.md): sympy differentiates small trace expressions itself — with
 its matrix calculus where it can, entry by entry on explicit matrices where operators are involved — and
 the engine's coefficients agree."""
 
@@ -62,7 +62,7 @@ def test_leibniz_cycle_and_finish_agree_with_sympys_matrix_derivative(word, weig
     assert sp.simplify(explicit(ours, vals) - explicit(theirs, vals)) == sp.zeros(*explicit(ours, vals).shape)
 
 
-@pytest.mark.parametrize("kind", ["mm", "aa", "aaC", "gg", "ln", "lnC"])
+@pytest.mark.parametrize("kind", ["mm", "aa", "aaC", "gg", "ggt", "ln", "lnC"])
 def test_shift_agrees_with_sympy_differentiating_entry_by_entry(kind):
     # trace(P op_B[A W]) differentiated by sympy in every entry of W, against the engine's shift + finish
     n, m = 3, 2
@@ -82,9 +82,11 @@ def test_shift_agrees_with_sympy_differentiating_entry_by_entry(kind):
     assert max((ours - grad).applyfunc(lambda v: abs(sp.N(v)))) < 1e-20
 
 
-@pytest.mark.parametrize("fn_kind, op_kind", [("a", "aa"), ("N", "ln"), ("gelu", "gg"), ("m", "mm")])
+@pytest.mark.parametrize("fn_kind, op_kind", [("a", "aa"), ("N", "ln"), ("gelu", "gg"), ("gelut", "ggt"),
+                                              ("m", "mm")])
 def test_the_differential_of_each_function_is_its_operator(fn_kind, op_kind):
-    # FORMS §2: d a(Z) = aa_{a(Z)}[dZ], d N(X) = ln_X[dX], d gelu(U) = gg_U[dU], d m(U) = mm_U[dU]
+    # docs/forms.md: d a(Z) = aa_{a(Z)}[dZ], d N(X) = ln_X[dX], d gelu(U) = gg_U[dU], d m(U) = mm_U[dU]; and
+    # GELU's tanh form, d gelut(U) = ggt_U[dU]
     t = sp.Symbol("t")
     Z, A = _rand(2, 3, 5, rational=False), _rand(2, 3, 6, rational=False)
     moved = apply_function(fn_kind, Z + t * A)

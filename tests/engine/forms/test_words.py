@@ -1,4 +1,4 @@
-"""Words (FORMS §2, §7): interned nodes, transposes on leaves, flattened products, operator transposes."""
+"""Words (docs/forms.md): interned nodes, transposes on leaves, flattened products, operator transposes."""
 
 from fractions import Fraction
 
@@ -40,7 +40,7 @@ def test_transpose_reverses_products_and_lives_on_leaves():
 @pytest.mark.parametrize("kind, transposed", [("mm", "mm"), ("gg", "gg"), ("aa", "aaC"), ("aaC", "aa"),
                                               ("ln", "lnC"), ("lnC", "ln")])
 def test_operator_transpose_swaps_the_kind_and_transposes_base_and_argument(kind, transposed):
-    # FORMS §2: op_B[A]^t = op^T_{B^t}[A^t]
+    # docs/forms.md#operators: op_B[A]^t = op^T_{B^t}[A^t]
     w = op(kind, S, prod(A, B))
     t = transpose(w)
     assert type(t) is Op and t.kind == transposed and t.base is T(S) and t.arg is prod(T(B), T(A))

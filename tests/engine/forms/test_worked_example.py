@@ -1,4 +1,4 @@
-"""The worked example of FORMS §3: the three dK_0 terms of the depth-2 chain (query, key and value side of
+"""The worked example of docs/rules.md: the three dK_0 terms of the depth-2 chain (query, key and value side of
 layer 1), written here directly in torch from the formulas, match the engine's terms numerically — and
 the engine's words are those formulas."""
 
@@ -23,14 +23,14 @@ def aaC(B, A):
     return B * (A - (B * A).sum(0, keepdim=True))
 
 
-def test_the_three_dk0_terms_match_forms_section_3():
+def test_the_three_dk0_terms_match_the_worked_example():
     net = chain.encoder(2, d=6, d_k=3, d_v=5)
     w = chain.random_weights(net, seed=3)
     x0, target = chain.random_batch(net, batch=1, n=7, seed=4)
     bound = evaluate.Bound(net, *chain.leaves(net, w, x0, target))
     got = evaluate.terms(bound, Forms(net), "K_0")
 
-    # the forward pass of FORMS §1, written out
+    # the forward pass of docs/forms.md#the-encoder-chain, written out
     X0, T = x0[0], target[0]
     n0 = n1 = 1 / math.sqrt(3)
     Q0, K0, V0, b0, W0, f0 = (w[k] for k in ("Q_0", "K_0", "V_0", "b_0", "W_0", "f_0"))
@@ -55,7 +55,7 @@ def test_the_three_dk0_terms_match_forms_section_3():
     assert not torch.allclose(q, k) and not torch.allclose(k, v)
 
 
-def test_the_dk0_words_are_the_formulas_of_forms_section_3():
+def test_the_dk0_words_are_the_formulas_of_the_worked_example():
     f = Forms(chain.encoder(2))
     words = {t.id: text(t.G) for t in f.terms("K_0")}
     assert words["K_0 via X_1@Z_1#0"] == (

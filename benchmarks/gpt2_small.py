@@ -1,0 +1,160 @@
+"""A GPT-2-small-shaped model on this CPU (issue 24; docs/figures.md#goals: open, sample, draw its 144-head grid).
+
+GPT-2 small's shape (12 layers × 12 heads, d_model 768, context 1024, a 50,257-token vocabulary; 124 M
+parameters) with random weights: transformers builds it and `save_pretrained` writes it, with a byte-level
+BPE trained here on the bundled plays and padded with unused special tokens to 50,257, since nothing may be
+downloaded. Then, in one process, each as the app does it:
+
+    import     `import hf`: read, check, convert and write the run (checkpoint and snapshot)
+    open       the run's model at step 0 built from its checkpoint (what opening the run loads)
+    sample     generate_text: tokens per second of a continuation after a prompt
+    first heatmaps  RunAnalysis opening the run and computing the prompt's attention (weights, model, maps)
+    attention  every layer's and head's attention for a prompt (engine/analysis/attention.py), two lengths
+    grid       the Heatmaps pane's 144-tile mosaic (HeatmapGrid.set_stack) drawn offscreen
+
+and the process's resident memory after each (VmRSS) and at its peak (VmHWM). Times are medians of --reps;
+all but the import run on one torch thread, as the app runs them.
+
+    python benchmarks/gpt2_small.py [--reps 3] [--tokens 32] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+GPT2_VOCAB = 50_257
+
+
+def memory() -> str:
+    """Resident memory now and at the peak, from /proc (Linux)."""
+    fields = {}
+    with open("/proc/self/status") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            fields[key] = value.strip()
+    return f"RSS {fields.get('VmRSS', '?')}, peak {fields.get('VmHWM', '?')}"
+
+
+def timed(fn, reps: int = 1):
+    times, out = [], None
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), out
+
+
+def build_folder(folder: Path) -> None:
+    """A random GPT-2 small saved by transformers, with a 50,257-token byte-level BPE beside it."""
+    import json
+
+    import torch
+    import transformers
+
+    from engine.bpe import END_OF_TEXT, BPETokenizer
+    from engine.corpus import shakespeare_text
+
+    tok = BPETokenizer.fit(shakespeare_text(), GPT2_VOCAB - 1)
+    unused = [f"<|unused{i}|>" for i in range(GPT2_VOCAB - 1 - tok.vocab_size)]
+    tok._tok.add_special_tokens([*unused, END_OF_TEXT])  # padding to GPT-2's size; no text encodes to them
+    tok = BPETokenizer(tok._tok)
+    assert tok.vocab_size == GPT2_VOCAB, tok.vocab_size
+    torch.manual_seed(0)
+    transformers.GPT2LMHeadModel(transformers.GPT2Config()).save_pretrained(folder)
+    (folder / "tokenizer.json").write_text(json.dumps(tok.to_dict()), encoding="utf-8")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--reps", type=int, default=3, help="repetitions of each timed phase (median printed)")
+    ap.add_argument("--tokens", type=int, default=32, help="tokens sampled in the sample phase")
+    ap.add_argument("--keep", metavar="DIR", help="build the folder and run here and keep them (default: a temp dir)")
+    args = ap.parse_args()
+    root = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="gpt2-small-"))
+    root.mkdir(parents=True, exist_ok=True)
+    try:
+        run(root, args)
+    finally:
+        if not args.keep:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+def run(root: Path, args) -> None:
+    import torch
+
+    from engine.analysis.attention import attention
+    from engine.analysis.run_analysis import RunAnalysis
+    from engine.config import human_count, parameter_count
+    from engine.hf_import import import_hf
+    from engine.runs import Run
+    from engine.trainer import generate_text
+
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {os.cpu_count()} cores; {memory()}")
+    folder, run_dir = root / "gpt2-small", root / "run"
+    if not (folder / "config.json").exists():
+        t, _ = timed(lambda: build_folder(folder))
+        print(f"built a random GPT-2 small folder in {t:.1f} s (not part of the figures); {memory()}")
+    shutil.rmtree(run_dir, ignore_errors=True)
+    t, done = timed(lambda: import_hf(folder, run_dir))
+    m = done.config.model
+    print(f"import   {t:6.2f} s  {m.n_layer}×{m.n_head}×{m.d_model}, context {m.n_ctx}, {m.vocab_size:,} tokens, "
+          f"{human_count(parameter_count(m))} parameters; {memory()}")
+    # the app reads weights, samples and computes attention with one torch thread (its analysis process,
+    # engine/analysis/door.py; generate_text): on this shared machine two threads made a 12×768 by
+    # 768×768 product 36 ms instead of 0.6 ms
+    torch.set_num_threads(1)
+    run_ = Run(run_dir)
+    t, model = timed(lambda: run_.build_model(0).eval(), args.reps)
+    print(f"open     {t:6.2f} s  the model built from the step-0 checkpoint; {memory()}")
+    prompt = "ROMEO: But soft, what light through yonder window breaks?"
+    t, text = timed(lambda: generate_text(model, run_.tokenizer, prompt, args.tokens, 0.8, seed=1), args.reps)
+    print(f"sample   {t:6.2f} s  {args.tokens} tokens: {args.tokens / t:.1f} tokens/s; {memory()}")
+    del model
+    t, _ = timed(lambda: RunAnalysis(run_dir).attention(0, prompt))
+    print(f"first heatmaps {t:5.2f} s  the analysis opening the run: weights loaded, model built, attention "
+          f"for the prompt; {memory()}")
+    analysis = RunAnalysis(run_dir)
+    model = analysis.model(0)
+    long_prompt = " ".join(["My lord, the king is come to Westminster."] * 8)
+    for p in (prompt, long_prompt):
+        n = len(run_.tokenizer.encode(p))
+        t, result = timed(lambda p=p: attention(model, run_.tokenizer, p, 0), args.reps)
+        print(f"attention {t:5.2f} s  {m.n_layer * m.n_head} heads on a {n}-token prompt; {memory()}")
+    draw_grid(result.maps, args.reps)
+
+
+def draw_grid(maps, reps: int) -> None:
+    from PySide6.QtWidgets import QApplication
+
+    from gui.widgets.heatmap_grid import HeatmapGrid
+
+    app = QApplication.instance() or QApplication([])
+    grid = HeatmapGrid(title="attention")
+    grid.resize(1600, 1000)
+    grid.show()
+    labels = list(maps.tokens)
+
+    def draw():
+        grid.set_stack(maps.weights, labels, labels)
+        grid.repaint()
+        app.processEvents()
+
+    draw()  # the plot is built on first use
+    t, _ = timed(draw, reps)
+    L, H, T, _ = maps.weights.shape
+    print(f"grid     {t:6.3f} s  the {L}×{H} mosaic of {T}×{T} tiles set and painted at 1600×1000; {memory()}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,416 @@
+"""Everything the app asks about a run, as frozen question objects: the one typed door to a run's numbers.
+
+A question names what it asks in its fields, its answer's type in its base (`Question[AttentionResult]`),
+and its cache key (`key`: the question itself, hashable, unless it says otherwise). `answer(door)` is
+computed in the GUI's analysis process (engine/analysis/door.py), for a saved step of a run through that
+run's RunAnalysis, for weights training just published through the same pure functions on one model cache.
+No question is named by a string: the GUI, the command line and the tests construct these classes.
+
+    Attention(run="runs/tiny", step=250, prompt="To be")       # -> attention.AttentionResult
+    LiveAttention(config, Published(weights), 251, tokenizer, "To be")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from ..errors import UserError
+from . import attention as attn
+from .live import GONE, Published
+
+if TYPE_CHECKING:
+    from .door import Door
+
+A = TypeVar("A")
+
+
+class Question(Generic[A]):
+    """A question about a run whose answer is an A."""
+
+    def answer(self, door: Door) -> A:
+        raise NotImplementedError
+
+    @property
+    def key(self) -> Hashable:
+        return self
+
+
+# ---- a saved step of a run (RunAnalysis) -------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Attention(Question["attn.AttentionResult"]):
+    run: str
+    step: int
+    prompt: str
+
+    def answer(self, door):
+        return door.analysis(self.run).attention(self.step, self.prompt)
+
+
+@dataclass(frozen=True)
+class AttentionDiff(Question["attn.AttentionDiff"]):
+    run: str
+    step: int
+    other: int
+    prompt: str
+
+    def answer(self, door):
+        return door.analysis(self.run).attention_diff(self.step, self.other, self.prompt)
+
+
+@dataclass(frozen=True)
+class Masks(Question["attn.MasksResult"]):
+    run: str
+    step: int
+    prompt: str
+    band: int
+
+    def answer(self, door):
+        return door.analysis(self.run).masks(self.step, self.prompt, self.band)
+
+
+@dataclass(frozen=True)
+class Positional(Question["attn.PositionalResult"]):
+    run: str
+    step: int
+    shift: int
+
+    def answer(self, door):
+        return door.analysis(self.run).positional(self.step, self.shift)
+
+
+@dataclass(frozen=True)
+class NextTokens(Question[Any]):
+    """engine.analysis.next_tokens.NextTokens: the model's next-token probabilities after `position` of
+    `text`, and Generate's at `temperature` and `top_k`."""
+
+    run: str
+    step: int
+    text: str
+    position: int
+    temperature: float
+    top_k: int | None
+
+    def answer(self, door):
+        return door.analysis(self.run).next_tokens(self.step, self.text, self.position, self.temperature,
+                                                   self.top_k)
+
+
+@dataclass(frozen=True)
+class Distributions(Question[dict]):
+    """Histograms of `weight`, its G and its update ΔW at every saved step (engine/analysis/distributions.py)."""
+
+    run: str
+    weight: str
+
+    def answer(self, door):
+        return door.analysis(self.run).distributions(self.weight)
+
+
+@dataclass(frozen=True)
+class TermValuesAt(Question["terms.TermValues"]):
+    run: str
+    step: int
+    term_id: str
+    weight: str
+
+    def answer(self, door):
+        return door.analysis(self.run).term_values(self.step, self.term_id, self.weight)
+
+
+@dataclass(frozen=True)
+class LargestTerms(Question[Any]):
+    """engine.coefficients.largest.LargestTerms of `weight` at `step`."""
+
+    run: str
+    step: int
+    weight: str
+
+    def answer(self, door):
+        return door.analysis(self.run).largest_terms(self.step, self.weight)
+
+
+@dataclass(frozen=True)
+class UpdateGeometry(Question[Any]):
+    """engine.analysis.update.UpdateGeometry of `weight` at `step`."""
+
+    run: str
+    weight: str
+    step: int | None
+
+    def answer(self, door):
+        return door.analysis(self.run).update_geometry(self.weight, self.step)
+
+
+@dataclass(frozen=True)
+class RouteShares(Question[Any]):
+    """engine.analysis.routes.RouteShares of `weight` (None: every weight summed) over the saved steps."""
+
+    run: str
+    weight: str | None
+
+    def answer(self, door):
+        return door.analysis(self.run).route_shares(self.weight)
+
+
+@dataclass(frozen=True)
+class HeadTimeline(Question[Any]):
+    """engine.analysis.head_timeline's HeadTimeline: every head's scores at every saved step."""
+
+    run: str
+
+    def answer(self, door):
+        return door.analysis(self.run).head_timeline()
+
+
+@dataclass(frozen=True)
+class CoefficientTable(Question[tuple]):
+    """(model config, weight names) of a run whose coefficients can be computed; a run without a probe batch
+    is refused in one line."""
+
+    run: str
+
+    def answer(self, door):
+        store = door.analysis(self.run).coefficients
+        return store.cfg, store.weight_names()
+
+
+@dataclass(frozen=True)
+class CoefficientRecord(Question[Any]):
+    """engine.coefficients.StepCoefficient of `weight` at `step` (from the run's disk cache, else computed)."""
+
+    run: str
+    weight: str
+    step: int
+
+    def answer(self, door):
+        return door.analysis(self.run).coefficients.record(self.weight, self.step)
+
+
+@dataclass(frozen=True)
+class CoefficientAt(Question[tuple]):
+    """What the Weight pane draws of `weight` at `step`: (Summary, the update's (cos, ratio, ‖ΔW‖) or None,
+    and when `full` the (StepCoefficient, Update or None) themselves). Charts need only the first two at
+    every step, so the matrices cross the process boundary only for the step on screen."""
+
+    run: str
+    weight: str
+    step: int
+    full: bool
+
+    def answer(self, door):
+        store = door.analysis(self.run).coefficients
+        record, update = store.record(self.weight, self.step), store.update(self.weight, self.step)
+        return (record.summary(), store.geometry(self.weight).get(self.step),
+                (record, update) if self.full else None)
+
+
+@dataclass(frozen=True)
+class Sample(Question[str]):
+    """Text the run's newest intact checkpoint appends to `prompt`."""
+
+    run: str
+    prompt: str
+    n_tokens: int
+    temperature: float
+    top_k: int | None
+    seed: int | None
+
+    def answer(self, door):
+        from ..trainer import generate_text
+
+        run = door.analysis(self.run).run
+        return generate_text(run.build_model(), run.tokenizer, self.prompt, self.n_tokens, self.temperature,
+                             self.top_k, self.seed)
+
+
+# ---- two runs side by side (engine/analysis/pair.py) ------------------------------------------------
+
+@dataclass(frozen=True)
+class PairChoices(Question[Any]):
+    """engine.analysis.pair.PairChoices: the steps, weights and fork relation two runs can be compared on."""
+
+    a: str
+    b: str
+
+    def answer(self, door):
+        from . import pair
+
+        return pair.choices(door.analysis(self.a), door.analysis(self.b))
+
+
+@dataclass(frozen=True)
+class PairAttention(Question[Any]):
+    a: str
+    b: str
+    step: int
+    prompt: str | None = None
+
+    def answer(self, door):
+        from . import pair
+
+        return pair.attention(door.analysis(self.a), door.analysis(self.b), self.step, self.prompt)
+
+
+@dataclass(frozen=True)
+class PairWeight(Question[Any]):
+    """One weight's coefficient G (part "G") or the weight itself ("W") in both runs at `step`."""
+
+    a: str
+    b: str
+    step: int
+    name: str
+    part: str
+
+    def answer(self, door):
+        from . import pair
+
+        return pair.weight(door.analysis(self.a), door.analysis(self.b), self.step, self.name, self.part)
+
+
+# ---- what is not one run's step ----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RunCurvesOf(Question[dict]):
+    """The curves of the runs at `paths` whose logs changed since the stamps `known` (path -> stamp) the
+    asker holds: {path: (stamp, RunCurves or a one-line error)} (engine.run_curves.CurvesReader)."""
+
+    paths: tuple[str, ...]
+    known: dict = field(hash=False, compare=False)
+
+    def answer(self, door):
+        return door.curves().changed(list(self.paths), self.known)
+
+
+@dataclass(frozen=True)
+class RunListing(Question[Any]):
+    """engine.run_list.RunListing of the run browser's folders, with the folders to watch for runs to come,
+    so the GUI thread stats none of them."""
+
+    folders: tuple[str, ...]
+
+    def answer(self, door):
+        from pathlib import Path
+
+        from ..run_list import list_folders
+
+        return list_folders([Path(f) for f in self.folders])
+
+
+@dataclass(frozen=True)
+class FormulaImage(Question[tuple]):
+    """(caption, PNG bytes) of a weight's coefficient formula (engine/coefficients/formula.py): mathtext's
+    parser is pure Python, so it runs in the process rather than beside the GUI thread."""
+
+    config: Any
+    weight: str
+    kind: str
+    part: Any
+    color: str
+
+    def answer(self, door):
+        from ..coefficients.formula import render_formula
+
+        return render_formula(self.config, self.weight, self.kind, self.part, self.color)
+
+
+# ---- weights training just published -------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Live:
+    config: Any              # ModelConfig of the weights
+    weights: Any             # Published on the asking side; the process's held copy (or None) on arrival
+    step: int
+
+    def model(self, door):
+        if self.weights is None:
+            raise UserError(GONE)
+        return door.live_model(self.config, self.weights, self.step)
+
+    @property
+    def key(self) -> Hashable:
+        return (type(self).__name__, self.step, self.weights, *self._params())
+
+    def _params(self) -> tuple:
+        return ()
+
+
+@dataclass(frozen=True)
+class LiveAttention(_Live, Question["attn.AttentionResult"]):
+    tokenizer: Any = field(default=None, hash=False, compare=False)
+    prompt: str = ""
+
+    def answer(self, door):
+        return attn.attention(self.model(door), self.tokenizer, self.prompt, self.step)
+
+    def _params(self):
+        return (self.prompt,)
+
+
+@dataclass(frozen=True)
+class LiveMasks(_Live, Question["attn.MasksResult"]):
+    tokenizer: Any = field(default=None, hash=False, compare=False)
+    prompt: str = ""
+    band: int = 4
+
+    def answer(self, door):
+        return door.live_masks(self.model(door), self.tokenizer, self.prompt, self.band, self.step)
+
+    def _params(self):
+        return (self.prompt, self.band)
+
+
+@dataclass(frozen=True)
+class LivePositional(_Live, Question["attn.PositionalResult"]):
+    shift: int = 1
+
+    def answer(self, door):
+        return attn.positional(self.model(door), self.shift, self.step)
+
+    def _params(self):
+        return (self.shift,)
+
+
+@dataclass(frozen=True)
+class LiveNextTokens(_Live, Question[Any]):
+    tokenizer: Any = field(default=None, hash=False, compare=False)
+    text: str = ""
+    position: int = 0
+    temperature: float = 1.0
+    top_k: int | None = None
+
+    def answer(self, door):
+        from .next_tokens import next_tokens
+
+        return next_tokens(self.model(door), self.tokenizer, self.text, self.position, self.temperature,
+                           self.top_k, self.step)
+
+    def _params(self):
+        return (self.text, self.position, self.temperature, self.top_k)
+
+
+@dataclass(frozen=True)
+class LiveTermValues(_Live, Question["terms.TermValues"]):
+    """A term's values on published weights, bound to the run's probe batch."""
+
+    run: str = ""
+    term_id: str = ""
+    weight: str = ""
+
+    def answer(self, door):
+        from . import terms
+
+        if self.weights is None:
+            raise UserError(GONE)
+        snapshot = door.live_snapshot(self.run, self.config, self.weights, self.step)
+        return terms.term_values(snapshot, self.term_id, self.weight, self.step)
+
+    def _params(self):
+        return (self.run, self.term_id, self.weight)
+
+
+__all__ = [name for name, value in list(globals().items())
+           if isinstance(value, type) and issubclass(value, Question) and not name.startswith("_")]
+__all__ += ["Published"]
