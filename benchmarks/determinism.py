@@ -20,6 +20,7 @@ import os
 import statistics
 import sys
 import time
+from collections.abc import Callable
 
 os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # read when cuBLAS starts: before torch does
 
@@ -42,7 +43,7 @@ class _Indexing:
         return weight[idx]
 
 
-def ways(device: str) -> dict[str, callable]:
+def ways(device: str) -> dict[str, Callable[[bool], None]]:
     """Each way's switch: called with True before its steps, False after."""
     if device == "cuda":
         return {"deterministic": lambda on: torch.use_deterministic_algorithms(on),
