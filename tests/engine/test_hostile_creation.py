@@ -213,3 +213,16 @@ def test_a_fork_does_not_copy_logs_its_parent_links_to(parent, tmp_path, capsys)
                  "--fork-step", "5"]) == 0
     assert "metrics.jsonl was not copied" in capsys.readouterr().err
     assert all(r["train_loss"] != 99.0 for r in Run(child).metrics())
+
+
+def test_what_a_killed_creation_left_beside_its_target_is_removed_by_the_next(parent, tmp_path):
+    run = Run(parent)
+    dead = tmp_path / ".tmp-made-999999999"  # no such process
+    (dead / "snapshots").mkdir(parents=True)
+    mine = tmp_path / f".tmp-made-{os.getpid()}"
+    mine.mkdir()
+    live = tmp_path / f".tmp-made-{os.getppid()}"  # a creation still under way in another process
+    live.mkdir()
+    create_run(tmp_path / "made", run.config, run.tokenizer, run.probe(), run.load_weights(10), step=10)
+    assert not dead.exists() and not mine.exists() and live.is_dir()
+    assert Run(tmp_path / "made").checkpoint_steps() == [10]
