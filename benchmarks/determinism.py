@@ -8,7 +8,8 @@ order that varies between runs on several threads. On CUDA, torch's deterministi
 cuBLAS's workspace fixed) are what makes a run repeat. Both ways are trained here in the same process,
 alternating round by round on one batch order; the script prints each way's median tokens/s, the median
 of the per-round ratios (goal: determinism costs ≤ 5%, a ratio ≥ 0.95) and whether two runs of each way
-ended with equal weights.
+ended with equal weights. On a loaded machine the rounds' ratios spread widely; the lookup itself, the
+only work that differs on the CPU, is then also timed alone.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import os
 import statistics
 import sys
 import time
+from collections.abc import Callable
 
 os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # read when cuBLAS starts: before torch does
 
@@ -41,7 +43,7 @@ class _Indexing:
         return weight[idx]
 
 
-def ways(device: str) -> dict[str, callable]:
+def ways(device: str) -> dict[str, Callable[[bool], None]]:
     """Each way's switch: called with True before its steps, False after."""
     if device == "cuda":
         return {"deterministic": lambda on: torch.use_deterministic_algorithms(on),
@@ -73,6 +75,27 @@ def equal_runs(cfg, dataset, steps: int, switch) -> bool:
     train(a, steps, switch), train(b, steps, switch)
     wa, wb = a.weights_copy(), b.weights_copy()
     return all(torch.equal(wa[k], wb[k]) for k in wa)
+
+
+def lookup_ratio(cfg, device: str, reps: int = 50) -> float:
+    """Median over alternating repetitions of (indexing's / F.embedding's) seconds for the lookup's forward
+    and backward alone, at the preset's shapes: the only work that differs on the CPU, timed without the
+    rest of the step's noise."""
+    m, t = cfg.model, cfg.train
+    gen = torch.Generator().manual_seed(0)
+    weight = torch.randn(m.vocab_size, m.d_model, generator=gen, device=device, requires_grad=True)
+    idx = torch.randint(m.vocab_size, (t.batch_size, m.n_ctx), generator=gen).to(device)
+    grad = torch.randn(t.batch_size, m.n_ctx, m.d_model, generator=gen).to(device)
+
+    def seconds(lookup) -> float:
+        weight.grad = None
+        start = time.perf_counter()
+        lookup(idx, weight).backward(grad)
+        if device == "cuda":
+            torch.cuda.synchronize()
+        return time.perf_counter() - start
+    ratios = [seconds(_Indexing.embedding) / seconds(torch.nn.functional.embedding) for _ in range(reps)]
+    return statistics.median(ratios)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -109,6 +132,9 @@ def main(argv: list[str] | None = None) -> int:
     ratio = statistics.median(ratios)
     print(f"ratio {det}/{other} {ratio:.3f} (per round {min(ratios):.3f} … {max(ratios):.3f}); "
           f"goal ≥ 0.95: {'met' if ratio >= 0.95 else 'MISSED'}")
+    if args.device == "cpu":
+        print(f"the embedding lookup alone (forward and backward): F.embedding is "
+              f"{lookup_ratio(trainers[det].cfg, args.device):.2f}x as fast as indexing")
     return 0
 
 

@@ -121,13 +121,19 @@ def fork_run(parent_dir: str | Path, run_dir: str | Path, cfg: ExperimentConfig,
 
 
 def _copy_history(parent: Run, folder: Path, step: int) -> list[str]:
-    """The parent's logged rows and snapshots up to `step`, copied into the fork's `folder`; a snapshot
-    that is not a regular file of the parent's (a link, a device, oversized) is skipped and named."""
+    """The parent's logged rows and snapshots up to `step`, copied into the fork's `folder`; a log or a
+    snapshot that is not a regular file of the parent's own (a link, a device, oversized) is skipped and
+    named."""
+    skipped = []
     for name in (METRICS, SAMPLES):
+        try:
+            check_inside(parent.path, parent.path / name)  # a link's rows are not the parent's own
+        except UnsafeFileError as e:
+            skipped.append(f"the parent's {name} was not copied: {e}")
+            continue
         rows, _ = read_jsonl(parent.path / name)
         atomic_write_text(folder / name, "".join(json.dumps(r, ensure_ascii=False) + "\n"
                                                  for r in rows if r["step"] <= step))
-    skipped = []
     for s in parent.snapshot_steps():
         if s >= step:
             continue  # the fork's own snapshot at `step` is written from the checkpoint's weights

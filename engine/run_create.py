@@ -6,7 +6,8 @@ nanoGPT import, a Hugging Face GPT-2 import — starts from weights that came fr
 through `create_run`. The config is checked exactly as `--config` is (`require_valid`: the field rules,
 the limits and the training-memory estimate), the weights for names, shapes and finiteness, the step and
 best validation loss for type and range. A refusal leaves the target as it was, so the corrected command
-then succeeds; a creation killed half-way leaves only a hidden `.tmp-*` folder, never a half-made run.
+then succeeds; a creation killed half-way leaves only a hidden `.tmp-*` folder, never a half-made run, and
+the next creation of that target removes it.
 """
 
 from __future__ import annotations
@@ -91,8 +92,8 @@ def create_run(run_dir: str | Path, cfg: ExperimentConfig, tokenizer, probe: Pro
         run_dir.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise RunError(f"cannot create {run_dir.parent}: {e.strerror}") from None
+    _sweep_stale(run_dir)
     tmp = run_dir.parent / f".tmp-{run_dir.name}-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
     try:
         _build(tmp, cfg, tokenizer, probe, weights, step, dict(state or {}, step=step), best_val, fill)
         _rename_into_place(tmp, run_dir)
@@ -100,6 +101,34 @@ def create_run(run_dir: str | Path, cfg: ExperimentConfig, tokenizer, probe: Pro
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return run_dir
+
+
+def _sweep_stale(run_dir: Path) -> None:
+    """Remove what a creation of `run_dir` killed half-way left beside it (its process is gone), and this
+    process's own leftover; another live process's creation is left alone."""
+    prefix = f".tmp-{run_dir.name}-"
+    try:
+        leftovers = [p for p in run_dir.parent.iterdir() if p.name.startswith(prefix)]
+    except OSError:
+        return
+    for p in leftovers:
+        pid = p.name[len(prefix):]
+        if not pid.isdigit() or (int(pid) != os.getpid() and _alive(int(pid))):
+            continue
+        if p.is_symlink() or not p.is_dir():
+            p.unlink(missing_ok=True)
+        else:
+            shutil.rmtree(p, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, owned by someone else; or no way to ask (Windows)
+        return True
+    return True
 
 
 def _build(tmp: Path, cfg, tokenizer, probe, weights, step, state, best_val, fill) -> None:

@@ -196,3 +196,33 @@ def test_a_fork_does_not_follow_its_parents_links_or_read_its_special_files(kind
     copied = child / SNAPSHOTS / "step-000000.safetensors"
     assert not copied.exists() and not copied.is_symlink()
     assert Run(child).metrics()[-1]["step"] == 10
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX files")
+def test_a_fork_does_not_copy_logs_its_parent_links_to(parent, tmp_path, capsys):
+    source = tmp_path / "parent"
+    assert main(["train", "--fork", str(parent), "--set", "train.lr=2e-3", "--run", str(source),
+                 "--fork-step", "5"]) == 0
+    capsys.readouterr()
+    other = tmp_path / "other.jsonl"
+    other.write_text('{"step": 1, "train_loss": 99.0}\n', encoding="utf-8")
+    (source / "metrics.jsonl").unlink()
+    (source / "metrics.jsonl").symlink_to(other)
+    child = tmp_path / "child"
+    assert main(["train", "--fork", str(source), "--set", "train.lr=1e-3", "--run", str(child),
+                 "--fork-step", "5"]) == 0
+    assert "metrics.jsonl was not copied" in capsys.readouterr().err
+    assert all(r["train_loss"] != 99.0 for r in Run(child).metrics())
+
+
+def test_what_a_killed_creation_left_beside_its_target_is_removed_by_the_next(parent, tmp_path):
+    run = Run(parent)
+    dead = tmp_path / ".tmp-made-999999999"  # no such process
+    (dead / "snapshots").mkdir(parents=True)
+    mine = tmp_path / f".tmp-made-{os.getpid()}"
+    mine.mkdir()
+    live = tmp_path / f".tmp-made-{os.getppid()}"  # a creation still under way in another process
+    live.mkdir()
+    create_run(tmp_path / "made", run.config, run.tokenizer, run.probe(), run.load_weights(10), step=10)
+    assert not dead.exists() and not mine.exists() and live.is_dir()
+    assert Run(tmp_path / "made").checkpoint_steps() == [10]
