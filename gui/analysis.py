@@ -5,8 +5,10 @@ with the app) by engine/analysis/door.py's `answer`.
 Each view holds an `AnalysisJob`: gui/jobs.py's `LatestJob` whose questions go to the process. A job has at
 most one question out; a newer one waits in the GUI process and replaces any older one still waiting, so a
 view that asks faster than the process answers falls behind by one answer at most and never builds a queue.
-All jobs' questions meet in one `Scheduler`, which keeps one question in the process and sends next the one
-asked by a view on screen, oldest first, then the others in the order asked. Answers come back as
+All jobs' questions meet in one `Scheduler`, which keeps one question in the process and sends next, of those
+asked until the event loop turns, a question about what is on screen before one that reads every saved step
+(`background`: the head timeline of GPT-2 small held the process for minutes while the heatmaps waited), a
+view on screen before a hidden one, then the oldest. Answers come back as
 `sig_done(question, answer)` or `sig_failed(question, message)` on the GUI thread through a queued signal;
 the GUI thread never waits for the process. Work in another process, not a thread: the forms engine and the
 probes are mostly Python, and on a thread they held the interpreter lock long enough to stall the GUI's
@@ -26,6 +28,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any
 
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QWidget
 
 from engine.analysis.door import answer
@@ -111,7 +114,7 @@ def outcome(future: Future, ex: ProcessPoolExecutor) -> tuple[Any, str | None]:
 
 @dataclass(order=True)
 class _Waiting:
-    rank: tuple                      # (not on screen, order asked): the smallest goes first
+    rank: tuple                      # (background, not on screen, order asked): the smallest goes first
     question: Question = field(compare=False)
     finish: Callable = field(compare=False)
 
@@ -126,9 +129,11 @@ class Scheduler:
         self._order = itertools.count()
 
     def enqueue(self, question: Question, on_screen: bool, finish: Callable[[Any, str | None], None]) -> None:
+        """Called on the GUI thread; what is asked in the same turn of the event loop is ranked together."""
+        rank = (question.background, not on_screen, next(self._order))
         with self._lock:
-            self._waiting.append(_Waiting((not on_screen, next(self._order)), question, finish))
-        self._pump()
+            self._waiting.append(_Waiting(rank, question, finish))
+        QTimer.singleShot(0, self._pump)
 
     def clear(self) -> None:
         with self._lock:

@@ -27,7 +27,10 @@ A = TypeVar("A")
 
 
 class Question(Generic[A]):
-    """A question about a run whose answer is an A."""
+    """A question about a run whose answer is an A. `background`: it reads every saved step (seconds to
+    minutes on a large model), so the questions of what is on screen now go before it."""
+
+    background = False
 
     def answer(self, door: Door) -> A:
         raise NotImplementedError
@@ -102,6 +105,8 @@ class NextTokens(Question[Any]):
 class Distributions(Question[dict]):
     """Histograms of `weight`, its G and its update ΔW at every saved step (engine/analysis/distributions.py)."""
 
+    background = True
+
     run: str
     weight: str
 
@@ -148,6 +153,8 @@ class UpdateGeometry(Question[Any]):
 class RouteShares(Question[Any]):
     """engine.analysis.routes.RouteShares of `weight` (None: every weight summed) over the saved steps."""
 
+    background = True
+
     run: str
     weight: str | None
 
@@ -158,6 +165,8 @@ class RouteShares(Question[Any]):
 @dataclass(frozen=True)
 class HeadTimeline(Question[Any]):
     """engine.analysis.head_timeline's HeadTimeline: every head's scores at every saved step."""
+
+    background = True
 
     run: str
 

@@ -36,6 +36,13 @@ class Echo(Question[Any]):
 
 
 @dataclass(frozen=True)
+class Slow(Echo):
+    """An Echo that reads every saved step, as the head timeline does."""
+
+    background = True
+
+
+@dataclass(frozen=True)
 class Total(Question[float]):
     """The sum of every entry of published weights."""
 

@@ -9,7 +9,7 @@ from engine.analysis import questions as q
 from gui import analysis
 from gui.analysis import AnalysisJob
 
-from .analysis_state import Echo, Pid, Total
+from .analysis_state import Echo, Pid, Slow, Total
 
 from ..engine.test_coefficients import tiny_run
 
@@ -42,10 +42,27 @@ def test_the_scheduler_sends_a_question_of_a_view_on_screen_first(qtbot):
     for name, job in jobs.items():
         job.sig_done.connect(lambda _tag, _result, name=name: order.append(name))
     jobs["busy"].ask(Echo(0, wait_s=1.0))  # holds the process while the others are asked
+    qtbot.waitUntil(lambda: analysis.scheduler._out, timeout=WAIT)
     jobs["hidden"].ask(Echo(1))
     jobs["shown"].ask(Echo(2))
     qtbot.waitUntil(lambda: len(order) == 3, timeout=WAIT)
     assert order == ["busy", "shown", "hidden"]
+
+
+def test_a_question_that_reads_every_saved_step_waits_for_what_is_on_screen(qtbot):
+    from PySide6.QtWidgets import QWidget
+
+    shown, hidden = QWidget(), QWidget()
+    qtbot.addWidget(shown)
+    shown.show()
+    slow, quick = AnalysisJob(shown), AnalysisJob(hidden)
+    order = []
+    slow.sig_done.connect(lambda *_: order.append("every step"))
+    quick.sig_done.connect(lambda *_: order.append("one step"))
+    slow.ask(Slow(1))    # asked first, by a view on screen,
+    quick.ask(Echo(2))   # in the same turn of the event loop: the question of one step goes first
+    qtbot.waitUntil(lambda: len(order) == 2, timeout=WAIT)
+    assert order == ["one step", "every step"]
 
 
 def test_a_users_mistake_comes_back_as_one_line(qtbot, tmp_path):

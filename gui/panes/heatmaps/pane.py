@@ -122,6 +122,7 @@ class HeatmapsPane(SeenWidget):
         layout.addWidget(self.timeline)
         layout.addWidget(self.status)
         layout.addWidget(self.tabs, 1)
+        layout.setAlignment(Qt.AlignmentFlag.AlignTop)  # the rows stay on top while the tabs are hidden
         self.tabs.hide()  # until there is something to show; the status line says how to get there
 
     def _connect(self) -> None:
@@ -179,6 +180,8 @@ class HeatmapsPane(SeenWidget):
         if request.key in (shown, self._asked):
             return
         self._asked = request.key
+        if st.tab not in self._results:  # what was said before (no run yet) no longer holds
+            self._say(f"Computing the {st.tab} at step {source.step}…")
         self._job.ask(request.question(), tag=request.key)
 
     def _run_folder(self) -> str:

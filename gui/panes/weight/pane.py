@@ -114,6 +114,7 @@ class WeightPane(SeenWidget):
         layout.addWidget(self.timeline)
         layout.addWidget(self.status)
         layout.addWidget(self.tabs, 1)
+        layout.setAlignment(Qt.AlignmentFlag.AlignTop)  # the rows stay on top while the tabs are hidden
         self.timeline.setVisible(False)  # until the open run's coefficients can be shown (_on_store_ready)
         self.tabs.hide()
 
