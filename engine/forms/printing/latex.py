@@ -46,6 +46,10 @@ class LatexPrinter(Printer):
     def _print_Op(self, w):
         return r"\mathrm{" + w.kind + "}_{" + self.doprint(w.base) + r"}\left[" + self.doprint(w.arg) + r"\right]"
 
+    def _print_Op2(self, w):
+        return (r"\mathrm{" + w.kind + "}_{" + self.doprint(w.base) + r"}\left[" + self.doprint(w.other) + r";\,"
+                + self.doprint(w.arg) + r"\right]")
+
     def _print_Fn(self, w):
         name = {"a": "a", "m": "m", "gelu": "gelu", "N": "N"}[w.kind]
         return r"\mathrm{" + name + r"}\left(" + self.doprint(w.arg) + r"\right)"
