@@ -52,6 +52,11 @@ class MixedTerm:
     op_count: int       # shifts the pull-back needed
 
     @property
+    def route_class(self) -> str:
+        """The route class of B's term it came from."""
+        return self.source.route_class
+
+    @property
     def G(self) -> Word:
         """The coefficient word M: P, P^t or diag(P) (FORMS §3 finish)."""
         return rules.coefficient(self.P, self.leaf)
@@ -90,7 +95,8 @@ def differential(w: Word, net) -> Word:
             return inner
         if w.kind not in BASE_DERIVATIVE:
             raise MixedFormError(f"the mixed form does not cover the {w.kind} operator yet (layer norm and GELU "
-                                 "have second derivatives of their own): use a model without them")
+                                 "have second derivatives of their own); export --what interaction gives the "
+                                 "numbers for every model")
         return add(inner, Op2(BASE_DERIVATIVE[w.kind], w.base, w.arg, differential(w.base, net)))
     if tw is Diag:
         return diag(differential(w.arg, net))
