@@ -131,3 +131,46 @@ def test_run_analysis_answers_a_pair_and_the_map_between_saved_steps(analysis):
 def test_a_users_mistake_is_one_clear_line(analysis, call, message):
     with pytest.raises(UserError, match=message):
         call(analysis)
+
+
+def test_export_interaction_writes_the_pair_over_training_and_at_a_step(analysis, tmp_path, capsys):
+    from engine.cli import main
+
+    run, pair = str(analysis.path), ["--weight", "blocks.1.W_K", "--other", "blocks.0.W_Q"]
+    assert main(["export", "--run", run, "--what", "interaction", *pair, "--step", "2",
+                 "--out", str(tmp_path / "p.npy")]) == 0
+    np.testing.assert_array_equal(np.load(tmp_path / "p.npy"),
+                                  analysis.interaction("blocks.1.W_K", "blocks.0.W_Q", 2).predicted)
+    assert main(["export", "--run", run, "--what", "interaction", *pair, "--out", str(tmp_path / "p.csv")]) == 0
+    lines = (tmp_path / "p.csv").read_text().splitlines()
+    assert lines[0] == "step,prev_step,predicted_norm,cosine_real,exact_norm,real_norm,share"
+    assert [line.split(",")[:2] for line in lines[1:]] == [["2", "0"], ["4", "2"]]
+    share = float(lines[2].split(",")[-1])
+    assert share == analysis.interaction("blocks.1.W_K", "blocks.0.W_Q", 4).share
+    assert main(["export", "--run", run, "--what", "interaction", *pair, "--out", str(tmp_path / "p.png")]) == 0
+    assert (tmp_path / "p.png").read_bytes()[:4] == b"\x89PNG"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.csv", "p.npy", "p.png"]  # no temporary left
+
+
+def test_export_interaction_map_writes_the_matrix_with_names(analysis, tmp_path):
+    from engine.cli import main
+
+    run = str(analysis.path)
+    assert main(["export", "--run", run, "--what", "interaction-map", "--out", str(tmp_path / "m.npy")]) == 0
+    m = analysis.interaction_map()
+    np.testing.assert_array_equal(np.load(tmp_path / "m.npy"), m.shares)
+    assert main(["export", "--run", run, "--what", "interaction-map", "--out", str(tmp_path / "m.csv")]) == 0
+    lines = (tmp_path / "m.csv").read_text().splitlines()
+    assert lines[0].split(",")[1:] == m.names and [row.split(",")[0] for row in lines[1:]] == m.names
+    assert main(["export", "--run", run, "--what", "interaction-map", "--step", "2",
+                 "--out", str(tmp_path / "m.svg")]) == 0
+    assert "<svg" in (tmp_path / "m.svg").read_text()
+
+
+def test_export_interaction_mistakes_are_one_line(analysis, tmp_path, capsys):
+    from engine.cli import main
+
+    rc = main(["export", "--run", str(analysis.path), "--what", "interaction", "--weight", "blocks.1.W_K",
+               "--out", str(tmp_path / "x.npy")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc != 0 and len(err) == 1 and "--other is required" in err[0]
