@@ -113,9 +113,11 @@ class InteractionView(QWidget):
         bottom = QSplitter(Qt.Orientation.Horizontal)
         bottom.addWidget(self.chart)
         bottom.addWidget(self.map)
+        bottom.setSizes([500, 500])  # the map's names need the room a chart does not
         body = QSplitter(Qt.Orientation.Vertical)
         body.addWidget(maps)
         body.addWidget(bottom)
+        body.setSizes([500, 500])
         col = QVBoxLayout(self)
         col.setContentsMargins(0, 0, 0, 0)
         col.addLayout(row)
