@@ -142,12 +142,6 @@ class InteractionMap:
         """The second-order prediction of E(s) − E(p): first-order sum plus curvature term."""
         return float(self.first_order.sum()) + self.curvature
 
-    def layer_of(self, name: str) -> str:
-        """The group a weight's row and column belong to on the map: its block, else "embedding"/"head"."""
-        if name.startswith("blocks."):
-            return "layer " + name.split(".")[1]
-        return "embedding" if name in ("W_E", "W_P") else "head"
-
 
 def interval(steps: list[int], step: int | None) -> tuple[int, int]:
     """(p, s): `step` (None: the newest) and the saved step before it; one clear line when there is none."""

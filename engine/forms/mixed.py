@@ -19,7 +19,7 @@ of their own that this module does not write yet: such networks are refused in o
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections import Counter
 from dataclasses import dataclass
 
 import torch
@@ -123,6 +123,7 @@ class MixedForm:
             raise TooManyTerms(f"the mixed form of {self.weight} by {self.other} has {n} terms, more than "
                                f"{limit}: use the numbers (engine/analysis/interaction.py) instead")
         self.terms: list[MixedTerm] = []
+        self._seen: Counter = Counter()
         for t, w in zip(b_terms, words):
             for summand in rules.flatten(rules.expandmm(w, self._substitute)):
                 self._add(t, summand)
@@ -141,8 +142,9 @@ class MixedForm:
         d = rules.leaf_diff(leaf)
         labels = ", ".join(map(str, d.path))
         tid = f"{source.id} | {d.sym.name}" + (f" via {labels}" if labels else "")
-        taken = sum(1 for t in self.terms if t.id == tid or t.id.startswith(tid + " #"))
-        tid = tid if not taken else f"{tid} #{taken + 1}"
+        # differentials reached at different places of one word share their labels: number the repeats
+        self._seen[tid] += 1
+        tid = tid if self._seen[tid] == 1 else f"{tid} #{self._seen[tid]}"
         self.terms.append(MixedTerm(len(self.terms), tid, self.other, d.sym, source, P, leaf, shifts))
 
     def count(self) -> int:
