@@ -245,8 +245,8 @@ def builtins(c) -> dict[str, Builtin]:
         "forms": B(forms, "n or net, k", "every finished term, or the k-th (from 0)", 1, 2),
         "forms2": B(forms2, '"K_5", "Q_3" or net, "K_5", "Q_3"',
                     "the mixed form: d<G_B, V> pulled back to dA, one term per row; summed with V = ΔB it is "
-                    "<ΔB, H_BA ·>, the second derivative of the error (FORMS §9); without a network, `net` or "
-                    "the smallest chain holding both weights", 2, 3),
+                    "-<ΔB, H_BA ·>, H the second derivative of the error (FORMS §9); without a network, `net` "
+                    "or the smallest chain holding both weights", 2, 3),
         "count": B(count, "n or net, weight", "how many terms (of one weight)", 1, 2),
         "term": B(term, 'net, "K_0 via X_1@Z_1#1"', "the term with this ID", 2, 2),
         "stages": B(stages, "net, k", "the pipeline for one term, stage by stage", 2, 2),
