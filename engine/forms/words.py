@@ -290,7 +290,7 @@ class Op2(Word):
     __slots__ = ("kind", "base", "other", "arg")
 
     def __new__(cls, kind: str, base: Word, other: Word, arg: Word) -> Op2:
-        if kind not in TRANSPOSED_KIND2:
+        if kind not in OP2_KINDS:
             raise ValueError(f"unknown bilinear operator kind {kind!r}")
         if other.has_d:
             raise ValueError("a bilinear operator carries its differential in its argument only")
