@@ -32,6 +32,13 @@ def test_mixed_form_of_the_chain_equals_autograds_mixed_second_derivative(depth,
     assert got.terms > 0 and got.error <= TOLERANCE, got
 
 
+def test_the_notes_question_on_the_collapsed_chain_is_judged_by_the_models_scale():
+    # the plain chain collapses at depth ≥ 4 (FORMS §6): K_5's gradient, and its whole Hessian row, is round-off
+    got = check_chain(MixedForm(Forms(chain.encoder(6)), "K_5", "Q_3"))
+    assert got.degenerate and got.terms == 24 and got.error <= TOLERANCE, got
+    assert not check_chain(MixedForm(Forms(chain.encoder(6)), "V_5", "Q_3")).degenerate
+
+
 GPT_CONFIGS = {
     "relu, two heads, residual, cross-entropy": small_config(norm="none", activation="relu"),
     "the seed chain's switches, learned positions, tied": small_config(
