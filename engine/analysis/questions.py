@@ -235,6 +235,31 @@ class Sample(Question[str]):
                              self.top_k, self.seed)
 
 
+@dataclass(frozen=True)
+class Interaction(Question[Any]):
+    """engine.analysis.interaction.PairInteraction: how `other`'s (A's) update that reached `step` moved
+    `weight`'s (B's) coefficient (docs/second-order.md)."""
+
+    run: str
+    weight: str
+    other: str
+    step: int | None
+
+    def answer(self, door):
+        return door.analysis(self.run).interaction(self.weight, self.other, self.step)
+
+
+@dataclass(frozen=True)
+class InteractionMap(Question[Any]):
+    """engine.analysis.interaction.InteractionMap: every pair's share of the curvature term at `step`."""
+
+    run: str
+    step: int | None
+
+    def answer(self, door):
+        return door.analysis(self.run).interaction_map(self.step)
+
+
 # ---- two runs side by side (engine/analysis/pair.py) ------------------------------------------------
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ class RunAnalysis:
         self._weights: tuple[int, dict] | None = None
         self._snapshot: tuple[int, Any] | None = None
         self._coefficients = None
+        self._probe_loss = None  # the float64 probe loss of the second-order view, built when first asked
         self._masked: dict = {}  # the model rebuilt under each other mask (masks tab), reused between calls
         self.refresh()
 
@@ -199,6 +200,49 @@ class RunAnalysis:
                            compute=lambda: distributions(
                                steps, lambda s: self.run.load_weights(s)[weight].double().numpy(),
                                lambda s: store.record(weight, s).G, update))
+
+    # ---- the second-order view (engine/analysis/interaction.py, docs/second-order.md) ---------------
+
+    def interaction(self, weight: str, other: str, step: int | None = None):
+        """How `other`'s (A's) update that reached `step` (None: the newest) moved `weight`'s (B's)
+        coefficient: −H_BA ΔA, the exact change from A's update alone, the real ΔG_B, the pair's share."""
+        from . import interaction as ia
+
+        ia.check_pair(self._weight_names(), weight, other)
+        prev, step = ia.interval(self.saved_steps(), step)
+        return self.cached("interaction", step, (weight, other, prev), spans_steps=True,
+                           compute=lambda: ia.pair_interaction(*self._interval_inputs(prev, step), weight,
+                                                               other, step, prev))
+
+    def interaction_series(self, weight: str, other: str) -> list:
+        """`interaction(weight, other, s)` for every saved step s after the first (each kept on its own, so a
+        run that grows computes only its new intervals)."""
+        return [self.interaction(weight, other, s) for s in self.saved_steps()[1:]]
+
+    def interaction_map(self, step: int | None = None):
+        """Every pair's share of the curvature term of the probe loss change over the update that reached
+        `step` (None: the newest), with ‖H_BA ΔA‖/‖ΔG_B‖, each B's residual and the loss accounting."""
+        from . import interaction as ia
+
+        prev, step = ia.interval(self.saved_steps(), step)
+        return self.cached("interaction map", step, (prev,), spans_steps=True,
+                           compute=lambda: ia.interaction_map(*self._interval_inputs(prev, step), step, prev))
+
+    def _weight_names(self) -> list[str]:
+        from ..weight_layout import weight_names
+
+        return weight_names(self.config.model)
+
+    def _interval_inputs(self, prev: int, step: int):
+        """(ProbeLoss on the probe batch, weights at `prev`, every weight's update to `step`)."""
+        from . import interaction as ia
+
+        with self._lock:
+            if self._probe_loss is None:
+                probe = self.run.probe()
+                self._probe_loss = ia.ProbeLoss(self.config.model, probe.x, probe.y)
+            before, after = self.run.load_weights(prev), self.run.load_weights(step)
+            return self._probe_loss, before, ia.updates(before, after, self._probe_loss.names(before))
 
     def head_timeline(self, progress=None):
         """Every head's scores at every saved step, roles and formation steps (engine/analysis/heads.py);

@@ -16,7 +16,8 @@ from pathlib import Path
 
 from ..errors import UserError
 
-WHATS = ("loss", "attention", "mask", "posenc", "coefficient", "update", "heads", "routes")
+WHATS = ("loss", "attention", "mask", "posenc", "coefficient", "update", "heads", "routes", "interaction",
+         "interaction-map")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -40,13 +41,22 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "routes: each route class's share ⟨G_c(p), ΔW⟩ of the first-order decrease over every "
                         "interval [p, s] of saved steps, G on the probe batch (--weight, or the whole model "
                         "without it; .csv every direction's shares, .npy the applied update's, figures with "
-                        "the ranking)")
+                        "the ranking); interaction: how --other's (A's) update that reached --step moved "
+                        "--weight's (B's) coefficient, −H_BA ΔA, H the Hessian of the probe loss at the previous "
+                        "saved step (.npy −H_BA ΔA in B's shape; .csv per saved step its norm, its cosine with "
+                        "the real ΔG_B, the norm of the exact change from A's update alone, the real ΔG_B's norm "
+                        "and the pair's share ½⟨ΔB, H_BA ΔA⟩ of the curvature term; figures the three maps side "
+                        "by side); interaction-map: every pair's share of the curvature term over the update "
+                        "that reached --step (.npy the weights × weights matrix [B, A] in model order, .csv "
+                        "with the weights' names, figures the map with the loss accounting)")
     p.add_argument("--step", type=int, metavar="S",
                    help="use the weights saved at this step (default: the newest saved step whose weights are "
                         "intact, naming any damaged newer one)")
     p.add_argument("--layer", type=int, metavar="L", help="attention: only this layer (from 0)")
     p.add_argument("--head", type=int, metavar="H", help="attention: only this head of --layer (from 0)")
     p.add_argument("--weight", metavar="NAME", help="coefficient, update and routes: the weight, e.g. blocks.0.W_K")
+    p.add_argument("--other", metavar="NAME",
+                   help="interaction: the weight A whose update moved --weight's coefficient, e.g. blocks.0.W_Q")
     p.add_argument("--score", metavar="NAME", help="heads: draw only this score (e.g. induction)")
     p.add_argument("--prompt", metavar="TEXT",
                    help="attention and mask: the text to probe (default: the run's heatmap prompt)")
@@ -175,7 +185,23 @@ def export_routes(a, args) -> Path:
     return export_routes(args.out, a.route_shares(args.weight))
 
 
+def export_interaction(a, args) -> Path:
+    from ..analysis.interaction_export import export_interaction
+
+    pair = a.interaction(args.weight, args.other, args.step)  # checks the names and the step first
+    if Path(args.out).suffix.lower() == ".csv":
+        return export_interaction(args.out, a.interaction_series(args.weight, args.other), pair.step)
+    return export_interaction(args.out, [pair], pair.step)
+
+
+def export_interaction_map(a, args) -> Path:
+    from ..analysis.interaction_export import export_interaction_map
+
+    return export_interaction_map(args.out, a.interaction_map(args.step))
+
+
 HANDLERS: dict[str, Callable] = {"loss": export_loss, "attention": export_attention, "mask": export_mask,
                                  "posenc": export_posenc, "coefficient": export_coefficient,
                                  "update": export_update, "heads": export_heads,
-                                 "routes": export_routes}
+                                 "routes": export_routes, "interaction": export_interaction,
+                                 "interaction-map": export_interaction_map}

@@ -27,6 +27,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     ch.add_argument("--causal", action="store_true", help="the causal mask in the attention")
     p.add_argument("--weight", metavar="NAME",
                    help="only this weight (a state-dict key such as blocks.0.W_Q, or the chain's K_0)")
+    p.add_argument("--other", metavar="NAME",
+                   help="with --weight B: the mixed form of B by this weight A, d<G_B, V> pulled back to dA "
+                        "(V a direction on B; summed at V = ΔB it is -<ΔB, H_BA ΔA>); works with --format, "
+                        "--count and --verify (docs/second-order.md)")
     p.add_argument("--term", metavar="ID", help="one term by its ID, with its route class and coefficient word")
     p.add_argument("--format", choices=("text", "latex", "html"), default="text",
                    help="how formulas are printed (default text, the note's notation)")
@@ -86,6 +90,10 @@ def run(args: argparse.Namespace) -> int:
     forms = Forms(net)
     if args.weight:
         _weight(net, args.weight)
+    if args.other is not None:
+        from ._forms_mixed import run_mixed
+
+        return run_mixed(args, forms)
     status = 0
     if args.eval_line is not None:
         console = Console()

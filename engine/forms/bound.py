@@ -15,7 +15,7 @@ import torch
 
 from ..config import ModelConfig
 from .network import Network
-from .words import Diag, DiagOf, Diff, Fn, Num, Op, Prod, Scalar, Sum, Sym, T, Trace, Word, Zero, transpose
+from .words import Diag, DiagOf, Diff, Fn, Num, Op, Op2, Prod, Scalar, Sum, Sym, T, Trace, Word, Zero, transpose
 
 
 LN_EPS = ModelConfig.ln_eps  # ε of the plain operators below; a network's own comes from its spec
@@ -154,6 +154,9 @@ class Bound:
             return self._prod(w, memo)
         if tw is Op:
             return self._op(w, memo)
+        if tw is Op2:
+            return apply_bilinear(w.kind, self.value(w.base, memo), self.value(w.other, memo),
+                                  self.value(w.arg, memo))
         if tw is Sum:
             out = None
             for x in w.terms:
@@ -301,6 +304,19 @@ def apply_operator(kind: str, base: torch.Tensor, a: torch.Tensor, eps: float = 
     raise ValueError(f"unknown operator {kind!r}")
 
 
+def apply_bilinear(kind: str, base: torch.Tensor, other: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
+    """op2_{base,other}[a] of the mixed form (words.OP2_KINDS): with r = rowsum, S the base, A the other,
+    aa2_{S,A}[D] = D⊙A − D⊙r(S⊙A) − S⊙r(D⊙A) (the softmax operator aa_S[A] differentiated along dS = D)
+    and its adjoint aa2A_{S,A}[Y] = Y⊙A − Y⊙r(S⊙A) − A⊙r(S⊙Y); the C kinds are the same by columns."""
+    dim = -2 if kind.endswith("C") else -1
+    first = (base * other).sum(dim, keepdim=True)
+    if kind.startswith("aa2A"):
+        return a * other - a * first - other * (base * a).sum(dim, keepdim=True)
+    if kind in ("aa2", "aa2C"):
+        return a * other - a * first - base * (a * other).sum(dim, keepdim=True)
+    raise ValueError(f"unknown bilinear operator {kind!r}")
+
+
 def _sum_batch(g: torch.Tensor) -> torch.Tensor:
     """Sum the batch dimension (-3) of a per-sequence value; weights and constants have none."""
     return g.sum(-3) if g.dim() >= 3 else g
@@ -327,4 +343,4 @@ def _ln(yr, a):
     return r * (a - a.mean(-1, keepdim=True) - y * (y * a).mean(-1, keepdim=True))
 
 
-__all__ = ["Bound", "DiagValue", "apply_operator"]
+__all__ = ["Bound", "DiagValue", "apply_operator", "apply_bilinear"]

@@ -18,8 +18,8 @@ import itertools
 import math
 from collections.abc import Callable
 
-from .words import (FN_DIFFERENTIAL, TRANSPOSED_KIND, ZERO, Diag, DiagOf, Diff, Fn, Label, Num, Op, Prod,
-                    Scalar, Sum, Sym, T, Trace, Word, Zero, add, diag, op, prod, trace, transpose)
+from .words import (FN_DIFFERENTIAL, SHIFTED_KIND2, TRANSPOSED_KIND, ZERO, Diag, DiagOf, Diff, Fn, Label, Num, Op,
+                    Op2, Prod, Scalar, Sum, Sym, T, Trace, Word, Zero, add, diag, op, prod, trace, transpose)
 
 
 class RuleError(ValueError):
@@ -97,6 +97,8 @@ def _summands(w: Word, subst: Substitute | None, into_ops: bool) -> list[Word]:
         return [diag(s) for s in _summands(w.arg, subst, into_ops)]
     if tw is Op and into_ops and (w.arg.has_d or type(w.arg) is Sum):
         return [op(w.kind, w.base, s) for s in _summands(w.arg, subst, into_ops)]
+    if tw is Op2 and into_ops and (w.arg.has_d or type(w.arg) is Sum):
+        return [Op2(w.kind, w.base, w.other, s) for s in _summands(w.arg, subst, into_ops)]
     if tw is Diff and subst is not None:
         expansion = subst(w)
         if expansion is not None:
@@ -121,7 +123,7 @@ def summand_count(w: Word, subst: Substitute | None, into_ops: bool) -> int:
             n = sum(count(x) for x in w.terms)
         elif tw is Prod:
             n = math.prod(count(f) for f in w.factors)
-        elif tw in (Trace, Diag) or (tw is Op and into_ops and (w.arg.has_d or type(w.arg) is Sum)):
+        elif tw in (Trace, Diag) or (tw in (Op, Op2) and into_ops and (w.arg.has_d or type(w.arg) is Sum)):
             n = count(w.arg)
         elif tw is Diff and subst is not None and (expansion := subst(w)) is not None:
             alive.extend(expansion)
@@ -276,6 +278,10 @@ def pull(P: Word, monomial: Word) -> tuple[Word, Word, int]:
         P = prod(*fs[i + 1:], P, *fs[:i], *head)
         if type(f) is Op:
             P = Op(TRANSPOSED_KIND[f.kind], transpose(f.base), P)
+            shifts += 1
+            w = f.arg
+        elif type(f) is Op2:  # the mixed form's bilinear operators (docs/second-order.md)
+            P = Op2(SHIFTED_KIND2[f.kind], transpose(f.base), transpose(f.other), P)
             shifts += 1
             w = f.arg
         elif type(f) is Diff or (type(f) is Diag and type(f.arg) is Diff):

@@ -26,6 +26,14 @@ from fractions import Fraction
 OP_KINDS = ("mm", "gg", "ggt", "aa", "aaC", "ln", "lnC")
 TRANSPOSED_KIND = {"mm": "mm", "gg": "gg", "ggt": "ggt", "aa": "aaC", "aaC": "aa", "ln": "lnC", "lnC": "ln"}
 
+# Bilinear operators of the mixed form (docs/second-order.md, engine/forms/mixed.py): the softmax operator's
+# derivative by its base, aa2_{S,A}[D] = d(aa_S[A]) along dS = D, linear in D with S and A fixed; "A" marks
+# the adjoint, "C" the column version (op2_{B,C}[D]^t = op2C_{B^t,C^t}[D^t]). Shifting one out of a trace
+# takes the transpose of the adjoint: trace(P op2_{B,C}[D]) = trace(SHIFTED_KIND2[op2]_{B^t,C^t}[P] D).
+OP2_KINDS = ("aa2", "aa2C", "aa2A", "aa2AC")
+TRANSPOSED_KIND2 = {"aa2": "aa2C", "aa2C": "aa2", "aa2A": "aa2AC", "aa2AC": "aa2A"}
+SHIFTED_KIND2 = {"aa2": "aa2AC", "aa2C": "aa2A", "aa2A": "aa2C", "aa2AC": "aa2"}
+
 # Forward non-linearities and their differential: d f(Y) = op_base[dY] where the base is the function's
 # output ("out": the softmax S for a) or its input ("in": U for m, gelu and gelut, X for the normalisation N).
 # gelut is GELU's tanh form, GPT-2's gelu_new: ½u(1 + tanh(√(2/π)(u + 0.044715u³))).
@@ -278,6 +286,28 @@ class Op(Word):
         return (self.base, self.arg)
 
 
+class Op2(Word):
+    """op2_{base,other}[arg]: a bilinear operator of the mixed form (OP2_KINDS), linear in `arg`, with the
+    cached forward value `base` (a leaf) and the word `other` (no differential) held fixed."""
+
+    __slots__ = ("kind", "base", "other", "arg")
+
+    def __new__(cls, kind: str, base: Word, other: Word, arg: Word) -> Op2:
+        if kind not in OP2_KINDS:
+            raise ValueError(f"unknown bilinear operator kind {kind!r}")
+        if other.has_d:
+            raise ValueError("a bilinear operator carries its differential in its argument only")
+
+        def fill(w):
+            w.kind, w.base, w.other, w.arg = kind, base, other, arg
+            _inherit(w, (other, arg))
+
+        return _intern(cls, (cls, kind, base, other, arg), fill)
+
+    def children(self):
+        return (self.base, self.other, self.arg)
+
+
 class Fn(Word):
     """A forward non-linearity a (row softmax), m (ReLU), gelu, gelut or N (row normalisation); only ever the
     whole definition of a named value, so its differential has a named base."""
@@ -453,6 +483,8 @@ def transpose(w: Word) -> Word:
         r = add(*[transpose(x) for x in w.terms])
     elif tw is Op:
         r = Op(TRANSPOSED_KIND[w.kind], transpose(w.base), transpose(w.arg))
+    elif tw is Op2:
+        r = Op2(TRANSPOSED_KIND2[w.kind], transpose(w.base), transpose(w.other), transpose(w.arg))
     elif tw in (Scalar, Num, Zero, Trace, Diag):
         r = w
     else:

@@ -4,6 +4,8 @@ errors) and the evaluated arguments."""
 
 from __future__ import annotations
 
+import re
+
 from .. import printing, rules
 from ..chain import encoder
 from ..derive import Term, TooManyTerms
@@ -132,6 +134,22 @@ def builtins(c) -> dict[str, Builtin]:
         except IndexError as e:
             raise ConsoleError(pos, str(e)) from None
 
+    def forms2(pos, *args):
+        from ..mixed import MixedForm, MixedFormError
+
+        *where, weight, other = args
+        if not (isinstance(weight, str) and isinstance(other, str)):
+            raise ConsoleError(pos, 'forms2 takes two weight names: forms2("K_5", "Q_3")')
+        net = network(where[0], pos, "forms2") if where else c.env.get("net")
+        if not isinstance(net, Network):
+            net = make_encoder(pos, 1 + max(_layer(weight), _layer(other)))
+        try:
+            return MixedForm(c.forms_of(net), weight, other, MAX_TERMS).terms
+        except KeyError as e:
+            raise ConsoleError(pos, f"forms2: no weight {e.args[0]!r} in {net.title}") from None
+        except (TooManyTerms, MixedFormError) as e:
+            raise ConsoleError(pos, f"forms2: {e}") from None
+
     def count(pos, v, weight=None):
         f = c.forms_of(network(v, pos, "count"))
         try:
@@ -225,6 +243,10 @@ def builtins(c) -> dict[str, Builtin]:
                      "shift until the differential leaves every operator", 1, 1),
         "finish": B(finish, "term", "the coefficient G of trace(G dW)", 1, 1),
         "forms": B(forms, "n or net, k", "every finished term, or the k-th (from 0)", 1, 2),
+        "forms2": B(forms2, '"K_5", "Q_3" or net, "K_5", "Q_3"',
+                    "the mixed form: d<G_B, V> pulled back to dA, one term per row; summed with V = ΔB it is "
+                    "-<ΔB, H_BA ·>, H the second derivative of the error (docs/second-order.md); without a network, `net` "
+                    "or the smallest chain holding both weights", 2, 3),
         "count": B(count, "n or net, weight", "how many terms (of one weight)", 1, 2),
         "term": B(term, 'net, "K_0 via X_1@Z_1#1"', "the term with this ID", 2, 2),
         "stages": B(stages, "net, k", "the pipeline for one term, stage by stage", 2, 2),
@@ -240,6 +262,12 @@ def builtins(c) -> dict[str, Builtin]:
         "latex": B(latex, "x", "x as LaTeX (matplotlib mathtext), as a string", 1, 1),
         "help": B(help_, '"name"', "this list, or help on one function", 0, 1),
     }
+
+
+def _layer(name: str) -> int:
+    """The layer a chain weight's name gives (K_5 -> 5, Q_{1,0} -> 1); 0 when it gives none."""
+    m = re.search(r"_\{?(\d+)", name)
+    return int(m.group(1)) if m else 0
 
 
 def _net_of(vs) -> Network | None:

@@ -13,6 +13,7 @@ import time
 
 from .. import printing, rules
 from ..derive import Forms, Term
+from ..mixed import MixedTerm
 from ..network import Network
 from ..words import Diff, Op, Prod, Sum, Sym, T, Trace, Word, Zero, add, prod, transpose
 from .builtins import builtins
@@ -157,7 +158,7 @@ class Console:
                 return target.op if target.op is not None else "list"
             if isinstance(target, Form):
                 return _op_name(target.word)
-        if isinstance(target, Term):
+        if isinstance(target, (Term, MixedTerm)):
             fields = {"id": target.id, "weight": target.weight, "route": target.route_class,
                       "ops": target.op_count, "index": target.index, "G": Form(target.G),
                       "P": Form(target.P)}
@@ -170,7 +171,7 @@ class Console:
     def word(self, v, pos: int, where: str) -> Word:
         if isinstance(v, Form):
             return v.word
-        if isinstance(v, Term):
+        if isinstance(v, (Term, MixedTerm)):
             return v.G
         if isinstance(v, NoteList) and v.op is not None:
             return self.note_word(v, v.op, pos).word
@@ -198,7 +199,7 @@ class Console:
             if type(w) is Sum and all(type(t) is Trace for t in w.terms):
                 return tuple(("", printing.latex(t)) for t in w.terms)
             return (("", printing.latex(w)),)
-        if isinstance(v, Term):
+        if isinstance(v, (Term, MixedTerm)):
             return ((v.id, printing.latex(v.G)),)
         if isinstance(v, Network):
             rows = [("", f"{printing.latex(a)} = {printing.latex(w)}") for a, w in v.equations()]
@@ -220,7 +221,7 @@ class Console:
             return str(v)
         if isinstance(v, Form):
             return _show_word(v.word, fmt)
-        if isinstance(v, Term):
+        if isinstance(v, (Term, MixedTerm)):
             sep = " = " if fmt != "html" else ": "
             return f"{v.id}{sep}{printing.render(v.G, fmt)}"
         if isinstance(v, Network):

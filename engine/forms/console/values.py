@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..derive import Term
+from ..mixed import MixedTerm
 from ..network import Network
 from ..words import Word
 
@@ -57,7 +58,7 @@ class Builtin:
 def kind_of(v) -> str:
     if isinstance(v, Form):
         return "a word"
-    if isinstance(v, Term):
+    if isinstance(v, (Term, MixedTerm)):
         return "a term"
     if isinstance(v, Network):
         return "a network"

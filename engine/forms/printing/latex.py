@@ -46,6 +46,10 @@ class LatexPrinter(Printer):
     def _print_Op(self, w):
         return r"\mathrm{" + w.kind + "}_{" + self.doprint(w.base) + r"}\left[" + self.doprint(w.arg) + r"\right]"
 
+    def _print_Op2(self, w):
+        return (r"\mathrm{" + w.kind + "}_{" + self.doprint(w.base) + r"}\left[" + self.doprint(w.other) + r";\,"
+                + self.doprint(w.arg) + r"\right]")
+
     def _print_Fn(self, w):
         name = {"gelut": r"\mathrm{gelu}_{\tanh}"}.get(w.kind, r"\mathrm{" + w.kind + "}")
         return name + r"\left(" + self.doprint(w.arg) + r"\right)"

@@ -83,6 +83,9 @@ class Printer:
     def _print_Op(self, w):
         return f"{w.kind}({self.doprint(w.base)}, {self.doprint(w.arg)})"
 
+    def _print_Op2(self, w):
+        return f"{w.kind}({self.doprint(w.base)}, {self.doprint(w.other)}, {self.doprint(w.arg)})"
+
     def _print_Fn(self, w):
         return f"{w.kind}({self.doprint(w.arg)})"
 

@@ -8,7 +8,9 @@ three pages share that weight and step. "Coefficient G": beside G (or the class 
 whose formula is rendered below it) are the weight itself and the update the optimizer applied to reach this
 step from the previous one, with charts over training below. "Geometry": the update's geometry
 (gui/widgets/geometry_view.py), given the whole page. "Routes over training": which route classes the updates
-descended along (routes_view.py, for the weight or the whole model). A badge gives the agreement of the summed
+descended along (routes_view.py, for the weight or the whole model). "Interaction": how another weight's update
+moved this one's coefficient, and the model's map of pair shares of the curvature term (interaction_view.py,
+docs/second-order.md). A badge gives the agreement of the summed
 classes with autograd. Everything is computed in the app's analysis process: the records asked step
 by step by `CoefficientFeeder` (compute.py), the geometry and the routes by their AnalysisJobs; the GUI
 thread shows only what it was answered. During training the timeline follows the newest snapshot.
@@ -35,6 +37,7 @@ from ...widgets.timeline import Timeline
 from .compute import CoefficientFeeder
 from .distributions_view import DistributionsView
 from .export import WeightExporter
+from .interaction_view import InteractionView
 from .routes_view import RoutesView
 from .views import GeometryChart, NormsChart, PartsList, series
 
@@ -108,6 +111,8 @@ class WeightPane(SeenWidget):
         self.tabs.addTab(self.routes_view, "Routes over training")
         self.distributions_view = DistributionsView()
         self.tabs.addTab(self.distributions_view, "Distributions")
+        self.interaction_view = InteractionView()
+        self.tabs.addTab(self.interaction_view, "Interaction")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
@@ -212,6 +217,8 @@ class WeightPane(SeenWidget):
         self._geometry_job.sig_failed.connect(lambda _tag, message: self.geometry_view.show_message(message))
         self.tabs.currentChanged.connect(lambda _index: self._ask_geometry())
         self.tabs.currentChanged.connect(lambda _index: self._ask_routes())
+        self.tabs.currentChanged.connect(lambda _index: self._ask_interaction())
+        self.interaction_view.sig_pair_clicked.connect(lambda B, _A: self.session.select_weight(B))
 
     # ---- public ----------------------------------------------------------------------------
 
@@ -297,6 +304,7 @@ class WeightPane(SeenWidget):
             self.timeline.set_steps(store.steps())  # a directory listing: well under a millisecond
             self._want()
             self._ask_routes()
+            self._ask_interaction()
 
     def _on_weight_box(self, name: str) -> None:
         if name:
@@ -312,11 +320,13 @@ class WeightPane(SeenWidget):
         self._draw_charts()
         self._ask_formula()
         self._ask_routes()
+        self._ask_interaction()
 
     def _on_step_changed(self, step: int) -> None:
         self.state.step = step
         self._want()
         self._frame()
+        self._ask_interaction()
 
     def _frame(self) -> None:
         """Show what there is now, or at the next frame (at most MAX_FPS a second)."""
@@ -450,6 +460,13 @@ class WeightPane(SeenWidget):
             self.routes_view.ask(str(store.run.path), st.weight, self.timeline.steps, store.weight_names())
         elif self.tabs.currentWidget() is self.distributions_view:
             self.distributions_view.ask(str(store.run.path), st.weight, self.timeline.steps)
+
+    def _ask_interaction(self) -> None:
+        """The second-order view of the weight and step on screen, only while its tab is shown."""
+        store, st = self.feeder.store, self.state
+        if store is not None and st.weight is not None and self.tabs.currentWidget() is self.interaction_view:
+            self.interaction_view.ask(str(store.run.path), st.weight, st.step, self.timeline.steps,
+                                      store.weight_names())
 
     def _draw_charts(self) -> None:
         store, st = self.feeder.store, self.state

@@ -1,0 +1,237 @@
+"""How one weight's update moved another's coefficient: the second-order view (docs/second-order.md, issue 25;
+the definitions are docs/second-order.md).
+
+On the run's fixed probe batch, with E the probe loss, G = −∇E and H = ∇²E at the earlier of two saved
+steps p < s, and Δ = W(s) − W(p) the update between them (float64 throughout):
+
+    predicted   −H_BA ΔA: how A's update alone moved B's coefficient, to first order (one Hessian-vector
+                product: a double backward through the gradient's graph)
+    exact       G_B(W(p) + ΔA only) − G_B(W(p)): the same move computed without the expansion
+    real        ΔG_B = G_B(s) − G_B(p): what B's coefficient really did under every update at once
+    share       ½ ⟨ΔB, H_BA ΔA⟩: the pair's part of the curvature term of the loss change
+
+Summed over every A (B included) the predictions give −(HΔ)_B, which equals the real ΔG_B up to O(‖Δ‖²);
+summed over every ordered pair the shares give the curvature term of
+
+    E(s) − E(p) ≈ −Σ_W ⟨G_W, ΔW⟩ + ½ Σ_{A,B} ⟨ΔB, H_BA ΔA⟩.
+
+H is symmetric, so the map of shares is symmetric: entry [B, A] = entry [A, B], and each unordered pair of
+distinct weights carries twice its entry. Pure functions of a model config, two sets of weights and a
+batch; RunAnalysis (run_analysis.py) feeds them a run's saved steps and probe batch and caches the results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch.func import functional_call
+
+from ..coefficients import cosine
+
+
+class ProbeLoss:
+    """E(W) on one batch as a function of a {name: tensor} of weights, in float64 and eval mode."""
+
+    def __init__(self, cfg, x, y):
+        self.cfg = cfg
+        self.x, self.y = torch.as_tensor(x), torch.as_tensor(y)
+        self._model = None
+        self._vocab = None
+
+    def _module(self, vocab: int):
+        from ..model import GPT
+        from ..resolve import with_vocab
+
+        if self._model is None or self._vocab != vocab:
+            self._model = GPT(with_vocab(self.cfg, vocab)).double().eval()
+            self._vocab = vocab
+        return self._model
+
+    def names(self, weights: Mapping) -> list[str]:
+        """The trained weights in model order (engine/weight_layout.py)."""
+        from ..resolve import with_vocab
+        from ..weight_layout import weight_names
+
+        return weight_names(with_vocab(self.cfg, int(weights["W_E"].shape[0])))
+
+    def __call__(self, params: Mapping[str, torch.Tensor]) -> torch.Tensor:
+        model = self._module(int(params["W_E"].shape[0]))
+        # a trace list selects the explicit attention path: the fused kernel has no second derivative
+        return functional_call(model, dict(params), (self.x, self.y), {"trace": []})[1]
+
+
+def leaves(weights: Mapping, names: list[str]) -> dict[str, torch.Tensor]:
+    """Float64 copies of `names` that autograd differentiates by."""
+    return {n: torch.as_tensor(weights[n]).detach().double().clone().requires_grad_(True) for n in names}
+
+
+def gradient(loss: ProbeLoss, params: Mapping[str, torch.Tensor], create_graph: bool = False):
+    """(E, {name: ∇E}) at `params`; with `create_graph` the gradients can be differentiated again."""
+    with torch.enable_grad():
+        E = loss(params)
+        grads = torch.autograd.grad(E, list(params.values()), create_graph=create_graph, allow_unused=True)
+    return E, {n: torch.zeros_like(p) if g is None else g for (n, p), g in zip(params.items(), grads)}
+
+
+def hessian_columns(params: Mapping[str, torch.Tensor], grads: Mapping[str, torch.Tensor],
+                    directions: Mapping[str, torch.Tensor]) -> dict[str, dict[str, torch.Tensor]]:
+    """{A: {B: H_BA ΔA}} for each A in `directions` (ΔA on block A, zero elsewhere): one double backward
+    per A through `grads`, which `gradient(..., create_graph=True)` made at `params`.
+
+    ∂⟨∇_A E, ΔA⟩/∂B = H_BA ΔA, so differentiating the gradient of A alone, weighted by ΔA, gives the
+    column of H along ΔA for every B at once."""
+    out = {}
+    names = list(params)
+    for A, dA in directions.items():
+        with torch.enable_grad():
+            cols = torch.autograd.grad(grads[A], list(params.values()), grad_outputs=dA.double(),
+                                       retain_graph=True, allow_unused=True)
+        out[A] = {B: (torch.zeros_like(params[B]) if c is None else c).detach() for B, c in zip(names, cols)}
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class PairInteraction:
+    """How `other`'s (A's) update over [prev_step, step] moved `weight`'s (B's) coefficient."""
+
+    weight: str
+    other: str
+    step: int
+    prev_step: int
+    predicted: np.ndarray   # −H_BA ΔA, B's shape
+    exact: np.ndarray       # G_B(W(p) + ΔA only) − G_B(W(p))
+    real: np.ndarray        # G_B(s) − G_B(p)
+    share: float            # ½ ⟨ΔB, H_BA ΔA⟩, the pair's part of the curvature term
+
+    @property
+    def cosine(self) -> float:
+        """cos(−H_BA ΔA, real ΔG_B); NaN when either is zero."""
+        return cosine(self.predicted, self.real)
+
+
+@dataclass(frozen=True, eq=False)
+class InteractionMap:
+    """Every ordered pair of weights over [prev_step, step]: rows B, columns A, names in model order."""
+
+    step: int
+    prev_step: int
+    names: list[str]
+    shares: np.ndarray       # [B, A] ½ ⟨ΔB, H_BA ΔA⟩ (symmetric; the whole sum is the curvature term)
+    ratios: np.ndarray       # [B, A] ‖H_BA ΔA‖ / ‖real ΔG_B‖ (NaN where B's coefficient did not move)
+    explained: np.ndarray    # [B, A] ⟨−H_BA ΔA, ΔG_B⟩ / ‖ΔG_B‖²: A's part of B's real move (rows sum to ~1)
+    first_order: np.ndarray  # [W] −⟨G_W, ΔW⟩, each weight's first-order part of the loss change
+    residual: np.ndarray     # [B] ‖−(HΔ)_B − ΔG_B‖ / ‖ΔG_B‖: what second order leaves of B's real move
+    loss_before: float       # E(p)
+    loss_after: float        # E(s)
+
+    @property
+    def change(self) -> float:
+        """E(s) − E(p), the real change of the probe loss."""
+        return self.loss_after - self.loss_before
+
+    @property
+    def curvature(self) -> float:
+        """½ Σ_{A,B} ⟨ΔB, H_BA ΔA⟩."""
+        return float(self.shares.sum())
+
+    @property
+    def predicted_change(self) -> float:
+        """The second-order prediction of E(s) − E(p): first-order sum plus curvature term."""
+        return float(self.first_order.sum()) + self.curvature
+
+
+def interval(steps: list[int], step: int | None) -> tuple[int, int]:
+    """(p, s): `step` (None: the newest) and the saved step before it; one clear line when there is none."""
+    from ..errors import UserError
+
+    if len(steps) < 2:
+        raise UserError("the second-order view needs two saved steps; this run has "
+                        f"{len(steps)}")
+    s = steps[-1] if step is None else step
+    if s not in steps:
+        shown = ", ".join(map(str, steps[:10])) + (" …" if len(steps) > 10 else "")
+        raise UserError(f"no weights saved at step {s}; saved steps: {shown}")
+    if s == steps[0]:
+        raise UserError(f"step {s} is the first saved step: no update reaches it; choose one of "
+                        f"{', '.join(map(str, steps[1:6]))}{' …' if len(steps) > 6 else ''}")
+    return steps[steps.index(s) - 1], s
+
+
+def check_pair(names: list[str], weight: str | None, other: str | None) -> None:
+    """One clear line when B (`weight`) or A (`other`) is not a weight of the model."""
+    from ..errors import UserError
+
+    for flag, name in (("--weight", weight), ("--other", other)):
+        if name not in names:
+            head = f"{flag} is required" if name is None else f"no weight {name!r}"
+            raise UserError(f"{head}; this model's weights: {', '.join(names)}")
+
+
+def _numpy(t: torch.Tensor) -> np.ndarray:
+    return t.detach().double().numpy().copy()
+
+
+def _inner(a: torch.Tensor, b: torch.Tensor) -> float:
+    return float((a.double() * b.double()).sum())
+
+
+def updates(before: Mapping, after: Mapping, names: list[str]) -> dict[str, torch.Tensor]:
+    """{name: W(s) − W(p)} in float64."""
+    return {n: torch.as_tensor(after[n]).double() - torch.as_tensor(before[n]).double() for n in names}
+
+
+def _shifted(params: Mapping[str, torch.Tensor], delta: Mapping[str, torch.Tensor]) -> dict:
+    return {n: (p.detach() + delta[n] if n in delta else p.detach()).requires_grad_(True)
+            for n, p in params.items()}
+
+
+def pair_interaction(loss: ProbeLoss, before: Mapping, delta: Mapping[str, torch.Tensor], weight: str,
+                     other: str, step: int, prev_step: int) -> PairInteraction:
+    """B = `weight`, A = `other`; `before` the weights at p, `delta` every weight's update to s."""
+    names = loss.names(before)
+    params = leaves(before, names)
+    _, grads = gradient(loss, params, create_graph=True)
+    column = hessian_columns(params, grads, {other: delta[other]})[other]
+    _, alone = gradient(loss, _shifted(params, {other: delta[other]}))
+    _, at_s = gradient(loss, _shifted(params, delta))
+    g_p = grads[weight].detach()
+    return PairInteraction(weight, other, step, prev_step, _numpy(-column[weight]),
+                           _numpy(-(alone[weight] - g_p)), _numpy(-(at_s[weight] - g_p)),
+                           0.5 * _inner(delta[weight], column[weight]))
+
+
+def interaction_map(loss: ProbeLoss, before: Mapping, delta: Mapping[str, torch.Tensor], step: int,
+                    prev_step: int) -> InteractionMap:
+    """The map over [p, s]: one gradient with its graph at p, one double backward per weight, one gradient
+    at s."""
+    names = loss.names(before)
+    params = leaves(before, names)
+    E_p, grads = gradient(loss, params, create_graph=True)
+    columns = hessian_columns(params, grads, {A: delta[A] for A in names})
+    E_s, at_s = gradient(loss, _shifted(params, delta))
+    n = len(names)
+    shares, ratios, explained = np.zeros((n, n)), np.full((n, n), np.nan), np.full((n, n), np.nan)
+    residual = np.full(n, np.nan)
+    for i, B in enumerate(names):
+        real = -(at_s[B] - grads[B].detach())
+        real_norm = float(real.norm())
+        whole = torch.zeros_like(real)
+        for j, A in enumerate(names):
+            col = columns[A][B]
+            shares[i, j] = 0.5 * _inner(delta[B], col)
+            whole -= col
+            if real_norm > 0:
+                ratios[i, j] = float(col.norm()) / real_norm
+                explained[i, j] = _inner(-col, real) / real_norm ** 2
+        if real_norm > 0:
+            residual[i] = float((whole - real).norm()) / real_norm
+    first = np.array([_inner(grads[W].detach(), delta[W]) for W in names])  # −⟨G_W, ΔW⟩ = ⟨∇E, ΔW⟩
+    return InteractionMap(step, prev_step, names, shares, ratios, explained, first, residual,
+                          float(E_p.detach()), float(E_s.detach()))
+
+
+__all__ = ["ProbeLoss", "PairInteraction", "InteractionMap", "leaves", "gradient", "hessian_columns",
+           "interval", "check_pair", "updates", "pair_interaction", "interaction_map"]

@@ -1,0 +1,185 @@
+"""The mixed form (docs/second-order.md): how A's differential moves B's coefficient, in symbols.
+
+The note's method applied once more. Fix a direction V on B (a matrix symbol of B's shape, held fixed like
+E). Every first-order term t of B reads trace(P_t dB), so σ = ⟨G_B, V⟩ = Σ_t trace(P_t V) (V^t, diag(V) for
+the leaf's other forms) is a sum of traces of words whose factors are all known. Its differential, by the
+Leibniz rule on those words, is again a sum of words with one differential each:
+
+    d(atom)       the Leibniz expansion of its definition (network.substitute), as for the first order
+    d(E)          d of E's definition: −dF for the squared error, −N^{-1} dP for the cross-entropy head
+    d(op_B[X])    op_B[dX] + the operator differentiated by its base: for ReLU's mm zero (m'' = 0 off the
+                  kink), for the softmax's aa/aaC the bilinear aa2_{S,X}[dS] (words.Op2, bound.apply_bilinear)
+
+Expanded through every operator (expandmm) and pulled back with shiftmm and cycle (rules.pull, which shifts
+the bilinear operators too), each summand ending in dA is one *mixed term* trace(M dA). The read-out is the
+first order's: Σ M^t = ∂σ/∂A = −H_AB V, so ⟨Σ M^t, ΔA⟩ at V = ΔB is −⟨ΔB, H_BA ΔA⟩, minus twice the pair's
+share of the curvature term (engine/analysis/interaction.py). Layer norm and GELU have second derivatives
+of their own that this module does not write yet: such networks are refused in one line.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+import torch
+
+from . import rules
+from .derive import DEFAULT_LIMIT, Forms, Term, TooManyTerms
+from .evaluate import _coefficient, _embed
+from .words import ZERO, Diag, Diff, Num, Op, Op2, Prod, Scalar, Sum, Sym, T, Trace, Word, Zero, add, diag, op, \
+    prod, trace, transpose
+
+BASE_DERIVATIVE = {"aa": "aa2", "aaC": "aa2C"}  # operators whose base's differential contributes
+FLAT = ("mm",)                                   # operators whose base's differential contributes nothing
+
+
+class MixedFormError(ValueError):
+    """The network has an operator whose second derivative the mixed form does not write (one clear line)."""
+
+
+@dataclass(frozen=True, eq=False)
+class MixedTerm:
+    """trace(M · dA): one summand of d⟨G_B, V⟩ that ends in A's differential."""
+
+    index: int
+    id: str             # "<B's term ID> | <A's symbol> via <labelled occurrences, output side first>"
+    weight: str         # A's parameter
+    symbol: Sym         # A's symbol (a head's block, say)
+    source: Term        # the first-order term of B whose coefficient was differentiated
+    P: Word             # trace(P · leaf)
+    leaf: Word          # dA, dA^t or diag(dg)
+    op_count: int       # shifts the pull-back needed
+
+    @property
+    def route_class(self) -> str:
+        """The route class of B's term it came from."""
+        return self.source.route_class
+
+    @property
+    def G(self) -> Word:
+        """The coefficient word M: P, P^t or diag(P) (docs/rules.md#finish)."""
+        return rules.coefficient(self.P, self.leaf)
+
+
+def direction(sym: Sym) -> Sym:
+    """V on the block `sym` of B: a placeholder symbol of its shape (bound to a value at evaluation)."""
+    return Sym("V:" + sym.name, "placeholder", sym.rows, sym.cols, f"V[{sym.text}]",
+               r"V_{\left[" + sym.tex + r"\right]}", f"V<sub>[{sym.html}]</sub>")
+
+
+def _v_leaf(leaf: Word, V: Sym) -> Word:
+    if type(leaf) is Diag:
+        return diag(V)
+    return transpose(V) if leaf.transposed else V
+
+
+def differential(w: Word, net) -> Word:
+    """d(w) by the Leibniz rule with E expanded and operators differentiated by their bases too."""
+    tw = type(w)
+    if tw is Sym:
+        if w.kind == "error":
+            return rules.d(net.definition(w.name).word)
+        return Diff(w) if w.differentiable else ZERO
+    if tw is T:
+        return transpose(differential(w.sym, net))
+    if tw is Prod:
+        fs = w.factors
+        return add(*[prod(Num(w.coef), *w.scalars, *fs[:i], df, *fs[i + 1:])
+                     for i, f in enumerate(fs) if type(df := differential(f, net)) is not Zero])
+    if tw is Sum:
+        return add(*[differential(x, net) for x in w.terms])
+    if tw is Op:
+        inner = op(w.kind, w.base, differential(w.arg, net))
+        if w.kind in FLAT:
+            return inner
+        if w.kind not in BASE_DERIVATIVE:
+            raise MixedFormError(f"the mixed form does not cover the {w.kind} operator yet (layer norm and GELU "
+                                 "have second derivatives of their own); export --what interaction gives the "
+                                 "numbers for every model")
+        return add(inner, Op2(BASE_DERIVATIVE[w.kind], w.base, w.arg, differential(w.base, net)))
+    if tw is Diag:
+        return diag(differential(w.arg, net))
+    if tw is Trace:
+        return trace(differential(w.arg, net))
+    if tw in (Scalar, Num, Zero):
+        return ZERO
+    raise MixedFormError(f"cannot differentiate {tw.__name__} in a coefficient")
+
+
+class MixedForm:
+    """d⟨G_B, V⟩ pulled back to A: `terms` (MixedTerm, in the order of B's terms), `V` per block of B."""
+
+    def __init__(self, forms: Forms, weight: str, other: str, limit: int | None = DEFAULT_LIMIT):
+        self.forms, self.net = forms, forms.net
+        self.weight, self.other = forms.net.find(weight)[0].name, forms.net.find(other)[0].name
+        self._want = frozenset(s.name for s in forms.net.find(other)[1])
+        b_terms = forms.terms(weight, limit)
+        self.V = {s.name: direction(s) for s in forms.net.find(weight)[1]}
+        seeds = [trace(prod(t.P, _v_leaf(t.leaf, self.V[t.symbol.name]))) for t in b_terms]
+        words = [differential(s, self.net) for s in seeds]
+        n = sum(rules.summand_count(w, self._substitute, True) for w in words)
+        if limit is not None and n > limit:
+            raise TooManyTerms(f"the mixed form of {self.weight} by {self.other} has {n} terms, more than "
+                               f"{limit}: use the numbers (engine/analysis/interaction.py) instead")
+        self.terms: list[MixedTerm] = []
+        self._seen: Counter = Counter()
+        for t, w in zip(b_terms, words):
+            for summand in rules.flatten(rules.expandmm(w, self._substitute)):
+                self._add(t, summand)
+
+    def _substitute(self, diff: Diff):
+        """Expand a named value's differential only where A lies below it; drop every other weight's."""
+        s = diff.sym
+        if s.kind == "weight":
+            return None if s.name in self._want else []
+        if s.kind == "atom" and not any(self.forms.counts_below(s.name)[w] for w in self._want):
+            return []
+        return self.net.substitute(diff)
+
+    def _add(self, source: Term, summand: Word) -> None:
+        P, leaf, shifts = rules.pull(Num(1), summand.arg)
+        d = rules.leaf_diff(leaf)
+        labels = ", ".join(map(str, d.path))
+        tid = f"{source.id} | {d.sym.name}" + (f" via {labels}" if labels else "")
+        # differentials reached at different places of one word share their labels: number the repeats
+        self._seen[tid] += 1
+        tid = tid if self._seen[tid] == 1 else f"{tid} #{self._seen[tid]}"
+        self.terms.append(MixedTerm(len(self.terms), tid, self.other, d.sym, source, P, leaf, shifts))
+
+    def count(self) -> int:
+        return len(self.terms)
+
+    def values(self, bound, V: torch.Tensor) -> dict[str, torch.Tensor]:
+        """term ID -> Σ_batch M^t in A's shape, with V (B's shape) bound to the direction."""
+        memo = {self.V[s.name]: _block(s, V) for s in self.net.find(self.weight)[1]}
+        param = self.net.param(self.other)
+        out = {}
+        for t in self.terms:  # one memo: terms of one B term share their route prefixes
+            g = _coefficient(bound.value(t.P, memo), t.leaf)
+            out[t.id] = _embed(param, t.symbol, g)
+        return out
+
+    def total(self, bound, V: torch.Tensor) -> torch.Tensor:
+        """Σ over the mixed terms of M^t = ∂⟨G_B, V⟩/∂A = −H_AB V."""
+        param = self.net.param(self.other)
+        out = torch.zeros(param.shape, dtype=bound.dtype)
+        for g in self.values(bound, V).values():
+            out = out + g
+        return out
+
+
+def _block(sym: Sym, V: torch.Tensor) -> torch.Tensor:
+    """The part of V on the block `sym` (a head's columns of W_Q, ...), shaped as the symbol."""
+    if sym.block is None:
+        return V.reshape(1, -1) if V.dim() == 1 else V
+    axis, start, stop = sym.block
+    return V[start:stop] if axis == 0 else V[:, start:stop]
+
+
+def mixed(forms: Forms, weight: str, other: str, limit: int | None = DEFAULT_LIMIT) -> MixedForm:
+    """The mixed form of `weight` (B) by `other` (A): the note's `forms2("K_5", "Q_3")`."""
+    return MixedForm(forms, weight, other, limit)
+
+
+__all__ = ["MixedFormError", "MixedTerm", "MixedForm", "direction", "differential", "mixed"]

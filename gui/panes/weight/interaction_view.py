@@ -1,0 +1,206 @@
+"""The Weight pane's "Interaction" tab: how another weight's update moved this weight's coefficient (the
+second-order view, engine/analysis/interaction.py; docs/second-order.md says what each number is).
+
+For the weight on screen B, the weight chosen here A and the browsed step s (the update from the saved step p
+before it), on the run's probe batch: −H_BA ΔA, the exact change of G_B from A's update alone and the real
+ΔG_B side by side; over training, the part of B's real move that each other weight's update explains
+(|⟨−H_BA ΔA, ΔG_B⟩| stacked to 1, the largest few named); and the model's map at s, pair shares
+½⟨ΔB, H_BA ΔA⟩ of the curvature term or ‖H_BA ΔA‖ / ‖ΔG_B‖, whose cell [B, A] opens that pair when clicked.
+
+Every number comes from the analysis process as the answer to a question (Interaction, InteractionMap of
+engine/analysis/questions.py); the maps of the other saved steps are asked one at a time after the step on
+screen, and only while the tab is shown.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
+
+from engine.analysis import questions as q
+
+from ...analysis import AnalysisJob
+from ...widgets.heatmap import HeatmapWidget
+from .views import NormsChart
+
+MAP_KINDS = ("pair shares ½⟨ΔB, H_BA ΔA⟩", "‖H_BA ΔA‖ / ‖ΔG_B‖")
+NAMED = 5  # weights named in the stacked chart; the rest are summed as "others"
+HELP = ("On the run's probe batch, H the Hessian of the probe loss at the saved step p before s and "
+        "ΔW = W(s) − W(p): −H_BA ΔA is how A's update moved B's coefficient G_B to first order; beside it the "
+        "exact change from A's update alone and the real ΔG_B. The map's shares ½⟨ΔB, H_BA ΔA⟩ add up to "
+        "the curvature term of E(s) − E(p) ≈ −Σ⟨G_W, ΔW⟩ + ½ Σ⟨ΔB, H_BA ΔA⟩ (docs/second-order.md).")
+
+
+def explained_series(maps: dict, weight: str, named: int = NAMED) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """(steps, {A: |⟨−H_BA ΔA, ΔG_B⟩| / ‖ΔG_B‖² per step}) for B = `weight` from the maps answered so far
+    (step -> InteractionMap), the `named` largest over training by name and the rest as "others"."""
+    steps = np.array(sorted(maps), dtype=float)
+    if not len(steps):
+        return steps, {}
+    first = maps[int(steps[0])]
+    row = first.names.index(weight)
+    table = np.nan_to_num(np.abs(np.array([maps[int(s)].explained[row] for s in steps])))  # (steps, A)
+    order = np.argsort(-table.sum(axis=0))
+    parts = {first.names[j]: table[:, j] for j in order[:named]}
+    if len(order) > named:
+        parts["others"] = table[:, order[named:]].sum(axis=1)
+    return steps, parts
+
+
+class InteractionView(QWidget):
+    """The tab's widgets; `ask` says what the pane shows (run, B, step, saved steps, weight names)."""
+
+    sig_pair_clicked = Signal(str, str)  # B, A: a cell of the map was clicked
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self._context: tuple | None = None      # (run path, B, step, saved steps, names)
+        self._pair_job, self._map_job = AnalysisJob(self), AnalysisJob(self)
+        self._maps: dict = {}                   # step -> InteractionMap of the run in _context
+        self._todo: list[int] = []              # saved steps whose maps are still to ask
+        self._build()
+        self._pair_job.sig_done.connect(self._on_pair)
+        self._pair_job.sig_failed.connect(lambda _tag, message: self.message.setText(message))
+        self._map_job.sig_done.connect(self._on_map)
+        self._map_job.sig_failed.connect(self._on_map_failed)
+        self.other_box.currentTextChanged.connect(lambda _name: self._ask_pair())
+        self.kind_box.currentIndexChanged.connect(lambda _i: self._draw_map())
+        self.map.sig_cell_clicked.connect(self._on_cell)
+
+    def _build(self) -> None:
+        self.other_box, self.kind_box = QComboBox(), QComboBox()
+        self.other_box.setToolTip("A: the weight whose update is asked about (or click a cell of the map)")
+        self.kind_box.addItems(MAP_KINDS)
+        self.message = QLabel()
+        self.message.setWordWrap(True)
+        self.message.setToolTip(HELP)
+        row = QHBoxLayout()
+        for w in (QLabel("Other weight A:"), self.other_box, QLabel("Map:"), self.kind_box, self.message):
+            row.addWidget(w)
+        row.setStretch(4, 1)
+        self.predicted = HeatmapWidget(title="−H_BA ΔA")
+        self.exact = HeatmapWidget(title="exact, from ΔA alone")
+        self.real = HeatmapWidget(title="real ΔG_B")
+        maps = QSplitter(Qt.Orientation.Horizontal)
+        for m in (self.predicted, self.exact, self.real):
+            maps.addWidget(m)
+        self.chart = NormsChart()
+        self.map = HeatmapWidget(title="interaction map")
+        bottom = QSplitter(Qt.Orientation.Horizontal)
+        bottom.addWidget(self.chart)
+        bottom.addWidget(self.map)
+        bottom.setSizes([500, 500])  # the map's names need the room a chart does not
+        body = QSplitter(Qt.Orientation.Vertical)
+        body.addWidget(maps)
+        body.addWidget(bottom)
+        body.setSizes([500, 500])
+        col = QVBoxLayout(self)
+        col.setContentsMargins(0, 0, 0, 0)
+        col.addLayout(row)
+        col.addWidget(body, 1)
+
+    # ---- asking ----------------------------------------------------------------------------
+
+    def ask(self, run_path: str, weight: str, step: int | None, steps: list[int], names: list[str]) -> None:
+        """Show B = `weight` at `step` of the run; the maps of the other saved steps follow, one at a time."""
+        previous = self._context
+        self._context = (run_path, weight, step, list(steps), list(names))
+        if previous is None or previous[0] != run_path or previous[4] != names:
+            self._maps = {}
+            self.other_box.blockSignals(True)
+            self.other_box.clear()
+            self.other_box.addItems(names)
+            self.other_box.blockSignals(False)
+        if self.other_box.currentText() not in names or self.other_box.currentText() == "":
+            self.other_box.setCurrentIndex(0)
+        self._ask_pair()
+        later = [s for s in steps[1:] if s not in self._maps and s != step]
+        self._todo = ([step] if step in steps[1:] and step not in self._maps else []) + later
+        self._next_map()
+        self._draw_chart()
+        self._draw_map()
+
+    def set_other(self, name: str) -> None:
+        self.other_box.setCurrentText(name)
+
+    def request(self, what: str) -> q.Interaction | q.InteractionMap | None:
+        if self._context is None or self._context[2] is None:
+            return None
+        run_path, weight, step, _, _ = self._context
+        if what == "pair":
+            return q.Interaction(run_path, weight, self.other_box.currentText(), step)
+        return q.InteractionMap(run_path, step)
+
+    def _ask_pair(self) -> None:
+        r = self.request("pair")
+        if r is None or not r.other:
+            return
+        self.message.setText(f"computing how {r.other}'s update moved {r.weight}'s coefficient at step {r.step}…")
+        self._pair_job.ask(r)
+
+    def _next_map(self) -> None:
+        # one at a time: a map is asked when the last is answered (a request replaced while waiting is lost)
+        if not self._todo or not self.isVisible() or self._map_job.busy:
+            return
+        run_path = self._context[0]
+        self._map_job.ask(q.InteractionMap(run_path, self._todo.pop(0)))
+
+    # ---- answers ---------------------------------------------------------------------------
+
+    def _on_pair(self, tag, pair) -> None:
+        r = self.request("pair")
+        if r is None or tag != r:
+            return
+        from engine.coefficients import as_matrix  # loaded: the answer unpickled into it
+
+        shared = max(float(np.max(np.abs(pair.predicted), initial=0)), float(np.max(np.abs(pair.exact), initial=0)))
+        levels = (-shared, shared) if shared > 0 else None
+        self.predicted.set_matrix(as_matrix(pair.predicted), kind="signed", levels=levels,
+                                  title=f"−H_BA ΔA · cos with real {pair.cosine:.3f}")
+        self.exact.set_matrix(as_matrix(pair.exact), kind="signed", levels=levels,
+                              title=f"exact, from {pair.other}'s update alone")
+        self.real.set_matrix(as_matrix(pair.real), kind="signed",
+                             title=f"real ΔG_B · steps {pair.prev_step} → {pair.step}")
+        self.message.setText(f"{pair.other} → {pair.weight}, steps {pair.prev_step} → {pair.step}: share of the "
+                             f"curvature term {pair.share:.3g} (probe batch)")
+
+    def _on_map(self, tag, result) -> None:
+        if self._context is None or tag.run != self._context[0]:
+            return
+        self._maps[result.step] = result
+        self._draw_chart()
+        if result.step == self._context[2]:
+            self._draw_map()
+        self._next_map()
+
+    def _on_map_failed(self, tag, message: str) -> None:
+        if self._context is not None and tag.step == self._context[2]:
+            self.map.set_matrix(np.full((1, 1), np.nan), kind="signed", title=message)
+        self._next_map()
+
+    def _on_cell(self, row: int, col: int) -> None:
+        m = self._maps.get(self._context[2]) if self._context else None
+        if m is not None:
+            self.set_other(m.names[col])
+            self.sig_pair_clicked.emit(m.names[row], m.names[col])
+
+    # ---- drawing ---------------------------------------------------------------------------
+
+    def _draw_chart(self) -> None:
+        if self._context is None or not self._maps:
+            return
+        steps, parts = explained_series(self._maps, self._context[1])
+        self.chart.show_series(steps, np.ones_like(steps), parts, "shares", weight="")
+        self.chart.plot.setLabel("left", f"part of ΔG of {self._context[1]} explained")
+        self.chart.set_cursor(self._context[2])
+
+    def _draw_map(self) -> None:
+        m = self._maps.get(self._context[2]) if self._context else None
+        if m is None:
+            return
+        shares = self.kind_box.currentIndex() == 0
+        matrix = m.shares if shares else m.ratios
+        self.map.set_matrix(matrix, row_labels=m.names, col_labels=m.names, kind="signed" if shares else "sequential",
+                            title=f"{'pair shares' if shares else '‖H_BA ΔA‖ / ‖ΔG_B‖'} · steps {m.prev_step} → "
+                                  f"{m.step} · E change {m.change:.3g}, predicted {m.predicted_change:.3g}")
