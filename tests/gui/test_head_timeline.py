@@ -83,11 +83,12 @@ def test_the_wait_between_asks_follows_what_the_last_ask_took(qtbot, run):
     report = SimpleNamespace(snapshot=True)
     panel._ask_cost, panel._last_ask = 20.0, time.monotonic()  # a costly model: it waits a few times that
     session.sig_step_reported.emit(report)
-    assert panel._later.remainingTime() > (REFRESH_COST_FACTOR * 20.0 - 30) * 1000  # 30 s to spare
+    # the interval set, not remainingTime(): a coarse Qt timer may fire up to 5% late and says so there
+    assert panel._later.isActive() and panel._later.interval() > (REFRESH_COST_FACTOR * 20.0 - 30) * 1000
     panel._later.stop()
     panel._ask_cost, panel._last_ask = 0.1, time.monotonic()  # a lesson-sized model: again within seconds
     session.sig_step_reported.emit(report)
-    assert 0 <= panel._later.remainingTime() <= SNAPSHOT_REFRESH_S * 1000
+    assert panel._later.isActive() and 0 < panel._later.interval() <= SNAPSHOT_REFRESH_S * 1000 + 1
 
 
 def test_clicking_a_cell_shows_that_head_at_that_step_in_the_heatmaps_pane(qtbot, run):
