@@ -122,7 +122,7 @@ class HeatmapsPane(SeenWidget):
         layout.addWidget(self.timeline)
         layout.addWidget(self.status)
         layout.addWidget(self.tabs, 1)
-        layout.setAlignment(Qt.AlignmentFlag.AlignTop)  # the rows stay on top while the tabs are hidden
+        layout.addStretch(0)  # takes the room only while the tabs are hidden: the rows stay on top
         self.tabs.hide()  # until there is something to show; the status line says how to get there
 
     def _connect(self) -> None:

@@ -119,7 +119,7 @@ class WeightPane(SeenWidget):
         layout.addWidget(self.timeline)
         layout.addWidget(self.status)
         layout.addWidget(self.tabs, 1)
-        layout.setAlignment(Qt.AlignmentFlag.AlignTop)  # the rows stay on top while the tabs are hidden
+        layout.addStretch(0)  # takes the room only while the tabs are hidden: the rows stay on top
         self.timeline.setVisible(False)  # until the open run's coefficients can be shown (_on_store_ready)
         self.tabs.hide()
 
