@@ -36,10 +36,10 @@ def prepare_openmp(environ: dict | None = None) -> None:
 
 
 def for_helper() -> None:
-    """In a helper process: one torch thread and a lower priority than training's."""
-    import torch
-
-    torch.set_num_threads(1)
+    """In a helper process: one thread for torch, if it ever loads torch, and a lower priority than training's.
+    Torch is not imported here: the formula process never needs it, and importing it there cost ~200 MB
+    (measured with benchmarks/ui_latency.py: the helpers' 564 MB became 777 MB)."""
+    os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = "1"  # read when torch loads, if it does
     try:
         os.nice(HELPER_NICENESS)
     except (AttributeError, OSError):  # Windows has no nice; a sandbox may refuse it

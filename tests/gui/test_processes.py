@@ -59,3 +59,18 @@ def test_a_helper_takes_one_thread_at_a_lower_priority_than_the_app():
     finally:
         pool.shutdown()
     assert threads == 1 and niceness == min(os.nice(0) + HELPER_NICENESS, 19)  # 19: the lowest priority
+
+
+def _torch_loaded() -> bool:
+    import sys
+
+    return "torch" in sys.modules
+
+
+def test_starting_a_helper_loads_no_torch():
+    """The formula process never needs torch: loading it there cost ~200 MB of the app's memory."""
+    pool = helper_pool()
+    try:
+        assert pool.submit(_torch_loaded).result(timeout=60) is False
+    finally:
+        pool.shutdown()
