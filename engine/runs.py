@@ -502,17 +502,23 @@ class Run:
             if step not in steps:
                 raise RunError(f"{self.path} has no checkpoint at step {step} (it has {_listing(steps)})")
             return self._checked_checkpoint(step)
+        return self._newest_intact(steps, self._checked_checkpoint, lambda s: f"{CHECKPOINTS}/{step_name(s)}",
+                                   "checkpoint")[1]
+
+    def _newest_intact(self, steps: list[int], load, name, what: str) -> tuple[int, object]:
+        """(step, load(step)) of the newest of `steps` that loads intact; each damaged newer one is named in
+        `warnings[what]`, and all of them in the RunError when none does."""
         skipped = []
-        for s in reversed(steps):  # the newest intact one; each damaged one is named
+        for s in reversed(steps):
             try:
-                got = self._checked_checkpoint(s)
+                got = load(s)
             except RunError as e:
-                skipped.append(f"skipped {CHECKPOINTS}/{step_name(s)} ({e})")
+                skipped.append(f"skipped {name(s)} ({e})")
                 continue
             if skipped:
-                self._warnings["checkpoint"] = "; ".join(skipped) + f"; using step {s}"
-            return got
-        raise RunError(f"{self.path} has no intact checkpoint: " + "; ".join(skipped))
+                self._warnings[what] = "; ".join(skipped) + f"; using step {s}"
+            return s, got
+        raise RunError(f"{self.path} has no intact {what}: " + "; ".join(skipped))
 
     def _checked_checkpoint(self, step: int) -> tuple[dict[str, torch.Tensor], dict]:
         weights, state = read_checkpoint(self.path / CHECKPOINTS / step_name(step))
@@ -552,19 +558,10 @@ class Run:
         """The newest saved step whose weights load intact (0 when none are saved): what a command given
         no step uses, as `load_checkpoint` falls back for a resume; each damaged newer step is named in
         `warnings`."""
-        steps, skipped = self.saved_steps(), []
-        for s in reversed(steps):
-            try:
-                self.load_weights(s)
-            except RunError as e:
-                skipped.append(f"skipped the weights at step {s} ({e})")
-                continue
-            if skipped:
-                self._warnings["weights"] = "; ".join(skipped) + f"; using step {s}"
-            return s
-        if steps:
-            raise RunError(f"{self.path} has no intact weights: " + "; ".join(skipped))
-        return 0
+        steps = self.saved_steps()
+        if not steps:
+            return 0
+        return self._newest_intact(steps, self.load_weights, lambda s: f"the weights at step {s}", "weights")[0]
 
     def load_weights(self, step: int | None = None) -> dict[str, torch.Tensor]:
         """step=None: the latest checkpoint's weights; else the snapshot, or checkpoint, at exactly step."""
