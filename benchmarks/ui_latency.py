@@ -2,7 +2,7 @@
 
 1. Launch: `gpt-explorer gui` is started in a subprocess (offscreen, fresh settings) until its window is
    shown; the time is the child's own age when the window is up (Python start-up included), median of
-   `--launches`. Goal ≤ 3 s.
+   `--launches`. Goal ≤ 1 s on a quiet machine (issue 23; it was 3 s).
 2. In one process, the real MainWindow with every pane visible trains `tiny` on the bundled Shakespeare
    through the controller, exactly as after pressing Train, while a 10 ms QTimer measures how late the
    event loop serves it. Rounds alternate with a headless `Trainer` of the same config (its own run
@@ -10,7 +10,7 @@
    so the two see the same evaluation steps and the same neighbours' load; the first round includes
    building the trainer in the worker, as pressing Train does. Prints p50/p99 event-loop lag (goal p99 ≤
    50 ms) and tokens/s of GUI training relative to headless (median of per-round ratios; goal ≥ 0.9).
-3. Memory (issue 12: < 1.5 GB with every pane seen, training nanogpt-cpu): a block weight is selected, so
+3. Memory (issue 23: ≤ 900 MB with every pane seen, training nanogpt-cpu): a block weight is selected, so
    the Weight pane computes its coefficient records, and before each GUI round the next pane on a tab
    behind is brought to the front; panes not seen by the last round get a short round of their own. Then
    the app's peak resident set plus its helper processes' is printed, with the panes seen.
@@ -236,9 +236,9 @@ def main() -> int:
     print(f"training tokens/s in the app / headless: {ratio:.3f} (median of rounds; GUI "
           f"{statistics.median(gui_tps):,.0f}, headless {statistics.median(bare_tps):,.0f})  (goal ≥ 0.9)")
     print(f"resident memory: app {resident[0]:,.0f} MB at its peak + helper processes {resident[1]:,.0f} MB now "
-          f"= {sum(resident):,.0f} MB  (goal < 1,500 MB with every pane seen, training nanogpt-cpu)")
+          f"= {sum(resident):,.0f} MB  (goal ≤ 900 MB with every pane seen, training nanogpt-cpu)")
     print(f"window on screen after launch: {statistics.median(launches):.2f} s (median of {len(launches)}: "
-          f"{', '.join(f'{x:.2f}' for x in launches)})  (goal ≤ 3 s)")
+          f"{', '.join(f'{x:.2f}' for x in launches)})  (goal ≤ 1 s on a quiet machine)")
     return 0
 
 
