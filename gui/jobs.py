@@ -1,9 +1,10 @@
 """GUI-side work that is not about a run's saved steps, off the GUI thread on Qt's thread pool (the GUI
 thread only renders): derivations of the builder's draft model (the forms pane's derivation, term listing
 and walkthrough, the architecture pane's inspection), the forms console's lines, exports of what a pane shows
-(figures, files), the training controller's device probe and samples. Everything asked of a run's saved steps
-goes to the analysis process instead, through gui/analysis.py's `AnalysisJob` (docs/design.md#data-flow): that
-work is mostly Python, and on a thread it holds the interpreter lock the GUI thread needs to paint.
+(figures, files) and the training controller's device probe. Everything asked of a run (its saved steps, a
+sample of a run at rest) is a question for the analysis process instead, through gui/analysis.py's
+`AnalysisJob` (docs/design.md#the-analysis-process): that work is mostly Python, and on a thread it holds the
+interpreter lock the GUI thread needs to paint.
 
 `LatestJob` runs one function at a time. While one runs, a newer request replaces any request still waiting,
 so a view that asks faster than it can compute falls behind by at most one result instead of building a

@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (QGraphicsItem, QHBoxLayout, QLabel, QSizePolicy, 
 from engine import export
 
 from .. import theme
-from ..jobs import LatestJob
+from ..jobs import JobQueue
 from . import dialogs
 from .axis_ticks import labelled, tick_plan
 from .elided_label import ElidedLabel
@@ -163,7 +163,7 @@ class HeatmapWidget(QWidget):
         self._cmap_name: str | None = None    # None: the kind's colour map
         self._range_mode = "auto"
         self._given_levels: tuple[float, float] | None = None
-        self._exporter = LatestJob(self)
+        self._exporter = JobQueue(self)  # every export asked is written, none dropped for a newer one
         self._exporter.sig_done.connect(self._on_exported)
         self._exporter.sig_failed.connect(self._on_export_failed)
         self._colorbar, self._aspect_locked = colorbar, aspect_locked
