@@ -6,7 +6,7 @@ Each measurement is a fresh process (OpenMP reads its waiting policy once, when 
 preset's Trainer without a run directory, trains a few steps to warm up, then trains for --seconds and prints
 its tokens/s. The arms:
 
-    policy    the trainer as the app runs it: every core, OpenMP waiting passively (engine/thread_policy.py)
+    policy    the trainer as the app runs it: every core, OpenMP waiting passively (engine/training/thread_policy.py)
     one       the same trainer at torch_threads = 1
     spinning  what it replaced: every core, OpenMP's own waiting (libgomp spins 300000 times before sleeping)
 
@@ -36,8 +36,8 @@ def worker(arm: str, preset: str, seconds: float) -> None:
     """In the measuring process: train the preset for `seconds` and print tokens/s and the threads used."""
     import dataclasses
 
-    from engine.presets import load_preset
-    from engine.trainer import Trainer
+    from engine.configs.presets import load_preset
+    from engine.training.trainer import Trainer
 
     cfg = load_preset(preset)
     threads = 1 if arm == "one" else 0
@@ -112,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.worker:
         worker(args.worker, args.preset, args.seconds)
         return 0
-    from engine.device import usable_cores
+    from engine.training.device import usable_cores
 
     cores = usable_cores()
     busy = args.busy_per_core * cores

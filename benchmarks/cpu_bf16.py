@@ -19,8 +19,8 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from engine.model import GPT  # noqa: E402
-from engine.presets import load_preset  # noqa: E402
+from engine.model.gpt import GPT  # noqa: E402
+from engine.configs.presets import load_preset  # noqa: E402
 
 VOCAB = 65  # the bundled Shakespeare's characters
 

@@ -26,10 +26,10 @@ os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # read when cuBLAS 
 
 import torch  # noqa: E402
 
-import engine.model  # noqa: E402
-from engine.data import Dataset  # noqa: E402
-from engine.presets import load_preset  # noqa: E402
-from engine.trainer import Trainer  # noqa: E402
+import engine.model.gpt  # noqa: E402
+from engine.text.data import Dataset  # noqa: E402
+from engine.configs.presets import load_preset  # noqa: E402
+from engine.training.trainer import Trainer  # noqa: E402
 
 
 class _Indexing:
@@ -50,7 +50,7 @@ def ways(device: str) -> dict[str, Callable[[bool], None]]:
                 "default": lambda on: None}
 
     def indexing(on: bool) -> None:
-        engine.model.F = _Indexing() if on else torch.nn.functional
+        engine.model.gpt.F = _Indexing() if on else torch.nn.functional
     return {"deterministic": lambda on: None, "indexing": indexing}
 
 

@@ -4,7 +4,7 @@ model, against nanoGPT's own 2000-step run, alternating on one machine.
     python benchmarks/fast_recipe.py [--preset shakespeare-fast] [--target 1.90] [--ref-steps 2000]
                                      [--val-batches 100] [--eval-every 25] [--threads 1] [--corpus FILE]
 
-Two bare loops (engine.bench_reference.BareLoop: model, data, optimizer, schedule, clipping, nothing else)
+Two bare loops (engine.training.bench_reference.BareLoop: model, data, optimizer, schedule, clipping, nothing else)
 take turns in chunks of 25 steps in one process, so a shared machine's drift hits both alike:
 nanoGPT's recipe (the `nanogpt-cpu` preset: AdamW, cosine, 2000 steps; its loop matches nanoGPT's train.py
 step for step, within 0.97–1.02x CPU-ms a step, issue 28) for --ref-steps steps, and the fast preset until its
@@ -26,10 +26,10 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from engine.bench_reference import CHUNK, BareLoop  # noqa: E402
-from engine.data import Dataset  # noqa: E402
-from engine.presets import load_preset  # noqa: E402
-from engine.resolve import resolve  # noqa: E402
+from engine.training.bench_reference import CHUNK, BareLoop  # noqa: E402
+from engine.text.data import Dataset  # noqa: E402
+from engine.configs.presets import load_preset  # noqa: E402
+from engine.configs.resolve import resolve  # noqa: E402
 
 
 def loop_for(preset: str, corpus: str | None, threads: int, dataset: Dataset | None = None):

@@ -29,8 +29,8 @@ import torch  # noqa: E402
 from engine.forms import chain, evaluate, gpt, verify  # noqa: E402
 from engine.forms.derive import Forms  # noqa: E402
 from engine.forms.printing import latex  # noqa: E402
-from engine.model import GPT  # noqa: E402
-from engine.presets import load_preset  # noqa: E402
+from engine.model.gpt import GPT  # noqa: E402
+from engine.configs.presets import load_preset  # noqa: E402
 
 
 def derive_once(depth: int) -> dict:

@@ -62,8 +62,8 @@ def build_folder(folder: Path) -> None:
     import torch
     import transformers
 
-    from engine.bpe import END_OF_TEXT, BPETokenizer
-    from engine.corpus import shakespeare_text
+    from engine.text.bpe import END_OF_TEXT, BPETokenizer
+    from engine.text.corpus import shakespeare_text
 
     tok = BPETokenizer.fit(shakespeare_text(), GPT2_VOCAB - 1)
     unused = [f"<|unused{i}|>" for i in range(GPT2_VOCAB - 1 - tok.vocab_size)]
@@ -95,10 +95,10 @@ def run(root: Path, args) -> None:
 
     from engine.analysis.attention import attention
     from engine.analysis.run_analysis import RunAnalysis
-    from engine.config import human_count, parameter_count
-    from engine.hf_import import import_hf
-    from engine.runs import Run
-    from engine.trainer import generate_text
+    from engine.configs.config import human_count, parameter_count
+    from engine.importers.hugging_face import import_hf
+    from engine.rundir.runs import Run
+    from engine.training.trainer import generate_text
 
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {os.cpu_count()} cores; {memory()}")
     folder, run_dir = root / "gpt2-small", root / "run"

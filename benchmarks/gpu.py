@@ -12,7 +12,7 @@ the loss is then not comparable. Two measurements, in one process:
    data, optimizer and schedule (pinned batches, loss read only every 10 steps). The two alternate
    A B A B in chunks of 25 steps after 20 warm-up steps each (compilation and CUDA warm-up are not
    timed), with `torch.cuda.synchronize()` around every chunk; the ratio is the median over rounds of
-   trainer / bare, as in engine/bench_reference.py.
+   trainer / bare, as in engine/training/bench_reference.py.
 2. The validation loss after --val-steps steps (5000: nanoGPT's run) of baby-gpt with the Trainer, in
    the fastest precision and compile setting measured, with the preset's evaluation schedule (every 250
    steps, 200 batches) and its snapshots and checkpoints, but no logged samples (nanoGPT logs none).
@@ -33,13 +33,13 @@ from pathlib import Path
 
 import torch
 
-from engine.acceleration import autocast, autocast_dtype
-from engine.config import ExperimentConfig
-from engine.data import Dataset
-from engine.model import GPT
-from engine.presets import load_preset
-from engine.schedule import lr_at
-from engine.trainer import Trainer, make_optimizer
+from engine.training.acceleration import autocast, autocast_dtype
+from engine.configs.config import ExperimentConfig
+from engine.text.data import Dataset
+from engine.model.gpt import GPT
+from engine.configs.presets import load_preset
+from engine.training.schedule import lr_at
+from engine.training.trainer import Trainer, make_optimizer
 
 NANOGPT_VAL, NANOGPT_SETUP = 1.4697, "one A100, about 3 minutes"
 WARMUP, CHUNK = 20, 25

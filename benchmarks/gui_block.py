@@ -91,10 +91,10 @@ def main() -> None:
     args = ap.parse_args()
     from PySide6.QtWidgets import QApplication
 
-    from engine.runs import Run
+    from engine.rundir.runs import Run
     from gui.panes.weight import WeightPane
     from gui.session import Session
-    from tests.engine.test_coefficients import tiny_run
+    from tests.engine.coefficients.test_coefficients import tiny_run
 
     app = QApplication.instance() or QApplication([])
     with tempfile.TemporaryDirectory() as tmp:
@@ -121,7 +121,7 @@ def main() -> None:
 
 def scrub_heatmaps(app, run, seconds: float) -> None:
     """Cold (each step's attention computed in the analysis process) then warm (all cached there)."""
-    from engine.runs import Run
+    from engine.rundir.runs import Run
     from gui.panes.heatmaps import HeatmapsPane
     from gui.session import Session
 

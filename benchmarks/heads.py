@@ -32,12 +32,12 @@ def one_snapshot(reps: int) -> None:
     import torch
 
     from engine.analysis.heads import HeadProbes, head_scores
-    from engine.corpus import shakespeare_text
-    from engine.data import Dataset
-    from engine.model import GPT
-    from engine.presets import load_preset
-    from engine.probes import induction_probe
-    from engine.trainer import make_optimizer
+    from engine.text.corpus import shakespeare_text
+    from engine.text.data import Dataset
+    from engine.model.gpt import GPT
+    from engine.configs.presets import load_preset
+    from engine.model.probes import induction_probe
+    from engine.training.trainer import make_optimizer
 
     cfg = load_preset("nanogpt-cpu")
     data = Dataset.build(cfg.data, cfg.model.n_ctx, shakespeare_text())
@@ -71,9 +71,9 @@ def one_snapshot(reps: int) -> None:
 
 
 def train_run(path: Path, steps: int, every: int) -> Path:
-    from engine.corpus import shakespeare_text
-    from engine.presets import load_preset
-    from engine.trainer import Trainer
+    from engine.text.corpus import shakespeare_text
+    from engine.configs.presets import load_preset
+    from engine.training.trainer import Trainer
 
     cfg = load_preset("nanogpt-cpu")
     cfg = cfg.replace(train=dataclasses.replace(cfg.train, steps=steps, snapshot_every=every,

@@ -66,8 +66,8 @@ def main() -> int:
                     help="torch threads for training (default: the preset's, 0 = every core)")
     args = ap.parse_args()
 
-    from engine.presets import load_preset
-    from engine.trainer import Trainer
+    from engine.configs.presets import load_preset
+    from engine.training.trainer import Trainer
     from gui import theme
     from gui.panes.heatmaps import HeatmapsPane
     from gui.panes.heatmaps.requests import Request, Source

@@ -33,8 +33,8 @@ sys.path.insert(0, str(ROOT))
 import torch  # noqa: E402
 
 from engine.analysis import interaction as ia  # noqa: E402
-from engine.model import GPT  # noqa: E402
-from engine.presets import load_preset  # noqa: E402
+from engine.model.gpt import GPT  # noqa: E402
+from engine.configs.presets import load_preset  # noqa: E402
 
 
 def setting(preset: str, seed: int = 0):

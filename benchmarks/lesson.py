@@ -3,7 +3,7 @@
     python benchmarks/lesson.py [--preset induction-lesson] [--ref-steps 2000] [--threads 1] [--keep DIR]
 
 Trains the lesson preset with the Trainer as the app does (a run directory, snapshots every 25 steps) and,
-taking turns with it in chunks of 25 steps in the same process, nanoGPT's recipe (engine.bench_reference's
+taking turns with it in chunks of 25 steps in the same process, nanoGPT's recipe (engine.training.bench_reference's
 BareLoop on the `nanogpt-cpu` preset) for --ref-steps steps. Then scores every head at every snapshot of the
 lesson run (engine.analysis.head_timeline, as `gpt-explorer heads` does) and prints the roles with the step
 each formed at, the lesson's training seconds up to each formation, and the ratio of the induction head's
@@ -26,12 +26,12 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from engine.analysis.head_roles import ROLE_NAMES  # noqa: E402
 from engine.analysis.head_timeline import head_timeline  # noqa: E402
-from engine.bench_reference import CHUNK, BareLoop  # noqa: E402
-from engine.data import Dataset  # noqa: E402
-from engine.presets import load_preset  # noqa: E402
-from engine.resolve import resolve  # noqa: E402
-from engine.runs import Run  # noqa: E402
-from engine.trainer import Trainer  # noqa: E402
+from engine.training.bench_reference import CHUNK, BareLoop  # noqa: E402
+from engine.text.data import Dataset  # noqa: E402
+from engine.configs.presets import load_preset  # noqa: E402
+from engine.configs.resolve import resolve  # noqa: E402
+from engine.rundir.runs import Run  # noqa: E402
+from engine.training.trainer import Trainer  # noqa: E402
 
 
 def reference(threads: int) -> BareLoop:

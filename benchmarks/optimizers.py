@@ -4,7 +4,7 @@ view costs.
     python benchmarks/optimizers.py [--steps 2000] [--sgd-lr 0.3] [--val-batches 100] [--threads N]
                                     [--muon-ns-steps K] [--corpus FILE]
 
-Training: three bare loops (engine.bench_reference.BareLoop: model, data, optimizer, schedule, clipping,
+Training: three bare loops (engine.training.bench_reference.BareLoop: model, data, optimizer, schedule, clipping,
 nothing else) from the same seed, so the same initial weights and the same training batches: AdamW with
 nanoGPT's recipe (the `nanogpt-cpu` preset), Muon (the `shakespeare-muon` preset: torch.optim.Muon on the
 blocks' matrices, AdamW on the rest) and SGD with momentum 0.9 (`nanogpt-cpu` with optimizer = sgd and
@@ -40,10 +40,10 @@ import numpy as np
 import torch
 
 from engine.analysis.geometry import geometries
-from engine.bench_reference import CHUNK, BareLoop, _chunks
-from engine.data import Dataset
-from engine.device import set_threads
-from engine.presets import load_preset
+from engine.training.bench_reference import CHUNK, BareLoop, _chunks
+from engine.text.data import Dataset
+from engine.training.device import set_threads
+from engine.configs.presets import load_preset
 
 
 def configs(steps: int, sgd_lr: float, threads: int, corpus: str | None = None,

@@ -25,9 +25,9 @@ GOAL_S = 0.5
 
 
 def make_run(path: Path, steps: int) -> None:
-    from engine.config import DataConfig, ExperimentConfig, ModelConfig, TrainConfig
-    from engine.corpus import shakespeare_text
-    from engine.trainer import Trainer
+    from engine.configs.config import DataConfig, ExperimentConfig, ModelConfig, TrainConfig
+    from engine.text.corpus import shakespeare_text
+    from engine.training.trainer import Trainer
 
     cfg = ExperimentConfig(name="bench", model=ModelConfig(n_layer=1, n_head=2, d_model=32, d_ff=64, n_ctx=16),
                            train=TrainConfig(steps=steps, batch_size=4, eval_every=50, eval_batches=2,
@@ -43,8 +43,8 @@ def main() -> int:
     ap.add_argument("--steps", type=int, default=300)
     ap.add_argument("--reps", type=int, default=5)
     args = ap.parse_args()
-    from engine.run_list import list_runs
-    from engine.runs import Run
+    from engine.rundir.listing import list_runs
+    from engine.rundir.runs import Run
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "runs"

@@ -68,7 +68,7 @@ def measure(seconds: float, action=None, every_ms: int = 50) -> tuple[list[float
 def slider_redraw(curves, smoothing: float) -> tuple[float, float]:
     """CPU seconds of the GUI thread to set a new smoothing on the smoothed lines, then to paint the plots that
     hold them (CPU time, unlike wall time, does not grow with the other processes sharing the cores)."""
-    from engine.run_curves import SMOOTHED
+    from engine.figures.run_curves import SMOOTHED
 
     curves.view.smoothing = smoothing
     t0 = time.thread_time()

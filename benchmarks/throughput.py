@@ -2,7 +2,7 @@
 
     python benchmarks/throughput.py [--rounds 8] [--steps 250] [--preset nanogpt-cpu] [--threads N]
 
-The same measurement as `gpt-explorer bench` (engine/bench_reference.py), with the preset and the torch
+The same measurement as `gpt-explorer bench` (engine/training/bench_reference.py), with the preset and the torch
 thread count selectable, and one line per round so the spread of a shared machine is visible. Prints the
 median tokens/s of each and the median of the per-round ratios; the goal is ≥ 0.95.
 """
@@ -13,7 +13,7 @@ import argparse
 import statistics
 import sys
 
-from engine.bench_reference import compare
+from engine.training.bench_reference import compare
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -178,7 +178,7 @@ def main() -> int:
     launches = [launch_seconds(tmp / f"launch{i}") for i in range(args.launches)]
 
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp / "settings"))
-    from engine.presets import load_preset
+    from engine.configs.presets import load_preset
     from gui import settings
     from gui.app import make_application
 
@@ -189,7 +189,7 @@ def main() -> int:
     total = args.rounds * (args.steps + 50)
     cfg = cfg.replace(train=dataclasses.replace(cfg.train, steps=max(cfg.train.steps, total)))
     settings.set_saved_config(cfg.to_toml())
-    from engine.trainer import Trainer
+    from engine.training.trainer import Trainer
     from gui.main_window import MainWindow
 
     window = MainWindow()

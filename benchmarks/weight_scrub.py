@@ -34,10 +34,10 @@ WEIGHTS = ("blocks.0.W_Q", "blocks.0.W_in", "blocks.2.W_V", "W_E")
 
 
 def make_run(path: Path):
-    from engine.config import DataConfig, ExperimentConfig, ModelConfig, TrainConfig
-    from engine.corpus import shakespeare_text
-    from engine.runs import Run
-    from engine.trainer import Trainer
+    from engine.configs.config import DataConfig, ExperimentConfig, ModelConfig, TrainConfig
+    from engine.text.corpus import shakespeare_text
+    from engine.rundir.runs import Run
+    from engine.training.trainer import Trainer
 
     cfg = ExperimentConfig(
         name="weight-scrub", model=ModelConfig(n_layer=1, n_head=4, d_model=128, d_ff=256, n_ctx=32),
@@ -146,8 +146,8 @@ def classes_cost(reps: int) -> dict[str, tuple[float, float, float, float]]:
     import torch
 
     from engine.forms import Snapshot, derive
-    from engine.model import GPT
-    from engine.presets import load_preset
+    from engine.model.gpt import GPT
+    from engine.configs.presets import load_preset
 
     torch.set_num_threads(1)
     cfg = dataclasses.replace(load_preset("nanogpt-cpu").model, vocab_size=65)
@@ -190,7 +190,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(args.keep) if args.keep else Path(tmp) / "run"
         print("1. scrubbing a 128×128 coefficient across 100 snapshots (cache warm)", flush=True)
-        from engine.runs import Run
+        from engine.rundir.runs import Run
 
         run = Run(path) if (path / "config.toml").exists() else make_run(path)
         n, painted, uncapped = scrub(run, args.seconds)

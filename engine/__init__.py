@@ -1,9 +1,9 @@
 """GPT Explorer's engine: everything that works without Qt (docs/design.md).
 
 OpenMP's waiting policy is set here, before any engine module imports torch, because OpenMP reads it once,
-when torch loads it (engine/thread_policy.py).
+when torch loads it (engine/training/thread_policy.py).
 """
 
-from .thread_policy import prepare_openmp
+from .training.thread_policy import prepare_openmp
 
 prepare_openmp()

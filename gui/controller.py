@@ -18,8 +18,8 @@ from pathlib import Path
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, Signal
 
 from engine.analysis.questions import Sample
-from engine.config import ExperimentConfig
-from engine.resolve import unresolved
+from engine.configs.config import ExperimentConfig
+from engine.configs.resolve import unresolved
 from engine.workspace import OpenRun
 
 from . import settings
@@ -56,7 +56,7 @@ def _new_corpus_only(a: ExperimentConfig, b: ExperimentConfig) -> bool:
 
 def _device_of(name: str) -> str:
     ensure_torch()
-    from engine.device import pick_device
+    from engine.training.device import pick_device
 
     return device_name(pick_device(name))
 
@@ -152,7 +152,7 @@ class TrainingController(QObject):
 
     def open_run(self, path: str | Path) -> None:
         """Show an existing run (its config, history and samples); Train resumes it. RunError if unusable."""
-        from engine.runs import Run
+        from engine.rundir.runs import Run
 
         run = Run(path)
         self.shutdown()
@@ -214,13 +214,13 @@ class TrainingController(QObject):
         self.shutdown()
         if resume:
             def make():
-                from engine.trainer import Trainer
+                from engine.training.trainer import Trainer
                 return Trainer.resume(run_dir, steps=total, corpus=corpus)
         else:
             self.session.replace_run(OpenRun(cfg))
 
             def make():
-                from engine.trainer import Trainer
+                from engine.training.trainer import Trainer
                 return Trainer(cfg, run_dir)
         self._training = self.session.open_run
         worker = TrainingWorker(make, paused=paused, weights_every=self.session.weights_every)
@@ -243,7 +243,7 @@ class TrainingController(QObject):
         acts[action]()
 
     def _on_worker_started(self, info) -> None:
-        from engine.runs import Run, RunError
+        from engine.rundir.runs import Run, RunError
 
         self.sig_device_changed.emit(info.device_name)
         if info.notice:

@@ -7,9 +7,9 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from engine.config import ExperimentConfig
+from engine.configs.config import ExperimentConfig
 from engine.errors import UserError
-from engine.run_list import is_run
+from engine.rundir.listing import is_run
 
 
 def kind_of(path: Path) -> str | None:
@@ -43,7 +43,7 @@ def drop(window, paths: list[Path]) -> None:
             session.set_config(ExperimentConfig.load(path))
             text = f"Loaded the config {path.name} into the builder; Train starts a new run with it."
         else:
-            from engine.corpus import read_text_file
+            from engine.text.corpus import read_text_file
 
             read_text_file(path)  # a file that is not UTF-8 text is refused now, not at Train
             cfg = session.config

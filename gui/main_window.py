@@ -2,7 +2,7 @@
 shortcuts, a banner for messages, and a status bar with the device, the run directory and the step.
 
 The window owns the Session and the TrainingController and nothing else of the app's state; panes are
-built from `gui.panes.PANES`. Geometry and layout are saved through `gui.settings` on close and restored on
+built from `gui.panes.pane_classes()`. Geometry and layout are saved through `gui.settings` on close and restored on
 start; a layout that cannot be restored leaves the default one.
 """
 
@@ -14,11 +14,11 @@ from PySide6.QtCore import QByteArray, QEvent, QRect, Qt, QTimer, Signal
 from PySide6.QtWidgets import (QApplication, QDockWidget, QLabel, QMainWindow, QMenuBar, QMessageBox,
                                QToolBar, QWidget)
 
-from engine.config import ConfigError, ExperimentConfig
+from engine.configs.config import ConfigError, ExperimentConfig
 from engine.errors import UserError
-from engine.figure_options import using_figure_options
-from engine.presets import DEFAULT_PRESET, load_preset
-from engine.training_state import TrainingState
+from engine.figures.options import using_figure_options
+from engine.configs.presets import DEFAULT_PRESET, load_preset
+from engine.training.state import TrainingState
 
 from . import analysis, drops, screen_fit, settings, theme
 from .controller import TrainingController

@@ -2,7 +2,7 @@
 (the forms engine, mathtext). One function makes them, so every helper process behaves alike:
 
 - spawned, never forked: the app has threads (Qt's, torch's), and a forked child inherits their locks;
-- one worker each, on one torch thread at a lower priority (engine/thread_policy.py), so requests wait
+- one worker each, on one torch thread at a lower priority (engine/training/thread_policy.py), so requests wait
   their turn instead of taking cores from training;
 - a worker that outlives the app stops by itself: it watches its parent, and when the app is gone (a crash,
   a kill, a closed terminal) it exits within a second instead of lingering as an orphan.
@@ -27,7 +27,7 @@ def helper_pool() -> ProcessPoolExecutor:
 
 def start_helper(parent_pid: int) -> None:
     """In the worker: one torch thread at a lower priority (training keeps its cores), and the parent watch."""
-    from engine.thread_policy import for_helper
+    from engine.training.thread_policy import for_helper
 
     for_helper()
     watch_parent(parent_pid)

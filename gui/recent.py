@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine.run_list import is_run
+from engine.rundir.listing import is_run
 
 from . import settings
 

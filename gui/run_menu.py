@@ -52,7 +52,7 @@ def fill_recent(window, menu: QMenu) -> None:
 
 def import_nanogpt(window, out_dir: str | Path | None = None) -> Path | None:
     """Ask for a nanoGPT out_dir, write a run of ours under the runs folder, and open it."""
-    from engine.nanogpt_import import import_nanogpt as write_run
+    from engine.importers.nanogpt import import_nanogpt as write_run
 
     done = _import(window, out_dir, "Import nanoGPT checkpoint", "nanogpt", write_run)
     if done is None:
@@ -63,7 +63,7 @@ def import_nanogpt(window, out_dir: str | Path | None = None) -> Path | None:
 
 def import_hf(window, folder: str | Path | None = None) -> Path | None:
     """Ask for a Hugging Face GPT-2-family folder, write a run of ours under the runs folder, and open it."""
-    from engine.hf_import import import_hf as write_run
+    from engine.importers.hugging_face import import_hf as write_run
 
     done = _import(window, folder, "Open Hugging Face model", "hf", write_run)
     if done is None:

@@ -13,22 +13,22 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 
-from engine.config import ExperimentConfig, ModelConfig
+from engine.configs.config import ExperimentConfig, ModelConfig
 from engine.workspace import OpenRun, Workspace
 
 
 class Session(QObject):
     # the state's events (derived from the Workspace's)
     sig_config_changed = Signal(object)     # ExperimentConfig: the builder's draft changed
-    sig_config_problems_changed = Signal(object)  # list[engine.config.Problem] of the builder's draft
+    sig_config_problems_changed = Signal(object)  # list[engine.configs.config.Problem] of the builder's draft
     sig_run_replaced = Signal(object)       # engine.workspace.OpenRun, or None: another run is open now
-    sig_run_opened = Signal(object)         # engine.runs.Run of the run now open (or None), after replacement
+    sig_run_opened = Signal(object)         # engine.rundir.runs.Run of the run now open (or None), after replacement
     sig_weights_ready = Signal(int, object)  # step, {name: CPU tensor} the open run's trainer published
     sig_weight_selected = Signal(str)       # a weight name (state-dict key, e.g. "blocks.0.W_K")
     sig_browse_step_changed = Signal(object)  # the saved step the Heatmaps and Weight panes show; None: newest
-    sig_training_state_changed = Signal(str)  # engine.training_state.TrainingState's value
+    sig_training_state_changed = Signal(str)  # engine.training.state.TrainingState's value
     sig_model_changed = Signal(object)      # ModelConfig: the current model (see `model`) changed
-    sig_step_reported = Signal(object)      # engine.trainer.StepReport of the open run's trainer
+    sig_step_reported = Signal(object)      # engine.training.trainer.StepReport of the open run's trainer
     sig_weights_wanted_changed = Signal(int)  # steps between weight copies panes ask for; 0 = none
     sig_runs_compared = Signal(object)      # list[Path] of the runs ticked in the browser, overlaid as curves
     # requests panes make (acts, answered by the controller or the window)
@@ -74,7 +74,7 @@ class Session(QObject):
 
     @property
     def run(self):
-        """engine.runs.Run of the open run's folder (None: no run, or a new one without its folder yet)."""
+        """engine.rundir.runs.Run of the open run's folder (None: no run, or a new one without its folder yet)."""
         return None if self.open_run is None else self.open_run.run
 
     @property
@@ -121,7 +121,7 @@ class Session(QObject):
         self.workspace.replace_run(open_run)
 
     def set_run(self, run) -> None:
-        """Open the run of an engine.runs.Run (None: no run open)."""
+        """Open the run of an engine.rundir.runs.Run (None: no run open)."""
         self.replace_run(None if run is None else OpenRun(run.config, getattr(run, "tokenizer", None), run))
 
     def report_step(self, report) -> None:

@@ -58,6 +58,17 @@ _COLORS = {
 }
 
 
+# The app's series palette (Tableau 10): one colour per run in Run curves, per part in the Weight pane's
+# charts and list. pyqtgraph's own hues made three runs red, orange and yellow.
+SERIES = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f",
+          "#bab0ac")
+
+
+def color_of(index: int) -> str:
+    """The series colour of the index-th run or part, repeating after ten."""
+    return SERIES[index % len(SERIES)]
+
+
 def palette(name: str) -> QPalette:
     pal = QPalette()
     for role, color in (_DARK if name == "dark" else _LIGHT).items():

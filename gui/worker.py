@@ -1,6 +1,6 @@
 """Training in a worker thread (docs/design.md#processes-threads-and-caches).
 
-`TrainingWorker` is a QThread that builds a `engine.trainer.Trainer` and pulls `Trainer.steps()`; pause,
+`TrainingWorker` is a QThread that builds a `engine.training.trainer.Trainer` and pulls `Trainer.steps()`; pause,
 single step, resume and stop are flags checked between steps (the generator pauses by not being asked for
 its next report, and closing it writes a checkpoint, so a stopped run resumes). Everything it tells the
 GUI goes out as a signal, delivered through a queued connection: step reports, weight copies (every
@@ -50,7 +50,7 @@ class TrainerInfo:
 
 
 def _how(trainer) -> str:
-    from engine.acceleration import precision_name
+    from engine.training.acceleration import precision_name
 
     return precision_name(trainer.autocast_dtype) + (" · compiled" if trainer.compiled else "")
 
@@ -79,7 +79,7 @@ def device_name(device) -> str:
 
 class TrainingWorker(QThread):
     sig_started = Signal(object)          # TrainerInfo
-    sig_step_reported = Signal(object)    # engine.trainer.StepReport
+    sig_step_reported = Signal(object)    # engine.training.trainer.StepReport
     sig_weights_ready = Signal(int, object)  # step, {name: CPU tensor}
     sig_state_changed = Signal(str)       # running | paused | stopped | finished | error
     sig_failed = Signal(str)              # a sentence for the banner

@@ -135,7 +135,7 @@ def test_the_term_count_table_is_what_the_engine_counts():
 
 def test_the_presets_term_counts_are_what_the_engine_counts():
     from engine.forms import gpt
-    from engine.presets import load_preset
+    from engine.configs.presets import load_preset
 
     rows = re.findall(r"^\| `([\w-]+)` \| ([\d,]+) \|$", section("forms.md", "Term counts"), re.MULTILINE)
     assert rows
@@ -145,7 +145,7 @@ def test_the_presets_term_counts_are_what_the_engine_counts():
 
 def test_the_command_line_page_lists_every_preset_and_command():
     from engine.cli import build_parser
-    from engine.presets import preset_names
+    from engine.configs.presets import preset_names
 
     presets = section("command-line.md", "Presets")
     assert set(re.findall(r"^\| `([\w-]+)` \|", presets, re.MULTILINE)) == set(preset_names())

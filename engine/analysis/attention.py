@@ -1,9 +1,9 @@
 """What a model's attention does with a prompt, as the Heatmaps pane and `export` show it: pure functions
-of a loaded GPT (engine.probes does the forward passes), returning frozen dataclasses of numpy arrays.
+of a loaded GPT (engine.model.probes does the forward passes), returning frozen dataclasses of numpy arrays.
 
 attention: every layer's and head's weights, with each head's mean row entropy and distance attended;
 masks: the same weights under the mask in force, causal, banded β and none; positional: the encoding
-matrix P, its similarity P Pᵗ and, for sinusoids, the shift map M_k with its error (engine/probes.py);
+matrix P, its similarity P Pᵗ and, for sinusoids, the shift map M_k with its error (engine/model/probes.py);
 attention_diff: how every head's attention on one prompt changed between two saved steps.
 """
 
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from ..probes import AttentionMaps
+    from ..model.probes import AttentionMaps
 
 
 @dataclass(frozen=True)
@@ -69,14 +69,14 @@ def mask_label(kind: str, band: int) -> str:
 
 def prompt_tokens(tokenizer, prompt: str, n_ctx: int) -> tuple[np.ndarray, tuple[str, ...]]:
     """Token ids of `prompt` cut to the context `n_ctx`, and their visible labels."""
-    from .. import probes
+    from ..model import probes
 
     ids = probes.prompt_ids(tokenizer, prompt, n_ctx)
     return ids, probes.visible_tokens(tokenizer, ids)
 
 
 def attention(model, tokenizer, prompt: str, step: int) -> AttentionResult:
-    from .. import probes
+    from ..model import probes
 
     ids, tokens = prompt_tokens(tokenizer, prompt, model.cfg.n_ctx)
     maps = probes.attention_maps(model, ids, tokens)
@@ -86,7 +86,7 @@ def attention(model, tokenizer, prompt: str, step: int) -> AttentionResult:
 
 def masks(model, tokenizer, prompt: str, band: int, step: int, reuse: dict | None = None) -> MasksResult:
     """`reuse` keeps the model rebuilt under each other mask between calls ((kind, band) -> GPT)."""
-    from .. import probes
+    from ..model import probes
 
     ids, tokens = prompt_tokens(tokenizer, prompt, model.cfg.n_ctx)
     cfg, T = model.cfg, len(ids)
@@ -99,7 +99,7 @@ def masks(model, tokenizer, prompt: str, band: int, step: int, reuse: dict | Non
 
 
 def positional(model, shift: int, step: int) -> PositionalResult:
-    from .. import probes
+    from ..model import probes
 
     P = probes.positional_matrix(model)
     kind, k = model.cfg.pos_encoding, min(max(shift, 1), P.shape[0] - 1)

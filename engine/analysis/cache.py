@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ..runs import CHECKPOINTS, MODEL_FILE, SNAPSHOTS, RunError, step_name
+from ..rundir.runs import CHECKPOINTS, MODEL_FILE, SNAPSHOTS, RunError, step_name
 
 
 def weights_file(run_path: Path, step: int) -> Path:

@@ -57,7 +57,7 @@ class Door:
         return self._live_snapshot[1]
 
     def curves(self):
-        from ..run_curves import CurvesReader
+        from ..figures.run_curves import CurvesReader
 
         self._curves = self._curves or CurvesReader()
         return self._curves

@@ -1,7 +1,7 @@
 """Head scores for people and files: the table `gpt-explorer heads` prints, and `export --what heads`
 (the timeline as CSV, or as a heads × steps figure per score above the loss curve, sharing its step axis).
 
-Figures use matplotlib's object API through engine.export (never pyplot), so they run off the GUI thread.
+Figures use matplotlib's object API through engine.figures.export (never pyplot), so they run off the GUI thread.
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ def timeline_figure(timeline: HeadTimeline, metrics: Sequence[Mapping], scores: 
     """One heads × steps panel per score (rows "L0 H0" …, colour the score) above the loss curve."""
     from matplotlib.figure import Figure
 
-    from ..export import COLORMAPS, levels_for, loss_table
+    from ..figures.export import COLORMAPS, levels_for, loss_table
 
     steps = np.asarray(timeline.steps, dtype=np.float64)
     edges = _edges(steps)
@@ -116,7 +116,7 @@ def timeline_figure(timeline: HeadTimeline, metrics: Sequence[Mapping], scores: 
 def export_heads(path: str | Path, timeline: HeadTimeline, metrics: Sequence[Mapping],
                  score: str | None = None) -> Path:
     """.csv: the whole timeline (save_timeline_csv); .png .svg .pdf: timeline_figure (one score if given)."""
-    from ..export import FIGURE_FORMATS, format_of, save_figure
+    from ..figures.export import FIGURE_FORMATS, format_of, save_figure
 
     fmt = format_of(path, FIGURE_FORMATS + ("csv",))
     if score is not None and score not in SCORES:

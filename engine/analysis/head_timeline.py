@@ -1,6 +1,6 @@
 """Head scores at every saved step of a run (`head_timeline`), cached on disk under RUN/cache/heads/.
 
-Saved steps are the snapshots and checkpoints (engine/runs.py); each step's scores (`heads.head_scores` on
+Saved steps are the snapshots and checkpoints (engine/rundir/runs.py); each step's scores (`heads.head_scores` on
 the run's fixed probes) are one .npz file, reused while the weights file it came from, the probes and the
 score definitions (CACHE_VERSION) are unchanged, so a second look at a run is a read of small files.
 A cache file that cannot be read is recomputed, never trusted.
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..runs import Run, RunError, atomic_write_bytes, step_name
+from ..rundir.runs import Run, RunError, atomic_write_bytes, step_name
 from ..safe_io import UnsafeFileError, check_inside
 from .cache import weights_fingerprint
 from .head_roles import Role, roles_over

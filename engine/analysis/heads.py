@@ -1,7 +1,7 @@
 """What each attention head does at one set of weights, and what it is worth: pure functions, no Qt, no files.
 
 Every score is per layer and head, an (L, H) float64 array, read from the model's explicit attention path
-(`GPT.attention_trace`, as the heatmaps use) on the run's fixed probes (`engine.runs.Probe`): the held-out
+(`GPT.attention_trace`, as the heatmaps use) on the run's fixed probes (`engine.rundir.runs.Probe`): the held-out
 validation batch x (B, T) with its targets y, and the induction probe t (random tokens drawn by the corpus's
 frequencies, repeated twice, n a half: `probes.induction_probe`).
 All heads come from one traced forward per probe; what a head is worth from one more, batched forward.
@@ -48,8 +48,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ..model import GPT
-from ..probes import head_summaries
+from ..model.gpt import GPT
+from ..model.probes import head_summaries
 
 ATTENTION_SCORES = ("previous_token", "induction", "duplicate", "first_token", "distance", "entropy")
 SCORES = ATTENTION_SCORES + ("copying", "ablation", "dla")

@@ -42,8 +42,8 @@ class ProbeLoss:
         self._vocab = None
 
     def _module(self, vocab: int):
-        from ..model import GPT
-        from ..resolve import with_vocab
+        from ..model.gpt import GPT
+        from ..configs.resolve import with_vocab
 
         if self._model is None or self._vocab != vocab:
             self._model = GPT(with_vocab(self.cfg, vocab)).double().eval()
@@ -51,9 +51,9 @@ class ProbeLoss:
         return self._model
 
     def names(self, weights: Mapping) -> list[str]:
-        """The trained weights in model order (engine/weight_layout.py)."""
-        from ..resolve import with_vocab
-        from ..weight_layout import weight_names
+        """The trained weights in model order (engine/model/weight_layout.py)."""
+        from ..configs.resolve import with_vocab
+        from ..model.weight_layout import weight_names
 
         return weight_names(with_vocab(self.cfg, int(weights["W_E"].shape[0])))
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import export
+from ..figures import export
 from ..coefficients import as_matrix, norm
 from .interaction import InteractionMap, PairInteraction
 

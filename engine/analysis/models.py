@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
 
-from ..config import ModelConfig
+from ..configs.config import ModelConfig
 from ..errors import UserError
-from ..resolve import with_vocab
+from ..configs.resolve import with_vocab
 
 
 class ModelCache:
@@ -24,7 +24,7 @@ class ModelCache:
         """The GPT of `cfg` in eval mode holding `weights`; `key` names those weights (the same key is
         not loaded twice). The vocabulary is taken from the embedding's rows, so a draft config loads a
         run's weights; a copy that does not fit is one clear line."""
-        from ..model import GPT
+        from ..model.gpt import GPT
 
         cfg = with_vocab(cfg, int(weights["W_E"].shape[0]))
         if self._model is None or self._model.cfg != cfg:

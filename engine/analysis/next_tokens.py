@@ -1,6 +1,6 @@
 """Next-token probabilities at one position of a text (the Training pane's Generate, issue 26): the
 model's distribution over the token after position p, given the tokens up to p (at most the last n_ctx),
-and the distribution Generate draws from at the chosen temperature and top-k (engine/sampling.py), for the
+and the distribution Generate draws from at the chosen temperature and top-k (engine/model/sampling.py), for the
 tokens most likely under either. Pure function of a model; RunAnalysis and the live question
 (engine/analysis/questions.py) call it.
 """
@@ -35,8 +35,8 @@ def next_tokens(model, tokenizer, text: str, position: int, temperature: float, 
     """The distributions after token `position` of `text` (negative counts from the end, as in Python)."""
     import torch  # here, not at import: the analysis modules load without torch until asked
 
-    from .. import probes
-    from ..sampling import sampling_probabilities
+    from ..model import probes
+    from ..model.sampling import sampling_probabilities
 
     ids = np.asarray(tokenizer.encode(text), dtype=np.int64)
     if ids.size == 0:

@@ -1,6 +1,6 @@
 """Two paired runs side by side at the same step, each asked through its own RunAnalysis: the difference
 B − A of their attention maps on one prompt, of one weight's coefficient G (docs/forms.md: the form's sum over
-route classes), or of the weight itself. For runs made by engine/fork.py the two start from the same
+route classes), or of the weight itself. For runs made by engine/rundir/fork.py the two start from the same
 weights and batches, so a difference here is the changed setting's doing.
 
 Both runs must have the same weight shapes and vocabulary (the same prompt means the same tokens to both);
@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import UserError
-from ..weight_layout import weight_shapes
+from ..model.weight_layout import weight_shapes
 from .run_analysis import RunAnalysis
 
 ATTENTION, COEFFICIENT, WEIGHT = "attention", "G", "W"
@@ -30,7 +30,7 @@ class PairChoices:
     steps: list[int]
     weights: list[str]
     parent_second: bool = False  # B is the run A was forked from (its fork.json): shown, the parent is A
-    noise: str | None = None     # engine.determinism.comparison_note: a run was not trained to the bit
+    noise: str | None = None     # engine.training.determinism.comparison_note: a run was not trained to the bit
 
 
 @dataclass(frozen=True)
@@ -63,14 +63,14 @@ def choices(a: RunAnalysis, b: RunAnalysis) -> PairChoices:
     shapes = weight_shapes(a.config.model)
     if shapes != weight_shapes(b.config.model):
         raise UserError(f"{names} have weights of different shapes")
-    from ..determinism import comparison_note
+    from ..training.determinism import comparison_note
 
     return PairChoices(common_steps(a, b), list(shapes), forked_from(a, b), comparison_note([a.path, b.path]))
 
 
 def forked_from(a: RunAnalysis, b: RunAnalysis) -> bool:
-    """Whether run A is a fork of run B (engine/fork.py)."""
-    from ..fork import fork_record
+    """Whether run A is a fork of run B (engine/rundir/fork.py)."""
+    from ..rundir.fork import fork_record
 
     record = fork_record(a.path)
     return bool(record) and Path(record.get("parent", "")) == Path(b.path).resolve()

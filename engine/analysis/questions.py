@@ -228,7 +228,7 @@ class Sample(Question[str]):
     seed: int | None
 
     def answer(self, door):
-        from ..trainer import generate_text
+        from ..training.trainer import generate_text
 
         run = door.analysis(self.run).run
         return generate_text(run.build_model(), run.tokenizer, self.prompt, self.n_tokens, self.temperature,
@@ -309,7 +309,7 @@ class PairWeight(Question[Any]):
 @dataclass(frozen=True)
 class RunCurvesOf(Question[dict]):
     """The curves of the runs at `paths` whose logs changed since the stamps `known` (path -> stamp) the
-    asker holds: {path: (stamp, RunCurves or a one-line error)} (engine.run_curves.CurvesReader)."""
+    asker holds: {path: (stamp, RunCurves or a one-line error)} (engine.figures.run_curves.CurvesReader)."""
 
     paths: tuple[str, ...]
     known: dict = field(hash=False, compare=False)
@@ -320,7 +320,7 @@ class RunCurvesOf(Question[dict]):
 
 @dataclass(frozen=True)
 class RunListing(Question[Any]):
-    """engine.run_list.RunListing of the run browser's folders, with the folders to watch for runs to come,
+    """engine.rundir.listing.RunListing of the run browser's folders, with the folders to watch for runs to come,
     so the GUI thread stats none of them."""
 
     folders: tuple[str, ...]
@@ -328,7 +328,7 @@ class RunListing(Question[Any]):
     def answer(self, door):
         from pathlib import Path
 
-        from ..run_list import list_folders
+        from ..rundir.listing import list_folders
 
         return list_folders([Path(f) for f in self.folders])
 

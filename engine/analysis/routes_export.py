@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import export
+from ..figures import export
 from .routes import APPLIED, NOTE, RouteShares
 
 COLUMNS = ("step", "prev_step", "direction", "class", "share")

@@ -20,7 +20,7 @@ from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import Any
 
-from ..runs import Run
+from ..rundir.runs import Run
 from . import attention as attn
 from . import terms
 from .cache import ResultCache
@@ -229,7 +229,7 @@ class RunAnalysis:
                            compute=lambda: ia.interaction_map(*self._interval_inputs(prev, step), step, prev))
 
     def _weight_names(self) -> list[str]:
-        from ..weight_layout import weight_names
+        from ..model.weight_layout import weight_names
 
         return weight_names(self.config.model)
 

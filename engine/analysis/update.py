@@ -13,7 +13,7 @@ For `weight` at saved step s of a run, on the run's fixed probe batch:
     direction_shares   geometry -> route class -> ⟨G_c(s), D⟩: how each geometry's step D from s would split
                  its first-order decrease among the routes (the same classes, another direction)
 
-It reads the run through engine.coefficients.cache.CoefficientStore and engine.runs.Run: one function with a
+It reads the run through engine.coefficients.cache.CoefficientStore and engine.rundir.runs.Run: one function with a
 plain result, so it can become a RunAnalysis method unchanged.
 """
 
@@ -54,7 +54,7 @@ def update_geometry(run, weight: str, step: int | None = None, dtype: str = "flo
     (RunAnalysis.coefficients), so the records are not computed twice; `dtype` is then the store's."""
     from ..coefficients.cache import CoefficientStore
     from ..coefficients.export import check_step, check_weight
-    from ..runs import Run
+    from ..rundir.runs import Run
 
     run = run if isinstance(run, Run) else Run(run)
     store = store if store is not None else CoefficientStore(run, dtype)
@@ -78,9 +78,9 @@ def update_geometry(run, weight: str, step: int | None = None, dtype: str = "flo
 def second_moment(run, weight: str, step: int) -> tuple[int | None, np.ndarray | None]:
     """(checkpoint step, bias-corrected v̂) of the AdamW that trained `weight`, from the checkpoint nearest
     `step` (the earlier one on a tie); (None, None) when no AdamW trained it or no checkpoint has it."""
-    from ..model import GPT
-    from ..optimizers import adam_second_moments, make_optimizer
-    from ..runs import RunError
+    from ..model.gpt import GPT
+    from ..training.optimizers import adam_second_moments, make_optimizer
+    from ..rundir.runs import RunError
 
     steps = run.checkpoint_steps()
     if not steps:

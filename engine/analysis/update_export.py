@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import export
+from ..figures import export
 from . import geometry as geo
 from .update import UpdateGeometry
 

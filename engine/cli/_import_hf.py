@@ -1,6 +1,6 @@
 """`gpt-explorer import hf FOLDER --run DIR`: a Hugging Face GPT-2-family folder opened as a run.
 
-The work is engine.hf_import's; this module only parses the command line and prints what was written. It
+The work is engine.importers.hugging_face's; this module only parses the command line and prints what was written. It
 is one kind of the `import` command, which engine/cli/import_nanogpt.py declares.
 """
 
@@ -22,8 +22,8 @@ def add_kind(kinds: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..config import human_count, parameter_count
-    from ..hf_import import import_hf
+    from ..configs.config import human_count, parameter_count
+    from ..importers.hugging_face import import_hf
 
     done = import_hf(args.folder, args.run)
     m = done.config.model

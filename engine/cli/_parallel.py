@@ -1,6 +1,6 @@
 """`gpt-explorer train --nproc N`, and `gpt-explorer train` launched by torchrun: one run, several processes.
 
-The command-line side of engine/distributed.py. The run is planned (its directory, new or resumed) and
+The command-line side of engine/training/distributed.py. The run is planned (its directory, new or resumed) and
 every option refused before any process trains; then each process joins the group, builds its Trainer
 and trains its share of every batch. Rank 0 prints the progress and writes the run directory, the others
 train silently; Ctrl-C reaches rank 0, which checkpoints between steps and exits with 130, and the
@@ -18,7 +18,7 @@ from ..errors import UserError
 
 
 def run_parallel(args: argparse.Namespace) -> int:
-    from ..distributed import launched_by_torchrun, spawn
+    from ..training.distributed import launched_by_torchrun, spawn
 
     if launched_by_torchrun():
         world = int(os.environ["WORLD_SIZE"])
@@ -38,9 +38,9 @@ def run_parallel(args: argparse.Namespace) -> int:
 
 def _plan(args: argparse.Namespace, world: int) -> tuple[Path, bool, str]:
     """(run directory, resumed?, device name), refusing here what every process would refuse."""
-    from ..config import ConfigError
-    from ..distributed import Group
-    from ..runs import Run
+    from ..configs.config import ConfigError
+    from ..training.distributed import Group
+    from ..rundir.runs import Run
     from .train import build_config, plan_run
 
     run_dir, resume = plan_run(args)
@@ -55,8 +55,8 @@ def _plan(args: argparse.Namespace, world: int) -> tuple[Path, bool, str]:
 def run_rank(args: argparse.Namespace, run_dir: Path, resume: bool, device_name: str) -> int:
     """One process's part: join the group, train, leave. The exit status: 0 done, 1 a non-finite loss,
     2 a refusal (printed here: a spawned process has no CLI around it), 130 stopped by Ctrl-C."""
-    from ..device import pick_device
-    from ..distributed import broadcast, join, leave, reseed_dropout
+    from ..training.device import pick_device
+    from ..training.distributed import broadcast, join, leave, reseed_dropout
     from .train import _train, make_trainer
 
     rank = os.environ.get("RANK", "?")
@@ -88,7 +88,7 @@ def _follow(trainer) -> int:
 
 def _share_cores(trainer) -> None:
     """On the CPU the processes on one machine share its cores instead of each taking all of them."""
-    from ..device import set_threads, usable_cores
+    from ..training.device import set_threads, usable_cores
 
     if trainer.device.type == "cpu" and trainer.cfg.train.torch_threads == 0:
         local = int(os.environ.get("LOCAL_WORLD_SIZE", trainer.group.world))

@@ -1,5 +1,5 @@
 """`gpt-explorer bench`: training throughput of our Trainer, as the app runs it, against a bare PyTorch
-loop of the same model and data (docs/figures.md#goals; the loop is engine/bench_reference.py)."""
+loop of the same model and data (docs/figures.md#goals; the loop is engine/training/bench_reference.py)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..bench_reference import compare
+    from ..training.bench_reference import compare
     from ..errors import UserError
 
     rounds = args.rounds or (2 if args.quick else 4)

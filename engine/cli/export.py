@@ -65,7 +65,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .. import export
+    from ..figures import export
     from ..analysis.run_analysis import RunAnalysis
     from ..safe_io import check_output_path, write_failed
 
@@ -91,13 +91,13 @@ AT_ONE_STEP = ("attention", "posenc", "coefficient", "update")  # what reads the
 
 
 def export_loss(a, args) -> Path:
-    from .. import export
+    from ..figures import export
 
     return export.export_loss(args.out, a.run.metrics())
 
 
 def export_attention(a, args) -> Path:
-    from .. import export
+    from ..figures import export
 
     cfg, step = a.config.model, args.step
     if args.head is not None and args.layer is None:
@@ -121,7 +121,8 @@ def export_attention(a, args) -> Path:
 
 
 def export_mask(a, args) -> Path:
-    from .. import export, probes
+    from ..figures import export
+    from ..model import probes
     from ..analysis.attention import prompt_tokens
 
     cfg = a.config.model
@@ -133,7 +134,7 @@ def export_mask(a, args) -> Path:
 
 
 def export_posenc(a, args) -> Path:
-    from .. import export
+    from ..figures import export
 
     step = args.step
     P = a.positional(step).P

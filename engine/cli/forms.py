@@ -49,8 +49,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _network(args):
-    from ..config import ExperimentConfig
-    from ..presets import DEFAULT_PRESET, load_preset
+    from ..configs.config import ExperimentConfig
+    from ..configs.presets import DEFAULT_PRESET, load_preset
     from ..forms import chain, gpt
 
     chain_flags = args.residual or args.layer_norm or args.cross_entropy or args.causal or args.heads != 1

@@ -1,7 +1,7 @@
 """`gpt-explorer import nanogpt OUT_DIR --run DIR [--meta PATH]`: a nanoGPT checkpoint opened as a run; the
 `import` command itself, whose `hf` kind lives in engine/cli/_import_hf.py.
 
-The work is engine.nanogpt_import's; this module only parses the command line and prints what was written.
+The work is engine.importers.nanogpt's; this module only parses the command line and prints what was written.
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..config import human_count, parameter_count
-    from ..nanogpt_import import import_nanogpt
+    from ..configs.config import human_count, parameter_count
+    from ..importers.nanogpt import import_nanogpt
 
     done = import_nanogpt(args.out_dir, args.run, args.meta)
     m = done.config.model

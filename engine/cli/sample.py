@@ -28,9 +28,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..limits import MAX_SAMPLE_TOKENS, MAX_SEED
-    from ..runs import Run, RunError
-    from ..trainer import generate_text
+    from ..configs.limits import MAX_SAMPLE_TOKENS, MAX_SEED
+    from ..rundir.runs import Run, RunError
+    from ..training.trainer import generate_text
 
     if args.tokens < 1:
         raise UserError("--tokens must be at least 1")

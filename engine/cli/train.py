@@ -19,11 +19,11 @@ import time
 from pathlib import Path
 
 from ..errors import UserError
-from ..resolve import unresolved
+from ..configs.resolve import unresolved
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    from ..config_fields import BY_KEY, settings_help
+    from ..configs.fields import BY_KEY, settings_help
 
     def field(key: str) -> dict:
         """metavar and help of an option that sets a config field, from the fields' table."""
@@ -68,9 +68,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def build_config(args: argparse.Namespace, base=None):
     """The ExperimentConfig the options describe (a preset or file, else `base`, then the overrides)."""
-    from ..config import ExperimentConfig
-    from ..fork import parse_setting
-    from ..presets import DEFAULT_PRESET, load_preset
+    from ..configs.config import ExperimentConfig
+    from ..rundir.fork import parse_setting
+    from ..configs.presets import DEFAULT_PRESET, load_preset
 
     if args.config:
         cfg = ExperimentConfig.load(args.config)
@@ -80,7 +80,7 @@ def build_config(args: argparse.Namespace, base=None):
         cfg = parse_setting(setting, cfg)
     train, data = cfg.train, cfg.data
     if args.corpus is not None:
-        from ..corpus import BUNDLED
+        from ..text.corpus import BUNDLED
 
         corpus = args.corpus if args.corpus in BUNDLED else str(Path(args.corpus).expanduser().resolve())
         data = dataclasses.replace(data, corpus=corpus)
@@ -100,8 +100,8 @@ def default_run_dir(name: str) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..distributed import launched_by_torchrun
-    from ..runs import RunError
+    from ..training.distributed import launched_by_torchrun
+    from ..rundir.runs import RunError
 
     parallel = getattr(args, "nproc", None) not in (None, 1) or launched_by_torchrun()
     if parallel and getattr(args, "fork", None):
@@ -118,8 +118,8 @@ def run(args: argparse.Namespace) -> int:
 
 def plan_run(args: argparse.Namespace) -> tuple[Path, bool]:
     """The run directory and whether it is resumed; the options are refused here, before training."""
-    from ..run_integrity import is_half_made
-    from ..runs import CONFIG, MADE_FILES, Run, RunError
+    from ..rundir.integrity import is_half_made
+    from ..rundir.runs import CONFIG, MADE_FILES, Run, RunError
 
     run_dir = Path(args.run) if args.run else None
     if run_dir is not None and (run_dir / CONFIG).is_file():
@@ -135,8 +135,8 @@ def plan_run(args: argparse.Namespace) -> tuple[Path, bool]:
 
 
 def _fork(args: argparse.Namespace, run_dir: Path | None) -> int:
-    from ..fork import fork_record, fork_run
-    from ..runs import Run
+    from ..rundir.fork import fork_record, fork_run
+    from ..rundir.runs import Run
 
     parent = Run(args.fork)
     cfg = build_config(args, base=parent.config)
@@ -149,8 +149,8 @@ def _fork(args: argparse.Namespace, run_dir: Path | None) -> int:
 
 def make_trainer(args: argparse.Namespace, run_dir: Path, resume: bool, group=None):
     """The Trainer of a planned run: resumed, or new (`group`: this process's place among several)."""
-    from ..distributed import SOLO
-    from ..trainer import Trainer
+    from ..training.distributed import SOLO
+    from ..training.trainer import Trainer
 
     group = group or SOLO
     if resume:
@@ -163,8 +163,8 @@ def make_trainer(args: argparse.Namespace, run_dir: Path, resume: bool, group=No
 def _restart(args: argparse.Namespace, run_dir: Path) -> None:
     """A run stopped before its first checkpoint has nothing to resume from: it is trained afresh with
     its own config (or the one the options give), which `make_trainer` finds in args.fresh_config."""
-    from ..run_lock import RunLock
-    from ..runs import CONFIG, Run
+    from ..rundir.lock import RunLock
+    from ..rundir.runs import CONFIG, Run
 
     cfg = Run(run_dir).config
     if args.preset or args.config or args.corpus is not None or args.seed is not None:
@@ -180,7 +180,7 @@ def _restart(args: argparse.Namespace, run_dir: Path) -> None:
 
 
 def _check_resumable(args: argparse.Namespace, run_dir: Path) -> None:
-    from ..runs import Run
+    from ..rundir.runs import Run
 
     existing = Run(run_dir).config
     if args.preset or args.config or args.seed is not None or args.optimizer or getattr(args, "set", None):
@@ -196,8 +196,8 @@ def _check_resumable(args: argparse.Namespace, run_dir: Path) -> None:
 
 
 def _train(trainer, run_dir: Path) -> int:
-    from ..config import human_count, parameter_count
-    from ..corpus import corpus_label
+    from ..configs.config import human_count, parameter_count
+    from ..text.corpus import corpus_label
 
     cfg = trainer.cfg
     out = sys.stdout
@@ -207,7 +207,7 @@ def _train(trainer, run_dir: Path) -> int:
         print(f"{run_dir} already finished at step {trainer.step}; pass --steps N (more than "
               f"{trainer.step}) to train it further", file=out)
         return 0
-    from ..limits import memory_warning
+    from ..configs.limits import memory_warning
 
     # a GPU's memory is not the machine's: the trainer refuses a run beyond it
     memory = memory_warning(cfg) if trainer.device.type == "cpu" else None
@@ -222,7 +222,7 @@ def _train(trainer, run_dir: Path) -> int:
         print(f"note: {trainer.compile_message}", file=sys.stderr)
     progress = Progress(out)
     if trainer.step and trainer.writer is not None:  # a resumed run shows its last validation loss
-        from ..runs import Run
+        from ..rundir.runs import Run
 
         vals = [r["val_loss"] for r in Run(run_dir).metrics() if r.get("val_loss") is not None]
         progress.val = vals[-1] if vals else None
@@ -250,7 +250,7 @@ def _train(trainer, run_dir: Path) -> int:
 
 def _how(trainer) -> str:
     """Precision, compilation and processes, as the first lines of a run show them."""
-    from ..acceleration import precision_name
+    from ..training.acceleration import precision_name
 
     how = precision_name(trainer.autocast_dtype)
     if trainer.compiled:

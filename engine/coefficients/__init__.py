@@ -3,7 +3,7 @@
 For one weight W of a run at one saved step s, on the run's fixed probe batch (docs/forms.md#read-out):
 
     G          the form's coefficient, Σ over route classes of Σ G_t^t = −∂L/∂W (engine.forms.Snapshot)
-    grad       −∂L/∂W by autograd on engine.model.GPT in eval mode, the same dtype: the check
+    grad       −∂L/∂W by autograd on engine.model.gpt.GPT in eval mode, the same dtype: the check
     agreement  max|G − grad| / max|grad| (docs/verification.md#the-metric): what the pane's badge shows
     classes    route class -> its matrix (docs/route-classes.md#the-automaton; they sum to G exactly)
     terms      term ID -> its matrix, when the weight has at most TERM_LIMIT terms (else empty)
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from ..config import ModelConfig
+from ..configs.config import ModelConfig
 
 TERM_LIMIT = 64  # per-term splits for a weight with at most this many terms (lines in a chart stay readable)
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
@@ -102,8 +102,8 @@ def agreement(G: np.ndarray, grad: np.ndarray) -> float:
 
 def autograd_coefficients(cfg: ModelConfig, weights: Mapping[str, torch.Tensor], x, y,
                           dtype: torch.dtype = torch.float32) -> dict[str, torch.Tensor]:
-    """−∂L/∂W of every weight on the batch (x, y) by one backward pass of engine.model.GPT, eval mode."""
-    from ..model import GPT
+    """−∂L/∂W of every weight on the batch (x, y) by one backward pass of engine.model.gpt.GPT, eval mode."""
+    from ..model.gpt import GPT
 
     model = GPT(cfg).to(dtype).eval()
     model.load_state_dict({k: v.to(dtype) for k, v in weights.items()})

@@ -22,10 +22,10 @@ from pathlib import Path
 import numpy as np
 
 from .. import coefficients as co
-from .. import run_integrity as integrity
+from ..rundir import integrity as integrity
 from ..analysis.cache import weights_fingerprint
 from ..errors import UserError
-from ..runs import CHECKPOINTS, MODEL_FILE, SNAPSHOTS, Run, RunError, atomic_write_bytes, step_name
+from ..rundir.runs import CHECKPOINTS, MODEL_FILE, SNAPSHOTS, Run, RunError, atomic_write_bytes, step_name
 from ..safe_io import WEIGHTS_CAP, UnsafeFileError, check_inside, check_regular
 
 CACHE_DIR = Path("cache") / "coefficients"
@@ -105,7 +105,7 @@ class CoefficientStore:
         return self.run.saved_steps()
 
     def weight_names(self) -> list[str]:
-        from ..model import weight_names
+        from ..model.gpt import weight_names
 
         return weight_names(self.cfg)
 

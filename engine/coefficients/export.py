@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import export
+from ..figures import export
 from ..errors import UserError
 from . import as_matrix
 

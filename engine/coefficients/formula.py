@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import io
 
-from ..config import ModelConfig
+from ..configs.config import ModelConfig
 from . import class_description
 
 LIMIT = 2500  # terms enumerated to find a class's members or a term by its ID

@@ -7,7 +7,7 @@ note's encoder(n)), gpt (the GPT of a ModelConfig), derive (terms with IDs, rout
 term's stages), evaluate (numbers), snapshot (a GPT's numbers on a probe batch), verify (autograd),
 printing (text, LaTeX for mathtext, HTML), sympy_bridge (import it explicitly: it loads sympy), console
 (the note's command language) and snapshot_export (a term, a weight's coefficient, a stage or the whole
-form as .tex, SVG, PNG, HTML; formulas laid out by engine/formula_layout.py, which needs no torch).
+form as .tex, SVG, PNG, HTML; formulas laid out by engine/figures/formula_layout.py, which needs no torch).
 
 What the GUI calls:
 

@@ -13,7 +13,7 @@ import math
 
 import torch
 
-from ..config import ModelConfig
+from ..configs.config import ModelConfig
 from .network import Network
 from .words import Diag, DiagOf, Diff, Fn, Num, Op, Op2, Prod, Scalar, Sum, Sym, T, Trace, Word, Zero, transpose
 

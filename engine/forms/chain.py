@@ -21,7 +21,7 @@ from fractions import Fraction
 
 import torch
 
-from ..config import ModelConfig
+from ..configs.config import ModelConfig
 from .network import Definition, Network, Param, named
 from .words import Diag, Scalar, Sym, add, fn, neg, prod, transpose
 

@@ -1,4 +1,4 @@
-"""The GPT of any ModelConfig as a network of definitions, read from the config with engine/model.py's
+"""The GPT of any ModelConfig as a network of definitions, read from the config with engine/model/gpt.py's
 conventions (its docstring gives the mathematics; tests run this network's forward pass against the torch
 model, so the two cannot drift apart).
 
@@ -37,9 +37,9 @@ from fractions import Fraction
 
 import torch
 
-from .. import masks, positional
-from ..config import ConfigError, ModelConfig
-from ..weight_layout import weight_shapes
+from ..model import masks, positional
+from ..configs.config import ConfigError, ModelConfig
+from ..model.weight_layout import weight_shapes
 from .derive import Forms
 from .evaluate import Bound, block_of
 from .network import Definition, Network, Param, named

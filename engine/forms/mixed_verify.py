@@ -1,7 +1,7 @@
 """The mixed form against autograd's mixed second derivative, in float64 (docs/second-order.md).
 
 The reference is independent of the words: the loss is verify.chain_loss for the note's chain and
-engine.model.GPT itself for a GPT (its explicit attention path: the fused kernel has no second
+engine.model.gpt.GPT itself for a GPT (its explicit attention path: the fused kernel has no second
 derivative). For a random direction V on B it differentiates s = ⟨−∂L/∂B, V⟩ by A, which is what the mixed
 terms sum to (Σ M^t = −H_AB V). Metric: max|Δ| / max|reference|, as for the first-order forms; and as there
 (docs/verification.md), a B whose gradient is below verify.DEGENERATE of the model's largest is *degenerate* (the plain
@@ -89,7 +89,7 @@ def check_chain(form: MixedForm, batch: int = 2, n: int = 5, seed: int = 0) -> M
 
 def check_gpt(form: MixedForm, seed: int = 0) -> MixedCheck:
     """The mixed form of a GPT (form.net.spec, a ModelConfig) on perturbed initial weights from `seed`."""
-    from ..model import GPT
+    from ..model.gpt import GPT
 
     cfg = form.net.spec
     w = verify.random_gpt_weights(cfg, seed)

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 import torch
 
-from ..config import ModelConfig
+from ..configs.config import ModelConfig
 from . import evaluate, gpt
 from .derive import DEFAULT_LIMIT, Forms, Term
 

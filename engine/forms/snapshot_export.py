@@ -2,12 +2,12 @@
 written as LaTeX (.tex, a document that compiles on its own), SVG or PNG (matplotlib mathtext, no usetex),
 or HTML with each formula as inline SVG drawn by the same mathtext (any browser shows it as mathematics;
 the HTML printer's text, which only had sub- and superscripts, is kept as the formula's accessible label).
-Pure functions without Qt, like engine/export.py, whose `format_of` chooses the format by the file's suffix
+Pure functions without Qt, like engine/figures/export.py, whose `format_of` chooses the format by the file's suffix
 and whose FigureOptions (the export dialog's resolution) set a PNG's DPI. SVG and PNG pages are saved with
 a tight bounding box, so a title or subtitle longer than the widest formula is not cut.
 
 A `Sheet` is what gets written: a title, a line under it, and (label, formula) rows. Rows too wide for the
-page are wrapped by engine.formula_layout.wrap; a sheet longer than a page continues on further pages — in the .tex and
+page are wrapped by engine.figures.formula_layout.wrap; a sheet longer than a page continues on further pages — in the .tex and
 .html as one document, in SVG and PNG as further files ``name-p2.svg``, ``name-p3.svg``, …
 """
 
@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UserError
-from ..export import figure_options, format_of
-from .. import formula_layout as layout
+from ..figures.export import figure_options, format_of
+from ..figures import formula_layout as layout
 from . import printing
 from .derive import DEFAULT_LIMIT, Forms, Term, TooManyTerms
 from .words import Sum, Trace, Word

@@ -1,7 +1,7 @@
 """Verification against torch autograd in float64 (docs/verification.md).
 
 The references are independent of the words: the note's chain is written here directly in torch
-(F.layer_norm, a masked softmax, F.cross_entropy), and the GPT is engine.model.GPT itself. The symbolic
+(F.layer_norm, a masked softmax, F.cross_entropy), and the GPT is engine.model.gpt.GPT itself. The symbolic
 side sums coefficients three ways — over every term (when there are few enough), over route classes, and by
 the backward pass of the pull-back templates — and each is compared with −grad.
 
@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from ..config import ModelConfig
-from ..model import GPT
+from ..configs.config import ModelConfig
+from ..model.gpt import GPT
 from . import chain as chain_mod
 from . import evaluate, gpt
 from .chain import ChainSpec
@@ -89,7 +89,7 @@ def chain_reference(spec: ChainSpec, weights, x0, targets) -> dict[str, torch.Te
 
 
 def gpt_reference(cfg: ModelConfig, weights, x, y) -> dict[str, torch.Tensor]:
-    """−∂L/∂W by autograd on engine.model.GPT in float64, eval mode (no dropout)."""
+    """−∂L/∂W by autograd on engine.model.gpt.GPT in float64, eval mode (no dropout)."""
     model = GPT(cfg).double().eval()
     model.load_state_dict({k: v.double() for k, v in weights.items()})
     _, loss = model(x, y)

@@ -25,7 +25,7 @@ class LiveWeights:
 
 
 class OpenRun:
-    """One opening of a run. `run` is the engine.runs.Run of its folder, None while a new run's trainer
+    """One opening of a run. `run` is the engine.rundir.runs.Run of its folder, None while a new run's trainer
     has not made the folder yet."""
 
     def __init__(self, config, tokenizer=None, run=None):

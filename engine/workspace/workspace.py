@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
 
-from ..config import ExperimentConfig, ModelConfig
-from ..training_state import TrainingState
+from ..configs.config import ExperimentConfig, ModelConfig
+from ..training.state import TrainingState
 from .events import Event
 from .open_run import LiveWeights, OpenRun
 
@@ -109,7 +109,7 @@ class Workspace:
     def _fitted(self, selection: Selection) -> Selection:
         """The selection carried to another run: its newest step, the same weight and head where the
         run's model has them."""
-        from ..weight_layout import weight_names
+        from ..model.weight_layout import weight_names
 
         m = self.model
         weight = selection.weight if selection.weight in weight_names(m) else None

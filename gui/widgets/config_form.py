@@ -9,8 +9,8 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QLabel, QLineEdit, QSpinBox,
                                QVBoxLayout, QWidget)
 
-from engine.config import Problem
-from engine.config_fields import BY_KEY
+from engine.configs.config import Problem
+from engine.configs.fields import BY_KEY
 
 from .fields import CorpusEdit, FloatEdit, make_editor
 

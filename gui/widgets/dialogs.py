@@ -10,7 +10,7 @@ from pathlib import Path
 from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog, QGridLayout, QHBoxLayout,
                                QLabel, QSpinBox, QVBoxLayout, QWidget)
 
-from engine.figure_options import DPI_CHOICES, WIDTH_CHOICES, FigureOptions
+from engine.figures.options import DPI_CHOICES, WIDTH_CHOICES, FigureOptions
 
 from .. import settings
 

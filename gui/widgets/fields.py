@@ -1,4 +1,4 @@
-"""Editors for single config fields, made from engine/config_fields.py's table.
+"""Editors for single config fields, made from engine/configs/fields.py's table.
 
 The table gives each field's label, tooltip, choices with their words, bounds and the field it depends
 on; this module only turns them into Qt widgets.
@@ -10,8 +10,8 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLineEdit, QPushButton,
                                QSpinBox, QWidget)
 
-from engine.config_fields import BY_KEY, Field
-from engine.corpus import BUNDLED
+from engine.configs.fields import BY_KEY, Field
+from engine.text.corpus import BUNDLED
 
 from . import dialogs
 

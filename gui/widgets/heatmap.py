@@ -3,7 +3,7 @@
 Follows pyqtgraph's MatrixDisplayExample: one row-major `ImageItem` (``axisOrder='row-major'``) in a plot
 whose y axis is inverted, so entry [i, j] is drawn at row i from the top and column j from the left (a causal
 mask shows lower-triangular), labels on both axes through `AxisItem.setTicks` (coarse levels first, finer
-ones appear when zoomed in), and a `ColorBarItem` with the colormap and levels of `engine.export`
+ones appear when zoomed in), and a `ColorBarItem` with the colormap and levels of `engine.figures.export`
 (sequential for probabilities, diverging and symmetric for signed matrices). Non-finite entries (−inf
 from a mask) become NaN, which the image leaves transparent over a hatched backdrop: "masked".
 Hover emits and shows (row label, column label, value); the wheel zooms and dragging pans, "fit" undoes
@@ -29,7 +29,7 @@ from PySide6.QtGui import QAction, QBrush, QColor, QFont, QFontMetrics, QPainter
 from PySide6.QtWidgets import (QGraphicsItem, QHBoxLayout, QLabel, QSizePolicy, QToolButton,
                                QVBoxLayout, QWidget)
 
-from engine import export
+from engine.figures import export
 
 from .. import theme
 from ..jobs import JobQueue

@@ -15,7 +15,7 @@ from PySide6.QtCore import QRectF, Signal
 from PySide6.QtGui import QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsRectItem, QWidget
 
-from engine import export
+from engine.figures import export
 
 from .. import theme
 from .heatmap import HeatmapWidget

@@ -8,7 +8,7 @@ import types
 import pytest
 from PySide6.QtCore import QSettings
 
-from engine.config import DataConfig, ExperimentConfig, ModelConfig, TrainConfig
+from engine.configs.config import DataConfig, ExperimentConfig, ModelConfig, TrainConfig
 
 # The offscreen platform says this for every dock; it is not about our code.
 QT_NOISE = r"This plugin does not support propagateSizeHints"
@@ -55,7 +55,7 @@ def settings_folder(tmp_path):
 
 @pytest.fixture(scope="session")
 def small_text() -> str:
-    from engine.corpus import shakespeare_text
+    from engine.text.corpus import shakespeare_text
 
     return shakespeare_text()[:30_000]
 

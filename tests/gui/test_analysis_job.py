@@ -11,7 +11,7 @@ from gui.analysis import AnalysisJob
 
 from .analysis_state import Echo, Pid, Slow, Total
 
-from ..engine.test_coefficients import tiny_run
+from ..engine.coefficients.test_coefficients import tiny_run
 
 WAIT = 60_000
 

@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from engine.export import FigureOptions
+from engine.figures.export import FigureOptions
 from gui.widgets import dialogs
 
 from .conftest import QT_NOISE, tiny_config

@@ -8,10 +8,10 @@ import dataclasses
 import pytest
 from PySide6.QtCore import Qt
 
-from engine.runs import Run
+from engine.rundir.runs import Run
 from gui import run_menu, settings
 from gui.widgets import dialogs
-from tests.engine.test_hf_import import hf_model, pretrained, tokenizer  # noqa: F401  (fixtures)
+from tests.engine.importers.test_hugging_face import hf_model, pretrained, tokenizer  # noqa: F401  (fixtures)
 
 from .conftest import QT_NOISE
 

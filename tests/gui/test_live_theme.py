@@ -40,7 +40,7 @@ def test_every_styled_label_takes_the_new_text_colour(qtbot, make_window, first,
 
 
 def test_a_formula_is_asked_again_in_the_new_colour_even_when_out_of_sight(qtbot, make_window):
-    from gui.widgets.formula import FormulaView
+    from gui.panes.forms.formula import FormulaView
 
     make_window()
     view = FormulaView("x^2", "x^2")
@@ -75,7 +75,7 @@ def legend_colors(legend) -> set[str]:
 def test_the_norms_chart_legend_and_total_follow_a_theme_switch(qtbot, themed, first, second):
     import numpy as np
 
-    from gui.panes.weight.views import TOTAL, NormsChart
+    from gui.panes.weight.charts import TOTAL, NormsChart
 
     themed(first)
     chart = NormsChart()

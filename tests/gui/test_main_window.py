@@ -140,7 +140,7 @@ def test_a_bad_run_directory_is_a_banner_and_a_new_run(qtbot, make_window, tmp_p
 
 
 def test_a_run_with_an_absurd_config_is_a_banner_before_anything_is_allocated(qtbot, make_window, tmp_path):
-    from engine.config import ExperimentConfig
+    from engine.configs.config import ExperimentConfig
 
     run_dir = tmp_path / "absurd"
     run_dir.mkdir()

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from engine.runs import Run
-from engine.weight_layout import weight_names
+from engine.rundir.runs import Run
+from engine.model.weight_layout import weight_names
 from gui import run_menu
-from gui.widgets.head_timeline import HeadTimelinePanel
+from gui.panes.training.head_timeline import HeadTimelinePanel
 
 from .conftest import QT_NOISE
 
@@ -73,8 +73,8 @@ def check_every_pane(qtbot, w, errors: list, expect_run: bool) -> None:
 
 
 def test_each_pane_shows_only_the_open_run_through_train_open_import_and_new(qtbot, make_window, tmp_path):
-    from tests.engine.test_export_cli import tiny_run
-    from tests.engine.test_nanogpt_import import write_out_dir
+    from tests.engine.cli.test_export_cli import tiny_run
+    from tests.engine.importers.test_nanogpt import write_out_dir
 
     other = tiny_run(tmp_path / "other", n_layer=2, n_head=2)   # the window trains 1 layer × 2 heads
     write_out_dir(tmp_path / "nano", iter_num=4)

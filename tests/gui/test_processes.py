@@ -51,7 +51,7 @@ def _threads_and_niceness() -> tuple[int, int]:
 
 
 def test_a_helper_takes_one_thread_at_a_lower_priority_than_the_app():
-    from engine.thread_policy import HELPER_NICENESS
+    from engine.training.thread_policy import HELPER_NICENESS
 
     pool = helper_pool()
     try:

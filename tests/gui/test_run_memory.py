@@ -12,7 +12,7 @@ from gui.session import Session
 
 @pytest.fixture
 def run(tmp_path):
-    from tests.engine.test_export_cli import tiny_run
+    from tests.engine.cli.test_export_cli import tiny_run
 
     return tiny_run(tmp_path / "run")
 

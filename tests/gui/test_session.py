@@ -3,7 +3,7 @@ announced once per change."""
 
 import dataclasses
 
-from engine.config import ExperimentConfig, ModelConfig
+from engine.configs.config import ExperimentConfig, ModelConfig
 from gui.session import Session
 
 

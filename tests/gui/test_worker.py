@@ -22,7 +22,7 @@ class Report:
 
 
 class StandInTrainer:
-    """What the worker uses of engine.trainer.Trainer, counting instead of training."""
+    """What the worker uses of engine.training.trainer.Trainer, counting instead of training."""
 
     def __init__(self, total: int = 200):
         self.total, self.step, self.closed_at = total, 0, None

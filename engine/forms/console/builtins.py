@@ -52,7 +52,7 @@ def builtins(c) -> dict[str, Builtin]:
         return encoder(n, **opts)
 
     def make_gpt(pos, name):
-        from ...presets import load_preset
+        from ...configs.presets import load_preset
         from ..gpt import network as gpt_network
         if not isinstance(name, str):
             raise ConsoleError(pos, "gpt takes a preset name, e.g. gpt(\"tiny\")")

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QLabel, QMenu, QTabWidget, QToolButton, QVBoxLayou
 from engine.analysis import questions as q
 from engine.analysis.live import Published
 from engine.analysis.terms import TermValues
-from engine.figure_options import using_figure_options
+from engine.figures.options import using_figure_options
 from engine.forms import latex
 from engine.forms import snapshot_export as se
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QSpinBox, QVBoxLayout, QWidget
 
-from engine.config import ModelConfig
+from engine.configs.config import ModelConfig
 
 from ...torch_import import ensure_torch
 

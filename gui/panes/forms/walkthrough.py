@@ -15,7 +15,7 @@ from engine.forms import snapshot_export as se
 from engine.forms.derive import Forms, Term, TooManyTerms
 
 from ...jobs import LatestJob
-from ...widgets.formula import FormulaList
+from .formula import FormulaList
 from ...widgets.tiles import row_of
 
 SCOPES = ("whole form", "one term")

@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QButtonGroup, QHeaderView, QLabel, QRadioButton, QSplitter,
                                QStackedWidget, QStyle, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
-from engine import export
+from engine.figures import export
 from engine.analysis.attention import AttentionResult
 
 from ...widgets.heatmap import HeatmapWidget

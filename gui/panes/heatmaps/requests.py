@@ -16,7 +16,7 @@ from typing import Any
 
 from engine.analysis import questions as q
 from engine.analysis.live import Published
-from engine.config import ModelConfig
+from engine.configs.config import ModelConfig
 
 TABS = ("attention", "masks", "positional", "diff")
 
@@ -28,7 +28,7 @@ class Source:
     step: int
     config: ModelConfig
     weights: dict | None = None
-    run: Any = None  # engine.runs.Run, read in the job thread
+    run: Any = None  # engine.rundir.runs.Run, read in the job thread
 
     @property
     def key(self) -> tuple:

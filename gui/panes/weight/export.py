@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QMenu, QProgressBar, QToolButton
 
 from ...jobs import JobQueue
 from ...widgets import dialogs
-from .compute import open_store
+from .records import open_store
 
 FILTERS = {
     "heatmap": "PNG image (*.png);;SVG image (*.svg);;PDF document (*.pdf);;NumPy array of G (*.npy)",

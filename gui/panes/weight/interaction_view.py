@@ -22,7 +22,7 @@ from engine.analysis import questions as q
 
 from ...analysis import AnalysisJob
 from ...widgets.heatmap import HeatmapWidget
-from .views import NormsChart
+from .charts import NormsChart
 
 MAP_KINDS = ("pair shares ½⟨ΔB, H_BA ΔA⟩", "‖H_BA ΔA‖ / ‖ΔG_B‖")
 NAMED = 5  # weights named in the stacked chart; the rest are summed as "others"

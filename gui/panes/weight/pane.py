@@ -7,7 +7,7 @@ A weight is opened by clicking it anywhere (the architecture diagram, a term in 
 three pages share that weight and step. "Coefficient G": beside G (or the class or term chosen in the list,
 whose formula is rendered below it) are the weight itself and the update the optimizer applied to reach this
 step from the previous one, with charts over training below. "Geometry": the update's geometry
-(gui/widgets/geometry_view.py), given the whole page. "Routes over training": which route classes the updates
+(gui/panes/weight/geometry_view.py), given the whole page. "Routes over training": which route classes the updates
 descended along (routes_view.py, for the weight or the whole model). "Interaction": how another weight's update
 moved this one's coefficient, and the model's map of pair shares of the curvature term (interaction_view.py,
 docs/second-order.md). A badge gives the agreement of the summed
@@ -30,16 +30,16 @@ from engine.analysis import questions as q
 from ...analysis import AnalysisJob
 from ...screen_fit import scrolling
 from ...session import Session
-from ...widgets.geometry_view import GeometryView
+from .geometry_view import GeometryView
 from ...widgets.heatmap import HeatmapWidget
 from ...widgets.seen import SeenWidget
 from ...widgets.timeline import Timeline
-from .compute import CoefficientFeeder
+from .records import CoefficientFeeder
 from .distributions_view import DistributionsView
 from .export import WeightExporter
 from .interaction_view import InteractionView
 from .routes_view import RoutesView
-from .views import GeometryChart, NormsChart, PartsList, series
+from .charts import GeometryChart, NormsChart, PartsList, series
 
 CHART_HZ = 4            # charts redraw at most this often while steps arrive
 MAX_FPS = 30            # scrubbing faster than this shows the newest step at this rate (a frame is ~15 ms)

@@ -23,8 +23,8 @@ from engine.analysis.geometry import why_no_shares
 from engine.analysis.routes import APPLIED, NOTE
 
 from ...analysis import AnalysisJob
-from ...theme import plot_colors, recolor_legend
-from .views import _Chart, cached, color_of
+from ...theme import color_of, plot_colors, recolor_legend
+from .charts import _Chart, cached
 
 SCOPES = ("this weight", "whole model")
 SHORT = {APPLIED: "applied ΔW", "euclidean": "Euclidean G", "sign": "sign G", "spectral": "spectral U Vᵀ"}

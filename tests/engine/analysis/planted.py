@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from engine.config import ModelConfig
-from engine.model import GPT
+from engine.configs.config import ModelConfig
+from engine.model.gpt import GPT
 
 V, N = 24, 16        # vocabulary and context
 CHAR = (12, 32)      # a character-sized vocabulary under a context holding each of its tokens several times

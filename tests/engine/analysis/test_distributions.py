@@ -8,7 +8,7 @@ import pytest
 from engine.analysis.distributions import histograms
 from engine.analysis.run_analysis import RunAnalysis
 from engine.errors import UserError
-from tests.engine.test_coefficients import run  # noqa: F401  (the tiny run)
+from tests.engine.coefficients.test_coefficients import run  # noqa: F401  (the tiny run)
 
 
 def test_histograms_share_symmetric_bins_and_each_step_sums_to_one():

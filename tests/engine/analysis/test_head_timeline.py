@@ -11,9 +11,9 @@ import pytest
 from engine.analysis import head_timeline as timeline_mod
 from engine.analysis.head_roles import formation_step, roles_over
 from engine.analysis.heads import SCORES, HeadProbes, head_scores
-from engine.probes import induction_probe
-from engine.runs import Run
-from tests.engine.test_export_cli import tiny_run
+from engine.model.probes import induction_probe
+from engine.rundir.runs import Run
+from tests.engine.cli.test_export_cli import tiny_run
 
 
 @pytest.fixture(scope="module")

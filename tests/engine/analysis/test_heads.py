@@ -10,8 +10,8 @@ import torch
 
 from engine.analysis import heads
 from engine.analysis.head_roles import roles_at
-from engine.model import GPT
-from engine.probes import induction_probe
+from engine.model.gpt import GPT
+from engine.model.probes import induction_probe
 from tests.engine.analysis import planted
 
 

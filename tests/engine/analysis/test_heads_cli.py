@@ -10,7 +10,7 @@ from engine.analysis.head_export import format_csv, format_text, head_rows
 from engine.analysis.head_timeline import head_timeline
 from engine.analysis.heads import SCORES
 from engine.cli import main
-from tests.engine.test_export_cli import tiny_run
+from tests.engine.cli.test_export_cli import tiny_run
 
 
 @pytest.fixture(scope="module")

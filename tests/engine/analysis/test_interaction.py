@@ -10,12 +10,12 @@ import torch
 
 from engine.analysis import interaction as ia
 from engine.analysis.run_analysis import RunAnalysis
-from engine.config import DataConfig, ExperimentConfig, ModelConfig, TrainConfig
-from engine.corpus import shakespeare_text
+from engine.configs.config import DataConfig, ExperimentConfig, ModelConfig, TrainConfig
+from engine.text.corpus import shakespeare_text
 from engine.errors import UserError
-from engine.model import GPT
-from engine.trainer import Trainer
-from engine.weight_layout import weight_names
+from engine.model.gpt import GPT
+from engine.training.trainer import Trainer
+from engine.model.weight_layout import weight_names
 
 CONFIGS = {
     "pre-LN, GELU, tied": ModelConfig(n_layer=2, n_head=2, d_model=8, d_ff=16, n_ctx=8, vocab_size=11,

@@ -9,12 +9,12 @@ import torch
 
 from engine.analysis.next_tokens import next_tokens
 from engine.analysis.run_analysis import RunAnalysis
-from engine.config import ModelConfig
-from engine.data import CharTokenizer
+from engine.configs.config import ModelConfig
+from engine.text.data import CharTokenizer
 from engine.errors import UserError
-from engine.model import GPT
-from engine.sampling import sampling_probabilities
-from tests.engine.test_coefficients import run  # noqa: F401  (the tiny run)
+from engine.model.gpt import GPT
+from engine.model.sampling import sampling_probabilities
+from tests.engine.coefficients.test_coefficients import run  # noqa: F401  (the tiny run)
 
 TEXT = "To be, or not to be, that is the question"
 

@@ -11,16 +11,16 @@ from engine.analysis import pair as pr
 from engine.analysis import questions as q
 from engine.analysis.run_analysis import RunAnalysis
 from engine.errors import UserError
-from engine.fork import fork_run, parse_setting
-from engine.probes import attention_maps, prompt_ids
-from engine.runs import Run
-from engine.trainer import Trainer
-from tests.engine.test_trainer import small_config
+from engine.rundir.fork import fork_run, parse_setting
+from engine.model.probes import attention_maps, prompt_ids
+from engine.rundir.runs import Run
+from engine.training.trainer import Trainer
+from tests.engine.training.test_trainer import small_config
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    from engine.corpus import shakespeare_text
+    from engine.text.corpus import shakespeare_text
 
     text = shakespeare_text()[:40_000]
     root = tmp_path_factory.mktemp("pair")

@@ -12,7 +12,7 @@ from engine.analysis import routes
 from engine.analysis.run_analysis import RunAnalysis
 from engine.coefficients.cache import CoefficientStore
 from engine.errors import UserError
-from tests.engine.test_update_geometry import trained
+from tests.engine.analysis.test_update_geometry import trained
 
 
 @pytest.fixture(scope="module")

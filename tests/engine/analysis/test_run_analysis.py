@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 import torch
 
-from engine import probes
+from engine.model import probes
 from engine.analysis.run_analysis import RunAnalysis
 from engine.coefficients.cache import CoefficientStore
 from engine.forms import Snapshot
-from engine.runs import SNAPSHOTS, step_name
-from tests.engine.test_coefficients import fresh, run  # noqa: F401  (the tiny run and a copy of it)
+from engine.rundir.runs import SNAPSHOTS, step_name
+from tests.engine.coefficients.test_coefficients import fresh, run  # noqa: F401  (the tiny run and a copy of it)
 
 
 def test_config_and_steps_are_the_runs(run):

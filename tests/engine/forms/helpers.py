@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from engine.config import ModelConfig
+from engine.configs.config import ModelConfig
 from engine.forms import chain, evaluate, gpt, verify
 from engine.forms.derive import Forms
 

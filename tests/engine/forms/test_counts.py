@@ -3,7 +3,7 @@ the engine by tests/test_docs.py); counting agrees with enumerating; IDs are sta
 
 import pytest
 
-from engine.config import ModelConfig
+from engine.configs.config import ModelConfig
 from engine.forms import gpt
 from engine.forms.chain import encoder
 from engine.forms.derive import Forms

@@ -6,10 +6,10 @@ import itertools
 import pytest
 import torch
 
-from engine.config import ConfigError, ModelConfig
+from engine.configs.config import ConfigError, ModelConfig
 from engine.forms import gpt
 from engine.forms.printing import text
-from engine.model import GPT, weight_names
+from engine.model.gpt import GPT, weight_names
 
 from .helpers import gpt_case, small_config
 

@@ -3,7 +3,7 @@ every formula the printer emits — here every kind of node, operator and name i
 
 import pytest
 
-from engine import formula_layout
+from engine.figures import formula_layout
 from engine.forms import chain, gpt
 from engine.forms.derive import Forms
 from engine.forms.evaluate import _placeholder

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from engine.forms import evaluate, verify
-from engine.presets import load_preset
+from engine.configs.presets import load_preset
 
 from .helpers import CHAIN_VARIANTS, TOL, assert_close, chain_case, gpt_case, small_config
 

@@ -3,8 +3,8 @@ previous run (its live weights above all) survives it."""
 
 import dataclasses
 
-from engine.config import ExperimentConfig, ModelConfig
-from engine.training_state import TrainingState
+from engine.configs.config import ExperimentConfig, ModelConfig
+from engine.training.state import TrainingState
 from engine.workspace import OpenRun, Workspace
 
 

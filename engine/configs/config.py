@@ -1,0 +1,302 @@
+"""The experiment's description: model, training and data configs, their validation and parameter count.
+
+`ModelConfig` is the single source of truth (docs/design.md): the torch module, the symbolic form and every
+evaluated term are built from it. Configs are frozen dataclasses that round-trip through TOML; each field's
+label, meaning, choices and bounds are in engine/configs/fields.py's table. `validate()` returns every
+problem with the field it belongs to so the builder can show it beside that field: the table's choices and
+bounds, then the checks that relate two fields, written here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import tomllib
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from .fields import choices, section_fields
+from ..errors import UserError
+from ..safe_io import parse_toml
+
+DEVICES = choices("train.device")
+OPTIMIZERS = choices("train.optimizer")  # the step's geometry (docs/geometries.md); built in engine/training/optimizers.py
+BPE_MIN_VOCAB = 256  # a byte-level BPE vocabulary holds every byte before its first merge
+SCHEDULES = choices("train.schedule")  # the learning rate's curve after warm-up (engine/training/schedule.py)
+
+
+class ConfigError(UserError, ValueError):
+    """A config that cannot be read or built; the message is one line for the user."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a config, attached to the field (``section.name``) it belongs to."""
+
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.message}"
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """The model's architecture (each field's meaning, choices and bounds: engine/configs/fields.py)."""
+
+    n_layer: int = 2
+    n_head: int = 4
+    d_model: int = 64
+    d_ff: int = 256
+    n_ctx: int = 64
+    vocab_size: int = 65
+    dropout: float = 0.0
+    pos_encoding: str = "sinusoidal"
+    mask: str = "causal"
+    band: int = 8
+    norm: str = "pre"
+    ln_eps: float = 1e-5
+    residual: bool = True
+    activation: str = "gelu"
+    attn_bias: bool = False
+    tied: bool = False
+    loss: str = "cross_entropy"
+
+    @property
+    def d_head(self) -> int:
+        """Width of one head's queries, keys and values (d_q = d_v = d_model / n_head)."""
+        return self.d_model // self.n_head
+
+    @property
+    def has_final_norm(self) -> bool:
+        """A pre-LN stack ends with a layer norm before the unembedding, as GPT-2 does."""
+        return self.norm == "pre"
+
+    def validate(self) -> list[Problem]:
+        p = table_problems(self, "model")
+        if self.n_head >= 1 and self.d_model >= 1 and self.d_model % self.n_head:
+            p.append(Problem("model.n_head", f"{self.n_head} heads do not divide d_model = {self.d_model}"))
+        if self.pos_encoding == "sinusoidal" and self.d_model % 2:
+            p.append(Problem("model.d_model", "sinusoidal encoding needs an even d_model"))
+        return p
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """How the model is trained (each field's meaning, choices and bounds: engine/configs/fields.py)."""
+
+    steps: int = 2000
+    batch_size: int = 12
+    optimizer: str = "adamw"
+    lr: float = 1e-3
+    min_lr: float = 1e-4
+    warmup_steps: int = 100
+    schedule: str = "cosine"
+    cooldown_frac: float = 0.4
+    weight_decay: float = 0.1
+    beta1: float = 0.9
+    beta2: float = 0.99
+    adam_eps: float = 1e-8
+    momentum: float = 0.9
+    muon_lr: float = 0.02
+    muon_momentum: float = 0.95
+    muon_ns_steps: int = 5
+    muon_momentum_warmup: int = 0
+    grad_clip: float = 1.0
+    eval_every: int = 100
+    eval_batches: int = 20
+    report_every: int = 1
+    checkpoint_every: int = 500
+    keep_checkpoints: int = 3
+    snapshot_every: int = 100
+    snapshot_budget_mb: float = 200.0
+    probe_batch: int = 4
+    sample_tokens: int = 200
+    seed: int = 1337
+    device: str = "auto"
+    torch_threads: int = 0
+    precision: str = "auto"
+    compile: bool = False
+
+    def validate(self) -> list[Problem]:
+        p = table_problems(self, "train")
+        if "train.min_lr" not in {q.field for q in p} and self.min_lr > self.lr:
+            p.append(Problem("train.min_lr", "must be in [0, lr]"))
+        return p
+
+
+@dataclass(frozen=True)
+class DataConfig:
+    """What it is trained on (each field's meaning, choices and bounds: engine/configs/fields.py)."""
+
+    corpus: str = "shakespeare"
+    tokenizer: str = "char"
+    max_vocab: int = 5000
+    val_fraction: float = 0.1
+
+    def validate(self) -> list[Problem]:
+        p = table_problems(self, "data")
+        if not self.corpus.strip():
+            p.append(Problem("data.corpus", "choose a corpus"))
+        if self.tokenizer == "bpe" and 2 <= self.max_vocab < BPE_MIN_VOCAB:
+            p.append(Problem("data.max_vocab", f"byte-level BPE starts from the {BPE_MIN_VOCAB} bytes: "
+                                               f"at least {BPE_MIN_VOCAB}"))
+        return p
+
+
+@dataclass(frozen=True)
+class ExperimentConfig:
+    name: str = "new run"
+    model: ModelConfig = field(default_factory=ModelConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    data: DataConfig = field(default_factory=DataConfig)
+
+    def validate(self) -> list[Problem]:
+        problems = self.model.validate() + self.train.validate() + self.data.validate()
+        if problems:
+            return problems
+        from .limits import problems as limit_problems  # sizes, memory, seeds, non-finite numbers
+
+        return limit_problems(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ExperimentConfig:
+        """Build from a (possibly partial) dict; unknown keys and wrong types are a ConfigError."""
+        if not isinstance(d, dict):
+            raise ConfigError("config must be a table")
+        unknown = set(d) - {"name", "model", "train", "data"}
+        if unknown:
+            raise ConfigError(f"unknown config section(s): {', '.join(sorted(unknown))}")
+        name = d.get("name", cls.name)
+        if not isinstance(name, str):
+            raise ConfigError("name must be a string")
+        return cls(name=name,
+                   model=_section(ModelConfig, d.get("model", {}), "model"),
+                   train=_section(TrainConfig, d.get("train", {}), "train"),
+                   data=_section(DataConfig, d.get("data", {}), "data"))
+
+    def to_toml(self) -> str:
+        return _HEADER + tomli_w.dumps(self.to_dict())
+
+    @classmethod
+    def from_toml(cls, text: str) -> ExperimentConfig:
+        try:
+            return cls.from_dict(parse_toml(text, "config"))
+        except tomllib.TOMLDecodeError as e:
+            raise ConfigError(f"not valid TOML: {e}") from None
+        except ValueError as e:  # nested too deeply
+            raise ConfigError(str(e)) from None
+
+    @classmethod
+    def load(cls, path: str | Path) -> ExperimentConfig:
+        from ..safe_io import CONFIG_CAP, UnsafeFileError, read_text
+
+        path = Path(path)
+        try:
+            text = read_text(path, CONFIG_CAP, "config")
+        except FileNotFoundError:
+            raise ConfigError(f"config file not found: {path}") from None
+        except UnsafeFileError as e:
+            raise ConfigError(str(e)) from None
+        except (OSError, UnicodeDecodeError) as e:
+            raise ConfigError(f"cannot read config {path}: {e}") from None
+        try:
+            return cls.from_toml(text)
+        except ConfigError as e:
+            raise ConfigError(f"{path}: {e}") from None
+
+    def replace(self, **sections: Any) -> ExperimentConfig:
+        return dataclasses.replace(self, **sections)
+
+
+_HEADER = "# GPT Explorer experiment: [model], [train] and [data]; docs/config-fields.md explains every field.\n"
+
+
+def table_problems(cfg: Any, section: str) -> list[Problem]:
+    """The choices and bounds of engine/configs/fields.py's table, for one section's dataclass."""
+    p = []
+    for f in section_fields(section):
+        message = f.problem(getattr(cfg, f.name))
+        if message:
+            p.append(Problem(f.key, message))
+    return p
+
+
+def _section(cls: type, d: Any, section: str) -> Any:
+    if not isinstance(d, dict):
+        raise ConfigError(f"[{section}] must be a table")
+    known = {f.name: f for f in fields(cls)}
+    unknown = set(d) - set(known)
+    if unknown:
+        raise ConfigError(f"unknown field(s) in [{section}]: {', '.join(sorted(unknown))}")
+    values = {}
+    for key, value in d.items():
+        want = type(getattr(cls(), key))
+        if want is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if type(value) is not want:
+            raise ConfigError(f"{section}.{key} must be {want.__name__}, got {value!r}")
+        values[key] = value
+    return cls(**values)
+
+
+def parameter_count(m: ModelConfig) -> int:
+    """Closed formula for the number of trained parameters (equals torch's count; tests check it).
+
+    Per block (the tutorial's formula): attention 2·n_h·d·(d_v + d_q) with d_q = d_v = d/n_h, plus 4·d
+    for the biases of Q, K, V and the output when `attn_bias` (GPT-2), MLP 2·d·d_f + d_f + d (weights
+    and biases), and 2·d per layer norm (gain and bias), two per block. Embeddings d·n_vocab, plus
+    d·n_ctx when positions are learned; a final layer norm (pre-LN); unembedding d·n_vocab + n_vocab, or
+    only its bias n_vocab when tied to the embedding.
+    """
+    d, h, v = m.d_model, m.n_head, m.vocab_size
+    dq = dv = d // h
+    norms = 2 * (2 * d) if m.norm != "none" else 0
+    attn = 2 * h * d * (dv + dq) + (4 * d if m.attn_bias else 0)
+    block = attn + 2 * d * m.d_ff + d + m.d_ff + norms
+    embed = d * v + (d * m.n_ctx if m.pos_encoding == "learned" else 0)
+    final = 2 * d if m.has_final_norm else 0
+    unembed = v if m.tied else d * v + v
+    return m.n_layer * block + embed + final + unembed
+
+
+def optimizer_state_floats(cfg: ExperimentConfig) -> int:
+    """Floats the optimizer keeps: AdamW two moments per parameter; SGD one momentum buffer (none without
+    momentum); Muon one momentum buffer per block matrix and AdamW's two moments for the rest
+    (engine/training/optimizers.py)."""
+    from ..model.weight_layout import weight_shapes
+
+    params, t = parameter_count(cfg.model), cfg.train
+    if t.optimizer == "sgd":
+        return params if t.momentum else 0
+    if t.optimizer == "muon":
+        matrices = sum(math.prod(s) for n, s in weight_shapes(cfg.model).items()
+                       if n.startswith("blocks.") and len(s) == 2)
+        return matrices + 2 * (params - matrices)
+    return 2 * params
+
+
+def memory_estimate_bytes(cfg: ExperimentConfig, bytes_per_float: int = 4) -> int:
+    """Rough training memory: weights, gradients and the optimizer's state (optimizer_state_floats), plus
+    the activations kept for the backward pass (about 16 tensors of B·T·d per block and the attention maps
+    B·h·T·T), and the model's two masks (T·T floats and T·T booleans, whatever the precision)."""
+    m, t = cfg.model, cfg.train
+    params = parameter_count(m)
+    b, n = t.batch_size, m.n_ctx
+    per_block = 16 * b * n * m.d_model + 2 * b * n * m.d_ff + 3 * b * m.n_head * n * n
+    acts = m.n_layer * per_block + 3 * b * n * m.vocab_size
+    return bytes_per_float * (2 * params + optimizer_state_floats(cfg) + acts) + 5 * n * n
+
+
+def human_count(n: int) -> str:
+    """12_345 -> '12.3k'; used by the CLI and the builder."""
+    if n < 1000:
+        return str(n)
+    exp = min(int(math.log10(n) // 3), 3)
+    return f"{n / 10 ** (3 * exp):.3g}{'kMG'[exp - 1]}"

@@ -1,0 +1,51 @@
+"""What the builder learns of a draft config beyond its closed formulas (docs/design.md#the-architecture-pane): the vocabulary the
+corpus really gives, or why the corpus cannot be used. Pure functions of a config; no Qt. They load the
+corpus (and the tokenizer, which imports torch), so the Architecture pane calls them off the GUI thread
+(after gui.torch_import.ensure_torch: torch must be imported by one thread at a time).
+
+No model is built here: the closed formula `parameter_count` is exact (tests compare it with torch for every
+option), and building a model only to count it allocated its n_ctx² masks, 11 GB for a 32768-token context.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+from engine.configs.config import DataConfig, ExperimentConfig, ModelConfig
+from engine.errors import UserError
+from engine.configs.resolve import with_vocab
+
+
+@dataclass(frozen=True)
+class Inspection:
+    """What the builder learns off the GUI thread: the corpus's vocabulary (or why it cannot be used) and
+    the model config with that vocabulary."""
+
+    vocab_size: int | None
+    corpus_problem: str | None
+    model: ModelConfig
+
+
+@functools.lru_cache(maxsize=2)
+def _corpus_text(corpus: str) -> str:
+    from engine.text.corpus import load_corpus
+
+    return load_corpus(corpus)
+
+
+@functools.lru_cache(maxsize=16)
+def _dataset_vocab(data: DataConfig, n_ctx: int) -> int:
+    from engine.text.data import Dataset
+
+    return Dataset.build(data, n_ctx, _corpus_text(data.corpus)).tokenizer.vocab_size
+
+
+def inspect_config(cfg: ExperimentConfig) -> Inspection:
+    vocab = problem = None
+    if not cfg.data.validate():
+        try:
+            vocab = _dataset_vocab(cfg.data, cfg.model.n_ctx)
+        except UserError as e:
+            problem = str(e)
+    return Inspection(vocab, problem, with_vocab(cfg.model, vocab or cfg.model.vocab_size))

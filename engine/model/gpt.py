@@ -1,0 +1,219 @@
+"""The GPT built from a ModelConfig, with weights named as the mathematics names them.
+
+Rows are tokens (X is T×d) and weights act on the right, as in the note and docs/forms.md: X W_Q, never W x.
+Parameter names (the state-dict keys, used by the forms engine and the GUI as weight names):
+
+    W_E (V, d)                token embedding           W_P (n_ctx, d)  learned positions only
+    blocks.i.W_Q/W_K/W_V (d, d)  heads side by side: head h owns columns h·d_k … (h+1)·d_k − 1
+    blocks.i.W_O (d, d)       attention output
+    blocks.i.b_Q/b_K/b_V/b_O (d)  attention biases, only with attn_bias (GPT-2); head h owns b_Q's columns as W_Q's
+    blocks.i.W_in (d, d_ff), blocks.i.b_in (d_ff), blocks.i.W_out (d_ff, d), blocks.i.b_out (d)
+    blocks.i.ln1.g/.b, blocks.i.ln2.g/.b       layer norms (ε = ln_eps), absent when norm = none
+    ln_f.g/.b                 final layer norm (pre-LN only)
+    W_U (d, V), b_U (V)       unembedding; when tied, W_U is W_E^t and only b_U is a parameter
+
+Block, pre-LN:  X ← X + Attn(LN1(X));  X ← X + MLP(LN2(X))
+Block, post-LN: X ← LN1(X + Attn(X));  X ← LN2(X + MLP(X))       (without residual: drop the "X +")
+Attn(X) = concat_h(softmax(Q_h K_h^t / √d_k + M) V_h) W_O [+ b_O]  with  Q_h = X W_Q,h [+ b_Q,h], K_h, V_h alike
+MLP(X) = act(X W_in + b_in) W_out + b_out,  act = ReLU, GELU (erf) or GELU's tanh form (GPT-2's gelu_new)
+Loss, cross-entropy: mean over the B·T positions. Squared error (the note's Euler form):
+½‖onehot(y) − logits‖² summed over the vocabulary and averaged over the B·T positions.
+
+`forward(..., trace=[])` takes the explicit attention path and records the scores before and after the
+mask and the attention weights of every layer and head; without a trace, training uses the fused
+`scaled_dot_product_attention` (tests show both agree).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from . import masks, positional
+from ..configs.config import ModelConfig
+from .sampling import sampling_probabilities
+from .weight_layout import ATTENTION_BIASES, weight_names, weight_shapes  # noqa: F401  (re-exported: the layout's home)
+
+
+@dataclass
+class LayerTrace:
+    """What one block's attention did, for probes: each (B, H, T, T)."""
+
+    scores: torch.Tensor   # Q K^t / √d_k, before the mask
+    masked: torch.Tensor   # after adding the mask (−inf where masked)
+    weights: torch.Tensor  # softmax of the masked scores (0 where masked)
+
+
+class LayerNorm(nn.Module):
+    def __init__(self, d: int, eps: float):
+        super().__init__()
+        self.eps = eps
+        self.g = nn.Parameter(torch.ones(d))
+        self.b = nn.Parameter(torch.zeros(d))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.layer_norm(x, (x.shape[-1],), self.g, self.b, self.eps)
+
+
+def activation(name: str, u: torch.Tensor) -> torch.Tensor:
+    """The MLP's non-linearity of `ModelConfig.activation`."""
+    if name == "relu":
+        return F.relu(u)
+    return F.gelu(u, approximate="tanh" if name == "gelu_tanh" else "none")
+
+
+class Block(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        d, f = cfg.d_model, cfg.d_ff
+        self.cfg = cfg
+        self.W_Q = nn.Parameter(torch.empty(d, d))
+        self.W_K = nn.Parameter(torch.empty(d, d))
+        self.W_V = nn.Parameter(torch.empty(d, d))
+        self.W_O = nn.Parameter(torch.empty(d, d))
+        if cfg.attn_bias:
+            for name in ATTENTION_BIASES:
+                setattr(self, name, nn.Parameter(torch.zeros(d)))
+        self.W_in = nn.Parameter(torch.empty(d, f))
+        self.b_in = nn.Parameter(torch.zeros(f))
+        self.W_out = nn.Parameter(torch.empty(f, d))
+        self.b_out = nn.Parameter(torch.zeros(d))
+        if cfg.norm != "none":
+            self.ln1 = LayerNorm(d, cfg.ln_eps)
+            self.ln2 = LayerNorm(d, cfg.ln_eps)
+        self.drop = nn.Dropout(cfg.dropout)
+        self.z_edit = None  # f(z) -> z on the heads' outputs z (B, h, T, d_k), for analyses that ablate heads
+
+    def attention(self, x: torch.Tensor, mask_add: torch.Tensor, mask_ok: torch.Tensor,
+                  trace: list[LayerTrace] | None) -> torch.Tensor:
+        cfg = self.cfg
+        B, T, d = x.shape
+        h, dk = cfg.n_head, cfg.d_head
+        q = self._project(x, "Q").view(B, T, h, dk).transpose(1, 2)  # (B, h, T, dk)
+        k = self._project(x, "K").view(B, T, h, dk).transpose(1, 2)
+        v = self._project(x, "V").view(B, T, h, dk).transpose(1, 2)
+        p_drop = cfg.dropout if self.training else 0.0
+        if trace is None:
+            mask = None if cfg.mask == "none" else mask_ok[:T, :T]
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p_drop)
+        else:
+            scores = (q @ k.transpose(-2, -1)) / math.sqrt(dk)  # (B, h, T, T)
+            masked = scores + mask_add[:T, :T]
+            weights = torch.softmax(masked, dim=-1)
+            trace.append(LayerTrace(scores, masked, weights))
+            y = F.dropout(weights, p_drop, self.training) @ v  # (B, h, T, dk)
+        if self.z_edit is not None:
+            y = self.z_edit(y)
+        y = y.transpose(1, 2).reshape(B, T, d)
+        return self.drop(self._project(y, "O"))
+
+    def _project(self, x: torch.Tensor, which: str) -> torch.Tensor:
+        """x W_which, plus b_which when the attention has biases."""
+        y = x @ getattr(self, "W_" + which)
+        return y + getattr(self, "b_" + which) if self.cfg.attn_bias else y
+
+    def mlp(self, x: torch.Tensor) -> torch.Tensor:
+        u = x @ self.W_in + self.b_in  # (B, T, d_ff)
+        return self.drop(activation(self.cfg.activation, u) @ self.W_out + self.b_out)
+
+    def forward(self, x, mask_add, mask_ok, trace=None):
+        cfg = self.cfg
+        res = (lambda x0, y: x0 + y) if cfg.residual else (lambda x0, y: y)
+        if cfg.norm == "pre":
+            x = res(x, self.attention(self.ln1(x), mask_add, mask_ok, trace))
+            return res(x, self.mlp(self.ln2(x)))
+        if cfg.norm == "post":
+            x = self.ln1(res(x, self.attention(x, mask_add, mask_ok, trace)))
+            return self.ln2(res(x, self.mlp(x)))
+        x = res(x, self.attention(x, mask_add, mask_ok, trace))
+        return res(x, self.mlp(x))
+
+
+class GPT(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        problems = cfg.validate()
+        if problems:
+            raise ValueError("; ".join(map(str, problems)))
+        self.cfg = cfg
+        d, V, n = cfg.d_model, cfg.vocab_size, cfg.n_ctx
+        self.W_E = nn.Parameter(torch.empty(V, d))
+        if cfg.pos_encoding == "learned":
+            self.W_P = nn.Parameter(torch.empty(n, d))
+        elif cfg.pos_encoding == "sinusoidal":
+            self.register_buffer("W_P", positional.sinusoidal(n, d), persistent=False)
+        else:
+            self.register_buffer("W_P", torch.zeros(n, d), persistent=False)
+        self.drop = nn.Dropout(cfg.dropout)
+        self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
+        if cfg.has_final_norm:
+            self.ln_f = LayerNorm(d, cfg.ln_eps)
+        if not cfg.tied:
+            self.W_U = nn.Parameter(torch.empty(d, V))
+        self.b_U = nn.Parameter(torch.zeros(V))
+        self.register_buffer("mask_add", masks.additive(cfg.mask, n, cfg.band), persistent=False)
+        self.register_buffer("mask_ok", masks.allowed(cfg.mask, n, cfg.band), persistent=False)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """GPT-2 initialisation: N(0, 0.02), output projections scaled by 1/√(2·n_layer)."""
+        std = 0.02
+        for name, p in self.named_parameters():
+            if p.dim() < 2:
+                continue
+            scale = 1 / math.sqrt(2 * self.cfg.n_layer) if name.endswith(("W_O", "W_out")) else 1.0
+            nn.init.normal_(p, 0.0, std * scale)
+
+    def unembedding(self) -> torch.Tensor:
+        """W_U (d, V), the token embedding's transpose when tied."""
+        return self.W_E.t() if self.cfg.tied else self.W_U
+
+    def forward(self, idx: torch.Tensor, targets: torch.Tensor | None = None,
+                trace: list[LayerTrace] | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """idx (B, T) → logits (B, T, V) and the loss when targets are given."""
+        B, T = idx.shape
+        if T > self.cfg.n_ctx:
+            raise ValueError(f"sequence of {T} tokens exceeds the context length {self.cfg.n_ctx}")
+        # F.embedding, not W_E[idx]: indexing's backward (index_put_ with accumulate) adds rows in an order
+        # that changes from run to run on several CPU threads; embedding's backward sums each row in index
+        # order, so training is bit-reproducible (and measured 1.4-4x faster here)
+        x = self.drop(F.embedding(idx, self.W_E) + self.W_P[:T])  # (B, T, d)
+        for block in self.blocks:
+            x = block(x, self.mask_add, self.mask_ok, trace)
+        if self.cfg.has_final_norm:
+            x = self.ln_f(x)
+        logits = x @ self.unembedding() + self.b_U  # (B, T, V)
+        loss = None if targets is None else self.loss(logits, targets)
+        return logits, loss
+
+    def loss(self, logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        if self.cfg.loss == "cross_entropy":
+            return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+        onehot = F.one_hot(targets, logits.shape[-1]).to(logits.dtype)
+        return 0.5 * (onehot - logits).pow(2).sum() / targets.numel()
+
+    def attention_trace(self, idx: torch.Tensor) -> list[LayerTrace]:
+        """Explicit-path attention of every layer for a batch (no gradients, eval mode kept by caller)."""
+        trace: list[LayerTrace] = []
+        with torch.no_grad():
+            self.forward(idx, trace=trace)
+        return trace
+
+    @torch.no_grad()
+    def generate(self, idx: torch.Tensor, n_tokens: int, temperature: float = 1.0,
+                 top_k: int | None = None, generator: torch.Generator | None = None) -> torch.Tensor:
+        """Append n_tokens sampled tokens to idx (B, T); temperature 0 takes the most likely token."""
+        for _ in range(n_tokens):
+            logits, _ = self(idx[:, -self.cfg.n_ctx:])
+            logits = logits[:, -1, :]
+            if temperature <= 0:
+                nxt = logits.argmax(dim=-1, keepdim=True)
+            else:
+                probs = sampling_probabilities(logits, temperature, top_k)
+                nxt = torch.multinomial(probs, 1, generator=generator)
+            idx = torch.cat([idx, nxt], dim=1)
+        return idx

@@ -1,0 +1,1 @@
+"""Text: the corpora, the character and BPE tokenizers, the train/validation split and the batches."""

@@ -1,0 +1,46 @@
+"""How training's threads wait, and the helper processes' share: a policy that fits a machine shared with other
+work (issue 28).
+
+torch's CPU kernels run on OpenMP (GNU libgomp in the Linux wheels), whose idle threads spin-wait for the next
+parallel region. Beside other busy processes a spinning thread burns the time slice its partner needs, and
+every tiny operation waits for the slowest: two threads fell to 0.03x of one thread's tokens/s. With
+OMP_WAIT_POLICY=PASSIVE (and KMP_BLOCKTIME=0 for Intel's OpenMP) an idle thread sleeps at once instead.
+libgomp reads these when it loads, that is when torch is first imported, so `prepare_openmp` runs from
+`engine/__init__.py`, before any module of ours imports torch: the command line, the app, the tests and the
+app's spawned helper processes (which inherit the environment) all get it. A variable the user set, or a
+GOMP_SPINCOUNT, is left alone.
+
+The thread count stays every core (`engine.training.device.set_threads`): measured with benchmarks/busy_machine.py on 2
+cores under two busy processes per core, passive waiting on both cores trained 2.4x as fast as one thread
+(2,737 against 1,137 tokens/s; spinning on both: 101; a second run: 1.29x and 1.62x of one thread, spinning
+0.04-0.06x), because the scheduler shares the cores per thread, so
+a second thread that sleeps while it waits only adds to training's share. Choosing fewer threads as the load
+rises (a first version counted the cores other processes kept busy and re-decided every 2 s) trained at
+0.31x of every core, and would have made the default thread count, and so the run's bits, depend on the load.
+Helper processes (`for_helper`) take one thread at a lower priority, so they never take training's cores.
+"""
+
+from __future__ import annotations
+
+import os
+
+OPENMP_ENV = {"OMP_WAIT_POLICY": "PASSIVE", "KMP_BLOCKTIME": "0"}
+HELPER_NICENESS = 5  # helper processes yield the CPU to training when both want it
+
+
+def prepare_openmp(environ: dict | None = None) -> None:
+    """Set OpenMP's passive waiting unless the environment already says how OpenMP should wait."""
+    env = os.environ if environ is None else environ
+    if not any(k in env for k in (*OPENMP_ENV, "GOMP_SPINCOUNT")):
+        env.update(OPENMP_ENV)
+
+
+def for_helper() -> None:
+    """In a helper process: one thread for torch, if it ever loads torch, and a lower priority than training's.
+    Torch is not imported here: the formula process never needs it, and importing it there cost ~200 MB
+    (measured with benchmarks/ui_latency.py: the helpers' 564 MB became 777 MB)."""
+    os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = "1"  # read when torch loads, if it does
+    try:
+        os.nice(HELPER_NICENESS)
+    except (AttributeError, OSError):  # Windows has no nice; a sandbox may refuse it
+        pass

@@ -1,0 +1,291 @@
+"""Curves of several runs overlaid: train and validation loss, learning rate and tokens/s of the runs ticked
+in the run browser, against step, tokens seen or wall time, with TensorBoard's smoothing of the noisy
+curves (the raw ones stay faint behind) and a legend naming each run. File → Export… writes the same figure
+through matplotlib, or its numbers as CSV (engine/figures/run_curves.py).
+
+The numbers come from the runs' metrics.jsonl files, read in the app's analysis process (gui/analysis.py;
+engine/analysis/questions.py `RunCurvesOf`), which keeps what it read and reads a log again only when it
+changed; it sends back only the runs whose logs changed since what the pane holds. While the pane is seen,
+a slow timer asks again, so a run training here or in a terminal draws on. The GUI thread reads no file: it
+smooths the noisy series and hands arrays to pyqtgraph.
+
+A dragged smoothing slider changes faster than the curves repaint: its changes are coalesced into at most
+one redraw per frame, which sets the data of the smoothed lines the pane already holds; only the faint raw
+curves fit the view, so a new smoothing refits no range and reticks no axis. The lines are one pixel wide,
+long ones drawn as a low and a high point per pixel, and the axes are cached as pixmaps, since painting is
+most of a redraw's cost: Qt's raster engine strokes a wider pen about ten times slower, and an unchanged
+axis need not replay its text (benchmarks/run_overlay.py measures the event loop while dragging).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyqtgraph as pg
+from PySide6.QtCore import QEvent, Qt, QTimer
+from PySide6.QtWidgets import QComboBox, QGraphicsItem, QGridLayout, QHBoxLayout, QLabel, QSlider, QVBoxLayout
+
+from engine.analysis import questions as q
+from engine.training.determinism import noise_sentence
+from engine.figures.run_curves import AXIS_LABELS, METRIC_LABELS, SMOOTHED, RunCurves, export_overlay
+
+from ...analysis import AnalysisJob
+from ...session import Session
+from ...theme import color_of, plot_colors, recolor_legend
+from ...widgets.seen import SeenWidget
+
+EXPORT_FILTERS = ("PNG image (*.png);;SVG image (*.svg);;PDF document (*.pdf);;CSV table, every run (*.csv);;"
+                  "pgfplots/TikZ for LaTeX (*.tex)")
+RELOAD_MS = 2000
+FRAME_MS = 16  # at most one redraw per frame of a 60 Hz screen
+
+
+@dataclass
+class CurvesView:
+    """What the pane shows: the runs, the x axis and the smoothing weight."""
+
+    paths: list[Path] = field(default_factory=list)
+    axis: str = "step"
+    smoothing: float = 0.6  # TensorBoard's default
+
+
+class RunCurvesPane(SeenWidget):
+    title = "Run curves"
+    object_name = "pane_run_curves"
+
+    def __init__(self, session: Session, parent=None):
+        super().__init__(parent)
+        self.session = session
+        self.view = CurvesView()
+        self.curves: dict[Path, RunCurves] = {}
+        self._items: dict[Path, dict[str, tuple]] = {}  # per run, per metric: (faint raw curve | None, line)
+        self._stamps: dict[Path, tuple] = {}  # what each run's curves (or its reason not to draw) were read from
+        self._job = AnalysisJob(self)
+        self.redraws = 0  # redraws of the curves so far (tests count them)
+        self._build()
+        self._connect()
+
+    def _build(self) -> None:
+        self.axis_box = QComboBox(self)
+        self.axis_box.setObjectName("curves_axis")
+        for key, label in AXIS_LABELS.items():
+            self.axis_box.addItem(label, key)
+        self.smooth_slider = QSlider(Qt.Orientation.Horizontal, self)
+        self.smooth_slider.setObjectName("curves_smoothing")
+        self.smooth_slider.setRange(0, 99)
+        self.smooth_slider.setValue(round(self.view.smoothing * 100))
+        self.smooth_slider.setToolTip("Exponential moving average of the train loss, its bits per character "
+                                      "and tokens/s, as TensorBoard smooths (0: raw)")
+        self.smooth_label = QLabel(self)
+        self.hint = QLabel("Tick runs in the Runs pane to overlay their curves.", self)
+        self.hint.setObjectName("curves_hint")
+        # one view per plot, so a change of smoothing repaints the smoothed plots only
+        grid = QGridLayout()
+        grid.setSpacing(2)
+        self.plots = {}
+        for i, (metric, label) in enumerate(METRIC_LABELS.items()):
+            view = pg.PlotWidget(self, title=label)
+            view.setObjectName(f"curves_{metric}")
+            grid.addWidget(view, i // 2, i % 2)
+            plot = view.getPlotItem()
+            plot.setDownsampling(auto=True, mode="peak")  # thousands of steps on a few hundred pixels
+            plot.setClipToView(True)
+            for side in ("left", "bottom"):
+                plot.getAxis(side).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+            self.plots[metric] = plot
+        self.legend = self.plots["train_loss"].addLegend(offset=(-10, 10))
+        for plot in list(self.plots.values())[1:]:
+            plot.setXLink(self.plots["train_loss"])
+        top = QHBoxLayout()
+        top.addWidget(QLabel("x axis", self))
+        top.addWidget(self.axis_box)
+        top.addSpacing(12)
+        top.addWidget(QLabel("smoothing", self))
+        top.addWidget(self.smooth_slider, 1)
+        top.addWidget(self.smooth_label)
+        col = QVBoxLayout(self)
+        col.setContentsMargins(4, 4, 4, 4)
+        col.addLayout(top)
+        col.addWidget(self.hint)
+        self.noise = QLabel(self)  # engine.training.determinism: ticked runs that did not train to the bit
+        self.noise.setObjectName("curves_noise")
+        self.noise.setWordWrap(True)
+        self.noise.hide()
+        col.addWidget(self.noise)
+        col.addLayout(grid, 1)
+        self._timer = QTimer(self, interval=RELOAD_MS)
+        # a dragged slider moves faster than a redraw: the latest value is drawn at the next frame
+        self._smooth_timer = QTimer(self, singleShot=True, interval=FRAME_MS)
+        self._show_smoothing()
+        self._restyle()
+
+    def _restyle(self) -> None:
+        """The theme's plot colours (pyqtgraph draws black plots otherwise, also in the light theme). The legend
+        stays unveiled: in a short plot it covers most of the curves, and a veil hid them (seen at 1280×720)."""
+        c = plot_colors()
+        for metric, plot in self.plots.items():
+            plot.getViewWidget().setBackground(c.background)
+            plot.setTitle(METRIC_LABELS[metric], color=c.foreground)
+            plot.showGrid(x=True, y=True, alpha=c.grid_alpha)
+            for name in ("left", "bottom"):
+                plot.getAxis(name).setPen(c.foreground)
+                plot.getAxis(name).setTextPen(c.foreground)
+        recolor_legend(self.legend, c.foreground)
+
+    def changeEvent(self, event) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self._restyle()
+
+    def _connect(self) -> None:
+        self.session.sig_runs_compared.connect(self._on_runs_compared)
+        self.axis_box.currentIndexChanged.connect(self._on_axis_changed)
+        self.smooth_slider.valueChanged.connect(self._on_smoothing_changed)
+        self._smooth_timer.timeout.connect(lambda: self._draw(only_smoothing=True))
+        self._timer.timeout.connect(self._ask)
+        self._job.sig_done.connect(self._on_curves_read)
+        self._job.sig_failed.connect(lambda _tag, message: self.session.post_message(
+            f"Cannot read the runs' curves: {message}", "warning"))
+
+    def export_job(self):
+        """File → Export…: the overlaid figure (matplotlib), its data (CSV) or pgfplots/TikZ, of every shown
+        run."""
+        curves = [self.curves[p] for p in self.view.paths if p in self.curves]
+        if not curves:
+            return None
+        axis, smoothing = self.view.axis, self.view.smoothing
+        return EXPORT_FILTERS, "runs.png", lambda path: export_overlay(path, curves, axis, smoothing)
+
+    # ---- data ------------------------------------------------------------------------------
+
+    def _ask(self) -> None:
+        """Ask the analysis process for the ticked runs whose logs changed since what the pane holds."""
+        if self.view.paths:
+            known = {str(p): self._stamps[p] for p in self.view.paths if p in self._stamps}
+            self._job.ask(q.RunCurvesOf(tuple(str(p) for p in self.view.paths), known), tag=None)
+
+    def _on_curves_read(self, _tag, answer: dict) -> None:
+        changed = []
+        for key, (stamp, curves) in answer.items():
+            path = Path(key)
+            if path not in self.view.paths:  # unticked while it was read
+                continue
+            self._stamps[path] = stamp
+            if isinstance(curves, str):
+                self.curves.pop(path, None)
+                self.session.post_message(f"Cannot draw {path.name}: {curves}", "warning")
+            else:
+                self.curves[path] = curves
+            changed.append(path)
+        if changed:
+            self._draw(paths=changed)
+
+    def _draw(self, only_smoothing: bool = False, paths: list[Path] | None = None) -> None:
+        """Hand each run's series to its curves (made once per ticked run: making them cost 10x setting
+        their data). A change of smoothing sets only the smoothed lines: the faint raw curves behind them
+        keep the plots' ranges, so the axes need not be redrawn. pyqtgraph fits the ranges once, at paint."""
+        self.redraws += 1
+        shown = [p for p in self.view.paths if p in self.curves]
+        self.hint.setVisible(not shown)
+        note = noise_sentence([self.curves[p].noise for p in shown])
+        self.noise.setText(note or "")
+        self.noise.setVisible(note is not None)
+        if list(self._items) != shown:
+            self._sync_items(shown)
+            only_smoothing, paths = False, None
+        metrics = SMOOTHED if only_smoothing else tuple(METRIC_LABELS)
+        for path in shown if paths is None else [p for p in paths if p in self._items]:
+            c = self.curves[path]
+            for metric in metrics:
+                faint, line = self._items[path][metric]
+                if faint is not None:
+                    if not only_smoothing:
+                        faint.setData(*c.series(metric, self.view.axis), skipFiniteCheck=True)
+                    faint.setOpacity(1.0 if self.view.smoothing > 0 else 0.0)  # unpainted, yet still fits the view
+                line.setData(*c.series(metric, self.view.axis, self.view.smoothing), skipFiniteCheck=True)
+        if not only_smoothing:
+            for plot in self.plots.values():
+                plot.setLabel("bottom", AXIS_LABELS[self.view.axis])
+
+    def _sync_items(self, shown: list[Path]) -> None:
+        """Curves for exactly the shown runs, coloured by their order, and the legend naming them."""
+        for path in set(self._items) - set(shown):
+            for metric, pair in self._items.pop(path).items():
+                for item in pair:
+                    if item is not None:
+                        self.plots[metric].removeItem(item)
+        self.legend.clear()
+        for i, path in enumerate(shown):
+            colour = pg.mkColor(color_of(i))
+            faint_colour = pg.mkColor(colour)
+            faint_colour.setAlpha(60)
+            items = self._items.setdefault(path, {})
+            for metric, plot in self.plots.items():
+                if metric not in items:
+                    items[metric] = self._new_curves(plot, metric)
+                faint, line = items[metric]
+                if faint is not None:
+                    faint.setPen(pg.mkPen(faint_colour, width=1))
+                line.setPen(pg.mkPen(colour, width=1))
+                if metric.startswith("val_"):
+                    line.setSymbolBrush(colour)
+            self.legend.addItem(items["train_loss"][1], self.curves[path].name)
+        self._items = {p: self._items[p] for p in shown}
+
+    @staticmethod
+    def _new_curves(plot, metric: str) -> tuple:
+        """(faint raw curve | None, line) of one run's metric. A smoothed line never fits the view: an EMA is a
+        weighted mean of the raw values, so it lies between its raw curve's extremes and the raw curve alone
+        fits the view; a new smoothing then leaves the ranges (and axes) as they are. A long curve is drawn
+        as the lowest and highest point of each pixel's worth of steps (pyqtgraph's peak downsampling, one
+        bin a pixel rather than its default five): the same pixels, far fewer segments to stroke."""
+        smoothed = metric in SMOOTHED
+        faint = plot.plot([], [], autoDownsampleFactor=1.0) if smoothed else None
+        line = pg.PlotDataItem([], [], autoDownsampleFactor=1.0,
+                               **(dict(symbol="o", symbolSize=5) if metric.startswith("val_") else {}))
+        plot.addItem(line, ignoreBounds=smoothed)
+        return faint, line
+
+    def line(self, path: Path, metric: str):
+        """The line drawn for one run's metric (its faint raw curve, when smoothed, is behind it)."""
+        return self._items[Path(path)][metric][1]
+
+    def legend_names(self) -> list[str]:
+        return [label.text for _, label in self.legend.items]
+
+    # ---- handlers --------------------------------------------------------------------------
+
+    def _on_runs_compared(self, paths) -> None:
+        self.view.paths = [Path(p) for p in paths]
+        for gone in set(self._stamps) - set(self.view.paths):
+            self.curves.pop(gone, None)
+            del self._stamps[gone]
+        self._draw()  # an unticked run goes at once; a ticked one is drawn when its curves come
+        self._ask()
+        self._update_timer()
+
+    def _on_axis_changed(self, _index: int) -> None:
+        self.view.axis = self.axis_box.currentData()
+        self._draw()
+
+    def _on_smoothing_changed(self, value: int) -> None:
+        self.view.smoothing = value / 100
+        self._show_smoothing()
+        if not self._smooth_timer.isActive():  # started, not restarted: a drag draws every frame, not at its end
+            self._smooth_timer.start()
+
+    def _show_smoothing(self) -> None:
+        self.smooth_label.setText(f"{self.view.smoothing:.2f}")
+
+    def _update_timer(self) -> None:
+        if self.seen() and self.view.paths:
+            self._timer.start()
+        else:
+            self._timer.stop()
+
+    def seen_changed(self, seen: bool) -> None:
+        if seen:
+            self._ask()
+        self._update_timer()
+

@@ -1,0 +1,221 @@
+"""Loss curves: train and validation loss against step (linear or log), the learning rate below on the same
+step axis, and a read-out of the values under the mouse.
+
+`LossHistory` holds the numbers (testable without Qt): rows from a run's metrics.jsonl and live
+StepReports, each step once. `LossPlot` draws a history; callers hand it the history and it only sets data.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QEvent, Qt
+from PySide6.QtWidgets import QCheckBox, QGraphicsItem, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+
+from ...theme import plot_colors, recolor_legend
+
+
+@dataclass
+class LossHistory:
+    steps: list[int] = field(default_factory=list)
+    train: list[float] = field(default_factory=list)
+    lr: list[float] = field(default_factory=list)
+    val_steps: list[int] = field(default_factory=list)
+    val: list[float] = field(default_factory=list)
+
+    @property
+    def last_step(self) -> int:
+        return self.steps[-1] if self.steps else 0
+
+    def add(self, step: int, train_loss: float | None, lr: float | None, val_loss: float | None) -> bool:
+        """Append one step; a step not after the last one (a repeat, or a resumed run's replay) is
+        ignored. Returns whether it was added."""
+        if self.steps and step <= self.steps[-1]:
+            return False
+        self.steps.append(step)
+        self.train.append(_num(train_loss))
+        self.lr.append(_num(lr))
+        if val_loss is not None and math.isfinite(val_loss):
+            self.val_steps.append(step)
+            self.val.append(float(val_loss))
+        return True
+
+    def add_rows(self, rows: list[dict]) -> None:
+        for r in rows:
+            if isinstance(r.get("step"), int):
+                self.add(r["step"], r.get("train_loss"), r.get("lr"), r.get("val_loss"))
+
+    def at(self, step: float) -> dict | None:
+        """The logged values nearest to a step (for the hover read-out)."""
+        if not self.steps:
+            return None
+        steps = np.asarray(self.steps)
+        i = int(np.clip(np.searchsorted(steps, step), 0, len(steps) - 1))
+        if i > 0 and abs(steps[i - 1] - step) < abs(steps[i] - step):
+            i -= 1
+        out = {"step": int(steps[i]), "train_loss": self.train[i], "lr": self.lr[i], "val_loss": None}
+        if self.val_steps:
+            vs = np.asarray(self.val_steps)
+            j = int(np.argmin(np.abs(vs - steps[i])))
+            if abs(vs[j] - steps[i]) <= max(1, 0.02 * steps[-1]):
+                out["val_loss"] = self.val[j]
+        return out
+
+
+def _num(v) -> float:
+    return float(v) if v is not None else math.nan
+
+
+_NICE = (1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0)
+
+
+def nice_ceiling(x: float) -> float:
+    """The smallest of 1, 1.5, 2, 3, 4, 5, 6, 8 × 10^k that is ≥ x (x > 0)."""
+    scale = 10.0 ** math.floor(math.log10(x))
+    return next(n * scale for n in _NICE if n * scale >= x * (1 - 1e-12))
+
+
+def snapped_range(lo: float, hi: float) -> tuple[float, float]:
+    """[lo, hi] widened to multiples of a round step about a tenth of the span, so the range (and the
+    axis, which pyqtgraph redraws whenever its range changes) moves only now and then as data arrives."""
+    span = hi - lo if hi > lo else max(abs(hi), 1.0)
+    step = nice_ceiling(span / 10)
+    return math.floor(lo / step) * step, math.ceil(hi / step) * step + (step if hi == lo else 0.0)
+
+
+class LossPlot(QWidget):
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.graphics = pg.GraphicsLayoutWidget(self)
+        # readable curves before anything else: on a short screen the pane scrolls rather than crush them
+        self.setMinimumHeight(170)
+        self.loss = self.graphics.addPlot(row=0, col=0)
+        self.lr_plot = self.graphics.addPlot(row=1, col=0)
+        self.graphics.ci.layout.setRowStretchFactor(0, 4)
+        self.graphics.ci.layout.setRowStretchFactor(1, 1)
+        self.lr_plot.setXLink(self.loss)
+        self.loss.setLabel("left", "loss")
+        self.lr_plot.setLabel("left", "lr")
+        self.lr_plot.setLabel("bottom", "step")
+        self.lr_plot.setMaximumHeight(130)
+        self.loss.addLegend(offset=(-10, 10))
+        self.train_curve = self.loss.plot([], [], name="train")
+        self.val_curve = self.loss.plot([], [], name="validation", symbol="o", symbolSize=6)
+        self.lr_curve = self.lr_plot.plot([], [])
+        self.cursor = pg.InfiniteLine(angle=90, movable=False)
+        self.loss.addItem(self.cursor, ignoreBounds=True)
+        self.cursor.hide()
+        self.log_box = QCheckBox("log scale", self)
+        self.log_box.setObjectName("log_scale")
+        self.log_box.setToolTip("Show the loss on a logarithmic axis")
+        self.readout = QLabel("", self)
+        self.readout.setObjectName("loss_readout")
+        self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        top = QHBoxLayout()
+        top.addWidget(self.readout, 1)
+        top.addWidget(self.log_box)
+        col = QVBoxLayout(self)
+        col.setContentsMargins(0, 0, 0, 0)
+        col.addLayout(top)
+        col.addWidget(self.graphics, 1)
+        self.history, self.total_steps = LossHistory(), None
+        for plot in (self.loss, self.lr_plot):
+            for name in ("left", "bottom"):
+                # The grid is drawn by the axes, so every new point repaints them; as pixmaps they are
+                # re-rendered only when their range changes, which the snapped ranges make rare.
+                plot.getAxis(name).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+        self.following = True  # ranges follow the data until the user zooms or pans
+        self.log_box.toggled.connect(self._on_log_toggled)
+        self.loss.vb.sigRangeChangedManually.connect(self._on_range_changed_manually)
+        self.lr_plot.vb.sigRangeChangedManually.connect(self._on_range_changed_manually)
+        self._mouse = pg.SignalProxy(self.graphics.scene().sigMouseMoved, rateLimit=30,
+                                     slot=self._on_mouse_moved)
+        self._restyle()
+
+    def show_history(self, history: LossHistory, total_steps: int | None = None) -> None:
+        """Draw a history; the step axis grows in round jumps up to `total_steps` when it is known."""
+        self.history, self.total_steps = history, total_steps
+        self.train_curve.setData(np.asarray(history.steps, float), np.asarray(history.train, float))
+        self.val_curve.setData(np.asarray(history.val_steps, float), np.asarray(history.val, float))
+        self.lr_curve.setData(np.asarray(history.steps, float), np.asarray(history.lr, float))
+        self._follow_data()
+
+    def _follow_data(self) -> None:
+        """Keep the data in view with snapped ranges, unless the user zoomed or panned; pyqtgraph's "A"
+        button (auto range) hands the view back."""
+        vb = self.loss.vb
+        if any(vb.autoRangeEnabled()):
+            self.following = True
+        if not self.history.steps:  # nothing of an earlier run's ranges stays on an empty plot
+            self.following = True
+            self.loss.setXRange(0, self.total_steps or 10, padding=0.01)
+            self.loss.setYRange(0, 1, padding=0.02)
+            self.lr_plot.setYRange(0, 1, padding=0.02)
+            return
+        if not self.following:
+            return
+        vb.disableAutoRange()
+        self.lr_plot.vb.disableAutoRange()
+        right = nice_ceiling(max(self.history.last_step, 10) * 1.02)
+        if self.total_steps and self.total_steps >= self.history.last_step:
+            right = min(right, self.total_steps)
+        self.loss.setXRange(0, right, padding=0.01)
+        values = np.asarray(self.history.train + self.history.val, float)
+        values = values[np.isfinite(values) & ((values > 0) | (not self.log_box.isChecked()))]
+        if values.size:
+            if self.log_box.isChecked():
+                values = np.log10(values)
+            self.loss.setYRange(*snapped_range(float(values.min()), float(values.max())), padding=0.02)
+        lr = np.asarray(self.history.lr, float)
+        lr = lr[np.isfinite(lr)]
+        if lr.size:
+            self.lr_plot.setYRange(*snapped_range(0.0, float(lr.max())), padding=0.02)
+
+    def _on_range_changed_manually(self, *_) -> None:
+        self.following = False
+
+    def _on_log_toggled(self, on: bool) -> None:
+        self.loss.setLogMode(y=on)
+        self._follow_data()
+
+    def _on_mouse_moved(self, event) -> None:
+        pos = event[0]
+        inside = self.loss.sceneBoundingRect().contains(pos) or self.lr_plot.sceneBoundingRect().contains(pos)
+        values = self.history.at(self.loss.vb.mapSceneToView(pos).x()) if inside else None
+        if values is None:
+            self.cursor.hide()
+            return
+        self.cursor.setPos(values["step"])
+        self.cursor.show()
+        text = f"step {values['step']:,} · train {values['train_loss']:.4f}"
+        if values["val_loss"] is not None:
+            text += f" · val {values['val_loss']:.4f}"
+        if math.isfinite(values["lr"]):
+            text += f" · lr {values['lr']:.2e}"
+        self.readout.setText(text)
+
+    def changeEvent(self, event):
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self._restyle()
+
+    def _restyle(self) -> None:
+        c = plot_colors()
+        self.graphics.setBackground(c.background)
+        for plot in (self.loss, self.lr_plot):
+            plot.showGrid(x=True, y=True, alpha=c.grid_alpha)
+            for name in ("left", "bottom"):
+                axis = plot.getAxis(name)
+                axis.setPen(c.foreground)
+                axis.setTextPen(c.foreground)
+        self.train_curve.setPen(pg.mkPen(c.train, width=1.5))
+        self.val_curve.setPen(pg.mkPen(c.val, width=2))
+        self.val_curve.setSymbolBrush(c.val)
+        self.val_curve.setSymbolPen(c.val)
+        self.lr_curve.setPen(pg.mkPen(c.lr, width=1.5))
+        self.cursor.setPen(pg.mkPen(c.accent, width=1, style=Qt.PenStyle.DashLine))
+        if self.loss.legend is not None:
+            recolor_legend(self.loss.legend, c.foreground)

@@ -1,0 +1,345 @@
+"""The Training pane: start, pause, resume, single step and stop; train and validation loss curves with the
+learning rate, tokens per second, a progress bar with the time left; a sample box (prompt, temperature,
+top-k, length, Generate) beside the next-token probabilities after a position of the text
+(next_tokens_view.py), and the samples the trainer logged at evaluation steps (docs/design.md#the-training-pane).
+
+It renders what the Session reports and asks the Session for everything else; training and generation
+happen elsewhere (the controller's worker thread). Reports can come faster than a screen refreshes, so
+they are collected at once and drawn at most `REFRESH_MS` apart.
+"""
+
+from __future__ import annotations
+
+import math
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QFontDatabase
+from PySide6.QtWidgets import (QDoubleSpinBox, QFormLayout, QGridLayout, QHBoxLayout, QLabel, QLineEdit,
+                               QPlainTextEdit, QProgressBar, QPushButton, QSpinBox, QSplitter, QStyle,
+                               QTabWidget, QToolButton, QVBoxLayout, QWidget)
+
+from engine.errors import UserError
+from engine.training.state import TrainingState
+
+from ...session import Session
+from .head_timeline import HeadTimelinePanel
+from .loss_plot import LossHistory, LossPlot
+from ...worker import SampleRequest
+from .next_tokens_view import NextTokensView
+
+REFRESH_MS = 500  # curves and numbers twice a second: live to the eye, and each pyqtgraph paint is Python that
+# a small model's training loop waits for (benchmarks/ui_latency.py)
+DEFAULT_PROMPT = "QUEEN OF WALES"
+EXPORT_FILTERS = ("PNG image (*.png);;SVG image (*.svg);;PDF document (*.pdf);;CSV table (*.csv);;"
+                  "NumPy array (*.npy)")
+
+
+def duration(seconds: float) -> str:
+    """12.3 → '12 s', 130 → '2 min 10 s', inf → '—'."""
+    if not math.isfinite(seconds):
+        return "—"
+    s = int(round(seconds))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60:02d} s"
+    return f"{s // 3600} h {s % 3600 // 60:02d} min"
+
+
+_STAT_FORMATS = {"train_loss": "{:.4f}".format, "val_loss": "{:.4f}".format, "lr": "{:.2e}".format,
+                 "tokens_per_s": "{:,.0f}".format, "grad_norm": "{:.3f}".format, "wall_s": duration,
+                 "train_bpc": "{:.4f}".format, "val_bpc": "{:.4f}".format}
+
+
+class TrainingPane(QWidget):
+    title = "Training"
+    object_name = "pane_training"
+
+    def __init__(self, session: Session, parent=None):
+        super().__init__(parent)
+        self.session = session
+        self.history = LossHistory()
+        self.latest = None          # the newest StepReport
+        self._val_bpc: float | None = None  # the newest validation loss in bits per character
+        self._last_row: dict | None = None  # the newest metrics row of an opened run
+        self._total = session.config.train.steps
+        self._sample_request: SampleRequest | None = None
+        self._refresh = QTimer(self, singleShot=True, interval=REFRESH_MS)
+        self._build()
+        self._connect()
+        self._on_run_opened(session.run)
+        self._on_training_state_changed(session.training_state)
+
+    # ---- layout ----------------------------------------------------------------------------
+
+    def _build(self) -> None:
+        self.buttons: dict[str, QToolButton] = {}
+        row = QHBoxLayout()
+        icon = self.style().standardIcon
+        px = QStyle.StandardPixmap
+        for act, text, pixmap, tip in (
+                ("train", "Train", px.SP_MediaPlay, "Start training (or continue the stopped run)"),
+                ("pause", "Pause", px.SP_MediaPause, "Pause after the current step"),
+                ("resume", "Resume", px.SP_MediaPlay, "Continue training"),
+                ("step", "Step", px.SP_MediaSkipForward, "Train exactly one step"),
+                ("stop", "Stop", px.SP_MediaStop, "Stop and save a checkpoint; Train continues the run")):
+            b = QToolButton(self)
+            b.setIcon(icon(pixmap))
+            b.setText(text)
+            b.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+            b.setObjectName(f"training_{act}")
+            b.setToolTip(tip)
+            row.addWidget(b)
+            self.buttons[act] = b
+        row.addStretch(1)
+        self.state_label = QLabel(self)
+        self.state_label.setObjectName("training_state")
+        self.progress = QProgressBar(self)
+        self.progress.setObjectName("training_progress")
+        self.progress.setFormat("step %v of %m")
+        self.eta = QLabel(self)
+        self.eta.setObjectName("training_eta")
+        bar = QHBoxLayout()
+        bar.addWidget(self.state_label)
+        bar.addWidget(self.progress, 1)
+        bar.addWidget(self.eta)
+        self.stats = self._build_stats()
+        self.plot = LossPlot(self)
+        self.head_timeline = HeadTimelinePanel(self.session, self)
+        # the head timeline under the loss curves, their step axes one above the other: a head forming and
+        # the loss bending read at the same step (side by side, the narrow pane left each too thin)
+        split = QSplitter(Qt.Orientation.Vertical, self)
+        split.addWidget(self.plot)
+        split.addWidget(self.head_timeline)
+        split.addWidget(self._build_samples())
+        for i, stretch in enumerate((3, 3, 2)):
+            split.setStretchFactor(i, stretch)
+        split.setSizes([330, 330, 220])
+        layout = QVBoxLayout(self)
+        layout.addLayout(row)
+        layout.addLayout(bar)
+        layout.addLayout(self.stats_layout)
+        layout.addWidget(split, 1)
+
+    def _build_stats(self) -> dict[str, QLabel]:
+        self.stats_layout = QGridLayout()
+        stats = {}
+        for i, (key, text) in enumerate((("train_loss", "train loss"), ("val_loss", "val loss"),
+                                         ("lr", "learning rate"), ("tokens_per_s", "tokens/s"),
+                                         ("grad_norm", "grad norm"), ("wall_s", "elapsed"),
+                                         # loss per token differs by tokenizer; bits per character compare
+                                         ("train_bpc", "train bits/char"), ("val_bpc", "val bits/char"))):
+            name = QLabel(text + ":", self)
+            value = QLabel("—", self)
+            value.setObjectName(f"stat_{key}")
+            value.setMinimumWidth(value.fontMetrics().horizontalAdvance("0,000,000"))
+            self.stats_layout.addWidget(name, i // 2, 2 * (i % 2))
+            self.stats_layout.addWidget(value, i // 2, 2 * (i % 2) + 1)
+            stats[key] = value
+        return stats
+
+    def _build_samples(self) -> QTabWidget:
+        mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        self.prompt = QLineEdit(DEFAULT_PROMPT, self)
+        self.prompt.setObjectName("sample_prompt")
+        self.temperature = QDoubleSpinBox(self, decimals=2, minimum=0.0, maximum=3.0, singleStep=0.1, value=0.8)
+        self.temperature.setToolTip("0 always takes the most likely token; higher is more adventurous")
+        self.top_k = QSpinBox(self, minimum=0, maximum=100_000, value=0, specialValueText="off")
+        self.top_k.setToolTip("Sample only among the k most likely tokens (off: all of them)")
+        self.length = QSpinBox(self, minimum=1, maximum=5000, value=200, suffix=" tokens")
+        self.generate = QPushButton("Generate", self)
+        self.generate.setObjectName("sample_generate")
+        self.output = QPlainTextEdit(self, readOnly=True)
+        self.output.setObjectName("sample_output")
+        self.output.setFont(mono)
+        self.output.setPlaceholderText("Generated text appears here.")
+        form = QFormLayout()
+        form.addRow("Prompt:", self.prompt)
+        knobs = QGridLayout()
+        for i, (text, w) in enumerate((("temperature:", self.temperature), ("top-k:", self.top_k),
+                                       ("length:", self.length))):
+            knobs.addWidget(QLabel(text, self), i // 2, 2 * (i % 2))
+            knobs.addWidget(w, i // 2, 2 * (i % 2) + 1)
+        knobs.addWidget(self.generate, 1, 3)
+        knobs.setColumnStretch(4, 1)
+        form.addRow(knobs)
+        gen = QWidget(self)
+        col = QVBoxLayout(gen)
+        col.setContentsMargins(4, 4, 4, 4)
+        col.addLayout(form)
+        self.next_tokens = NextTokensView(self)
+        split = QSplitter(Qt.Orientation.Horizontal, gen)
+        split.addWidget(self.output)
+        split.addWidget(self.next_tokens)
+        col.addWidget(split, 1)
+        self.logged = QPlainTextEdit(self, readOnly=True)
+        self.logged.setObjectName("logged_samples")
+        self.logged.setFont(mono)
+        self.logged.setPlaceholderText("Samples written at evaluation steps appear here.")
+        tabs = QTabWidget(self)
+        tabs.addTab(gen, "Generate")
+        tabs.addTab(self.logged, "Logged samples")
+        self.sample_tabs = tabs
+        return tabs
+
+    def _connect(self) -> None:
+        for act, b in self.buttons.items():
+            b.clicked.connect(lambda _=False, a=act: self.session.request_training(a))
+        self.generate.clicked.connect(self._on_generate_clicked)
+        self.output.cursorPositionChanged.connect(self._on_output_clicked)
+        self.temperature.valueChanged.connect(lambda _v: self._ask_next_tokens())
+        self.top_k.valueChanged.connect(lambda _v: self._ask_next_tokens())
+        self.prompt.returnPressed.connect(self._on_generate_clicked)
+        self._refresh.timeout.connect(self._render)
+        s = self.session
+        s.sig_step_reported.connect(self._on_step_reported)
+        s.sig_run_opened.connect(self._on_run_opened)
+        s.sig_training_state_changed.connect(self._on_training_state_changed)
+        s.sig_config_problems_changed.connect(self._on_config_problems_changed)
+        s.sig_config_changed.connect(self._on_config_changed)
+        s.sig_sample_ready.connect(self._on_sample_ready)
+        s.sig_message_posted.connect(self._on_message_posted)
+
+    def export_job(self):
+        """File → Export…: the loss curves as a figure (matplotlib) or their numbers."""
+        if not self.history.steps:
+            return None
+        from engine.figures.export import export_loss
+
+        val = dict(zip(self.history.val_steps, self.history.val))
+        rows = [{"step": s, "train_loss": t, "val_loss": val.get(s)}
+                for s, t in zip(self.history.steps, self.history.train)]
+        return EXPORT_FILTERS, "loss.png", lambda path: export_loss(path, rows)
+
+    # ---- handlers --------------------------------------------------------------------------
+
+    def _on_step_reported(self, report) -> None:
+        if self.history.add(report.step, report.train_loss, report.lr, report.val_loss):
+            if report.sample:
+                self._append_sample(report.step, report.sample)
+        self.latest, self._total = report, report.total_steps
+        if report.val_bpc is not None:
+            self._val_bpc = report.val_bpc
+        if not self._refresh.isActive():
+            self._refresh.start()
+
+    def _on_run_opened(self, run) -> None:
+        self.history, self.latest, self._last_row, self._val_bpc = LossHistory(), None, None, None
+        self.logged.clear()
+        if run is not None:
+            self._total = run.config.train.steps
+            rows = run.metrics()
+            self.history.add_rows(rows)
+            self._val_bpc = next((r["val_bpc"] for r in reversed(rows) if r.get("val_bpc") is not None), None)
+            # a run without a metrics log (a nanoGPT checkpoint imported) is at its newest saved step
+            self._last_row = rows[-1] if rows else {"step": run.latest_step()}
+            for row in run.samples():
+                self._append_sample(row.get("step", "?"), row.get("text", ""))
+        self._render()
+        self._update_buttons()
+
+    def _on_config_changed(self, cfg) -> None:
+        if self.session.run is None and self.latest is None:
+            self._total = cfg.train.steps
+            self._render()
+
+    def _on_training_state_changed(self, state: str) -> None:
+        self.state_label.setText(TrainingState(state).text)
+        self.eta.setText(self._eta_text())
+        self._update_buttons()
+
+    def _eta_text(self) -> str:
+        """Time left only while training runs: after Stop or Pause an estimate is no one's time."""
+        r = self.latest
+        if r is None:
+            return ""
+        if r.step >= r.total_steps:
+            return "done"
+        return f"{duration(r.eta_s)} left" if self.session.training_state == "running" else ""
+
+    def _on_config_problems_changed(self, _problems) -> None:
+        self._update_buttons()
+
+    def _on_generate_clicked(self) -> None:
+        if not self.generate.isEnabled():
+            return
+        self._sample_request = SampleRequest(self.prompt.text(), self.length.value(), self.temperature.value(),
+                                             self.top_k.value() or None)
+        self.generate.setEnabled(False)
+        self.generate.setText("Generating…")
+        self.session.request_sample(self._sample_request)
+
+    def _on_sample_ready(self, request, text: str) -> None:
+        if request is not self._sample_request:
+            return
+        self._sample_request = None
+        self.output.setPlainText(request.prompt + text)
+        self._update_buttons()
+        self._ask_next_tokens(last=True)
+
+    def _ask_next_tokens(self, position: int | None = None, last: bool = False) -> None:
+        """The next-token bars for the text shown: the newest live weights while training publishes them,
+        else the newest saved step of the open run."""
+        s, text = self.session, self.output.toPlainText() or self.prompt.text()
+        if s.weights is not None and TrainingState(s.training_state).live:
+            source = ("live", s.model, s.weights, s.weights_step, s.tokenizer)
+        elif s.run is not None and s.run.saved_steps():
+            source = ("run", str(s.run.path), s.run.saved_steps()[-1])
+        else:
+            source = None
+        if last:
+            position = self._last_token(text)
+        self.next_tokens.ask(source, text, self.temperature.value(), self.top_k.value() or None, position)
+
+    def _on_output_clicked(self) -> None:
+        """A click in the text chooses the token the bars follow (the one left of the cursor)."""
+        cursor = self.output.textCursor().position()
+        if cursor > 0 and (position := self._last_token(self.output.toPlainText()[:cursor])) is not None:
+            self._ask_next_tokens(position)
+
+    def _last_token(self, text: str) -> int | None:
+        """The index of the last token of `text` (None without a tokenizer or for characters it lacks: the
+        analysis says so when asked)."""
+        if self.session.tokenizer is None:
+            return None
+        try:
+            return max(0, len(self.session.tokenizer.encode(text)) - 1)
+        except UserError:  # a character outside the vocabulary
+            return None
+
+    def _on_message_posted(self, level: str, _text: str) -> None:
+        if level == "error" and self._sample_request is not None:
+            self._sample_request = None  # the sample failed (the banner says why)
+            self._update_buttons()
+
+    # ---- rendering -------------------------------------------------------------------------
+
+    def _render(self) -> None:
+        self.plot.show_history(self.history, self._total)
+        r = self.latest
+        row = self._last_row or {}
+        if r is not None:
+            row = {"step": r.step, "train_loss": r.train_loss, "lr": r.lr, "tokens_per_s": r.tokens_per_s,
+                   "grad_norm": r.grad_norm, "wall_s": r.wall_s, "train_bpc": r.train_bpc}
+        step = row.get("step") or self.history.last_step
+        self.progress.setMaximum(max(self._total, 1))
+        self.progress.setValue(min(step, self._total))
+        self.eta.setText(self._eta_text())
+        row["val_loss"] = self.history.val[-1] if self.history.val else None
+        row["val_bpc"] = self._val_bpc
+        for key, label in self.stats.items():
+            value = row.get(key)
+            label.setText("—" if value is None else _STAT_FORMATS[key](value))
+
+    def _append_sample(self, step, text: str) -> None:
+        self.logged.appendPlainText(f"── step {step} ──\n{text}\n")
+
+    def _update_buttons(self) -> None:
+        state = TrainingState(self.session.training_state)
+        valid = not self.session.config_problems
+        for act, b in self.buttons.items():
+            b.setEnabled(state.allows(act, valid))
+        has_model = self.session.run is not None or state.live
+        self.generate.setEnabled(has_model and self._sample_request is None)
+        self.generate.setText("Generate" if self._sample_request is None else "Generating…")
+        self.generate.setToolTip("" if has_model else "Train, or open a run, to have a model to sample from")

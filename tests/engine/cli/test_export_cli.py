@@ -1,0 +1,116 @@
+"""`gpt-explorer export`: every view of a run directory to a valid file holding the run's numbers, no Qt."""
+
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+
+from engine.model import probes
+from engine.cli import main
+from engine.configs.config import DataConfig, ExperimentConfig, ModelConfig, TrainConfig
+from engine.text.corpus import shakespeare_text
+from engine.rundir.runs import Run
+from engine.training.trainer import Trainer
+
+
+def tiny_run(path, **model):
+    """A real run: 4 steps of a 2-layer, 2-head model, snapshots at 0, 2, 4 and a checkpoint at 4."""
+    m = dict(n_layer=2, n_head=2, d_model=16, d_ff=32, n_ctx=16, pos_encoding="sinusoidal")
+    m.update(model)
+    cfg = ExperimentConfig(
+        name="tiny-test", model=ModelConfig(**m),
+        train=TrainConfig(steps=4, batch_size=4, warmup_steps=1, eval_every=2, eval_batches=1,
+                          checkpoint_every=4, snapshot_every=2, sample_tokens=8, torch_threads=1, device="cpu"),
+        data=DataConfig(corpus="test text"))
+    list(Trainer(cfg, path, text=shakespeare_text()[:20_000]).steps())
+    return Run(path)
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    return tiny_run(tmp_path_factory.mktemp("export") / "run")
+
+
+def cli(capsys, *argv) -> tuple[int, str, str]:
+    rc = main(["export", *map(str, argv)])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_attention_for_one_head_and_every_head_holds_the_models_numbers(run, tmp_path, capsys):
+    ids = probes.prompt_ids(run.tokenizer, "KING:\nWhat say", 16)
+    want = probes.attention_maps(run.build_model(2), ids).weights
+    rc, out, err = cli(capsys, "--run", run.path, "--what", "attention", "--step", 2, "--prompt", "KING:\nWhat say",
+                       "--out", tmp_path / "all.npy")
+    assert rc == 0, err
+    assert out.strip() == f"wrote {tmp_path / 'all.npy'}"
+    np.testing.assert_allclose(np.load(tmp_path / "all.npy"), want, rtol=1e-6)
+    rc, _, err = cli(capsys, "--run", run.path, "--what", "attention", "--step", 2, "--layer", 1, "--head", 0,
+                     "--prompt", "KING:\nWhat say", "--out", tmp_path / "one.csv")
+    assert rc == 0, err
+    rows = list(csv.reader(open(tmp_path / "one.csv", encoding="utf-8")))
+    assert rows[0][1:] == list(probes.visible_tokens(run.tokenizer, ids))
+    got = np.array([[float(v) for v in r[1:]] for r in rows[1:]])
+    np.testing.assert_allclose(got, want[1, 0], rtol=1e-6)
+    assert np.isnan(got[0, 1]) and not np.isinf(got).any()
+
+
+@pytest.mark.parametrize("suffix", ["png", "svg", "pdf"])
+def test_attention_figures_are_valid(run, tmp_path, capsys, suffix):
+    out = tmp_path / f"attention.{suffix}"
+    rc, _, err = cli(capsys, "--run", run.path, "--what", "attention", "--layer", 0, "--out", out)
+    assert rc == 0, err
+    data = out.read_bytes()
+    if suffix == "svg":
+        assert "layer 0 · head 1" in "".join(ET.fromstring(data).itertext())
+    else:
+        assert data.startswith(b"\x89PNG" if suffix == "png" else b"%PDF-")
+
+
+def test_mask_posenc_and_loss(run, tmp_path, capsys):
+    assert cli(capsys, "--run", run.path, "--what", "mask", "--prompt", "To be, or", "--out", tmp_path / "m.npy")[0] == 0
+    np.testing.assert_array_equal(np.isfinite(np.load(tmp_path / "m.npy")), np.tril(np.ones((9, 9), bool)))
+    assert cli(capsys, "--run", run.path, "--what", "posenc", "--out", tmp_path / "p.npy")[0] == 0
+    np.testing.assert_allclose(np.load(tmp_path / "p.npy"), probes.positional_matrix(run.build_model()),
+                               atol=0)
+    assert cli(capsys, "--run", run.path, "--what", "loss", "--out", tmp_path / "loss.csv")[0] == 0
+    rows = list(csv.DictReader(open(tmp_path / "loss.csv")))
+    assert [float(r["train_loss"]) for r in rows] == [m["train_loss"] for m in run.metrics()]
+    assert cli(capsys, "--run", run.path, "--what", "loss", "--out", tmp_path / "loss.pdf")[0] == 0
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--what", "attention", "--out", "x.jpg"], "choose a file ending in .png"),
+    (["--what", "attention", "--layer", "2", "--out", "x.png"], "--layer must be between 0 and 1"),
+    (["--what", "attention", "--head", "0", "--out", "x.png"], "--head needs --layer"),
+    (["--what", "attention", "--step", "3", "--out", "x.npy"], "no weights saved at step 3"),
+    (["--what", "coefficient", "--weight", "blocks.7.W_K", "--out", "x.png"], "no weight 'blocks.7.W_K'"),
+    (["--what", "mask", "--prompt", "", "--out", "x.png"], "the prompt is empty"),
+])
+def test_mistakes_are_one_line_errors(run, tmp_path, capsys, argv, message):
+    argv = [str(tmp_path / a) if a.startswith("x.") else a for a in argv]
+    rc, _, err = cli(capsys, "--run", run.path, *argv)
+    assert rc == 2 and len(err.strip().splitlines()) == 1 and message in err and "Traceback" not in err
+    assert not list(tmp_path.glob("x.*"))
+
+
+def test_missing_run_and_folder(tmp_path, capsys):
+    rc, _, err = cli(capsys, "--run", tmp_path / "nope", "--what", "loss", "--out", tmp_path / "l.csv")
+    assert rc == 2 and "run directory not found" in err
+    rc, _, err = cli(capsys, "--run", tmp_path, "--what", "loss", "--out", tmp_path / "no" / "l.csv")
+    assert rc == 2 and "does not exist" in err
+
+
+def test_export_never_loads_qt(run, tmp_path):
+    code = ("import sys\nfrom engine.cli import main\n"
+            f"rc = main(['export', '--run', {str(run.path)!r}, '--what', 'attention', '--out', "
+            f"{str(tmp_path / 'a.png')!r}])\n"
+            "bad = sorted(n for n in sys.modules if n.split('.')[0] in ('PySide6', 'shiboken6', 'pyqtgraph', 'gui'))\n"
+            "print(rc, ','.join(bad))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split("\n")[-2] == "0 " and (tmp_path / "a.png").stat().st_size > 1000

@@ -1,0 +1,69 @@
+"""The builder's inspection and memory limits for long contexts: nothing is built to count a model, and a
+32768-token context is refused beside n_ctx before anything is allocated."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from engine.configs import limits
+from engine.configs.config import DataConfig, ExperimentConfig, ModelConfig, TrainConfig, memory_estimate_bytes
+from engine.configs.inspection import inspect_config
+
+
+def long_context(n_ctx: int, batch_size: int = 4) -> ExperimentConfig:
+    return ExperimentConfig(model=ModelConfig(n_layer=1, n_head=2, d_model=16, d_ff=32, n_ctx=n_ctx),
+                            train=TrainConfig(batch_size=batch_size), data=DataConfig(corpus="shakespeare"))
+
+
+@pytest.fixture
+def no_modules(monkeypatch):
+    """Building any torch module fails: what runs under it allocates no model."""
+    def refuse(*_args, **_kwargs):
+        raise AssertionError("a torch module was built")
+    monkeypatch.setattr(torch.nn.Module, "__init__", refuse)
+
+
+def test_a_32768_context_is_inspected_without_building_a_model(no_modules):
+    inspection = inspect_config(long_context(32768))
+    assert inspection.corpus_problem is None and inspection.vocab_size == inspection.model.vocab_size > 0
+    assert inspection.model.n_ctx == 32768
+
+
+@pytest.mark.parametrize("n_ctx", [32768, 100_000])
+def test_a_long_context_is_refused_beside_n_ctx_on_a_16_gib_machine(monkeypatch, no_modules, n_ctx):
+    monkeypatch.setattr(limits, "machine_memory", lambda: 16 << 30)
+    cfg = long_context(n_ctx)
+    problems = cfg.validate() or limits.training_problems(cfg)
+    assert problems and problems[0].field == "model.n_ctx", problems
+
+
+def test_the_estimates_grow_with_the_square_of_the_context():
+    small, large = long_context(32768), long_context(65536)
+    # masks and attention maps are T²: doubling T nearly quadruples both estimates
+    assert memory_estimate_bytes(large) > 3.9 * memory_estimate_bytes(small)
+    assert limits.model_memory_bytes(large.model) > 3.9 * limits.model_memory_bytes(small.model)
+    # the masks alone of a 32768 context (what the builder once allocated to count): over 5 GiB
+    assert limits.model_memory_bytes(small.model) > 5 * 2 ** 30
+
+
+def test_the_masks_a_model_keeps_are_within_what_the_limit_counts():
+    n = 512
+    model = long_context(n).model
+    from engine.model.gpt import GPT
+
+    gpt = GPT(model)
+    kept = sum(b.numel() * b.element_size() for name, b in gpt.named_buffers() if name.startswith("mask"))
+    assert kept == 5 * n * n <= limits.MASK_PEAK_BYTES * n * n
+
+
+def test_training_that_fits_in_more_than_half_the_memory_is_a_warning_not_a_problem():
+    cfg = long_context(16)
+    need = memory_estimate_bytes(cfg)
+    warning = limits.memory_warning(cfg, device_memory=int(need * 1.5))
+    assert warning is not None and "67%" in warning
+    assert limits.training_problems(cfg, device_memory=int(need * 1.5)) == []
+    assert limits.memory_warning(cfg, device_memory=4 * need) is None
+    assert limits.memory_warning(cfg, device_memory=need - 1) is None  # over it, a problem instead
+    assert limits.training_problems(cfg, device_memory=need - 1)[0].field in {
+        "model.n_ctx", "train.batch_size", "model.d_model"}

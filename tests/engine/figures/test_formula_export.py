@@ -1,0 +1,143 @@
+"""Formula snapshots (engine/forms/snapshot_export.py) and the layout under them: every format writes a
+valid file — the .tex compiles when a TeX install is present, the SVG parses, the PNG opens, the HTML is
+well-formed — long formulas wrap within the page and long forms continue on further pages."""
+
+import dataclasses
+import shutil
+import subprocess
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+
+from engine.errors import UserError
+from engine.figures import formula_layout as layout
+from engine.forms import Forms, encoder, latex
+from engine.forms import snapshot_export as se
+
+
+@pytest.fixture(scope="module")
+def depth2():
+    return Forms(encoder(2))
+
+
+def sheets(f):
+    t = f.term("K_0 via X_1@Z_1#1")
+    return {"term": se.term_sheet(f, t), "weight": se.weight_sheet(f, "K_0"),
+            "stage": se.stage_sheet(f, "shiftmm", f.form_stages()[3][1]), "form": se.form_sheet(f),
+            "equations": se.equations_sheet(f)}
+
+
+@pytest.mark.parametrize("what", ["term", "weight", "stage", "form", "equations"])
+def test_every_format_writes_a_valid_file(tmp_path, depth2, what):
+    whole = sheets(depth2)[what]
+    # mathtext reads every row of the sheet in the PNG; the other writers differ from it in what they do with
+    # the title, labels and rows, not in how many rows there are, so they write the first three (the stage
+    # and the form have 24, and each row costs a mathtext parse per format)
+    for ext in ("png", "svg", "html", "tex"):
+        sheet = whole if ext == "png" else dataclasses.replace(whole, formulas=whole.formulas[:3])
+        paths = se.export_sheet(tmp_path / f"{what}.{ext}", sheet)
+        assert paths and all(p.stat().st_size > 0 for p in paths)
+        for p in paths:
+            if ext == "svg":
+                assert ET.parse(p).getroot().tag.endswith("svg")
+            elif ext == "png":
+                from PIL import Image
+                with Image.open(p) as im:
+                    im.verify()
+            elif ext == "html":
+                root = ET.fromstring(p.read_text(encoding="utf-8").split("\n", 1)[1])
+                assert root.tag.endswith("html")
+    tex = (tmp_path / f"{what}.tex").read_text(encoding="utf-8")
+    assert tex.startswith(r"\documentclass") and tex.rstrip().endswith(r"\end{document}")
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="no TeX install")
+@pytest.mark.parametrize("what", ["term", "form", "equations"])
+def test_the_tex_compiles_on_its_own(tmp_path, depth2, what):
+    se.export_sheet(tmp_path / "f.tex", sheets(depth2)[what])
+    done = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "f.tex"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert (tmp_path / "f.pdf").stat().st_size > 0
+
+
+def test_the_term_sheet_holds_the_terms_word_and_its_G(depth2):
+    t = depth2.term("K_0 via X_1@Z_1#1")
+    sheet = se.term_sheet(depth2, t)
+    assert sheet.formulas[1].tex == "G = " + latex(t.G)
+    assert "4 operators" in sheet.subtitle and "L1.k" in sheet.subtitle
+    assert len(se.weight_sheet(depth2, "K_0").formulas) == 3
+
+
+def test_long_formulas_wrap_within_the_width():
+    f = Forms(encoder(3))
+    tex = latex(f.term_word(f.term_at(0)))
+    assert layout.width(tex) > 400
+    lines = layout.wrap(tex, 300)
+    assert len(lines) >= 2
+    assert all(layout.width(line) <= 300 + 1 for line in lines)
+    assert all(r"\left" not in line and r"\right" not in line for line in lines)
+    img = layout.render(lines, 12, 100, (10, 20, 30))
+    assert img.dtype == np.uint8 and img.shape[2] == 4 and img[..., 3].max() > 0
+    assert (img[..., :3] == (10, 20, 30)).all()
+
+
+def test_a_long_form_continues_on_further_pages(tmp_path, depth2, monkeypatch):
+    monkeypatch.setattr(se, "PAGE_LINES", 6)  # three rows of a label and one line each
+    sheet = se.form_sheet(depth2)
+    laid = se.pages(sheet)
+    assert len(laid) >= 2 and sum(len(rows) for rows in laid) == 24
+    assert all(sum(1 + len(lines) for _, lines in page) <= se.PAGE_LINES for page in laid)
+    first_rows = dataclasses.replace(sheet, formulas=sheet.formulas[:7])  # drawing all 24 shows no more
+    laid = se.pages(first_rows)
+    assert len(laid) == 3
+    paths = se.export_sheet(tmp_path / "form.png", first_rows)
+    assert [p.name for p in paths] == ["form.png"] + [f"form-p{k}.png" for k in range(2, len(laid) + 1)]
+
+
+def test_chunks_break_outside_braces_only():
+    assert layout.chunks(r"a + b - c\,d_{x\,y}") == ["a", "+ b", "- c", r"d_{x\,y}"]
+
+
+def test_unknown_suffixes_and_too_many_terms_are_user_errors(tmp_path, depth2):
+    with pytest.raises(UserError, match=r"\.tex"):
+        se.export_sheet(tmp_path / "f.pdf", se.form_sheet(depth2))
+    with pytest.raises(UserError, match="more than"):
+        se.form_sheet(Forms(encoder(6, residual=True)))
+
+
+def test_a_subtitle_wider_than_the_formulas_is_not_cut_and_png_takes_the_chosen_dpi(tmp_path):
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import TextPath
+    from PIL import Image
+
+    from engine.figures import export
+
+    subtitle = "encoder(3) · weight blocks.1.W_Q · route L1.mlp · 12 operators · a subtitle wider than x²"
+    sheet = se.Sheet("Term", (se.Formula("term", "x^{2}"),), subtitle)
+    path = se.export_sheet(tmp_path / "t.png", sheet)[0]
+    needed_pt = TextPath((0, 0), subtitle, size=0.8 * se.FONT_PT, prop=FontProperties()).get_extents().width
+    with Image.open(path) as im:
+        width, height = im.size
+    assert width >= needed_pt * 150 / 72
+    sharp = export.using_figure_options(export.FigureOptions(dpi=300), se.export_sheet, tmp_path / "s.png", sheet)
+    with Image.open(sharp[0]) as im:
+        assert abs(im.size[0] / width - 2) < 0.05 and abs(im.size[1] / height - 2) < 0.05
+
+
+def test_the_html_page_shows_each_formula_as_mathematics(tmp_path, depth2):
+    sheet = sheets(depth2)["weight"]
+    path = se.export_sheet(tmp_path / "w.html", sheet)[0]
+    root = ET.fromstring(path.read_text(encoding="utf-8").split("\n", 1)[1])
+    svg = "{http://www.w3.org/2000/svg}svg"
+    drawn = list(root.iter(svg))
+    assert len(drawn) == len(sheet.formulas)
+    for el, f in zip(drawn, sheet.formulas):
+        assert el.get("role") == "img" and el.get("aria-label").startswith("G =")
+        assert list(el.iter("{http://www.w3.org/2000/svg}path")) or list(el.iter("{http://www.w3.org/2000/svg}use"))
+
+
+def test_one_operator_is_not_one_operators(depth2):
+    t = depth2.term("K_0 via X_1@Z_1#1")
+    assert t.operators == "4 operators" and dataclasses.replace(t, op_count=1).operators == "1 operator"

@@ -1,0 +1,148 @@
+"""Training one run across processes (engine/training/distributed.py, `gpt-explorer train --nproc N`).
+
+`--nproc 2` spawns two real processes that meet over gloo on 127.0.0.1 and train with
+DistributedDataParallel on the CPU; the claim checked is the module's contract: the two processes take the
+same steps as one process on the whole (concatenated) batch, write one run, and a run resumes with
+another number of processes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from engine.cli import main
+from engine.training.distributed import Group
+from engine.errors import UserError
+from engine.rundir.runs import Run
+
+ROOT = str(Path(__file__).resolve().parents[3])
+
+# dropout 0: with dropout each process draws its own masks, and equality holds only for the same N
+CONFIG = """name = "small"
+[model]
+n_layer = 1
+n_head = 2
+d_model = 32
+d_ff = 64
+n_ctx = 16
+[train]
+steps = 6
+batch_size = 8
+warmup_steps = 2
+eval_every = 3
+eval_batches = 2
+snapshot_every = 3
+checkpoint_every = 3
+sample_tokens = 10
+torch_threads = 1
+"""
+
+
+@pytest.fixture(scope="module")
+def config(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cfg") / "small.toml"
+    path.write_text(CONFIG)
+    return path
+
+
+@pytest.fixture(scope="module")
+def solo(config, tmp_path_factory):
+    """The reference: one process, six steps."""
+    run_dir = tmp_path_factory.mktemp("solo") / "run"
+    assert main(["train", "--config", str(config), "--run", str(run_dir)]) == 0
+    return Run(run_dir)
+
+
+def losses(run: Run) -> list[tuple[int, float, float | None]]:
+    return [(r["step"], r["train_loss"], r["val_loss"]) for r in run.metrics()]
+
+
+def assert_same_training(run: Run, reference: Run) -> None:
+    got, want = losses(run), losses(reference)
+    assert [s for s, _, _ in got] == [s for s, _, _ in want] == list(range(1, 7))
+    for (_, loss, val), (_, loss_ref, val_ref) in zip(got, want):
+        assert loss == pytest.approx(loss_ref, rel=1e-5, abs=1e-6)
+        assert (val is None) == (val_ref is None) and (val is None or val == pytest.approx(val_ref, rel=1e-5))
+    weights, reference_weights = run.load_weights(6), reference.load_weights(6)
+    assert weights.keys() == reference_weights.keys()
+    for name in weights:
+        torch.testing.assert_close(weights[name], reference_weights[name], rtol=1e-4, atol=1e-6)
+
+
+def test_shares_of_a_batch_concatenate_to_the_batch():
+    x, y = torch.arange(24).view(8, 3), torch.arange(24).view(8, 3) + 100
+    parts = [Group(rank, 4).shard(x, y) for rank in range(4)]
+    assert torch.equal(torch.cat([p[0] for p in parts]), x) and torch.equal(torch.cat([p[1] for p in parts]), y)
+    assert Group(1, 4).share_of(8) == 2
+    with pytest.raises(UserError, match="does not split evenly over 3 processes"):
+        Group(0, 3).share_of(8)
+
+
+def test_two_processes_resume_a_run_and_write_it_as_one_process_trains_on_the_whole_batch(config, solo, tmp_path,
+                                                                                          capfd):
+    """One spawned pair of processes (each a Python importing torch) for both claims: they take over a run
+    one process began, and write one run with the steps one process takes. Two processes starting a new run
+    are torchrun's test below (the processes run the same code however they were launched)."""
+    run_dir = tmp_path / "run"
+    assert main(["train", "--config", str(config), "--run", str(run_dir), "--steps", "3"]) == 0
+    assert main(["train", "--run", str(run_dir), "--steps", "6", "--nproc", "2"]) == 0
+    out, err = capfd.readouterr()
+    assert "resuming at step 3" in out and "2 processes" in out and "step 6/6" in out and "Traceback" not in err
+    assert out.count("new run:") == out.count("resuming at step 3") == 1  # rank 0 alone prints
+    assert [p.name for p in tmp_path.iterdir()] == ["run"]  # rank 1 wrote nothing of its own
+    resumed = Run(run_dir)
+    assert resumed.config.train.steps == 6
+    assert resumed.checkpoint_steps() == [3, 6] and resumed.snapshot_steps() == [0, 3, 6] and not resumed.warnings
+    assert len(resumed.samples()) == 2  # step 3's by the one process, step 6's by rank 0 alone
+    assert_same_training(resumed, solo)
+
+
+def test_a_batch_that_does_not_split_is_refused_before_any_process_starts(config, tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    rc = main(["train", "--config", str(config), "--run", str(run_dir), "--nproc", "3"])
+    err = capsys.readouterr().err
+    assert rc == 2 and len(err.strip().splitlines()) == 1
+    assert re.search(r"batch_size 8 does not split evenly over 3 processes", err)
+    assert not run_dir.exists()
+
+
+def test_nproc_is_refused_when_it_disagrees_with_torchrun(config, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("RANK", "0")
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("MASTER_ADDR", "127.0.0.1")
+    monkeypatch.setenv("MASTER_PORT", "1")
+    rc = main(["train", "--config", str(config), "--run", str(tmp_path / "run"), "--nproc", "4"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "disagrees with torchrun's 2 processes" in err and len(err.strip().splitlines()) == 1
+
+
+def test_one_process_asked_for_is_the_ordinary_path(config, solo, tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    assert main(["train", "--config", str(config), "--run", str(run_dir), "--nproc", "1"]) == 0
+    assert "processes" not in capsys.readouterr().out
+    assert json.loads(json.dumps(losses(Run(run_dir)))) == json.loads(json.dumps(losses(solo)))
+
+
+def test_the_same_command_under_torchrun_trains_the_same_run(config, solo, tmp_path):
+    """torchrun (its standalone rendezvous on this machine) starts two `gpt-explorer train` processes;
+    `--` keeps torchrun's own parser off `--run`, which it would take for an abbreviation of `--run-path`."""
+    run_dir = tmp_path / "run"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+                           "-m", "gui.cli", "--", "train", "--config", str(config), "--run", str(run_dir)],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.count("new run:") == 1 and "2 processes" in done.stdout and "step 6/6" in done.stdout
+    assert [p.name for p in tmp_path.iterdir()] == ["run"]  # rank 1 wrote nothing of its own
+    run = Run(run_dir)
+    assert run.checkpoint_steps() == [3, 6] and run.snapshot_steps() == [0, 3, 6] and not run.warnings
+    assert len(run.samples()) == 2  # rank 0 alone logs
+    assert_same_training(run, solo)

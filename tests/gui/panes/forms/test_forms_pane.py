@@ -1,0 +1,176 @@
+"""The Forms pane: the source it derives, the term browser (weights with counts, terms, one term's formula
+and G, its numbers on an open run), the app-wide weight selection and the walkthrough's stages."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from PySide6.QtCore import Qt
+
+from engine.configs.config import ExperimentConfig
+from engine.forms import Forms, Snapshot, encoder, latex
+from gui.panes.forms import FormsPane
+from gui.panes.forms.source import SourceChoice
+from gui.session import Session
+
+
+def make(qtbot, session=None):
+    session = session or Session()
+    pane = FormsPane(session)
+    qtbot.addWidget(pane)
+    pane.resize(1300, 900)
+    pane.show()
+    qtbot.waitExposed(pane)
+    qtbot.waitUntil(lambda: pane.forms is not None, timeout=20000)
+    return session, pane
+
+
+def choose_weight(qtbot, pane, name):
+    items = pane.terms.weights.findItems(name, Qt.MatchFlag.MatchExactly, 0)
+    assert items, name
+    pane.terms.weights.setCurrentItem(items[0])
+    n = pane.forms.count(name)
+    qtbot.waitUntil(lambda: len(pane.terms.table.terms) == min(n, 5000), timeout=20000)
+
+
+def test_the_chain_lists_weights_with_their_counts(qtbot):
+    _, pane = make(qtbot)
+    assert "24 terms over 12 weights" in pane.status.text()
+    tree = pane.terms.weights
+    rows = {tree.topLevelItem(i).text(0): tree.topLevelItem(i).text(1) for i in range(tree.topLevelItemCount())}
+    assert rows == {w: str(n) for w, n in Forms(encoder(2)).counts().items()}
+    assert rows["K_0"] == "3" and rows["K_1"] == "1"
+
+
+def test_selecting_a_term_shows_its_formula_and_its_G(qtbot):
+    _, pane = make(qtbot)
+    choose_weight(qtbot, pane, "K_0")
+    assert [t.id for t in pane.terms.table.terms] == ["K_0 via X_1@Z_1#0", "K_0 via X_1@Z_1#1", "K_0 via X_1@U_1#0"]
+    pane.terms.list.setCurrentIndex(pane.terms.table.index(1, 1))
+    detail = pane.terms.detail
+    term = Forms(encoder(2)).term("K_0 via X_1@Z_1#1")
+    assert detail.title.text() == term.id
+    assert "route class L1.k" in detail.meta.text() and "4 operators" in detail.meta.text()
+    assert detail.G.tex == "G = " + latex(term.G)
+    assert r"\mathrm{d}K_{0}" in detail.word.tex
+    qtbot.waitUntil(lambda: detail.G.rendered and detail.word.rendered, timeout=30000)
+    assert detail.G.pixmap().height() > 10
+    assert "no run" in detail.values_note.text()
+
+
+def test_a_weight_with_more_terms_than_a_load_lists_the_first_and_offers_more(qtbot, monkeypatch):
+    from gui.panes.forms import terms as forms_terms
+
+    monkeypatch.setattr(forms_terms, "LOAD_CAP", 40)
+    _, pane = make(qtbot)
+    pane.source.depth.setValue(5)
+    qtbot.waitUntil(lambda: pane.forms is not None and pane.forms.count() == 726, timeout=20000)
+    pane.terms.select_weight("Q_0")  # 81 terms
+    qtbot.waitUntil(lambda: not pane.terms.loader.running and len(pane.terms.table.terms) == 40, timeout=20000)
+    assert "first 40 of 81" in pane.terms.list_status.text()
+    assert pane.terms.more_button.isVisibleTo(pane)
+    pane.terms.more_button.click()
+    qtbot.waitUntil(lambda: len(pane.terms.table.terms) == 80 and not pane.terms.loader.running, timeout=20000)
+    pane.terms.more_button.click()
+    qtbot.waitUntil(lambda: pane.terms.list_status.text() == "81 terms of Q_0.", timeout=20000)
+    assert [t.id for t in pane.terms.table.terms] == [t.id for t in pane.forms.terms("Q_0")]
+
+
+def test_chain_options_change_the_derivation(qtbot):
+    _, pane = make(qtbot)
+    pane.source.set_choice(SourceChoice(depth=3, residual=True))
+    qtbot.waitUntil(lambda: pane.forms is not None and pane.forms.count() == 126, timeout=20000)
+    assert pane.forms.net.title == "encoder(3, residual)"
+
+
+def model_session(tmp_path):
+    from tests.engine.cli.test_export_cli import tiny_run
+
+    run = tiny_run(tmp_path / "run")
+    return Session(run.config), run
+
+
+def test_selecting_a_weight_selects_it_app_wide_and_follows_the_app(qtbot, tmp_path):
+    session, run = model_session(tmp_path)
+    _, pane = make(qtbot, session)
+    pane.source.kind.setCurrentIndex(1)
+    qtbot.waitUntil(lambda: pane.forms is not None and "blocks.0.W_Q" in pane.counts, timeout=20000)
+    item = pane.terms.weights.findItems("blocks.0.W_K", Qt.MatchFlag.MatchExactly, 0)[0]
+    with qtbot.waitSignal(session.sig_weight_selected, timeout=5000) as got:
+        pane.terms.weights.setCurrentItem(item)
+    assert got.args == ["blocks.0.W_K"] and session.selected_weight == "blocks.0.W_K"
+    session.select_weight("b_U")
+    assert pane.terms.weight == "b_U"
+    assert pane.terms.weights.currentItem().text(0) == "b_U"
+
+
+def test_a_terms_value_on_an_open_run_is_its_coefficient_at_that_step(qtbot, tmp_path):
+    session, run = model_session(tmp_path)
+    _, pane = make(qtbot, session)
+    pane.source.kind.setCurrentIndex(1)
+    qtbot.waitUntil(lambda: pane.forms is not None and "b_U" in pane.counts, timeout=20000)
+    session.set_run(run)
+    weight = "blocks.0.W_V"
+    choose_weight(qtbot, pane, weight)
+    first = pane.terms.table.terms[0].id
+    # the pane showed its first weight's first term when it derived: wait for this term's answer
+    with qtbot.waitSignal(pane._values.sig_done, timeout=30000,
+                          check_params_cb=lambda tag, _values: tag == first) as got:
+        pane.terms.list.setCurrentIndex(pane.terms.table.index(1, 1))
+        pane.terms.list.setCurrentIndex(pane.terms.table.index(0, 1))
+    values = got.args[1]
+    term = pane.terms.term
+    step = run.latest_step()
+    probe = run.probe()
+    snap = Snapshot(run.config.model, run.load_weights(step), probe.x, probe.y)
+    want = snap.term(term.id).double().numpy()
+    total = snap.total(weight)[weight].double().numpy()
+    assert values.step == step and values.term_id == term.id
+    np.testing.assert_allclose(values.matrix, want, rtol=1e-6, atol=1e-9)
+    assert values.share == pytest.approx(float((want * total).sum() / (total * total).sum()), rel=1e-6)
+    shares = sum(float((snap.term(t.id).double().numpy() * total).sum()) for t in pane.terms.table.terms)
+    assert shares / float((total * total).sum()) == pytest.approx(1.0, abs=1e-6)  # the shares add up
+    detail = pane.terms.detail
+    assert detail.values.isVisibleTo(pane) and f"step {step}" in detail.numbers.text()
+    np.testing.assert_allclose(detail.heatmap.matrix(), want, rtol=1e-6, atol=1e-9)
+
+
+def test_the_walkthrough_steps_through_the_notes_stages(qtbot):
+    _, pane = make(qtbot)
+    walk = pane.walkthrough
+    pane.tabs.setCurrentWidget(walk)
+    qtbot.waitUntil(lambda: walk.stages.count() == 6, timeout=20000)
+    names = [walk.stages.item(i).text() for i in range(walk.stages.count())]
+    assert names == ["encoder(2)", "form", "expandAll", "expandmm", "shiftmm", "cycle"]
+    assert len(walk.rows.rows) == 12  # five definitions per layer, the error and the form
+    for _ in range(3):
+        walk.next_button.click()
+    assert walk.stages.currentRow() == 3 and len(walk.rows.rows) == 24
+    assert not walk.prev_button.isHidden() and walk.prev_button.isEnabled()
+    choose_weight(qtbot, pane, "K_0")
+    pane.terms.list.setCurrentIndex(pane.terms.table.index(1, 1))
+    walk.scope.setCurrentIndex(1)
+    qtbot.waitUntil(lambda: walk.shown_term is not None and walk.shown_term.id == "K_0 via X_1@Z_1#1",
+                    timeout=20000)
+    names = [walk.stages.item(i).text() for i in range(walk.stages.count())]
+    assert names[:4] == ["encoder(2)", "form", "expandAll", "expandmm"] and names[-1] == "finish"
+    assert sum(n.startswith("shift") for n in names) == 4  # one shift per operator on the path
+    walk.stages.setCurrentRow(walk.stages.count() - 1)
+    assert walk.rows.rows[0][1] == latex(walk.shown_term.G)
+
+
+def test_weight_names_keep_their_ends_so_w_q_w_k_and_w_v_differ(qtbot, tmp_path):
+    session, run = model_session(tmp_path)
+    _, pane = make(qtbot, session)
+    pane.source.kind.setCurrentIndex(1)
+    qtbot.waitUntil(lambda: pane.forms is not None and "blocks.0.W_Q" in pane.counts, timeout=20000)
+    tree = pane.terms.weights
+    fm = tree.fontMetrics()
+    assert tree.textElideMode() == Qt.TextElideMode.ElideMiddle
+    assert tree.minimumWidth() >= fm.horizontalAdvance("blocks.0.W_Q") + fm.horizontalAdvance("Terms")
+    for name in ("blocks.0.W_Q", "blocks.0.W_K", "blocks.0.W_V"):
+        item = tree.findItems(name, Qt.MatchFlag.MatchExactly, 0)[0]
+        assert item.toolTip(0) == name
+        shown = fm.elidedText(name, Qt.TextElideMode.ElideMiddle, max(40, tree.columnWidth(0) - 10))
+        assert shown.endswith(name[-3:])

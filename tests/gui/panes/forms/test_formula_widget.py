@@ -1,0 +1,108 @@
+"""The formula widget: mathtext rendered off the GUI thread, wrapped to the view's width, cached, in the
+theme's text colour, with the text notation when mathtext cannot read a formula."""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QColor, QPalette
+from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+from engine.forms import Forms, encoder, latex
+from gui.panes.forms.formula import FormulaList, FormulaView, renderer
+
+LONG = latex(Forms(encoder(3)).term_at(0).G)
+
+
+_HOSTS: list[QWidget] = []  # qtbot closes them; this keeps Python from collecting them first
+
+
+def host(qtbot, widget, width=900):
+    w = QWidget()
+    QVBoxLayout(w).addWidget(widget)
+    qtbot.addWidget(w)
+    _HOSTS.append(w)
+    w.resize(width, 400)
+    w.show()
+    qtbot.waitExposed(w)
+    return w
+
+
+def test_a_formula_renders_and_wraps_to_a_narrower_view(qtbot):
+    view = FormulaView(LONG, "fallback text")
+    w = host(qtbot, view, 1400)
+    qtbot.waitUntil(lambda: view.rendered, timeout=30000)
+    wide = view.pixmap().deviceIndependentSize()
+    w.resize(420, 400)
+    qtbot.waitUntil(lambda: view.rendered and view.pixmap().deviceIndependentSize().width() <= 420, timeout=30000)
+    narrow = view.pixmap().deviceIndependentSize()
+    assert narrow.height() > wide.height()  # more lines, none past the edge
+    assert view.height() >= narrow.height()
+
+
+def test_what_mathtext_cannot_read_shows_as_text(qtbot):
+    view = FormulaView(r"\frac{", "the text notation")
+    host(qtbot, view)
+    qtbot.waitUntil(lambda: view.toolTip().startswith("Shown as text"), timeout=30000)
+    assert view.text() == "the text notation" and not view.rendered
+
+
+def test_images_are_cached_and_follow_the_text_colour(qtbot):
+    view = FormulaView("G = X_{0}^{t}", "")
+    w = host(qtbot, view)
+    qtbot.waitUntil(lambda: view.rendered, timeout=30000)
+    key = view._key
+    assert renderer().image(key) is not None
+    twin = FormulaView("G = X_{0}^{t}", "")
+    w.layout().addWidget(twin)
+    qtbot.waitUntil(lambda: twin.rendered, timeout=5000)
+    assert twin._key == key  # the same request, answered from the cache
+    pal = w.palette()
+    pal.setColor(QPalette.ColorRole.WindowText, QColor("#ff0000"))
+    w.setPalette(pal)
+    qtbot.waitUntil(lambda: view.rendered and view._key.color == (255, 0, 0), timeout=30000)
+    image = view.pixmap().toImage()
+    inked = [image.pixelColor(x, y) for x in range(image.width()) for y in range(image.height())
+             if image.pixelColor(x, y).alpha() > 200]
+    assert inked and all(c.red() > 200 and c.green() < 60 for c in inked)
+
+
+def test_a_long_list_shows_a_page_at_a_time(qtbot):
+    rows = [(f"row {k}", f"X_{{{k}}}", "") for k in range(70)]
+    lst = FormulaList()
+    host(qtbot, lst)
+    lst.set_rows(rows)
+    assert lst.pages == 3 and len(lst.views()) == FormulaList.PAGE
+    lst.next_button.click()
+    qtbot.waitUntil(lambda: len(lst.views()) == FormulaList.PAGE and lst.page == 1, timeout=5000)
+    assert "rows 31–60 of 70" in lst.position.text()
+    lst.page_box.setValue(3)
+    qtbot.waitUntil(lambda: len(lst.views()) == 10, timeout=5000)
+    assert lst.page == 2 and lst.page_box.suffix() == " of 3"
+    assert not lst.next_button.isEnabled()
+
+
+def test_rendering_runs_in_another_process_or_else_on_a_thread(qtbot):
+    from gui.panes.forms.formula import FormulaRenderer, RenderKey
+
+    key = RenderKey(r"\mathrm{tr}\left(E^{t}\,\mathrm{d}W\right)", 480, 1.0, (0, 0, 0))
+    for use_process in (True, False):
+        r = FormulaRenderer(use_process=use_process)
+        with qtbot.waitSignal(r.sig_ready, timeout=60000):
+            r.request(key)
+        assert (r._process is not None) == use_process
+        assert r.image(key).width() > 20
+        r.shutdown()
+
+
+def test_a_formula_off_screen_renders_only_once_it_is_brought_into_view(qtbot):
+    """As in a dock tabbed behind another, which Qt moves off screen but still calls visible."""
+    w = host(qtbot, QWidget(), 600)
+    view = FormulaView("G = W_{off}^{t} X_{screen}", "")
+    view.setParent(w)
+    view.setGeometry(-2000, -2000, 500, 60)
+    view.show()
+    assert view.isVisible() and view.visibleRegion().isEmpty()
+    with qtbot.assertNotEmitted(renderer().sig_ready, wait=500):
+        pass
+    assert view._key is None  # nothing was asked of the renderer
+    view.move(10, 10)
+    qtbot.waitUntil(lambda: view.rendered, timeout=30000)

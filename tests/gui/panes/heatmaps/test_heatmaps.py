@@ -1,0 +1,367 @@
+"""The Heatmaps pane: what it shows equals the model's attention, masks and encodings, live and browsed."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+
+import numpy as np
+import pytest
+import torch
+from PySide6.QtCore import QPointF, Qt
+
+from engine.model import probes
+from engine.configs.config import ExperimentConfig, ModelConfig
+from engine.text.data import CharTokenizer
+from engine.model.gpt import GPT
+from engine.workspace import OpenRun
+from gui.panes.heatmaps import pane as heatmaps
+from gui.panes.heatmaps import HeatmapsPane
+from gui.session import Session
+from gui.widgets.heatmap_grid import GAP
+
+TEXT = "First Citizen:\nBefore we proceed any further, hear me speak.\nAll:\nSpeak, speak."
+PROMPT = "Before we proceed any further"
+
+
+@pytest.fixture
+def tok():
+    return CharTokenizer.fit(TEXT)
+
+
+def make(qtbot, tok, **model):
+    m = dict(n_layer=2, n_head=3, d_model=24, d_ff=32, n_ctx=32, vocab_size=tok.vocab_size)
+    m.update(model)
+    session = Session(ExperimentConfig(model=ModelConfig(**m)))
+    session.replace_run(OpenRun(session.config, tok))  # a new run training, before it has its folder
+    pane = HeatmapsPane(session)
+    pane.prompt.setText(PROMPT)
+    pane.prompt.editingFinished.emit()
+    qtbot.addWidget(pane)
+    pane.resize(1200, 800)
+    pane.show()
+    qtbot.waitExposed(pane)
+    torch.manual_seed(0)
+    return session, pane, GPT(session.config.model).eval()
+
+
+def publish(qtbot, session, pane, model, step=5):
+    with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
+        session.publish_weights(step, {k: v.clone() for k, v in model.state_dict().items()})
+
+
+def explicit(model, tok):
+    ids = torch.tensor([tok.encode(PROMPT)])
+    return [(t.scores[0].numpy(), t.weights[0].numpy()) for t in model.attention_trace(ids)]
+
+
+def test_displayed_attention_equals_the_models_explicit_attention(qtbot, tok):
+    session, pane, model = make(qtbot, tok)
+    publish(qtbot, session, pane, model)
+    trace = explicit(model, tok)
+    T = len(PROMPT)
+    causal = np.tril(np.ones((T, T), bool))
+    image = pane.attention.grid.image_item.image  # the mosaic on screen
+    for layer, (scores, weights) in enumerate(trace):
+        for head in range(3):
+            r0, c0 = layer * (T + GAP), head * (T + GAP)
+            tile = image[r0:r0 + T, c0:c0 + T]
+            np.testing.assert_array_equal(np.isnan(tile), ~causal)
+            np.testing.assert_allclose(tile[causal], weights[head][causal], rtol=1e-5, atol=1e-7)
+    steps = pane.attention.steps
+    np.testing.assert_allclose(steps[0].image_item.image, trace[0][0][0], rtol=1e-5, atol=1e-7)
+    np.testing.assert_array_equal(np.isfinite(steps[1].image_item.image), causal)
+    after = steps[2].image_item.image
+    assert np.isnan(after[~causal]).all() and not np.isinf(after).any()
+    np.testing.assert_allclose(np.nan_to_num(steps[3].image_item.image), trace[0][1][0], rtol=1e-5, atol=1e-7)
+    assert steps[3].labels()[0][:7] == ["B", "e", "f", "o", "r", "e", "␣"]
+    assert pane.attention.grid.describe(0, 1)[:2] == ("layer 0 · head 0 · query 0 B", "key 1 e")
+
+
+def test_choosing_a_head_reslices_without_recomputing(qtbot, tok):
+    session, pane, model = make(qtbot, tok)
+    publish(qtbot, session, pane, model)
+    submitted = []
+    pane._job.submit = lambda *a: submitted.append(a)
+    pane.layer.setValue(1)
+    pane.head.setValue(2)
+    np.testing.assert_allclose(np.nan_to_num(pane.attention.steps[3].matrix()), explicit(model, tok)[1][1][2],
+                               rtol=1e-5, atol=1e-7)
+    assert "layer 1 · head 2" in pane.attention.summary.text() and submitted == []
+
+
+def test_clicking_a_tile_chooses_layer_and_head(qtbot, tok):
+    session, pane, model = make(qtbot, tok)
+    publish(qtbot, session, pane, model)
+    grid, T = pane.attention.grid, len(PROMPT)
+    scene = grid.plot_item.vb.mapViewToScene(QPointF(2 * (T + GAP) + T / 2, 1 * (T + GAP) + T / 2))
+    qtbot.mouseClick(grid.view.viewport(), Qt.MouseButton.LeftButton, pos=grid.view.mapFromScene(scene))
+    assert (pane.layer.value(), pane.head.value()) == (1, 2) == (pane.state.layer, pane.state.head)
+
+
+def test_summary_table_gives_entropy_and_distance_per_head(qtbot, tok):
+    session, pane, model = make(qtbot, tok)
+    publish(qtbot, session, pane, model)
+    w = np.stack([np.where(np.tril(np.ones(w.shape[-2:], bool)), w, np.nan) for _, w in explicit(model, tok)])
+    entropy, distance = probes.head_summaries(w)
+    table = pane.attention.table
+    assert (table.rowCount(), table.columnCount()) == (6, 2)
+    assert table.verticalHeaderItem(5).text() == "L1 H2"
+    assert table.item(5, 0).text() == f"{entropy[1, 2]:.2f} nats"
+    assert table.item(5, 1).text() == f"{distance[1, 2]:.1f} tokens"
+    table.cellClicked.emit(4, 1)
+    assert (pane.layer.value(), pane.head.value()) == (1, 1)
+    assert entropy[0, 0] < math.log(len(PROMPT))
+
+
+def test_masks_tab_shows_each_mask_and_its_effect_with_the_same_weights(qtbot, tok):
+    session, pane, model = make(qtbot, tok)
+    publish(qtbot, session, pane, model)
+    with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
+        pane.tabs.setCurrentIndex(1)
+    T, view = len(PROMPT), pane.masks
+    in_force, causal, banded, none = (w.image_item.image for w in view.masks)
+    np.testing.assert_array_equal(np.isfinite(in_force), np.tril(np.ones((T, T), bool)))
+    assert (np.isfinite(banded).sum(axis=1)[4:] == 5).all()  # β = 4: itself and 4 before
+    assert np.isfinite(none).all()
+    np.testing.assert_allclose(np.nan_to_num(view.attention[0].image_item.image), explicit(model, tok)[0][1][0],
+                               rtol=1e-5, atol=1e-7)
+    with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
+        view.band.setValue(2)
+    assert (np.isfinite(view.masks[2].image_item.image).sum(axis=1)[2:] == 3).all()
+    assert view.masks[2].title() == "mask: banded, β = 2"
+
+
+def test_positional_tab_shows_sinusoidal_formula_and_its_shift_map(qtbot, tok):
+    session, pane, model = make(qtbot, tok)
+    publish(qtbot, session, pane, model)
+    with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
+        pane.tabs.setCurrentIndex(2)
+    P = pane.positional.matrix.matrix()
+    d = 24
+    for i, j in [(0, 0), (3, 1), (17, 10), (31, 23)]:
+        want = math.sin(i / 10000 ** (j / d)) if j % 2 == 0 else math.cos(i / 10000 ** ((j - 1) / d))
+        assert P[i, j] == pytest.approx(want, abs=1e-6)
+    np.testing.assert_allclose(pane.positional.similarity.matrix(), P @ P.T, rtol=1e-4, atol=1e-4)
+    with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
+        pane.positional.shift.setValue(5)
+    assert "k = 5" in pane.positional.shift_map.title() and pane.positional.shift_map.isVisible()
+    assert float(pane.positional.shift_note.text().rsplit(" ", 1)[1]) < 1e-5
+    pane.positional.dimension.setValue(3)
+    np.testing.assert_allclose(pane.positional.curve.getData()[1], P[:, 3])
+
+
+def test_learned_encoding_follows_training(qtbot, tok):
+    session, pane, model = make(qtbot, tok, pos_encoding="learned")
+    publish(qtbot, session, pane, model)
+    with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
+        pane.tabs.setCurrentIndex(2)
+    np.testing.assert_allclose(pane.positional.matrix.matrix(), model.W_P.detach().numpy(), rtol=1e-6)
+    with torch.no_grad():
+        model.W_P.mul_(-3.0)
+    publish(qtbot, session, pane, model, step=6)
+    np.testing.assert_allclose(pane.positional.matrix.matrix(), model.W_P.detach().numpy(), rtol=1e-6)
+    assert "learned" in pane.positional.shift_note.text()
+    assert not pane.positional.shift_map.isVisible() and not pane.positional.shift.isEnabled()
+
+
+class Clock:
+    """time.monotonic for the pane: advances `tick` seconds per call."""
+
+    def __init__(self, tick: float):
+        self.now, self.tick = time.monotonic() + 1000.0, tick  # later than any real reading so far
+
+    def __call__(self) -> float:
+        self.now += self.tick
+        return self.now
+
+
+def test_pane_asks_for_weights_every_n_steps_only_while_visible(qtbot, tok, monkeypatch):
+    monkeypatch.setattr(heatmaps.time, "monotonic", Clock(1.0))
+    session, pane, model = make(qtbot, tok)
+    assert session.weights_every == 10
+    pane.refresh_every.setValue(4)
+    assert session.weights_every == 4
+    session.set_training_state("running")
+    asked = []
+    pane._job.submit = lambda key, *a: asked.append(key[1][1])
+    weights = {k: v.clone() for k, v in model.state_dict().items()}
+    for step in range(1, 14):
+        session.publish_weights(step, weights)
+    assert asked == [1, 5, 9, 13]
+    pane.hide()
+    assert session.weights_every == 0
+    session.publish_weights(17, weights)
+    assert asked == [1, 5, 9, 13]
+
+
+def test_refreshes_are_capped_however_fast_training_steps(qtbot, tok, monkeypatch):
+    monkeypatch.setattr(heatmaps.time, "monotonic", Clock(0.01))  # 100 steps a second
+    session, pane, model = make(qtbot, tok)
+    pane.refresh_every.setValue(1)
+    session.set_training_state("running")
+    asked = []
+    pane._job.submit = lambda key, *a: asked.append(key[1][1])
+    weights = {k: v.clone() for k, v in model.state_dict().items()}
+    for step in range(1, 101):  # one second of training
+        session.publish_weights(step, weights)
+    assert len(asked) == heatmaps.MAX_REFRESH_HZ and asked[0] == 1
+    step = 101
+    session.publish_weights(step, weights)
+    if asked[-1] == step:  # that one fell due; the next comes too soon after it
+        step += 1
+        session.publish_weights(step, weights)
+    assert asked[-1] < step  # too soon after the last refresh: held back...
+    qtbot.waitUntil(lambda: asked[-1] == step)  # ...and shown when its time comes
+    session.publish_weights(step + 1, weights)
+    session.set_training_state("paused")  # coming to rest always shows the weights it rests on
+    assert asked[-1] == step + 1
+
+
+def test_while_training_runs_the_details_follow_the_grid_more_slowly(qtbot, tok, monkeypatch):
+    session, pane, model = make(qtbot, tok)
+    publish(qtbot, session, pane, model)
+    key, result = pane._results["attention"]
+    monkeypatch.setattr(heatmaps.time, "monotonic", Clock(0.05))  # a result every 50 ms
+    session.set_training_state("running")
+    details = []
+    monkeypatch.setattr(pane.attention, "_render_head", lambda: details.append(pane.attention.result.step))
+    for step in range(6, 26):  # one second
+        pane._on_result(key, dataclasses.replace(result, step=step))
+    assert "step 25" in pane.attention.grid.title()
+    assert "step 25" in pane.attention.summary.text()  # the summary follows the grid, not the details
+    assert len(details) == heatmaps.DETAIL_HZ and details[0] == 6
+    session.set_training_state("paused")
+    pane._on_result(key, dataclasses.replace(result, step=26))
+    assert details[-1] == 26
+
+
+def test_nothing_to_show_says_how_to_get_something(qtbot, tok):
+    session, pane, model = make(qtbot, tok)
+    assert not pane.tabs.isVisible() and "Train" in pane.status.text()
+    publish(qtbot, session, pane, model)
+    assert pane.tabs.isVisible() and not pane.status.isVisible()
+
+
+def test_a_prompt_outside_the_vocabulary_is_explained(qtbot, tok):
+    session, pane, model = make(qtbot, tok)
+    publish(qtbot, session, pane, model)
+    with qtbot.waitSignal(pane._job.sig_failed, timeout=20000):
+        pane.prompt.setText("Zebra?")
+        pane.prompt.editingFinished.emit()
+    assert "not in the vocabulary" in pane.status.text() and pane.status.isVisible()
+
+
+def browsing(qtbot, tmp_path):
+    """A pane shown beside a tiny run just opened (saved steps 0, 2, 4), its newest step on screen."""
+    from tests.engine.cli.test_export_cli import tiny_run
+
+    run = tiny_run(tmp_path / "run")
+    session = Session(run.config)
+    pane = HeatmapsPane(session)
+    qtbot.addWidget(pane)
+    pane.resize(1000, 700)
+    pane.show()
+    with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
+        session.set_run(run)
+    return run, session, pane
+
+
+def test_browsing_a_saved_step_of_a_run(qtbot, tmp_path):
+    run, session, pane = browsing(qtbot, tmp_path)
+    assert pane.timeline.steps == [0, 2, 4] and pane.timeline.following
+    assert pane.prompt.text() == run.probe().prompt
+    with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
+        pane.timeline.slider.setValue(1)
+    assert session.browse_step == 2 and pane.state.step == 2
+    ids = probes.prompt_ids(run.tokenizer, run.probe().prompt, run.config.model.n_ctx)
+    want = probes.attention_maps(run.build_model(2), ids).weights
+    np.testing.assert_allclose(pane.attention.grid.stack(), want, rtol=1e-5, atol=1e-7)
+    assert "step 2" in pane.attention.grid.title()
+    filters, name, write = pane.export_job()
+    assert ".npy" in filters and name == "attention.png"
+    np.testing.assert_allclose(np.load(write(tmp_path / "grid.npy")), want, rtol=1e-5, atol=1e-7)
+
+
+def test_weights_that_do_not_fit_the_config_are_explained(qtbot, tok):
+    session, pane, _ = make(qtbot, tok)
+    other = GPT(dataclasses.replace(session.config.model, d_model=12))
+    with qtbot.waitSignal(pane._job.sig_failed, timeout=20000):
+        session.publish_weights(3, {k: v.clone() for k, v in other.state_dict().items()})
+    assert "do not fit the model's config" in pane.status.text()
+
+
+def test_the_head_diff_is_the_difference_of_the_two_steps_attention(qtbot, tmp_path):
+    from engine.analysis.run_analysis import RunAnalysis
+
+    run, session, pane = browsing(qtbot, tmp_path)
+    assert [pane.diff.other.itemData(i) for i in range(pane.diff.other.count())] == [0, 2, 4]
+    with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
+        pane.tabs.setCurrentIndex(heatmaps.TABS.index("diff"))  # the timeline's step (newest, 4) minus step 0
+    with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
+        pane.diff.other.setCurrentIndex(1)  # minus step 2
+    pane._choose_head(1, 1)
+    prompt = run.probe().prompt
+    a = RunAnalysis(run.path)
+    want = a.attention(4, prompt).maps.weights[1, 1] - a.attention(2, prompt).maps.weights[1, 1]
+    np.testing.assert_array_equal(pane.diff.matrix(), want)
+    np.testing.assert_allclose(pane.diff.map.matrix(), want.astype(np.float32), equal_nan=True)
+    assert np.nanmax(np.abs(want)) > 0 and "step 4 − step 2" in pane.diff.map.title()
+    assert "step 4 − step 2" in pane.export_caption()
+    with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
+        session.set_browse_step(0)  # the shared timeline moves: the diff follows it
+    want = a.attention(0, prompt).maps.weights[1, 1] - a.attention(2, prompt).maps.weights[1, 1]
+    np.testing.assert_array_equal(pane.diff.matrix(), want)
+
+
+def test_one_head_large_fits_a_small_window_without_slivers_or_cut_titles(qtbot, tok):
+    """Issue 16 item 10, as the dock holds the pane at 1264×650 (699×567 around it): the pane is given the
+    dock's height (a word-wrapped label made the scroll area stretch it to its preferred 1198 px, and the
+    four small panels scrolled off), the four panels keep a usable view, and no title is cut, here or in
+    the positional view."""
+    from gui import screen_fit
+
+    session, pane, model = make(qtbot, tok)
+    area = screen_fit.scrolling(pane)
+    try:
+        check_small_window(qtbot, session, pane, model, area)
+    finally:
+        area.takeWidget()  # the pane is qtbot's to close
+        area.deleteLater()
+
+
+def check_small_window(qtbot, session, pane, model, area):
+    area.resize(699, 567)
+    area.show()
+    qtbot.waitExposed(area)
+    publish(qtbot, session, pane, model)
+    pane.attention.mode.button(1).setChecked(True)
+    qtbot.waitUntil(lambda: pane.attention.single.title().startswith("attention weights · layer 0"), timeout=20000)
+    qtbot.wait(50)  # the layout settles
+    assert pane.height() <= max(area.height(), pane.minimumSizeHint().height())
+    for panel in pane.attention.steps:
+        assert panel.isVisible() and panel.mapTo(pane, panel.rect().bottomRight()).y() <= pane.height()
+        assert panel.view.width() >= 80 and panel.view.height() >= 70, panel.title()
+        assert panel._title_label.shown_text() == panel.title()
+    pane.tabs.setCurrentIndex(2)
+    views = pane.positional
+    qtbot.waitUntil(lambda: views.matrix.title().startswith("encoding P"), timeout=20000)
+    qtbot.wait(50)
+    for heatmap in (views.matrix, views.similarity, views.shift_map):
+        assert heatmap._title_label.shown_text() == heatmap.title()
+
+
+def test_a_long_update_title_is_shown_whole_in_a_narrow_heatmap(qtbot):
+    from gui.widgets.heatmap import HeatmapWidget
+
+    heatmap = HeatmapWidget(title="ΔW")
+    qtbot.addWidget(heatmap)
+    heatmap.set_matrix(np.eye(4) - 0.5, kind="signed", title="ΔW = W(245) − W(240)")
+    heatmap.resize(heatmap.minimumSizeHint().width() + 20, 200)
+    heatmap.show()
+    qtbot.waitExposed(heatmap)
+    qtbot.waitUntil(lambda: heatmap._title_label.width() > 0)  # laid out
+    qtbot.wait(50)
+    assert heatmap._title_label.shown_text() == "ΔW = W(245) − W(240)"
+    assert heatmap._title_label.toolTip() == "ΔW = W(245) − W(240)"

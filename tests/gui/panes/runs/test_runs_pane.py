@@ -1,0 +1,427 @@
+"""The run browser and the overlaid curves, on temporary run folders made by a few training steps: the
+list, ticking runs to overlay them, rename, delete, reveal, recent runs, drops and the nanoGPT import."""
+
+from __future__ import annotations
+
+import csv
+import os
+
+import numpy as np
+import pytest
+
+from engine.rundir.runs import Run
+from engine.figures.smoothing import ema
+from engine.training.trainer import Trainer
+from gui import recent, settings
+
+from ...conftest import tiny_config
+
+WAIT = 60_000  # the analysis process's first start imports torch
+
+
+def listed(qtbot, runs, act=None, *args):
+    """`act(*args)` (default: the pane's refresh), then wait until the pane has listed the runs again and
+    has no listing left to come (one asked earlier, by its folder watch, may answer first)."""
+    answers = []
+    runs.sig_listed.connect(answers.append)
+    try:
+        got = (act or runs.refresh)(*args)
+        qtbot.waitUntil(lambda: bool(answers) and not runs.listing, timeout=WAIT)
+    finally:
+        runs.sig_listed.disconnect(answers.append)
+    return got
+
+
+def in_front(qtbot, make_window, name: str):
+    """(window, its Runs pane, pane `name`) with `name` brought to the front and the runs listed."""
+    w = make_window()
+    runs = w.panes["pane_runs"]
+    w.docks[name].raise_()
+    listed(qtbot, runs)
+    return w, runs, w.panes[name]
+
+
+@pytest.fixture
+def three_runs(corpus_file, small_text):
+    """Runs a (6 steps), b (9 steps) and c (a fork of a with the learning rate changed) in the runs folder."""
+    from engine.rundir.fork import fork_run, parse_setting
+
+    root = settings.runs_root()
+    for name, steps in (("a", 6), ("b", 9)):
+        list(Trainer(tiny_config(corpus_file, steps=steps, eval_every=3), root / name, text=small_text).steps())
+    cfg = parse_setting("train.lr=0.003", Run(root / "a").config)
+    list(fork_run(root / "a", root / "c", cfg, 0, text=small_text).steps())
+    return root
+
+
+def test_ticked_runs_are_overlaid_with_a_legend_naming_each(qtbot, make_window, three_runs):
+    w = make_window()
+    runs, curves = w.panes["pane_runs"], w.panes["pane_run_curves"]
+    listed(qtbot, runs)
+    assert sorted(it.text(0) for it in runs.items()) == ["a", "b", "c"]
+    assert runs.item_for(three_runs / "b").text(3) == "9 / 9"
+    assert curves.legend_names() == [] and curves.hint.isVisibleTo(curves)
+    runs.set_checked(three_runs / "a")
+    runs.set_checked(three_runs / "c")
+    assert sorted(w.session.compared_runs) == [three_runs / "a", three_runs / "c"]
+    qtbot.waitUntil(lambda: sorted(curves.legend_names()) == ["a", "c"], timeout=WAIT)  # read in the analysis process
+    runs.set_checked(three_runs / "a", False)
+    assert curves.legend_names() == ["c"]  # an unticked run goes at once
+    train = curves.line(three_runs / "c", "train_loss")
+    raw = curves.curves[three_runs / "c"].columns["train_loss"]
+    assert np.allclose(train.yData, ema(raw, curves.view.smoothing))
+    curves.smooth_slider.setValue(0)
+    qtbot.waitUntil(lambda: np.array_equal(train.yData, raw))
+    curves.axis_box.setCurrentIndex(curves.axis_box.findData("tokens"))
+    assert np.array_equal(train.xData, np.arange(1, 7) * 4 * 16)  # batch 4 × context 16
+    val = curves.line(three_runs / "c", "val_loss")
+    assert list(val.xData) == [3 * 64, 6 * 64]
+
+
+def test_a_dragged_slider_redraws_once_per_frame_on_the_curves_it_holds(qtbot, make_window, three_runs):
+    w = make_window()
+    runs, curves = w.panes["pane_runs"], w.panes["pane_run_curves"]
+    listed(qtbot, runs)
+    for name in ("a", "b"):
+        runs.set_checked(three_runs / name)
+    qtbot.waitUntil(lambda: len(curves.legend_names()) == 2, timeout=WAIT)
+    items = {p: dict(pairs) for p, pairs in curves._items.items()}
+    legend = curves.legend_names()
+    qtbot.wait(50)  # no redraw left pending from ticking
+    before = curves.redraws
+    for value in range(10, 60, 5):  # ten moves of a drag, faster than a frame
+        curves.smooth_slider.setValue(value)
+    assert curves.redraws == before  # nothing drawn while the moves arrive
+    qtbot.waitUntil(lambda: curves.redraws > before)
+    qtbot.wait(50)
+    assert curves.redraws == before + 1 and curves.view.smoothing == 0.55
+    train = curves.line(three_runs / "b", "train_loss")
+    assert np.allclose(train.yData, ema(curves.curves[three_runs / "b"].columns["train_loss"], 0.55))
+    assert curves._items == items and curves.legend_names() == legend  # the same curves, their data set anew
+    curves.smooth_slider.setValue(0)
+    qtbot.waitUntil(lambda: curves.redraws == before + 2)
+    assert curves._items == items and items[three_runs / "b"]["train_loss"][0].opacity() == 0  # unpainted
+    for value in range(1, 21):  # a drag lasting longer than a frame draws while it goes, not once it stops
+        curves.smooth_slider.setValue(value)
+        qtbot.wait(5)
+    assert curves.redraws > before + 2
+
+
+def test_a_long_curve_is_drawn_a_pixel_at_a_time_and_smoothing_keeps_the_ranges(qtbot, make_window, three_runs):
+    from engine.figures.run_curves import RunCurves
+
+    _, runs, curves = in_front(qtbot, make_window, "pane_run_curves")
+    runs.set_checked(three_runs / "a")
+    qtbot.waitUntil(lambda: curves.legend_names() == ["a"], timeout=WAIT)
+    noisy = 3 + np.random.default_rng(0).normal(0, 0.5, 40_000)
+
+    def logged(n):  # a long run's log of n steps, given to the pane as the analysis process would
+        steps = np.arange(1.0, n + 1)
+        cols = {"step": steps, "tokens": steps * 64, "wall_s": steps / 10, "train_loss": noisy[:n],
+                "val_loss": np.full(n, np.nan), "lr": np.full(n, 1e-3), "tokens_per_s": noisy[:n] * 1000,
+                "train_bpc": noisy[:n] / np.log(2), "val_bpc": np.full(n, np.nan)}
+        stamp = curves._stamps[three_runs / "a"]
+        curves._on_curves_read(None, {str(three_runs / "a"): (stamp, RunCurves("a", three_runs / "a", cols))})
+
+    n = 20_000
+    logged(n)
+    plot = curves.plots["train_loss"]
+    qtbot.waitUntil(lambda: plot.vb.viewRange()[0][1] >= n)
+    ranges = plot.vb.viewRange()
+    line = curves.line(three_runs / "a", "train_loss")
+    shown_x, _ = line.getData()
+    assert len(shown_x) <= 2 * plot.vb.width() + 4  # a low and a high point per pixel, not 20,000
+    for smoothing in (0.9, 0.0):  # at 0 the raw curve is not painted, yet still fits the view
+        before = curves.redraws
+        curves.smooth_slider.setValue(round(smoothing * 100))
+        qtbot.waitUntil(lambda: curves.redraws > before)
+        qtbot.wait(50)  # painted
+        assert np.allclose(line.yData, ema(noisy[:n], smoothing)) and plot.vb.viewRange() == ranges
+    logged(2 * n)  # the log grew: the raw curve, unpainted at smoothing 0, widens the view
+    qtbot.waitUntil(lambda: plot.vb.viewRange()[0][1] >= 2 * n)
+
+
+def test_a_run_trained_elsewhere_appears_in_the_seen_list(qtbot, make_window, three_runs, corpus_file, small_text):
+    w = make_window()
+    runs = w.panes["pane_runs"]
+    w.docks["pane_runs"].raise_()
+    qtbot.waitUntil(runs.seen)
+    listed(qtbot, runs)
+    assert runs.item_for(three_runs / "d") is None
+    list(Trainer(tiny_config(corpus_file, steps=3), three_runs / "d", text=small_text).steps())  # as a terminal's
+    qtbot.waitUntil(lambda: runs.item_for(three_runs / "d") is not None)
+    (three_runs / "e").mkdir()  # a folder that becomes a run a moment later is watched until it is one
+    qtbot.waitUntil(lambda: str(three_runs / "e") in runs.folder_watch.watched())
+    list(Trainer(tiny_config(corpus_file, steps=3), three_runs / "e", text=small_text).steps())
+    qtbot.waitUntil(lambda: runs.item_for(three_runs / "e") is not None)
+    assert str(three_runs / "e") not in runs.folder_watch.watched()  # a run writes its folder every step
+
+
+def test_the_folders_watched_come_with_the_listing_not_from_the_gui_thread(qtbot, make_window, three_runs,
+                                                                            monkeypatch):
+    (three_runs / "e").mkdir()  # not a run yet: watched until it is one
+    w = make_window()
+    runs = w.panes["pane_runs"]
+    scanned, scandir = [], os.scandir
+    monkeypatch.setattr(os, "scandir", lambda path=".": scanned.append(str(path)) or scandir(path))
+    listed(qtbot, runs)
+    assert sorted(runs.folder_watch.watched()) == [str(three_runs), str(three_runs / "e")]
+    assert not [p for p in scanned if p.startswith(str(three_runs))]  # listed in the analysis process
+
+
+def test_the_overlay_exports_its_figure_and_data(qtbot, make_window, three_runs, tmp_path):
+    w = make_window()
+    runs, curves = w.panes["pane_runs"], w.panes["pane_run_curves"]
+    assert curves.export_job() is None
+    listed(qtbot, runs)
+    for name in ("a", "b"):
+        runs.set_checked(three_runs / name)
+    qtbot.waitUntil(lambda: len(curves.legend_names()) == 2, timeout=WAIT)
+    _filters, suggested, fn = curves.export_job()
+    fn(tmp_path / "runs.csv")
+    rows = list(csv.DictReader(open(tmp_path / "runs.csv", encoding="utf-8")))
+    assert sorted({r["run"] for r in rows}) == ["a", "b"] and len(rows) == 6 + 9
+    fn(tmp_path / "runs.svg")
+    assert (tmp_path / "runs.svg").stat().st_size > 0
+
+
+def test_rename_delete_and_reveal_act_on_the_selected_run(qtbot, make_window, three_runs, monkeypatch):
+    from PySide6.QtGui import QDesktopServices
+
+    w = make_window()
+    runs = w.panes["pane_runs"]
+    listed(qtbot, runs)
+    monkeypatch.setattr(runs, "ask_name", lambda current: "renamed")
+    listed(qtbot, runs, runs.rename, three_runs / "b")
+    assert (three_runs / "renamed").is_dir() and runs.item_for(three_runs / "renamed") is not None
+    monkeypatch.setattr(runs, "confirm", lambda question: False)
+    runs.delete(three_runs / "renamed")
+    assert (three_runs / "renamed").is_dir()
+    monkeypatch.setattr(runs, "confirm", lambda question: True)
+    listed(qtbot, runs, runs.delete, three_runs / "renamed")
+    assert not (three_runs / "renamed").exists() and runs.item_for(three_runs / "renamed") is None
+    w.open_run(three_runs / "a")
+    runs.delete(three_runs / "a")  # the open run is refused, not deleted
+    assert (three_runs / "a").is_dir() and "open run" in w.banner.text
+    opened = []
+    monkeypatch.setattr(QDesktopServices, "openUrl", lambda url: opened.append(url.toLocalFile()))
+    runs.tree.setCurrentItem(runs.item_for(three_runs / "c"))
+    runs.buttons["reveal"].click()
+    assert opened == [str(three_runs / "c")]
+    runs.tree.setCurrentItem(runs.item_for(three_runs / "a"))
+    runs.acts["reveal"].trigger()  # as from the tool bar's » menu, in a dock too narrow for every button
+    assert opened[-1] == str(three_runs / "a")
+    runs.tree.setCurrentItem(runs.item_for(three_runs / "c"))
+    runs.buttons["open"].click()
+    assert w.controller.run_dir == three_runs / "c"
+
+
+def test_opened_runs_are_recent_and_the_last_one_reopens(make_window, three_runs):
+    w = make_window()
+    w.open_run(three_runs / "b")
+    w.open_run(three_runs / "a")
+    assert recent.recent_runs()[:2] == [(three_runs / "a").resolve(), (three_runs / "b").resolve()]
+    assert recent.run_to_reopen() == str((three_runs / "a").resolve())
+    w.recent_menu.aboutToShow.emit()
+    names = [a.text() for a in w.recent_menu.actions()]
+    assert names[:2] == ["a", "b"]
+    w.recent_menu.actions()[1].trigger()
+    assert w.controller.run_dir == (three_runs / "b").resolve()
+
+
+def test_drops_open_a_run_and_set_the_config_or_corpus(make_window, three_runs, tmp_path, small_text):
+    from gui import drops
+
+    w = make_window()
+    drops.drop(w, [three_runs / "a"])
+    assert w.controller.run_dir == three_runs / "a"
+    cfg = tiny_config("shakespeare", steps=77)
+    (tmp_path / "exp.toml").write_text(cfg.to_toml(), encoding="utf-8")
+    w.new_run()
+    drops.drop(w, [tmp_path / "exp.toml"])
+    assert w.session.config.train.steps == 77
+    (tmp_path / "my.txt").write_text(small_text[:5000], encoding="utf-8")
+    drops.drop(w, [tmp_path / "my.txt"])
+    assert w.session.config.data.corpus == str((tmp_path / "my.txt").resolve())
+    (tmp_path / "bin.dat").write_bytes(b"\x00\x01" * 100)
+    drops.drop(w, [tmp_path / "bin.dat"])
+    assert "binary" in w.banner.text and w.session.config.data.corpus.endswith("my.txt")
+    assert drops.kind_of(tmp_path) is None
+
+
+def test_file_import_turns_a_nanogpt_out_dir_into_an_open_run(make_window, tmp_path, monkeypatch):
+    from gui import run_menu
+    from gui.widgets import dialogs
+    from tests.engine.importers.test_nanogpt import write_out_dir
+
+    write_out_dir(tmp_path / "out")
+    w = make_window()
+    monkeypatch.setattr(dialogs, "ask_path", lambda *a, **k: tmp_path / "out")
+    w.actions["import_nanogpt"].trigger()
+    run_dir = w.controller.run_dir
+    assert run_dir is not None and run_dir.parent == settings.runs_root() and Run(run_dir).latest_step() == 250
+    assert w.panes["pane_training"].progress.value() == 250  # no metrics log: the step it was imported at
+    write_out_dir(tmp_path / "biased", args=dict(n_layer=1, n_head=1, n_embd=4, block_size=4, bias=True,
+                                                 vocab_size=61, dropout=0.0))
+    biased = run_menu.import_nanogpt(w, tmp_path / "biased")  # nanoGPT's bias=True: GPT-2's attention biases
+    assert biased is not None and Run(biased).config.model.attn_bias and w.session.run.path == biased
+    (tmp_path / "empty").mkdir()
+    assert run_menu.import_nanogpt(w, tmp_path / "empty") is None and "Cannot import empty" in w.banner.text
+    write_out_dir(tmp_path / "bad", args=dict(n_layer=1, n_head=1, n_embd=4, block_size=4, bias=False,
+                                              vocab_size=61, dropout=2.0))
+    assert run_menu.import_nanogpt(w, tmp_path / "bad") is None and "dropout" in w.banner.text
+
+
+def test_fork_writes_a_paired_run_beside_its_parent_and_opens_it(qtbot, make_window, three_runs, monkeypatch):
+    w = make_window()
+    runs = w.panes["pane_runs"]
+    listed(qtbot, runs)
+    from engine.rundir.fork import parse_setting
+
+    relu = lambda parent: (parse_setting("model.activation=relu", parent.config), 0)  # noqa: E731
+    monkeypatch.setattr(runs, "ask_fork", relu)
+    child = listed(qtbot, runs, runs.fork, three_runs / "b")
+    assert child.parent == three_runs and w.controller.run_dir == child
+    assert Run(child).config.model.activation == "relu" and runs.item_for(child) is not None
+    monkeypatch.setattr(runs, "ask_fork", lambda parent: (parse_setting("train.seed=3", parent.config), 0))
+    assert runs.fork(three_runs / "b") is None and "seed" in w.banner.text
+
+
+def type_into(qtbot, editor, text: str) -> None:
+    editor.lineEdit().selectAll() if hasattr(editor, "lineEdit") else editor.selectAll()
+    qtbot.keyClicks(editor.lineEdit() if hasattr(editor, "lineEdit") else editor, text)
+
+
+def test_the_fork_form_offers_every_field_a_fork_may_change_and_refuses_the_rest(qtbot, three_runs):
+    from gui.panes.runs.fork_form import ForkDialog
+
+    parent = Run(three_runs / "b")
+    box = ForkDialog(parent.config, [0, *parent.checkpoint_steps()[1:]])
+    qtbot.addWidget(box)
+    train, model = box.forms["train"], box.forms["model"]
+    fork = box.buttons.buttons()[0]
+    assert "data" not in box.forms and not train.editors["seed"].isEnabled()
+    assert not fork.isEnabled()  # nothing changed yet
+    type_into(qtbot, train.editors["lr"], "0.003")
+    assert box.cfg.train.lr == 0.003 and fork.isEnabled()
+    type_into(qtbot, model.editors["d_model"], "48")  # the weights' shapes: refused beside the field
+    assert "shapes of the weights" in model.problem_labels["d_model"].text() and not fork.isEnabled()
+    type_into(qtbot, model.editors["d_model"], str(parent.config.model.d_model))
+    model.editors["activation"].setCurrentIndex(model.editors["activation"].findData("relu"))
+    model.editors["activation"].activated.emit(model.editors["activation"].currentIndex())
+    assert box.cfg.model.activation == "relu" and fork.isEnabled()
+    box.step.setCurrentIndex(box.step.count() - 1)
+    cfg, step = box.chosen()
+    assert step == parent.checkpoint_steps()[-1] and cfg.train.lr == 0.003
+    assert cfg.train.seed == parent.config.train.seed
+
+
+def test_the_diff_pane_shows_b_minus_a_from_the_two_runs_analyses(qtbot, make_window, three_runs):
+    from engine.analysis.run_analysis import RunAnalysis
+
+    _, runs, diff = in_front(qtbot, make_window, "pane_run_diff")
+    assert not diff.grid.isVisibleTo(diff) and not diff.matrix.isVisibleTo(diff)  # no empty map before a pair
+    runs.set_checked(three_runs / "a")
+    runs.set_checked(three_runs / "c")
+    qtbot.waitUntil(lambda: diff.shown is not None, timeout=WAIT)
+    assert diff.grid.isVisibleTo(diff)
+    assert [p.name for p in diff.view.pair] == ["a", "c"] and diff.view.step == 6  # c is a's fork: a is A
+    assert [diff.step_box.itemData(i) for i in range(diff.step_box.count())] == [0, 3, 6]  # 3: best val
+    a, c = RunAnalysis(three_runs / "a"), RunAnalysis(three_runs / "c")
+    want = c.attention(6).maps.weights - a.attention(6).maps.weights
+    stack = diff.grid.stack()
+    np.testing.assert_allclose(stack[np.isfinite(stack)], want[np.isfinite(want)].astype(np.float32), atol=1e-6)
+    assert np.isfinite(stack).sum() == np.isfinite(want).sum() > 0 and not diff.part_box.isEnabled()
+
+    def choose(box, index):
+        box.setCurrentIndex(index)
+        box.activated.emit(index)
+
+    choose(diff.step_box, 0)
+    qtbot.waitUntil(lambda: diff.shown.step == 0, timeout=WAIT)
+    assert np.nanmax(np.abs(diff.grid.stack())) == 0  # a fork starts from its parent's weights
+    choose(diff.what_box, diff.what_box.findText("blocks.0.W_Q"))
+    choose(diff.step_box, 2)
+    qtbot.waitUntil(lambda: diff.shown.what == ("G", "blocks.0.W_Q") and diff.shown.step == 6, timeout=WAIT)
+    assert diff.matrix.isVisibleTo(diff) and not diff.grid.isVisibleTo(diff) and diff.part_box.isEnabled()
+    ga, gc = (r.coefficients.record("blocks.0.W_Q", 6).G for r in (a, c))
+    np.testing.assert_allclose(diff.matrix.matrix(), (gc.astype(np.float64) - ga).astype(np.float32), atol=1e-6)
+    assert np.abs(diff.matrix.matrix()).max() > 0
+    choose(diff.part_box, diff.part_box.findData("W"))
+    qtbot.waitUntil(lambda: diff.shown.what == ("W", "blocks.0.W_Q"), timeout=WAIT)
+    wa, wc = (r.weights(6)["blocks.0.W_Q"].double().numpy() for r in (a, c))
+    np.testing.assert_allclose(diff.matrix.matrix(), (wc - wa).astype(np.float32))
+    diff.swap.click()
+    qtbot.waitUntil(lambda: diff.shown.names == ("c", "a"), timeout=WAIT)
+    np.testing.assert_allclose(diff.matrix.matrix(), (wa - wc).astype(np.float32))
+    runs.set_checked(three_runs / "a", False)  # one run ticked: the difference shown is no longer the pair's
+    qtbot.waitUntil(lambda: not diff.matrix.isVisibleTo(diff), timeout=WAIT)
+    assert not diff.grid.isVisibleTo(diff) and diff.pair_label.text().startswith("Tick two runs")
+
+
+def test_the_curves_are_read_in_the_analysis_process_never_on_the_gui_thread(qtbot, make_window, three_runs,
+                                                                              monkeypatch):
+    import json
+
+    from engine.figures import run_curves
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a run's log was read in the GUI process")
+
+    monkeypatch.setattr(run_curves, "load_curves", refuse)
+    monkeypatch.setattr(run_curves, "read_jsonl", refuse)
+    w = make_window()
+    runs, curves = w.panes["pane_runs"], w.panes["pane_run_curves"]
+    w.docks["pane_run_curves"].raise_()
+    listed(qtbot, runs)
+    for name in ("a", "b", "c"):
+        runs.set_checked(three_runs / name)
+    qtbot.waitUntil(lambda: sorted(curves.legend_names()) == ["a", "b", "c"], timeout=WAIT)
+    assert len(curves.line(three_runs / "b", "train_loss").yData) == 9
+    runs.set_checked(three_runs / "b", False)
+    runs.set_checked(three_runs / "b")  # ticked again: the process sends what it read before
+    qtbot.waitUntil(lambda: sorted(curves.legend_names()) == ["a", "b", "c"], timeout=WAIT)
+    with open(three_runs / "c" / "metrics.jsonl", "a", encoding="utf-8") as f:  # c logs a step, as if training
+        f.write(json.dumps({"step": 7, "train_loss": 1.25, "lr": 1e-3, "wall_s": 9.0}) + "\n")
+    line = curves.line(three_runs / "c", "train_loss")
+    qtbot.waitUntil(lambda: len(line.yData) == 7, timeout=WAIT)  # the pane's slow timer asked again
+    assert curves.curves[three_runs / "c"].columns["train_loss"][-1] == 1.25
+
+
+def test_runs_that_cannot_be_compared_are_said_so_in_run_diff_alone(qtbot, make_window, three_runs, corpus_file,
+                                                                      small_text):
+    """Run curves overlays any runs: why a pair has no B − A belongs in Run diff, not in a window banner."""
+    import dataclasses
+
+    cfg = tiny_config(corpus_file, steps=3, eval_every=3)
+    wide = cfg.replace(model=dataclasses.replace(cfg.model, d_model=32))
+    list(Trainer(wide, three_runs / "wide", text=small_text).steps())
+    w, runs, diff = in_front(qtbot, make_window, "pane_run_diff")
+    messages = []
+    w.session.sig_message_posted.connect(lambda level, text: messages.append(text))
+    listed(qtbot, runs)
+    runs.set_checked(three_runs / "a")
+    runs.set_checked(three_runs / "wide")
+    qtbot.waitUntil(lambda: "Cannot compare" in diff.pair_label.text(), timeout=WAIT)
+    assert "different shapes" in diff.pair_label.text() and messages == []
+    assert not diff.grid.isVisibleTo(diff) and not diff.matrix.isVisibleTo(diff)
+
+
+def test_runs_not_trained_to_the_bit_are_named_where_they_are_compared(qtbot, make_window, three_runs):
+    import json
+
+    (three_runs / "c" / "determinism.json").write_text(json.dumps(
+        {"sessions": [{"step": 0, "device": "cuda", "deterministic": False}]}), encoding="utf-8")
+    w, runs, diff = in_front(qtbot, make_window, "pane_run_diff")
+    curves = w.panes["pane_run_curves"]
+    runs.set_checked(three_runs / "a")
+    runs.set_checked(three_runs / "b")
+    qtbot.waitUntil(lambda: diff.shown is not None and len(curves.legend_names()) == 2, timeout=WAIT)
+    assert "noise" not in diff.pair_label.text() and not curves.noise.isVisibleTo(curves)
+    runs.set_checked(three_runs / "b", False)
+    runs.set_checked(three_runs / "c")
+    qtbot.waitUntil(lambda: diff.shown is not None and diff.shown.names == ("a", "c"), timeout=WAIT)
+    qtbot.waitUntil(lambda: sorted(curves.legend_names()) == ["a", "c"], timeout=WAIT)
+    note = "c trained on cuda without deterministic kernels from step 0"
+    assert note in diff.pair_label.text() and "run-to-run noise" in diff.pair_label.text()
+    assert curves.noise.isVisibleTo(curves) and note in curves.noise.text()

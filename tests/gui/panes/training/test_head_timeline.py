@@ -1,0 +1,137 @@
+"""The heads × steps timeline: shows the engine's scores for the open run, its selector picks the score, and a
+click shows that head at that step in the Heatmaps pane."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engine.analysis.head_timeline import head_timeline
+from engine.analysis.run_analysis import RunAnalysis
+from gui.panes.heatmaps import HeatmapsPane
+from gui.session import Session
+from gui.panes.training.head_timeline import HeadTimelinePanel
+from tests.engine.cli.test_export_cli import tiny_run
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    return tiny_run(tmp_path_factory.mktemp("head-timeline") / "run")
+
+
+def opened(qtbot, run):
+    session = Session(run.config)
+    panel = HeadTimelinePanel(session)
+    qtbot.addWidget(panel)
+    panel.resize(600, 400)
+    panel.show()
+    assert not panel.heatmap.isVisible() and "Open or train a run" in panel.note.text()  # no empty grid
+    with qtbot.waitSignal(panel._job.sig_done, timeout=60000):
+        session.set_run(run)
+    assert panel.heatmap.isVisible()
+    return session, panel
+
+
+def test_the_panel_shows_the_same_scores_as_the_engine_and_the_command_line(qtbot, run):
+    _, panel = opened(qtbot, run)
+    want = RunAnalysis(run.path).head_timeline()  # what the analysis process answered the panel
+    assert want.steps == head_timeline(run.path).steps
+    assert panel.timeline.steps == want.steps == [0, 2, 4]
+    for name in ("induction", "previous_token", "ablation"):
+        panel.score.setCurrentIndex(panel.score.findData(name))
+        expected = want.values[name].reshape(3, 4).T  # rows: L0 H0, L0 H1, L1 H0, L1 H1
+        np.testing.assert_allclose(panel.heatmap.matrix(), expected.astype(np.float32))
+        np.testing.assert_array_equal(panel.matrix(), expected)
+    assert panel.heatmap.labels() == (["L0 H0", "L0 H1", "L1 H0", "L1 H1"], ["0", "2", "4"])
+    assert "ablation" not in panel.note.text() and "no role for this score" in panel.note.text()
+
+
+def test_a_hidden_panel_asks_nothing_until_it_is_seen(qtbot, run):
+    session = Session(run.config)
+    panel = HeadTimelinePanel(session)
+    qtbot.addWidget(panel)
+    session.set_run(run)
+    assert panel.timeline is None and not panel._job.busy
+    with qtbot.waitSignal(panel._job.sig_done, timeout=60000):
+        panel.show()
+    np.testing.assert_array_equal(panel.matrix(), RunAnalysis(run.path).head_timeline().values["induction"]
+                                  .reshape(3, 4).T)
+
+
+def test_snapshots_while_training_ask_again_at_a_low_rate(qtbot, run):
+    from types import SimpleNamespace
+
+    session, panel = opened(qtbot, run)
+    report = SimpleNamespace(snapshot=True)
+    session.sig_step_reported.emit(report)  # just asked (the run opened): the ask waits
+    assert panel._later.isActive() and not panel._job.busy
+    session.sig_step_reported.emit(report)
+    assert panel._later.isActive()
+    with qtbot.waitSignal(panel._job.sig_done, timeout=60000):
+        panel._later.timeout.emit()
+    session.sig_step_reported.emit(SimpleNamespace(snapshot=False))  # a step without a snapshot asks nothing
+    assert not panel._later.isActive() and not panel._job.busy
+
+
+def test_the_wait_between_asks_follows_what_the_last_ask_took(qtbot, run):
+    import time
+    from types import SimpleNamespace
+
+    from gui.panes.training.head_timeline import REFRESH_COST_FACTOR, SNAPSHOT_REFRESH_S
+
+    session, panel = opened(qtbot, run)
+    report = SimpleNamespace(snapshot=True)
+    panel._ask_cost, panel._last_ask = 20.0, time.monotonic()  # a costly model: it waits a few times that
+    session.sig_step_reported.emit(report)
+    # the interval set, not remainingTime(): a coarse Qt timer may fire up to 5% late and says so there
+    assert panel._later.isActive() and panel._later.interval() > (REFRESH_COST_FACTOR * 20.0 - 30) * 1000
+    panel._later.stop()
+    panel._ask_cost, panel._last_ask = 0.1, time.monotonic()  # a lesson-sized model: again within seconds
+    session.sig_step_reported.emit(report)
+    assert panel._later.isActive() and 0 < panel._later.interval() <= SNAPSHOT_REFRESH_S * 1000 + 1
+
+
+def test_clicking_a_cell_shows_that_head_at_that_step_in_the_heatmaps_pane(qtbot, run):
+    session, panel = opened(qtbot, run)
+    heat = HeatmapsPane(session)
+    qtbot.addWidget(heat)
+    heat._on_run_opened(run)
+    with qtbot.waitSignal(panel.sig_cell_clicked) as sig:
+        panel.heatmap.sig_cell_clicked.emit(3, 1)  # row 3 = L1 H1, column 1 = step 2
+    assert sig.args == [1, 1, 2]
+    assert (heat.state.step, heat.state.layer, heat.state.head) == (2, 1, 1)
+    assert heat.timeline.step() == 2 and session.browse_step == 2
+    assert not heat._job.busy  # a hidden pane asks nothing: it asks when it is seen
+
+
+def test_a_click_on_the_timeline_brings_the_heatmaps_pane_to_the_front(qtbot, make_window):
+    w = make_window()
+    heat = w.panes["pane_heatmaps"]
+    heat.tabs.setCurrentWidget(heat.masks)  # the last sub-tab a user looked at
+    w.docks["pane_weight"].raise_()
+    qtbot.waitUntil(lambda: not heat.seen())
+    w.session.show_head_at_step(0, 1, 0)
+    qtbot.waitUntil(lambda: heat.seen())
+    assert (heat.state.layer, heat.state.head) == (0, 1)
+    assert heat.tabs.currentWidget() is heat.attention
+
+
+def test_the_step_a_head_took_the_chosen_role_is_marked_on_the_step_axis(qtbot):
+    from engine.analysis.head_timeline import HeadTimeline
+    from engine.analysis.heads import SCORES
+    from gui.panes.training.head_timeline import FORMED_MARK, HeadTimelineView
+
+    steps = [0, 25, 50, 75]
+    values = {name: np.zeros((4, 2, 2)) for name in SCORES}
+    values["induction"][:, 1, 0] = [0.0, 0.1, 0.5, 0.8]      # forms at 50
+    values["previous_token"][:, 0, 0] = [0.0, 0.6, 0.9, 0.9]  # forms at 25
+    view = HeadTimelineView()
+    qtbot.addWidget(view)
+    view.set_timeline(HeadTimeline(steps, values, np.zeros(4), False))
+    view.score.setCurrentIndex(view.score.findData("induction"))
+    assert view.heatmap.labels()[1] == ["0", "25", f"50 {FORMED_MARK}", "75"]
+    assert "L1 H0 · induction, from step 50" in view.note.text()
+    view.score.setCurrentIndex(view.score.findData("previous_token"))
+    assert view.heatmap.labels()[1] == ["0", f"25 {FORMED_MARK}", "50", "75"]
+    view.score.setCurrentIndex(view.score.findData("entropy"))
+    assert FORMED_MARK not in "".join(view.heatmap.labels()[1])

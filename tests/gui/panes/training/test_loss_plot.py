@@ -1,0 +1,81 @@
+"""The loss plot: its history (each step once), snapped ranges, log scale and the hover read-out."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from PySide6.QtCore import QEvent, QPointF, Qt
+from PySide6.QtGui import QMouseEvent
+from PySide6.QtWidgets import QApplication
+
+from gui.panes.training.loss_plot import LossHistory, LossPlot, nice_ceiling, snapped_range
+
+from ...conftest import QT_NOISE
+
+pytestmark = [pytest.mark.qt_log_level_fail("WARNING"), pytest.mark.qt_log_ignore(QT_NOISE)]
+
+
+def history(n: int = 50) -> LossHistory:
+    h = LossHistory()
+    for s in range(1, n + 1):
+        h.add(s, 4.0 * math.exp(-s / 20) + 1.0, 1e-3, 3.0 if s % 10 == 0 else None)
+    return h
+
+
+def hover(plot: LossPlot, step: float, log_loss: float) -> None:
+    """A real mouse-move event on the plot's viewport at (step, log10 loss)."""
+    plot.graphics.scene()._lastMoveEventTime = 0  # pyqtgraph drops moves closer than its rate limit
+    viewport = plot.graphics.viewport()
+    pos = QPointF(plot.graphics.mapFromScene(plot.loss.vb.mapViewToScene(QPointF(step, log_loss))))
+    event = QMouseEvent(QEvent.Type.MouseMove, pos, QPointF(viewport.mapToGlobal(pos)),
+                        Qt.MouseButton.NoButton, Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(viewport, event)
+
+
+def test_a_step_is_kept_once_and_a_replayed_step_is_ignored():
+    h = history(5)
+    assert not h.add(5, 0.1, 1e-3, None) and not h.add(3, 0.1, 1e-3, None)
+    assert h.steps == [1, 2, 3, 4, 5]
+    h.add_rows([{"step": 6, "train_loss": 2.0, "val_loss": 1.5, "lr": 1e-3}, {"bad": 1}])
+    assert h.steps[-1] == 6 and h.val_steps == [6] and h.val == [1.5]
+
+
+@pytest.mark.parametrize("x, want", [(1, 1), (7, 8), (101, 150), (0.031, 0.04), (999, 1000)])
+def test_nice_ceiling(x, want):
+    assert nice_ceiling(x) == pytest.approx(want)
+
+
+def test_snapped_ranges_contain_the_data_and_move_rarely():
+    lo, hi = snapped_range(1.23, 4.41)
+    assert lo <= 1.23 and hi >= 4.41 and hi - lo < 2 * (4.41 - 1.23)
+    assert snapped_range(1.22, 4.41) == (lo, hi)  # a slightly lower minimum: the same range
+
+
+def test_log_scale_and_hover_read_out(qtbot):
+    plot = LossPlot()
+    qtbot.addWidget(plot)
+    plot.resize(500, 400)
+    plot.show()
+    qtbot.waitExposed(plot)
+    plot.show_history(history())
+    assert plot.loss.viewRange()[0][1] >= 50
+    plot.log_box.click()
+    assert plot.loss.getAxis("left").logMode
+    hover(plot, 20, 0.4)
+    qtbot.waitUntil(lambda: plot.readout.text().startswith("step 20 ·"), timeout=2000)
+    assert "train" in plot.readout.text() and "lr 1.00e-03" in plot.readout.text()
+    assert plot.cursor.isVisible() and plot.cursor.value() == 20
+
+
+def test_zooming_stops_following_and_auto_range_resumes_it(qtbot):
+    plot = LossPlot()
+    qtbot.addWidget(plot)
+    plot.show_history(history(50))
+    plot.loss.vb.sigRangeChangedManually.emit([True, True])  # what a mouse zoom emits
+    plot.loss.setXRange(10, 20, padding=0)
+    plot.show_history(history(80))
+    assert plot.loss.viewRange()[0] == pytest.approx([10, 20])
+    plot.loss.vb.enableAutoRange()  # the "A" button
+    plot.show_history(history(90))
+    assert plot.following and plot.loss.viewRange()[0][1] >= 90

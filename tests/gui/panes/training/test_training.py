@@ -1,0 +1,219 @@
+"""The Training pane and the worker behind it, driven through the buttons a user presses."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+
+from engine.figures.export import FigureOptions
+from engine.rundir.runs import Run
+from gui.widgets import dialogs
+
+from ...conftest import QT_NOISE, tiny_config
+
+pytestmark = [pytest.mark.qt_log_level_fail("WARNING"), pytest.mark.qt_log_ignore(QT_NOISE)]
+WAIT = 20_000  # ms; generous for a shared machine, a passing test takes a fraction
+
+
+def pane(window):
+    return window.panes["pane_training"]
+
+
+def click(qtbot, window, act: str) -> None:
+    button = pane(window).buttons[act]
+    assert button.isEnabled(), f"{act} is disabled"
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+
+
+def wait_state(qtbot, window, state: str) -> None:
+    qtbot.waitUntil(lambda: window.session.training_state == state, timeout=WAIT)
+
+
+def test_train_delivers_step_reports_and_the_loss_curve_grows(qtbot, make_window):
+    w = make_window()
+    with qtbot.waitSignal(w.session.sig_step_reported, timeout=WAIT) as first:
+        click(qtbot, w, "train")
+    assert first.args[0].step >= 1
+    curve = pane(w).plot.train_curve
+    qtbot.waitUntil(lambda: curve.getData()[0] is not None and len(curve.getData()[0]) >= 20, timeout=WAIT)
+    n = len(curve.getData()[0])
+    qtbot.waitUntil(lambda: len(curve.getData()[0]) > n, timeout=WAIT)
+    assert pane(w).progress.value() > 0
+    assert pane(w).stats["tokens_per_s"].text() != "—"
+    assert w.windowTitle() == f"GPT Explorer — {w.controller.run_dir.name}"
+    assert str(w.controller.run_dir) in w.run_label.text()
+    qtbot.waitUntil(lambda: w.step_label.text().startswith("step "), timeout=WAIT)
+
+
+def test_pause_stops_the_steps_and_resume_restarts_them(qtbot, make_window):
+    w = make_window()
+    click(qtbot, w, "train")
+    qtbot.waitUntil(lambda: w.session.step >= 3, timeout=WAIT)
+    click(qtbot, w, "pause")
+    wait_state(qtbot, w, "paused")
+    paused_at = w.session.step
+    with qtbot.assertNotEmitted(w.session.sig_step_reported, wait=400):
+        pass
+    assert w.session.step == paused_at
+    with qtbot.waitSignal(w.session.sig_step_reported, timeout=WAIT) as report:
+        click(qtbot, w, "resume")
+    assert report.args[0].step == paused_at + 1
+    wait_state(qtbot, w, "running")
+
+
+def test_pause_says_so_at_once_and_train_resumes_a_paused_run(qtbot, make_window, corpus_file):
+    from ...conftest import tiny_config
+
+    # evaluations of many batches: a pause asked during one waits for it, and the pane must say so at once
+    w = make_window(tiny_config(corpus_file, eval_every=5, eval_batches=200))
+    click(qtbot, w, "train")
+    qtbot.waitUntil(lambda: w.session.step >= 3, timeout=WAIT)
+    click(qtbot, w, "pause")
+    assert w.session.training_state in ("pausing", "paused")  # no event loop turn in between: at once
+    assert pane(w).state_label.text() != "training…"
+    wait_state(qtbot, w, "paused")
+    paused_at = w.session.step
+    assert w.actions["train"].isEnabled()
+    with qtbot.waitSignal(w.session.sig_step_reported, timeout=WAIT) as report:
+        w.actions["train"].trigger()  # F5
+    assert report.args[0].step == paused_at + 1
+    wait_state(qtbot, w, "running")
+    click(qtbot, w, "pause")
+    w.actions["train"].trigger()  # F5 at once, pausing or paused: training goes on
+    wait_state(qtbot, w, "running")
+    n = w.session.step
+    qtbot.waitUntil(lambda: w.session.step > n + 2, timeout=WAIT)
+
+
+def test_step_advances_exactly_one(qtbot, make_window):
+    w = make_window()
+    with qtbot.waitSignal(w.session.sig_step_reported, timeout=WAIT) as first:
+        click(qtbot, w, "step")  # from idle: builds the trainer, trains one step, rests
+    assert first.args[0].step == 1
+    wait_state(qtbot, w, "paused")
+    with qtbot.waitSignal(w.session.sig_step_reported, timeout=WAIT) as second:
+        click(qtbot, w, "step")
+    assert second.args[0].step == 2
+    with qtbot.assertNotEmitted(w.session.sig_step_reported, wait=400):
+        pass
+    assert w.session.step == 2 and pane(w).history.steps == [1, 2]
+
+
+def test_stop_and_close_leave_a_run_that_reopens_and_continues(qtbot, make_window):
+    w = make_window()
+    click(qtbot, w, "train")
+    qtbot.waitUntil(lambda: w.session.step >= 5, timeout=WAIT)
+    click(qtbot, w, "stop")
+    wait_state(qtbot, w, "stopped")
+    stopped_at, run_dir = w.session.step, w.controller.run_dir
+    w.close()
+    assert Run(run_dir).checkpoint_steps()[-1] == stopped_at
+
+    again = make_window(run_dir=run_dir)
+    assert again.windowTitle() == f"GPT Explorer — {run_dir.name}"
+    assert pane(again).history.last_step == stopped_at  # the history, from metrics.jsonl
+    assert again.session.training_state == "stopped" and pane(again).stats["train_loss"].text() != "—"
+    with qtbot.waitSignal(again.session.sig_step_reported, timeout=WAIT) as report:
+        click(qtbot, again, "train")
+    assert report.args[0].step == stopped_at + 1
+    assert again.controller.run_dir == run_dir
+
+
+def test_closing_while_training_stops_the_worker_and_leaves_a_resumable_run(qtbot, make_window):
+    w = make_window()
+    click(qtbot, w, "train")
+    qtbot.waitUntil(lambda: w.session.step >= 5, timeout=WAIT)
+    worker, run_dir = w.controller.worker, w.controller.run_dir
+    w.close()
+    assert worker.isFinished()
+    saved = Run(run_dir).checkpoint_steps()[-1]
+    assert saved >= 5
+    again = make_window(run_dir=run_dir)
+    with qtbot.waitSignal(again.session.sig_step_reported, timeout=WAIT) as report:
+        again.session.request_training("train")
+    assert report.args[0].step == saved + 1
+
+
+def test_generate_writes_a_continuation_of_the_prompt(qtbot, make_window):
+    w = make_window()
+    p = pane(w)
+    assert not p.generate.isEnabled()  # no model yet
+    click(qtbot, w, "step")
+    wait_state(qtbot, w, "paused")
+    p.prompt.setText("the ")
+    p.length.setValue(12)
+    qtbot.mouseClick(p.generate, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: p.output.toPlainText().startswith("the ") and len(p.output.toPlainText()) > 4,
+                    timeout=WAIT)
+    assert p.generate.isEnabled()
+
+
+def test_generate_shows_the_next_token_probabilities_with_temperature_and_top_k(qtbot, make_window):
+    import numpy as np
+
+    w = make_window()
+    p = pane(w)
+    click(qtbot, w, "step")
+    wait_state(qtbot, w, "paused")
+    p.prompt.setText("the ")
+    p.length.setValue(8)
+    qtbot.mouseClick(p.generate, Qt.MouseButton.LeftButton)
+    view = p.next_tokens
+    qtbot.waitUntil(lambda: view.result is not None, timeout=WAIT)
+    text = p.output.toPlainText()
+    assert view.result.position == len(text) - 1 and len(view.result.tokens) == len(text)  # char tokens
+    assert 0 < view.result.model.sum() <= 1 and len(view.result.candidates) >= 2
+    bars = view.sampled_bars.opts["width"]
+    np.testing.assert_allclose(bars, view.result.sampled)
+    p.temperature.setValue(0.0)  # greedy: all the mass on the most likely token
+    qtbot.waitUntil(lambda: view.result.temperature == 0.0, timeout=WAIT)
+    assert view.result.sampled.max() == 1.0 and view.result.sampled[0] == 1.0
+    p.top_k.setValue(2)
+    p.temperature.setValue(1.0)
+    qtbot.waitUntil(lambda: view.result.top_k == 2 and view.result.temperature == 1.0, timeout=WAIT)
+    assert (view.result.sampled > 0).sum() == 2 and view.result.sampled.sum() == pytest.approx(1.0)
+    cursor = p.output.textCursor()
+    cursor.setPosition(2)  # after "th": the bars follow token 1, 'h'
+    p.output.setTextCursor(cursor)
+    qtbot.waitUntil(lambda: view.result.position == 1, timeout=WAIT)
+    assert view.context.text() == "th"
+
+
+def test_evaluation_samples_are_logged_and_curves_export(qtbot, make_window, corpus_file, tmp_path,
+                                                        monkeypatch):
+    w = make_window(tiny_config(corpus_file, eval_every=10))
+    click(qtbot, w, "train")
+    qtbot.waitUntil(lambda: "── step 10 ──" in pane(w).logged.toPlainText(), timeout=WAIT)
+    qtbot.waitUntil(lambda: len(pane(w).history.val) >= 1, timeout=WAIT)
+    out = tmp_path / "loss.csv"
+    monkeypatch.setattr(dialogs, "ask_export", lambda *a, **k: (out, FigureOptions()))
+    w.actions["export"].trigger()
+    qtbot.waitUntil(out.exists, timeout=WAIT)
+    assert out.read_text().splitlines()[0] == "step,train_loss,val_loss"
+
+
+def test_a_non_finite_loss_stops_training_with_a_banner_not_a_traceback(qtbot, make_window, corpus_file,
+                                                                        monkeypatch):
+    from engine.model.gpt import GPT
+
+    real, calls = GPT.loss, []
+
+    def diverging(self, logits, targets):  # an lr of 1e30 is refused up front now: the loss breaks by itself
+        calls.append(1)
+        return real(self, logits, targets) * (float("nan") if len(calls) > 3 else 1.0)
+    monkeypatch.setattr(GPT, "loss", diverging)
+    w = make_window(tiny_config(corpus_file))
+    click(qtbot, w, "train")
+    wait_state(qtbot, w, "error")
+    assert w.banner.isVisible() and w.banner.level == "error"
+    assert "not finite" in w.banner.text and "learning rate" in w.banner.text
+    assert pane(w).buttons["train"].isEnabled()
+
+
+def test_no_time_left_is_shown_once_training_is_stopped(qtbot, make_window, corpus_file):
+    w = make_window(tiny_config(corpus_file, steps=100_000))
+    click(qtbot, w, "train")
+    qtbot.waitUntil(lambda: pane(w).eta.text().endswith(" left"), timeout=WAIT)
+    w.session.request_training("stop")
+    wait_state(qtbot, w, "stopped")
+    assert pane(w).eta.text() == ""

@@ -1,0 +1,65 @@
+"""The Weight pane's Interaction tab (issue 25): it shows the engine's second-order numbers for the weight
+and step on screen and the other weight chosen, the model's map at that step, the explained parts over
+training, and a click on the map opens that pair."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engine.analysis.run_analysis import RunAnalysis
+from gui.panes.weight.interaction_view import explained_series
+
+from ...conftest import QT_NOISE
+from .test_weight_pane import WAIT, make, run_path  # noqa: F401  (run_path is a fixture)
+
+pytestmark = [pytest.mark.qt_log_level_fail("WARNING"), pytest.mark.qt_log_ignore(QT_NOISE)]
+
+
+def test_the_questions_are_answered_by_the_runs_analysis(run_path):  # noqa: F811
+    from engine.analysis import door
+    from engine.analysis import questions as q
+
+    a = RunAnalysis(run_path)
+    pair = door.answer(q.Interaction(str(run_path), "blocks.1.W_K", "blocks.0.W_Q", 4))
+    np.testing.assert_array_equal(pair.predicted, a.interaction("blocks.1.W_K", "blocks.0.W_Q", 4).predicted)
+    assert door.answer(q.InteractionMap(str(run_path), 4)).step == 4
+    assert q.InteractionMap(str(run_path), 4).key == q.InteractionMap(str(run_path), 4)
+
+
+def test_tab_shows_the_pair_the_map_and_the_explained_parts(qtbot, run_path):  # noqa: F811
+    _, pane = make(qtbot, run_path, "blocks.1.W_Q")
+    view = pane.interaction_view
+    pane.tabs.setCurrentWidget(view)
+    assert pane.tabs.tabText(pane.tabs.currentIndex()) == "Interaction"
+    pane.timeline.set_step(4)
+    view.set_other("blocks.0.W_K")
+    want = RunAnalysis(run_path)
+    pair = want.interaction("blocks.1.W_Q", "blocks.0.W_K", 4)
+    qtbot.waitUntil(lambda: "steps 3 → 4" in view.message.text() and "blocks.0.W_K" in view.message.text(),
+                    timeout=WAIT)
+    np.testing.assert_allclose(view.predicted.matrix(), pair.predicted, rtol=1e-5, atol=1e-12)
+    np.testing.assert_allclose(view.real.matrix(), pair.real, rtol=1e-5, atol=1e-12)
+    qtbot.waitUntil(lambda: view.map.title().startswith("pair shares · steps 3 → 4"), timeout=WAIT)
+    m = want.interaction_map(4)
+    np.testing.assert_allclose(view.map.matrix(), m.shares, rtol=1e-5, atol=1e-12)
+    assert view.map.labels()[0] == m.names
+    qtbot.waitUntil(lambda: len(view._maps) == len(want.saved_steps()) - 1, timeout=WAIT)  # every later map
+    steps, parts = explained_series(view._maps, "blocks.1.W_Q")
+    assert list(steps) == want.saved_steps()[1:] and len(parts) == 6 and "others" in parts
+    x, _ = view.chart.curves[next(iter(parts))].getData()
+    np.testing.assert_array_equal(x, steps)
+
+    view.kind_box.setCurrentIndex(1)
+    np.testing.assert_allclose(np.nan_to_num(view.map.matrix()), np.nan_to_num(m.ratios), rtol=1e-5)
+    i, j = m.names.index("blocks.1.W_K"), m.names.index("blocks.0.W_V")
+    view.map.sig_cell_clicked.emit(i, j)  # as a click on that cell
+    qtbot.waitUntil(lambda: pane.state.weight == "blocks.1.W_K", timeout=WAIT)
+    assert view.other_box.currentText() == "blocks.0.W_V"
+
+
+def test_first_saved_step_says_no_update_reaches_it(qtbot, run_path):  # noqa: F811
+    _, pane = make(qtbot, run_path, "blocks.0.W_Q")
+    pane.tabs.setCurrentWidget(pane.interaction_view)
+    pane.timeline.set_step(0)
+    qtbot.waitUntil(lambda: "first saved step" in pane.interaction_view.message.text(), timeout=WAIT)
