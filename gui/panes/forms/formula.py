@@ -89,7 +89,10 @@ class FormulaRenderer(QObject):
         executor = self._executor()
         if executor is not None:
             try:
-                executor.submit(_render, key).add_done_callback(lambda f, k=key: self._on_future(k, f))
+                # the process is handed the engine's function, not this module's: unpickling a function imports
+                # its module there, and this one's package imports the whole Forms pane and torch (~250 MB)
+                future = executor.submit(render_formula, key.tex, key.width, key.dpr, key.color, key.fontsize)
+                future.add_done_callback(lambda f, k=key: self._on_future(k, f))
                 return
             except Exception:  # the process died or cannot start: render on a thread from now on
                 self._use_process, self._process = False, None
