@@ -36,9 +36,9 @@ def _corpus_text(corpus: str) -> str:
 
 @functools.lru_cache(maxsize=16)
 def _dataset_vocab(data: DataConfig, n_ctx: int) -> int:
-    from engine.text.data import Dataset
+    from engine.text.data import corpus_vocabulary
 
-    return Dataset.build(data, n_ctx, _corpus_text(data.corpus)).tokenizer.vocab_size
+    return corpus_vocabulary(data, n_ctx, _corpus_text(data.corpus))
 
 
 def inspect_config(cfg: ExperimentConfig) -> Inspection:

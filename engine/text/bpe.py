@@ -119,6 +119,9 @@ class BPETokenizer:
         starts = np.asarray(enc.offsets, dtype=np.int64).reshape(-1, 2)[:, 0]
         return np.asarray(enc.ids, dtype=np.int64), starts
 
+    def count_tokens(self, text: str) -> int:
+        return len(self._tok.encode(text).ids)
+
     def decode(self, ids) -> str:
         return self._tok.decode([int(i) for i in ids], skip_special_tokens=False)
 

@@ -34,7 +34,8 @@ class Tokenizer(Protocol):
     def vocab_size(self) -> int: ...
     def encode(self, text: str) -> list[int]: ...
     def encode_array(self, text: str) -> np.ndarray: ...
-    def encode_with_starts(self, text: str) -> tuple[np.ndarray, np.ndarray]: ...
+    def encode_with_starts(self, text: str) -> tuple[np.ndarray, np.ndarray | None]: ...
+    def count_tokens(self, text: str) -> int: ...
     def decode(self, ids) -> str: ...
     def token_strings(self, ids) -> list[str]: ...
     def to_dict(self) -> dict: ...
@@ -86,11 +87,14 @@ class CharTokenizer(_Vocabulary):
         if not found.all():
             unknown = sorted({chr(c) for c in points[~found][:1000]})
             raise CorpusError(f"characters not in the vocabulary: {''.join(unknown)[:20]!r}")
-        return order[pos].astype(np.int64)
+        return order[pos].astype(np.int64, copy=False)
 
-    def encode_with_starts(self, text: str) -> tuple[np.ndarray, np.ndarray]:
-        ids = self.encode_array(text)
-        return ids, np.arange(len(ids), dtype=np.int64)
+    def encode_with_starts(self, text: str) -> tuple[np.ndarray, None]:
+        """The ids, and None for their starts: token i starts at character i."""
+        return self.encode_array(text), None
+
+    def count_tokens(self, text: str) -> int:
+        return len(text)
 
 
 class WordTokenizer(_Vocabulary):
@@ -121,6 +125,9 @@ class WordTokenizer(_Vocabulary):
         found = list(_WORD.finditer(text))
         ids = np.array([self._index.get(m.group(), 0) for m in found], dtype=np.int64)
         return ids, np.array([m.start() for m in found], dtype=np.int64)
+
+    def count_tokens(self, text: str) -> int:
+        return sum(1 for _ in _WORD.finditer(text))
 
 
 def tokenizer_from_dict(d: dict) -> Tokenizer:
@@ -170,13 +177,8 @@ class Dataset:
         text = load_corpus(cfg.corpus) if text is None else text
         tok = fit_tokenizer(text, cfg) if tokenizer is None else tokenizer
         ids, starts = tok.encode_with_starts(text)
-        n_val = max(int(len(ids) * cfg.val_fraction), n_ctx + 1)
-        n_train = len(ids) - n_val
-        if n_train < n_ctx + 1:
-            raise CorpusError(
-                f"corpus is too short: {len(ids)} tokens, but a context of {n_ctx} needs at least "
-                f"{2 * (n_ctx + 1)} (train and validation)")
-        cut = int(starts[n_train])  # the character where the validation split begins
+        n_train, n_val = split_sizes(len(ids), n_ctx, cfg.val_fraction)
+        cut = n_train if starts is None else int(starts[n_train])  # the character where validation begins
         ratio = (cut / n_train, (len(text) - cut) / n_val)
         ids = torch.from_numpy(ids)
         return cls(tok, ids[:n_train], ids[n_train:], _first_line(text), ratio)
@@ -199,6 +201,24 @@ class Dataset:
         g = torch.Generator().manual_seed(seed)
         x, y = self.get_batch("val", batch_size, n_ctx, g)
         return x.numpy().copy(), y.numpy().copy()
+
+
+def split_sizes(n_tokens: int, n_ctx: int, val_fraction: float) -> tuple[int, int]:
+    """(train, validation) token counts of a corpus of `n_tokens`; CorpusError if a context cannot fit both."""
+    n_val = max(int(n_tokens * val_fraction), n_ctx + 1)
+    n_train = n_tokens - n_val
+    if n_train < n_ctx + 1:
+        raise CorpusError(f"corpus is too short: {n_tokens} tokens, but a context of {n_ctx} needs at least "
+                          f"{2 * (n_ctx + 1)} (train and validation)")
+    return n_train, n_val
+
+
+def corpus_vocabulary(cfg: DataConfig, n_ctx: int, text: str) -> int:
+    """The vocabulary size `text` gives under `cfg`, or CorpusError as Dataset.build would raise it, without
+    encoding the corpus into arrays (the builder asks at every edit: 5 MB of text is 40 MB of int64 ids)."""
+    tok = fit_tokenizer(text, cfg)
+    split_sizes(tok.count_tokens(text), n_ctx, cfg.val_fraction)
+    return tok.vocab_size
 
 
 def _first_line(text: str, max_chars: int = 48) -> str:

@@ -5,7 +5,7 @@ import torch
 
 from engine.configs.config import DataConfig
 from engine.text.corpus import CorpusError
-from engine.text.data import UNK, CharTokenizer, Dataset, WordTokenizer, tokenizer_from_dict
+from engine.text.data import UNK, CharTokenizer, Dataset, WordTokenizer, corpus_vocabulary, tokenizer_from_dict
 
 TEXT = "To be, or not to be: that is the question.\n" * 40
 
@@ -51,3 +51,16 @@ def test_batches_are_seeded_next_token_windows():
 def test_corpus_shorter_than_context_is_refused():
     with pytest.raises(CorpusError, match="too short"):
         Dataset.build(DataConfig(), 64, text="short text")
+
+
+@pytest.mark.parametrize("tokenizer", ["char", "word", "bpe"])
+def test_the_builders_vocabulary_is_the_datasets_without_encoding_the_corpus(tokenizer):
+    text = "".join(f"{w} said the {w}, and went on.\nANOTHER:\n" for w in ("king", "queen", "fool", "dog") * 40)
+    cfg = DataConfig(tokenizer=tokenizer, max_vocab=300)
+    assert corpus_vocabulary(cfg, 16, text) == Dataset.build(cfg, 16, text).tokenizer.vocab_size
+    for n_ctx in (len(text) // 2, len(text)):  # the same refusal as a Dataset's, at the same lengths
+        with pytest.raises(CorpusError, match="too short") as built:
+            Dataset.build(cfg, n_ctx, text)
+        with pytest.raises(CorpusError, match="too short") as counted:
+            corpus_vocabulary(cfg, n_ctx, text)
+        assert str(counted.value) == str(built.value)
