@@ -26,6 +26,7 @@ from .jobs import JobQueue
 from .menus import build_menus
 from .panes import pane_classes
 from .session import Session
+from .torch_import import ensure_torch
 from .widgets import dialogs
 from .widgets.banner import Banner
 from .widgets.plot_export import route_plot_exports
@@ -103,6 +104,10 @@ class MainWindow(QMainWindow):
         return False
 
     def _build_panes(self, run_dir) -> None:
+        # the panes import torch (the forms engine, the model); importing it here, on this thread, before a
+        # pane can start a job that imports it on another keeps it to one importer. Not at this module's
+        # import: the window's frame is on screen before torch's ~0.7 s
+        ensure_torch()
         self._build_docks()
         self.loading.hide()  # first: the room it frees goes to the docks before a layout is restored
         if self.isVisible():

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ..configs.config import ConfigError, ExperimentConfig
 from ..errors import UserError
-from .runs import BEST, CHECKPOINTS, CONFIG, METRICS, TOKENIZER, RunError
+from .layout import BEST, CHECKPOINTS, CONFIG, METRICS, TOKENIZER, RunError
 from ..safe_io import CONFIG_CAP, JSON_CAP, JSONL_CAP, check_regular, parse_json, read_tail, read_text
 
 TAIL_BYTES = 4096  # a metrics line is ~200 bytes: the last complete one is in the last 4 kB

@@ -39,24 +39,13 @@ from safetensors.torch import save_file
 
 from . import integrity as integrity
 from ..configs.config import ConfigError, ExperimentConfig
-from ..training.determinism import RECORD as DETERMINISM
 from ..errors import UserError
+from .layout import (BEST, CHECKPOINTS, CONFIG, INDEX, MADE_FILES, METRICS, MODEL_FILE, NUMERIC, PROBE, SAMPLES,
+                     SNAPSHOTS, STATE_FILE, TOKENIZER, RunError)
 from .lock import LOCK_FILE, RunLock
 from ..safe_io import (JSON_CAP, JSONL_CAP, WEIGHTS_CAP, UnsafeFileError, check_inside, check_regular, parse_json,
                       read_text)
 
-CONFIG, TOKENIZER, PROBE = "config.toml", "tokenizer.json", "probe.json"
-METRICS, SAMPLES = "metrics.jsonl", "samples.jsonl"
-CHECKPOINTS, SNAPSHOTS = "checkpoints", "snapshots"
-MODEL_FILE, STATE_FILE, BEST, INDEX = "model.safetensors", "state.pt", "best.json", "index.json"
-NUMERIC = ("train_loss", "val_loss", "lr", "grad_norm", "tokens_per_s", "wall_s", "temperature",
-           "train_bpc", "val_bpc")  # in rows
-# what a run holds but its config.toml; a folder holding only these is a creation killed half-way
-MADE_FILES = (TOKENIZER, PROBE, METRICS, SAMPLES, CHECKPOINTS, SNAPSHOTS, LOCK_FILE, DETERMINISM)
-
-
-class RunError(UserError, ValueError):
-    """A run directory, or a file in it, that cannot be used; one line for the user."""
 
 
 @dataclass(frozen=True)

@@ -209,3 +209,16 @@ def test_the_window_shows_before_its_panes_are_built(qtbot):
         w.show()
     assert w.docks and not w.loading.isVisible()
     assert {"Architecture", "Training"} <= {a.text() for a in w.view_menu.actions()}
+
+
+def test_the_windows_frame_needs_no_torch():
+    """The window shows its frame before it builds the panes; torch (~0.7 s of a start on a quiet machine)
+    loads after that, when the panes are built. A fresh interpreter importing the window must not load it."""
+    import os
+    import subprocess
+    import sys
+
+    code = "import sys, gui.app, gui.main_window; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+    assert out.stdout.strip() == "False"

@@ -12,7 +12,7 @@ matrices of the few steps last shown, bounded in bytes. The GUI thread only read
 The forms engine is mostly Python: computed on a thread in this process it held the interpreter lock so that
 the GUI thread, whose every pyqtgraph paint calls back into Python, stalled 50–180 ms at a time while
 scrubbing (measured here with a 5 ms timer probe). Records unpickle into engine.coefficients, which imports
-torch: the app has imported it before any pane asks (gui.main_window), so no two threads import it at once.
+torch: the window imports it before it builds a pane (MainWindow._build_panes), so no two threads import it at once.
 
 The geometry and routes views ask the same process through their own AnalysisJobs (pane.py).
 """
