@@ -6,13 +6,13 @@ only these.
 from __future__ import annotations
 
 from ..errors import UserError
-from ..training.determinism import RECORD as DETERMINISM
 from .lock import LOCK_FILE
 
 CONFIG, TOKENIZER, PROBE = "config.toml", "tokenizer.json", "probe.json"
 METRICS, SAMPLES = "metrics.jsonl", "samples.jsonl"
 CHECKPOINTS, SNAPSHOTS = "checkpoints", "snapshots"
 MODEL_FILE, STATE_FILE, BEST, INDEX = "model.safetensors", "state.pt", "best.json", "index.json"
+DETERMINISM = "determinism.json"  # whether training repeats to the bit (engine/training/determinism.py)
 NUMERIC = ("train_loss", "val_loss", "lr", "grad_norm", "tokens_per_s", "wall_s", "temperature",
            "train_bpc", "val_bpc")  # in rows
 # what a run holds but its config.toml; a folder holding only these is a creation killed half-way

@@ -20,9 +20,9 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..rundir.layout import DETERMINISM as RECORD
 from ..safe_io import parse_json, read_text
 
-RECORD = "determinism.json"
 _CUBLAS_FIXED = (":4096:8", ":16:8")  # the two settings CUDA documents for reproducible cuBLAS
 
 
