@@ -6,6 +6,11 @@ Only a valid draft becomes `Session.config`. Beside the form: the parameter coun
 (with the vocabulary the corpus really gives, read off the GUI thread; no model is built to count it), the
 training memory estimate against this machine's memory (beyond it, a problem beside the field that drives
 it; beyond half of it, a warning), and the block diagram whose weights select themselves in the Session.
+
+The form stands above the diagram in a narrow pane and beside it in a wide one (`WIDE`), so that on a small
+screen, where the pane shares the view area, both have the pane's height. The counts reserve the lines they
+take before the corpus is read: its vocabulary arrives seconds after start (65 → 80 for the bundled
+text), and a count that lost a line then moved the diagram and everything under it.
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ from ...widgets.fields import label as field_label
 from ...torch_import import ensure_torch
 
 SECTIONS = (("model", ModelConfig, "Model"), ("train", TrainConfig, "Training"), ("data", DataConfig, "Data"))
+WIDE = 640  # px: from this width of the pane the form stands beside the diagram, not above it
+COUNT_LINES = 2  # lines the parameter count and the memory estimate each keep, whatever their text
 
 
 class ArchitecturePane(QWidget):
@@ -96,6 +103,9 @@ class ArchitecturePane(QWidget):
         self.memory = QLabel(self)
         self.memory.setObjectName("memory_estimate")
         self.memory.setWordWrap(True)
+        for label in (self.params, self.memory):
+            label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+            label.setMinimumHeight(COUNT_LINES * label.fontMetrics().lineSpacing())
         self.diagram = BlockDiagram(self.session.select_weight, self)
         self.train_button = QPushButton(self.style().standardIcon(QStyle.StandardPixmap.SP_MediaPlay),
                                         "Train", self)
@@ -111,11 +121,13 @@ class ArchitecturePane(QWidget):
         col.addWidget(self.memory)
         col.addWidget(self.diagram, 1)
         split = QSplitter(Qt.Orientation.Vertical, self)
+        split.setObjectName("architecture_split")
+        split.setChildrenCollapsible(False)
         split.addWidget(self.tabs)
         split.addWidget(lower)
         split.setStretchFactor(0, 1)
         split.setStretchFactor(1, 1)
-        split.setSizes([400, 400])
+        self.split = split
         buttons = QHBoxLayout()
         buttons.addWidget(self.load_button)
         buttons.addWidget(self.save_button)
@@ -128,6 +140,21 @@ class ArchitecturePane(QWidget):
         layout.addLayout(head)
         layout.addWidget(split, 1)
         layout.addLayout(foot)
+
+    def resizeEvent(self, event) -> None:  # Qt's name
+        super().resizeEvent(event)
+        self._arrange()
+
+    def _arrange(self) -> None:
+        """The form beside the diagram from `WIDE` px on, above it below that; halves either way (the choice
+        depends on the pane's width alone, which it does not change)."""
+        beside = self.width() >= WIDE
+        orientation = Qt.Orientation.Horizontal if beside else Qt.Orientation.Vertical
+        if self.split.orientation() != orientation or not self.split.property("arranged"):
+            self.split.setOrientation(orientation)
+            self.split.setProperty("arranged", True)
+            room = self.split.width() if beside else self.split.height()
+            self.split.setSizes([room // 2, room - room // 2])
 
     def _connect(self) -> None:
         for form in self.forms.values():
@@ -215,7 +242,8 @@ class ArchitecturePane(QWidget):
         i = self.inspection
         vocab = (f"vocabulary {m.vocab_size}" if i is not None and i.model == m
                  else f"vocabulary {m.vocab_size}, reading the corpus…")
-        self.params.setText(f"Parameters: {human_count(formula)}  —  {formula:,} by the formula  ({vocab})")
+        # the vocabulary on a line of its own: the count keeps its two lines when the corpus's arrives
+        self.params.setText(f"Parameters: {human_count(formula)}  —  {formula:,} by the formula\n({vocab})")
         mem = memory_estimate_bytes(self.draft)
         state = {"adamw": "AdamW moments", "sgd": "SGD momentum", "muon": "Muon momentum + AdamW moments"}
         text = (f"Training memory ≈ {gib(mem)} (weights, gradients, {state[self.draft.train.optimizer]}, "

@@ -19,8 +19,9 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
-from PySide6.QtWidgets import (QAbstractItemView, QApplication, QInputDialog, QMessageBox, QToolBar, QTreeWidget,
-                               QTreeWidgetItem, QVBoxLayout)
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import (QAbstractItemView, QApplication, QInputDialog, QMessageBox, QToolButton,
+                               QTreeWidget, QTreeWidgetItem, QVBoxLayout)
 
 from engine.analysis import questions as q
 from engine.errors import UserError
@@ -30,6 +31,7 @@ from ... import recent
 from ...analysis import AnalysisJob
 from ...session import Session
 from ...widgets import dialogs
+from .button_flow import ButtonFlow
 from .folder_watch import FolderWatch
 from ...widgets.seen import SeenWidget
 
@@ -73,10 +75,8 @@ class RunsPane(SeenWidget):
         self.tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.tree.setToolTip("Tick runs to overlay their curves; double-click one to open it")
         self.buttons, self.acts = {}, {}
-        # a tool bar, not a row of buttons: in a narrow dock the acts that do not fit go under its » menu
-        # rather than widening the pane past the dock (seven buttons needed 610 px)
-        bar = QToolBar(self)
-        bar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        # buttons that wrap onto a second line in a narrow dock (button_flow.py), every act in sight
+        self.button_row = ButtonFlow()
         for key, text, tip in (("open", "Open", "Open the selected run"),
                                ("fork", "Fork…", "A new run paired with the selected one: same initial weights "
                                                  "and batches, one setting changed"),
@@ -85,18 +85,20 @@ class RunsPane(SeenWidget):
                                ("reveal", "Reveal", "Show the selected run's folder in the file manager"),
                                ("add_folder", "Add folder…", "Also list the runs in another folder"),
                                ("refresh", "Refresh", "List the runs again")):
-            action = bar.addAction(text)
+            action = QAction(text, self)
             action.setToolTip(tip)
-            b = bar.widgetForAction(action)
+            b = QToolButton(self)
+            b.setDefaultAction(action)
+            b.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
             b.setObjectName(f"runs_{key}")
+            self.button_row.addWidget(b)
             self.buttons[key], self.acts[key] = b, action
         col = QVBoxLayout(self)
         col.setContentsMargins(4, 4, 4, 4)
-        col.addWidget(bar)
+        col.addLayout(self.button_row)
         col.addWidget(self.tree, 1)
 
     def _connect(self) -> None:
-        # the actions, not their buttons: an act under the tool bar's » menu has no button to click
         a, s = self.acts, self.session
         a["open"].triggered.connect(lambda: self._with_selected(self.session.request_open_run))
         a["rename"].triggered.connect(lambda: self._with_selected(self.rename))
