@@ -125,7 +125,10 @@ class MainWindow(QMainWindow):
             self._restore_geometry()
             settings.restore_layout(self, self.pane_names)
         self.message_row.setVisible(bool(self.banner.level))  # a saved layout may have had a message showing
-        self.setUpdatesEnabled(True)
+        self.layout().activate()
+        # the panes arrange themselves as their docks take these sizes (the stats' rows, a splitter's halves),
+        # which asks their layouts again: painted after those, not between
+        QTimer.singleShot(0, lambda: self.setUpdatesEnabled(True))
         self.sig_panes_ready.emit()
         if run_dir is not None:
             self.open_run(run_dir)

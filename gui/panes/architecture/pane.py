@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QScrollArea,
                                QSplitter, QStyle, QTabWidget, QVBoxLayout, QWidget)
 
@@ -125,9 +125,10 @@ class ArchitecturePane(QWidget):
         split.setChildrenCollapsible(False)
         split.addWidget(self.tabs)
         split.addWidget(lower)
-        split.setStretchFactor(0, 1)
-        split.setStretchFactor(1, 1)
         self.split = split
+        self._split_moved = False
+        split.splitterMoved.connect(self._on_split_moved)
+        split.installEventFilter(self)
         buttons = QHBoxLayout()
         buttons.addWidget(self.load_button)
         buttons.addWidget(self.save_button)
@@ -141,20 +142,23 @@ class ArchitecturePane(QWidget):
         layout.addWidget(split, 1)
         layout.addLayout(foot)
 
-    def resizeEvent(self, event) -> None:  # Qt's name
-        super().resizeEvent(event)
-        self._arrange()
+    def eventFilter(self, watched, event) -> bool:  # Qt's name
+        if watched is self.split and event.type() == QEvent.Type.Resize:
+            self._arrange(event.size())
+        return super().eventFilter(watched, event)
 
-    def _arrange(self) -> None:
-        """The form beside the diagram from `WIDE` px on, above it below that; halves either way (the choice
-        depends on the pane's width alone, which it does not change)."""
-        beside = self.width() >= WIDE
-        orientation = Qt.Orientation.Horizontal if beside else Qt.Orientation.Vertical
-        if self.split.orientation() != orientation or not self.split.property("arranged"):
-            self.split.setOrientation(orientation)
-            self.split.setProperty("arranged", True)
-            room = self.split.width() if beside else self.split.height()
+    def _arrange(self, size) -> None:
+        """As the splitter takes its new size: the form beside the diagram from `WIDE` px on, above it below
+        that, each half of the room until the user drags the handle (the choice depends on the pane's width
+        alone, which it does not change)."""
+        beside = size.width() >= WIDE
+        self.split.setOrientation(Qt.Orientation.Horizontal if beside else Qt.Orientation.Vertical)
+        if not self._split_moved:
+            room = (size.width() if beside else size.height()) - self.split.handleWidth()
             self.split.setSizes([room // 2, room - room // 2])
+
+    def _on_split_moved(self, *_) -> None:
+        self._split_moved = True
 
     def _connect(self) -> None:
         for form in self.forms.values():

@@ -45,7 +45,8 @@ EXPORT_FILTERS = ("PNG image (*.png);;SVG image (*.svg);;PDF document (*.pdf);;C
                   "pgfplots/TikZ for LaTeX (*.tex)")
 RELOAD_MS = 2000
 FRAME_MS = 16  # at most one redraw per frame of a 60 Hz screen
-LEGEND_WIDTH = (110, 230)  # the legend's width: its longest name, within these; a longer name wraps
+LEGEND_WIDTH = (110, 200)  # the legend's width: its longest name, within these; a longer name wraps
+TITLE_SIZE = "10pt"  # pyqtgraph's 11pt made "validation bits per character" wider than a plot in a 730 px pane
 
 
 class RunLegend(QScrollArea):
@@ -147,7 +148,7 @@ class RunCurvesPane(SeenWidget):
         grid.setSpacing(2)
         self.plots = {}
         for i, (metric, label) in enumerate(METRIC_LABELS.items()):
-            view = pg.PlotWidget(self, title=label)
+            view = pg.PlotWidget(self)
             view.setObjectName(f"curves_{metric}")
             grid.addWidget(view, i // 2, i % 2)
             plot = view.getPlotItem()
@@ -190,7 +191,7 @@ class RunCurvesPane(SeenWidget):
         c = plot_colors()
         for metric, plot in self.plots.items():
             plot.getViewWidget().setBackground(c.background)
-            plot.setTitle(METRIC_LABELS[metric], color=c.foreground)
+            plot.setTitle(METRIC_LABELS[metric], color=c.foreground, size=TITLE_SIZE)
             plot.showGrid(x=True, y=True, alpha=c.grid_alpha)
             for name in ("left", "bottom"):
                 plot.getAxis(name).setPen(c.foreground)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtCore import QEvent, Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (QAbstractItemView, QApplication, QInputDialog, QMessageBox, QToolButton,
@@ -36,6 +36,7 @@ from .folder_watch import FolderWatch
 from ...widgets.seen import SeenWidget
 
 COLUMNS = ("Run", "Preset", "Optimizer", "Steps", "Best val", "Date", "Size")
+NAME_LEAST = 140  # px: the Run column gives up its width down to this so that every other column shows
 _PATH = Qt.ItemDataRole.UserRole
 _SORT = Qt.ItemDataRole.UserRole + 1
 
@@ -74,6 +75,9 @@ class RunsPane(SeenWidget):
         self.tree.sortByColumn(5, Qt.SortOrder.DescendingOrder)
         self.tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.tree.setToolTip("Tick runs to overlay their curves; double-click one to open it")
+        # a long name is cut in its middle, keeping its start and its date (the whole path is its tooltip)
+        self.tree.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.tree.viewport().installEventFilter(self)
         self.buttons, self.acts = {}, {}
         # buttons that wrap onto a second line in a narrow dock (button_flow.py), every act in sight
         self.button_row = ButtonFlow()
@@ -144,13 +148,27 @@ class RunsPane(SeenWidget):
             self.tree.addTopLevelItem(self._item(r, r.path in ticked))
         self.tree.setSortingEnabled(True)
         self._filling = False
-        for i in range(len(COLUMNS)):
-            self.tree.resizeColumnToContents(i)
+        self._fit_columns()
         if current and (item := self.item_for(current)) is not None:
             self.tree.setCurrentItem(item)
         if ticked != set(self.checked_paths()):  # a ticked run was deleted or renamed elsewhere
             self.session.compare_runs(self.checked_paths())
         self.sig_listed.emit(len(rows))
+
+    def _fit_columns(self) -> None:
+        """Every column as wide as its contents, but the run's name no wider than what the others leave (and
+        no narrower than NAME_LEAST): in a 730 px pane the longest name pushed Size out of sight."""
+        for i in range(len(COLUMNS)):
+            self.tree.resizeColumnToContents(i)
+        others = sum(self.tree.columnWidth(i) for i in range(1, len(COLUMNS)))
+        room = self.tree.viewport().width() - others
+        if self.tree.columnWidth(0) > room:
+            self.tree.setColumnWidth(0, max(NAME_LEAST, room))
+
+    def eventFilter(self, watched, event) -> bool:  # Qt's name
+        if watched is self.tree.viewport() and event.type() == QEvent.Type.Resize and self.tree.topLevelItemCount():
+            self._fit_columns()
+        return super().eventFilter(watched, event)
 
     def _item(self, r: RunSummary, ticked: bool) -> QTreeWidgetItem:
         best = "—" if r.best_val is None else f"{r.best_val:.4f}"

@@ -1,5 +1,5 @@
 """The heads × steps timeline: one row per attention head, one column per saved step, colour the score
-chosen in a selector, so a head forming and the loss curve bending beside it are seen at the same step.
+chosen in a selector, so a head forming and the loss curve bending above it are seen at the same step.
 
 `HeadTimelineView` renders an `engine.analysis.head_timeline.HeadTimeline` through the app's one heatmap
 widget (one pyqtgraph image) and says which roles formed when; clicking a cell emits (layer, head, step).
@@ -49,8 +49,8 @@ class HeadTimelineView(SeenWidget):
         super().__init__(parent)
         self.timeline = None
         self.score = QComboBox()
-        # its longest name ("induction (prefix matching)") must not set the panel's width: the loss curves
-        # beside it need the room more
+        # its longest name ("induction (prefix matching)") must not set the panel's width: a narrow control
+        # column has no room to spare
         self.score.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.score.setMinimumContentsLength(10)
         self.score.setObjectName("head_timeline_score")

@@ -151,6 +151,7 @@ class TrainingPane(QWidget):
         self._stat_columns = 0
         self._arrange_stats(2)
         self.stats_box.setMinimumWidth(self._stats_width(2))
+        self.stats_box.installEventFilter(self)
         return stats
 
     def _arrange_stats(self, columns: int) -> None:
@@ -179,13 +180,13 @@ class TrainingPane(QWidget):
         """The most pairs a row (4, 3 or 2) that fit in `width`."""
         return next((c for c in (4, 3) if self._stats_width(c) <= width), 2)
 
-    def resizeEvent(self, event) -> None:  # Qt's name
-        super().resizeEvent(event)
-        self._arrange_stats(self._stat_columns_for(self.stats_box.width()))
-
     def eventFilter(self, watched, event) -> bool:  # Qt's name
-        if watched is self.split and event.type() == QEvent.Type.Resize:
-            self._share_split()
+        """Each arrangement is made as its widget takes its new size, before anything is painted at it."""
+        if event.type() == QEvent.Type.Resize:
+            if watched is self.split:
+                self._share_split()
+            elif watched is self.stats_box:
+                self._arrange_stats(self._stat_columns_for(event.size().width()))
         return super().eventFilter(watched, event)
 
     def _share_split(self) -> None:
