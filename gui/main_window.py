@@ -41,8 +41,6 @@ IN_VIEWS = (("Timeline: play / pause (when it has focus)", "Space"),
 DEFAULT_SIZE = (1480, 900)  # at most: a smaller screen gets its available size (screen_fit.window_size)
 
 
-VIEWS = 5  # Architecture, Training, Heatmaps, Forms, Weight (docs/design.md); later panes are the run browser's
-
 
 def initial_config() -> ExperimentConfig:
     """The config the builder showed when the app was last closed, else the default preset."""
@@ -76,6 +74,7 @@ class MainWindow(QMainWindow):
         self.docks: dict[str, QDockWidget] = {}
         self._columns: list[QDockWidget] = []  # the default layout's side-by-side docks
         self.layout_restored = False
+        self._last_state = TrainingState.IDLE
         self._build_banner()
         self._build_central()
         self._build_status_bar()
@@ -108,6 +107,10 @@ class MainWindow(QMainWindow):
         # pane can start a job that imports it on another keeps it to one importer. Not at this module's
         # import: the window's frame is on screen before torch's ~0.7 s
         ensure_torch()
+        if self.isVisible():
+            # the window keeps showing "loading" until the docks have their final layout: painted at once,
+            # they showed Qt's first guess at their widths for a moment, then jumped to the default's
+            self.setUpdatesEnabled(False)
         self._build_docks()
         self.loading.hide()  # first: the room it frees goes to the docks before a layout is restored
         if self.isVisible():
@@ -127,6 +130,10 @@ class MainWindow(QMainWindow):
             self._restore_geometry()
             settings.restore_layout(self, self.pane_names)
         self.message_row.setVisible(bool(self.banner.level))  # a saved layout may have had a message showing
+        self.layout().activate()
+        # the panes arrange themselves as their docks take these sizes (the stats' rows, a splitter's halves),
+        # which asks their layouts again: painted after those, not between
+        QTimer.singleShot(0, lambda: self.setUpdatesEnabled(True))
         self.sig_panes_ready.emit()
         if run_dir is not None:
             self.open_run(run_dir)
@@ -181,34 +188,36 @@ class MainWindow(QMainWindow):
         self._place_docks(list(self.docks.values()), screen_fit.layout_columns(self._available()))
 
     def _place_docks(self, docks: list[QDockWidget], columns: int) -> None:
-        """The default layout: the first three panes side by side, the other views (Forms, Weight) tabbed
-        behind the third and the run browser's panes behind the first; on a small screen (two columns) the
-        second pane goes under the first instead of beside it."""
+        """The default layout (docs/design.md#the-window). Three columns: the builder, Training, and the views
+        with the run browser's panes tabbed in the widest (the Runs table needs its width for its columns).
+        Two (a laptop): Training alone in a control column, beside one tabbed view area that holds the
+        builder first and every view after it, so that each gets the window's whole height; stacked in two
+        columns, a 1280×720 screen left the block diagram 50 px and the loss plots 35 px."""
         if not docks:
             return
-        self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, docks[0])
+        first = docks[0] if columns >= 3 or len(docks) < 2 else docks[1]  # compact: Training leads
+        self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, first)
         if len(docks) == 1:
             return
-        last = docks[min(2, len(docks) - 1)]
-        if columns >= 3 or len(docks) < 3:
+        if columns >= 3:
+            self._columns = docks[:3]
             for before, dock in zip(docks, docks[1:3]):
                 self.splitDockWidget(before, dock, Qt.Orientation.Horizontal)
+            area, behind = self._columns[-1], docks[3:]
         else:
-            self.splitDockWidget(docks[0], docks[2], Qt.Orientation.Horizontal)
-            self.splitDockWidget(docks[0], docks[1], Qt.Orientation.Vertical)
-            self._share(docks[:2], [2, 3], Qt.Orientation.Vertical)  # the form scrolls; the curves need height
-        for dock in docks[3:VIEWS]:
-            self.tabifyDockWidget(last, dock)
-        for dock in docks[VIEWS:]:  # six tabs in one column cut every title to a few letters
-            self.tabifyDockWidget(docks[0], dock)
-        docks[0].raise_()
-        last.raise_()  # the last column's first pane is its chosen tab, whether shown yet or not
-        self._columns = docks[:3] if columns >= 3 else [docks[0], last]
+            self._columns = [docks[1], docks[0]]
+            self.splitDockWidget(docks[1], docks[0], Qt.Orientation.Horizontal)
+            area, behind = docks[0], docks[2:]
+        for dock in behind:
+            self.tabifyDockWidget(area, dock)
+        area.raise_()  # the view area's first pane is its chosen tab, whether shown yet or not
         self._share_columns()
 
     def _share_columns(self) -> None:
         """The default layout's column widths from the window's width now: 3 : 4 : 6 (the views' column holds
-        the Weight pane's three maps side by side), or 2 : 3 on a small screen."""
+        the Weight pane's three maps side by side and the Runs table's seven columns), or 2 : 3 on a small
+        screen (Training's curves side by side in the control column, the builder's form beside its diagram
+        in the view area)."""
         parts = [3, 4, 6] if len(self._columns) == 3 else [2, 3]
         self._share(self._columns, parts[:len(self._columns)], Qt.Orientation.Horizontal)
 
@@ -359,11 +368,22 @@ class MainWindow(QMainWindow):
 
     def _on_training_state_changed(self, state: str) -> None:
         a, valid, state = self.actions, not self.session.config_problems, TrainingState(state)
+        if state == TrainingState.RUNNING and not self._last_state.live:
+            self._builder_makes_way()
+        self._last_state = state
         for action in ("train", "pause_resume", "step", "stop", "save"):
             a[action].setEnabled(state.allows(action, valid))
         # Train (F5) stays enabled for an invalid config, to say what is wrong and where, not nothing
         a["train"].setEnabled(state.allows("train", True))
         a["pause_resume"].setText("&Resume" if state.allows("resume") else "&Pause")
+
+    def _builder_makes_way(self) -> None:
+        """A run starts training: the builder, locked now, gives its tab to the attention, which training
+        fills (in the default layout of a small screen the two share the view area)."""
+        arch, heat = self.docks.get("pane_architecture"), self.docks.get("pane_heatmaps")
+        if arch is not None and heat is not None and heat in self.tabifiedDockWidgets(arch) \
+                and not arch.visibleRegion().isEmpty():
+            heat.raise_()
 
     def _update_title(self, *_) -> None:
         path = self.controller.run_dir

@@ -3,8 +3,8 @@
 Three pieces, each for one way a small screen was failing (issue 16, item 1):
 - `window_size`: the size the window opens at, never more than the screen's available area (less the
   window manager's frame), so the status bar and the right-hand panes are on screen from the start;
-- `layout_columns`: how many panes stand side by side in the default layout (three need ~1500 px; a
-  laptop gets two, the rest tabbed);
+- `layout_columns`: how many columns the default layout has (three need ~1500 px; a laptop gets two: a
+  control column with Training beside one tabbed view area, main_window.py `_place_docks`);
 - `scrolling`: a pane inside a scroll area, so a dock narrower or lower than the pane's minimum scrolls
   instead of forcing the whole window wider than the screen (Qt sums the docks' minimum widths).
 """
@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QFrame, QScrollArea, QStyle, QWidget
 from .widgets import wheel_guard
 
 WIDE_SCREEN = 1500          # available width from which three columns are the default
+PLOT_MIN = 150              # px: the least height a plot is given in a pane, its axes included
 FRAME_ALLOWANCE = (16, 40)  # a window manager's borders and title bar, outside the size Qt is given
 PANE_MIN = QSize(220, 160)  # the least a dock asks; below the pane's own minimum it scrolls
 

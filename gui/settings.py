@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QMainWindow
 ORGANIZATION = "gpt-explorer"
 APPLICATION = "gpt-explorer"
 # Bump when the default layout or the meaning of the saved state changes.
-STATE_VERSION = 3
+STATE_VERSION = 4  # 4: a small screen's control column and view area; the run browser's panes with the views
 THEMES = ("dark", "light")
 
 

@@ -6,6 +6,12 @@ restyle on `QEvent.PaletteChange`, which Qt sends to every widget when the appli
 A widget with a style sheet (a bold title, a monospace label) is the exception: the style-sheet style fixed
 its palette when it was polished and does not take a new application palette, so its text kept the old
 theme's colour, invisible on the new background; `apply_theme` polishes those again.
+
+The style is Fusion with one change (`ThemeStyle`): the frame of a check box or radio button. Fusion draws it
+in the window colour darkened, which on the dark theme is the colour of the field it stands on (#1f2023 on
+#1e1f22), so the run browser's tick boxes and every unticked option were all but invisible.
+
+The series palette of runs and parts is the figures' (engine/figures/palette.py), re-exported here.
 """
 
 from __future__ import annotations
@@ -13,7 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import QApplication, QStyleFactory
+from PySide6.QtWidgets import QApplication, QProxyStyle, QStyle
+
+from engine.figures.palette import SERIES, color_of  # noqa: F401  (the one series palette, the figures' too)
 
 _R = QPalette.ColorRole
 _G = QPalette.ColorGroup
@@ -34,6 +42,8 @@ _LIGHT = {
 }
 # Disabled text must stay readable but look inactive.
 _DISABLED = {"dark": "#7c7f86", "light": "#9a9a9a"}
+# The frame of a check box or radio button: 3:1 against the field at least (WCAG's contrast for a control).
+INDICATOR_FRAME = {"dark": "#8a8d93", "light": "#767676"}
 
 
 @dataclass(frozen=True)
@@ -56,17 +66,6 @@ _COLORS = {
     "light": PlotColors("#ffffff", "#222222", 0.2, "#1c64d1", "#e8590c", "#2b8a3e", "#d9480f",
                         "#c9ccd1", "#cfe0fa", "#dcefd9"),
 }
-
-
-# The app's series palette (Tableau 10): one colour per run in Run curves, per part in the Weight pane's
-# charts and list. pyqtgraph's own hues made three runs red, orange and yellow.
-SERIES = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f",
-          "#bab0ac")
-
-
-def color_of(index: int) -> str:
-    """The series colour of the index-th run or part, repeating after ten."""
-    return SERIES[index % len(SERIES)]
 
 
 def palette(name: str) -> QPalette:
@@ -97,12 +96,31 @@ def recolor_legend(legend, color: str) -> None:
         label.setText(label.text, color=color)
 
 
+class ThemeStyle(QProxyStyle):
+    """Fusion, with the frame of check boxes and radio buttons (also in item views) in INDICATOR_FRAME.
+    Fusion's frame is its palette's window colour darkened by 140 %, so the option is given a window colour
+    that darkens to the frame's; nothing else of the indicator reads that colour."""
+
+    _INDICATORS = (QStyle.PrimitiveElement.PE_IndicatorCheckBox, QStyle.PrimitiveElement.PE_IndicatorRadioButton)
+
+    def __init__(self):
+        super().__init__("Fusion")
+
+    def drawPrimitive(self, element, option, painter, widget=None) -> None:  # Qt's name
+        if element in self._INDICATORS:
+            option = type(option)(option)
+            pal = QPalette(option.palette)
+            pal.setColor(_R.Window, QColor(INDICATOR_FRAME[current_theme()]).lighter(140))
+            option.palette = pal
+        super().drawPrimitive(element, option, painter, widget)
+
+
 def apply_theme(app: QApplication, name: str) -> None:
-    """Fusion style and the named palette for the whole application."""
+    """The app's style (ThemeStyle) and the named palette for the whole application."""
     if name not in _COLORS:
         name = "dark"
-    if app.style().name().lower() != "fusion":
-        app.setStyle(QStyleFactory.create("Fusion"))
+    if not isinstance(app.style(), ThemeStyle):
+        app.setStyle(ThemeStyle())
     app.setProperty("gpt_explorer_theme", name)
     app.setPalette(palette(name))
     for widget in app.allWidgets():

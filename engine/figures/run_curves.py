@@ -3,7 +3,8 @@ TensorBoard's smoothing (engine/figures/smoothing.py) for the noisy ones, and th
 
 A run's curves come from its metrics.jsonl and config.toml alone (tokens per step = batch_size × n_ctx),
 so any number of runs overlay without building a model. The figure is matplotlib's object API as in
-engine/figures/export.py: one panel per metric, one colour per run, the legend naming the runs. The data is CSV in
+engine/figures/export.py: one panel per metric, run i in the series colour i that Run curves draws it in on
+the screen (engine/figures/palette.py), and one legend beside the panels naming each run in full. The data is CSV in
 long form (one line per run and logged step), since runs log different steps.
 
 `CurvesReader` is what the GUI's analysis process keeps (engine/analysis/questions.py `RunCurvesOf`): the
@@ -27,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from .export import format_of, save_figure
+from .palette import color_of
 from ..configs.config import ConfigError, ExperimentConfig
 from ..errors import UserError
 from ..rundir.runs import CONFIG, METRICS, RunError, atomic_write_text, read_jsonl
@@ -133,16 +135,17 @@ class CurvesReader:
 
 def overlay_figure(curves: Sequence[RunCurves], axis: str = "step", smoothing: float = 0.0,
                    metrics: Sequence[str] = tuple(METRIC_LABELS)):
-    """One panel per metric, each run in its own colour, raw train loss faint behind its smoothed line."""
+    """One panel per metric, each run in its series colour, raw train loss faint behind its smoothed line;
+    the legend stands right of the panels, outside them, so it covers no curve and no name is cut."""
     from matplotlib.figure import Figure
 
     cols = 2 if len(metrics) > 1 else 1
     rows = math.ceil(len(metrics) / cols)
-    fig = Figure(figsize=(5.5 * cols, 3.4 * rows), layout="constrained")
+    fig = Figure(figsize=(5.5 * cols + 2.5, 3.4 * rows), layout="constrained")
     axes = fig.subplots(rows, cols, squeeze=False).ravel()
     for ax, metric in zip(axes, metrics):
         for i, c in enumerate(curves):
-            colour = f"C{i % 10}"
+            colour = color_of(i)
             if smoothing and metric in SMOOTHED:
                 ax.plot(*c.series(metric, axis), lw=0.8, alpha=0.25, color=colour)
             style = dict(marker="o", ms=3) if metric.startswith("val_") else {}
@@ -153,7 +156,7 @@ def overlay_figure(curves: Sequence[RunCurves], axis: str = "step", smoothing: f
     for ax in axes[len(metrics):]:
         ax.set_visible(False)
     if curves:
-        axes[0].legend(fontsize="small")
+        fig.legend(*axes[0].get_legend_handles_labels(), loc="outside right upper", fontsize="small")
     return fig
 
 

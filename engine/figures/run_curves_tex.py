@@ -1,6 +1,6 @@
 """Overlaid runs' curves as pgfplots/TikZ for a LaTeX paper: one `groupplot` panel per metric, each run a
-line in its own colour (matplotlib's colour cycle, as in the PNG/SVG/PDF figure of engine/figures/run_curves.py),
-the legend naming each run in full. The file is a `tikzpicture` to `\\input` into a document whose preamble
+line in its series colour (engine/figures/palette.py, as on the screen and in the PNG/SVG/PDF figure), the
+legend naming each run in full. The file is a `tikzpicture` to `\\input` into a document whose preamble
 has (as the file's first lines say):
 
     \\usepackage{pgfplots}  \\pgfplotsset{compat=1.18}  \\usepgfplotslibrary{groupplots}
@@ -18,20 +18,13 @@ from pathlib import Path
 
 import numpy as np
 
+from .palette import color_of
 from .run_curves import AXIS_LABELS, METRIC_LABELS, RunCurves
 from ..rundir.runs import atomic_write_text
 
 MAX_POINTS = 1000
 _TEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
-
-
-def colour_cycle() -> list[str]:
-    """matplotlib's colour cycle as HTML hex: the figure exports draw run i in C{i mod its length}."""
-    import matplotlib
-    from matplotlib.colors import to_hex
-
-    return [to_hex(c).lstrip("#").upper() for c in matplotlib.rcParams["axes.prop_cycle"].by_key()["color"]]
 
 
 def tex_escape(text: str) -> str:
@@ -54,8 +47,7 @@ def _coordinates(x: np.ndarray, y: np.ndarray) -> str:
 def overlay_tikz(curves: Sequence[RunCurves], axis: str = "step", smoothing: float = 0.0,
                  metrics: Sequence[str] = tuple(METRIC_LABELS)) -> str:
     """The TikZ source of the overlay: one panel per metric, two panels a row."""
-    cycle = colour_cycle()
-    colours = "\n".join(f"\\definecolor{{run{i}}}{{HTML}}{{{cycle[i % len(cycle)]}}}"
+    colours = "\n".join(f"\\definecolor{{run{i}}}{{HTML}}{{{color_of(i).lstrip('#').upper()}}}"
                         for i in range(len(curves)))
     rows = math.ceil(len(metrics) / 2)
     lines = ["% GPT Explorer: runs' curves. Preamble: \\usepackage{pgfplots} \\pgfplotsset{compat=1.18} "

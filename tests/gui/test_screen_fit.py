@@ -34,14 +34,79 @@ def test_the_real_window_fits_its_screen_and_every_pane_scrolls_below_its_minimu
         assert dock.minimumSizeHint().width() <= screen_fit.PANE_MIN.width() + 4
 
 
-def test_on_a_small_screen_training_stands_under_the_builder_and_the_views_are_tabbed_beside(make_window):
+@pytest.fixture
+def screen(monkeypatch):
+    """screen(rect): the main window opens on a screen whose available area is `rect` (the offscreen
+    platform's own is 800 px wide)."""
+    from gui.main_window import MainWindow
+
+    return lambda rect: monkeypatch.setattr(MainWindow, "_available", lambda self: rect)
+
+
+def overflow(w) -> dict[str, tuple[int, int]]:
+    """The visible panes that do not fit their dock: {name: (pane's least width, room)}."""
+    out = {}
+    for name, dock in w.docks.items():
+        area = dock.widget()
+        if not dock.visibleRegion().isEmpty() and area.horizontalScrollBar().maximum() > 0:
+            out[name] = (w.panes[name].minimumSizeHint().width(), area.viewport().width())
+    return out
+
+
+def test_a_laptop_gets_training_beside_one_tabbed_view_area_where_each_pane_has_room(qtbot, make_window, screen):
+    """Issue 26, item 1: at 1280×720 the block diagram had 50 px, the builder three fields, the loss and
+    learning-rate plots 35 px each, and an empty Heatmaps pane half the window."""
+    screen(QRect(0, 0, 1280, 720))
+    w = make_window()
+    assert (w.width(), w.height()) == (1264, 680)
+    train, arch = w.docks["pane_training"], w.docks["pane_architecture"]
+    views = [w.docks[n] for n in w.pane_names if n != "pane_training"]
+    assert not w.tabifiedDockWidgets(train) and set(w.tabifiedDockWidgets(arch)) == set(views) - {arch}
+    assert train.x() + train.width() <= arch.x() and train.height() >= 600 and arch.height() >= 580
+    assert arch.width() >= 700 and [d for d in views if not d.visibleRegion().isEmpty()] == [arch]
+    assert not overflow(w)
+    builder = w.panes["pane_architecture"]
+    assert builder.split.orientation() == Qt.Orientation.Horizontal  # the form beside the diagram
+    assert builder.tabs.height() >= 450 and builder.diagram.height() >= 400 and builder.diagram.width() >= 300
+    plot = w.panes["pane_training"].plot
+    assert min(plot.plot_heights().values()) >= screen_fit.PLOT_MIN and not plot.stacked  # lr beside the loss
+    assert w.panes["pane_training"].head_timeline.minimumHeight() <= \
+        w.panes["pane_training"].lower_tabs.currentWidget().height()
+    w.session.request_training("train")  # the builder, locked now, makes way for the attention
+    qtbot.waitUntil(lambda: not w.docks["pane_heatmaps"].visibleRegion().isEmpty())
+    w.session.request_training("stop")
+
+
+def test_every_plot_of_the_training_pane_keeps_150_px_at_1280x720_with_a_run_open(qtbot, make_window, screen,
+                                                                                    tmp_path):
+    import pyqtgraph as pg
+
+    from tests.engine.cli.test_export_cli import tiny_run
+
+    screen(QRect(0, 0, 1280, 720))
+    run = tiny_run(tmp_path / "run")
+    w = make_window(run_dir=run.path)
+    pane = w.panes["pane_training"]
+    chart = pane.head_timeline.heatmap
+    qtbot.waitUntil(lambda: chart.isVisible() and chart.findChild(pg.GraphicsLayoutWidget) is not None,
+                    timeout=60_000)  # scored in the analysis process
+    qtbot.wait(50)
+    heights = dict(pane.plot.plot_heights(), heads=chart.findChild(pg.GraphicsLayoutWidget).height())
+    assert min(heights.values()) >= screen_fit.PLOT_MIN, heights
+    assert not overflow(w)
+
+
+def test_a_wide_screen_gets_three_columns_with_the_run_browser_among_the_views(make_window, screen):
+    screen(QRect(0, 0, 1600, 1000))
     w = make_window()
     arch, train, heat = (w.docks[n] for n in ("pane_architecture", "pane_training", "pane_heatmaps"))
-    assert abs(arch.x() - train.x()) <= 2 and train.y() > arch.y()  # one column, training below
-    assert heat.x() > arch.x() + arch.width() - 2
-    assert {w.docks["pane_forms"], w.docks["pane_weight"]} <= set(w.tabifiedDockWidgets(heat))
-    assert w.panes["pane_heatmaps"].seen()
-    assert w.panes["pane_training"].plot.height() >= 170  # the pane scrolls; its curves are not crushed
+    assert arch.x() + arch.width() <= train.x() and train.x() + train.width() <= heat.x()
+    behind = {w.docks[n] for n in ("pane_forms", "pane_weight", "pane_runs", "pane_run_curves", "pane_run_diff")}
+    assert set(w.tabifiedDockWidgets(heat)) == behind and not w.tabifiedDockWidgets(arch)
+    assert heat.width() >= 650 and w.panes["pane_heatmaps"].seen()
+    plot = w.panes["pane_training"].plot
+    assert plot.stacked and min(plot.plot_heights().values()) >= screen_fit.PLOT_MIN  # lr under the loss
+    assert not overflow(w)
 
 
 def test_a_saved_window_larger_than_the_screen_is_cut_to_it(qtbot, make_window):

@@ -6,13 +6,18 @@ Only a valid draft becomes `Session.config`. Beside the form: the parameter coun
 (with the vocabulary the corpus really gives, read off the GUI thread; no model is built to count it), the
 training memory estimate against this machine's memory (beyond it, a problem beside the field that drives
 it; beyond half of it, a warning), and the block diagram whose weights select themselves in the Session.
+
+The form stands above the diagram in a narrow pane and beside it in a wide one (`WIDE`), so that on a small
+screen, where the pane shares the view area, both have the pane's height. The counts reserve the lines they
+take before the corpus is read: its vocabulary arrives seconds after start (65 → 80 for the bundled
+text), and a count that lost a line then moved the diagram and everything under it.
 """
 
 from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QScrollArea,
                                QSplitter, QStyle, QTabWidget, QVBoxLayout, QWidget)
 
@@ -34,6 +39,8 @@ from ...widgets.fields import label as field_label
 from ...torch_import import ensure_torch
 
 SECTIONS = (("model", ModelConfig, "Model"), ("train", TrainConfig, "Training"), ("data", DataConfig, "Data"))
+WIDE = 640  # px: from this width of the pane the form stands beside the diagram, not above it
+COUNT_LINES = 2  # lines the parameter count and the memory estimate each keep, whatever their text
 
 
 class ArchitecturePane(QWidget):
@@ -96,6 +103,9 @@ class ArchitecturePane(QWidget):
         self.memory = QLabel(self)
         self.memory.setObjectName("memory_estimate")
         self.memory.setWordWrap(True)
+        for label in (self.params, self.memory):
+            label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+            label.setMinimumHeight(COUNT_LINES * label.fontMetrics().lineSpacing())
         self.diagram = BlockDiagram(self.session.select_weight, self)
         self.train_button = QPushButton(self.style().standardIcon(QStyle.StandardPixmap.SP_MediaPlay),
                                         "Train", self)
@@ -111,11 +121,14 @@ class ArchitecturePane(QWidget):
         col.addWidget(self.memory)
         col.addWidget(self.diagram, 1)
         split = QSplitter(Qt.Orientation.Vertical, self)
+        split.setObjectName("architecture_split")
+        split.setChildrenCollapsible(False)
         split.addWidget(self.tabs)
         split.addWidget(lower)
-        split.setStretchFactor(0, 1)
-        split.setStretchFactor(1, 1)
-        split.setSizes([400, 400])
+        self.split = split
+        self._split_moved = False
+        split.splitterMoved.connect(self._on_split_moved)
+        split.installEventFilter(self)
         buttons = QHBoxLayout()
         buttons.addWidget(self.load_button)
         buttons.addWidget(self.save_button)
@@ -128,6 +141,24 @@ class ArchitecturePane(QWidget):
         layout.addLayout(head)
         layout.addWidget(split, 1)
         layout.addLayout(foot)
+
+    def eventFilter(self, watched, event) -> bool:  # Qt's name
+        if watched is self.split and event.type() == QEvent.Type.Resize:
+            self._arrange(event.size())
+        return super().eventFilter(watched, event)
+
+    def _arrange(self, size) -> None:
+        """As the splitter takes its new size: the form beside the diagram from `WIDE` px on, above it below
+        that, each half of the room until the user drags the handle (the choice depends on the pane's width
+        alone, which it does not change)."""
+        beside = size.width() >= WIDE
+        self.split.setOrientation(Qt.Orientation.Horizontal if beside else Qt.Orientation.Vertical)
+        if not self._split_moved:
+            room = (size.width() if beside else size.height()) - self.split.handleWidth()
+            self.split.setSizes([room // 2, room - room // 2])
+
+    def _on_split_moved(self, *_) -> None:
+        self._split_moved = True
 
     def _connect(self) -> None:
         for form in self.forms.values():
@@ -215,7 +246,8 @@ class ArchitecturePane(QWidget):
         i = self.inspection
         vocab = (f"vocabulary {m.vocab_size}" if i is not None and i.model == m
                  else f"vocabulary {m.vocab_size}, reading the corpus…")
-        self.params.setText(f"Parameters: {human_count(formula)}  —  {formula:,} by the formula  ({vocab})")
+        # the vocabulary on a line of its own: the count keeps its two lines when the corpus's arrives
+        self.params.setText(f"Parameters: {human_count(formula)}  —  {formula:,} by the formula\n({vocab})")
         mem = memory_estimate_bytes(self.draft)
         state = {"adamw": "AdamW moments", "sgd": "SGD momentum", "muon": "Muon momentum + AdamW moments"}
         text = (f"Training memory ≈ {gib(mem)} (weights, gradients, {state[self.draft.train.optimizer]}, "

@@ -1,7 +1,12 @@
 """Curves of several runs overlaid: train and validation loss, learning rate and tokens/s of the runs ticked
 in the run browser, against step, tokens seen or wall time, with TensorBoard's smoothing of the noisy
-curves (the raw ones stay faint behind) and a legend naming each run. File → Export… writes the same figure
-through matplotlib, or its numbers as CSV (engine/figures/run_curves.py).
+curves (the raw ones stay faint behind) and a legend beside the plots naming each run in full, in the colour
+its curves have on the screen and in the exported figure (engine/figures/palette.py). File → Export… writes the
+same figure through matplotlib, its numbers as CSV, or pgfplots/TikZ (engine/figures/run_curves.py).
+
+The legend is a column of labels, not pyqtgraph's legend inside a plot: in a short plot that one covered most
+of the curves, and a long run name was cut to its last characters ("-20261124-080249"), so runs that differ
+only in their date could not be told apart (seen at 1280×720).
 
 The numbers come from the runs' metrics.jsonl files, read in the app's analysis process (gui/analysis.py;
 engine/analysis/questions.py `RunCurvesOf`), which keeps what it read and reads a log again only when it
@@ -24,7 +29,8 @@ from pathlib import Path
 
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, Qt, QTimer
-from PySide6.QtWidgets import QComboBox, QGraphicsItem, QGridLayout, QHBoxLayout, QLabel, QSlider, QVBoxLayout
+from PySide6.QtWidgets import (QComboBox, QFrame, QGraphicsItem, QGridLayout, QHBoxLayout, QLabel, QScrollArea,
+                               QSizePolicy, QSlider, QVBoxLayout, QWidget)
 
 from engine.analysis import questions as q
 from engine.training.determinism import noise_sentence
@@ -32,13 +38,70 @@ from engine.figures.run_curves import AXIS_LABELS, METRIC_LABELS, SMOOTHED, RunC
 
 from ...analysis import AnalysisJob
 from ...session import Session
-from ...theme import color_of, plot_colors, recolor_legend
+from ...theme import color_of, plot_colors
 from ...widgets.seen import SeenWidget
 
 EXPORT_FILTERS = ("PNG image (*.png);;SVG image (*.svg);;PDF document (*.pdf);;CSV table, every run (*.csv);;"
                   "pgfplots/TikZ for LaTeX (*.tex)")
 RELOAD_MS = 2000
 FRAME_MS = 16  # at most one redraw per frame of a 60 Hz screen
+LEGEND_WIDTH = (110, 200)  # the legend's width: its longest name, within these; a longer name wraps
+TITLE_SIZE = "10pt"  # pyqtgraph's 11pt made "validation bits per character" wider than a plot in a 730 px pane
+
+
+class RunLegend(QScrollArea):
+    """The runs shown, one row each: a swatch of the run's colour and its full name (wrapped, never cut;
+    the folder in its tooltip). Scrolls when more runs are ticked than its height holds."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setObjectName("curves_legend")
+        self.setWidgetResizable(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Expanding)
+        body = QWidget(self)
+        self.rows = QGridLayout(body)
+        self.rows.setContentsMargins(2, 0, 2, 0)
+        self.rows.setHorizontalSpacing(6)
+        self.rows.setColumnStretch(1, 1)
+        self.setWidget(body)
+        self._entries: list[tuple[str, str]] = []
+        self.labels: list[QLabel] = []
+        self.hide()
+
+    def set_entries(self, entries: list[tuple[str, str, Path]]) -> None:
+        """(name, colour #rrggbb, folder) of each run shown, in order."""
+        while self.rows.count():
+            item = self.rows.takeAt(0)
+            if item.widget() is not None:
+                item.widget().deleteLater()
+        for row in range(self.rows.rowCount()):
+            self.rows.setRowStretch(row, 0)
+        self._entries = [(name, colour) for name, colour, _ in entries]
+        self.labels = []
+        widest = 0
+        for i, (name, colour, path) in enumerate(entries):
+            swatch = QLabel(self.widget())
+            swatch.setFixedSize(14, 14)
+            swatch.setStyleSheet(f"background-color: {colour}; border-radius: 2px;")
+            label = QLabel(name, self.widget())
+            label.setObjectName("curves_legend_name")
+            label.setWordWrap(True)
+            label.setToolTip(str(path))
+            label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            self.rows.addWidget(swatch, i, 0, Qt.AlignmentFlag.AlignTop)
+            self.rows.addWidget(label, i, 1, Qt.AlignmentFlag.AlignTop)
+            self.labels.append(label)
+            widest = max(widest, label.fontMetrics().horizontalAdvance(name))
+        self.rows.setRowStretch(len(entries), 1)  # the rows at the top
+        low, high = LEGEND_WIDTH
+        self.setFixedWidth(min(high, max(low, widest + 14 + 6 + 4 + self.verticalScrollBar().sizeHint().width())))
+        self.setVisible(bool(entries))
+
+    def entries(self) -> list[tuple[str, str]]:
+        """(name, colour) of each row, as drawn."""
+        return list(self._entries)
 
 
 @dataclass
@@ -85,7 +148,7 @@ class RunCurvesPane(SeenWidget):
         grid.setSpacing(2)
         self.plots = {}
         for i, (metric, label) in enumerate(METRIC_LABELS.items()):
-            view = pg.PlotWidget(self, title=label)
+            view = pg.PlotWidget(self)
             view.setObjectName(f"curves_{metric}")
             grid.addWidget(view, i // 2, i % 2)
             plot = view.getPlotItem()
@@ -94,7 +157,7 @@ class RunCurvesPane(SeenWidget):
             for side in ("left", "bottom"):
                 plot.getAxis(side).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
             self.plots[metric] = plot
-        self.legend = self.plots["train_loss"].addLegend(offset=(-10, 10))
+        self.legend = RunLegend(self)
         for plot in list(self.plots.values())[1:]:
             plot.setXLink(self.plots["train_loss"])
         top = QHBoxLayout()
@@ -113,7 +176,10 @@ class RunCurvesPane(SeenWidget):
         self.noise.setWordWrap(True)
         self.noise.hide()
         col.addWidget(self.noise)
-        col.addLayout(grid, 1)
+        body = QHBoxLayout()
+        body.addLayout(grid, 1)
+        body.addWidget(self.legend)
+        col.addLayout(body, 1)
         self._timer = QTimer(self, interval=RELOAD_MS)
         # a dragged slider moves faster than a redraw: the latest value is drawn at the next frame
         self._smooth_timer = QTimer(self, singleShot=True, interval=FRAME_MS)
@@ -121,17 +187,15 @@ class RunCurvesPane(SeenWidget):
         self._restyle()
 
     def _restyle(self) -> None:
-        """The theme's plot colours (pyqtgraph draws black plots otherwise, also in the light theme). The legend
-        stays unveiled: in a short plot it covers most of the curves, and a veil hid them (seen at 1280×720)."""
+        """The theme's plot colours (pyqtgraph draws black plots otherwise, also in the light theme)."""
         c = plot_colors()
         for metric, plot in self.plots.items():
             plot.getViewWidget().setBackground(c.background)
-            plot.setTitle(METRIC_LABELS[metric], color=c.foreground)
+            plot.setTitle(METRIC_LABELS[metric], color=c.foreground, size=TITLE_SIZE)
             plot.showGrid(x=True, y=True, alpha=c.grid_alpha)
             for name in ("left", "bottom"):
                 plot.getAxis(name).setPen(c.foreground)
                 plot.getAxis(name).setTextPen(c.foreground)
-        recolor_legend(self.legend, c.foreground)
 
     def changeEvent(self, event) -> None:
         super().changeEvent(event)
@@ -209,13 +273,13 @@ class RunCurvesPane(SeenWidget):
                 plot.setLabel("bottom", AXIS_LABELS[self.view.axis])
 
     def _sync_items(self, shown: list[Path]) -> None:
-        """Curves for exactly the shown runs, coloured by their order, and the legend naming them."""
+        """Curves for exactly the shown runs, coloured by their order as the exported figure colours them, and
+        the legend naming them."""
         for path in set(self._items) - set(shown):
             for metric, pair in self._items.pop(path).items():
                 for item in pair:
                     if item is not None:
                         self.plots[metric].removeItem(item)
-        self.legend.clear()
         for i, path in enumerate(shown):
             colour = pg.mkColor(color_of(i))
             faint_colour = pg.mkColor(colour)
@@ -230,7 +294,7 @@ class RunCurvesPane(SeenWidget):
                 line.setPen(pg.mkPen(colour, width=1))
                 if metric.startswith("val_"):
                     line.setSymbolBrush(colour)
-            self.legend.addItem(items["train_loss"][1], self.curves[path].name)
+        self.legend.set_entries([(self.curves[p].name, color_of(i), p) for i, p in enumerate(shown)])
         self._items = {p: self._items[p] for p in shown}
 
     @staticmethod
@@ -252,7 +316,7 @@ class RunCurvesPane(SeenWidget):
         return self._items[Path(path)][metric][1]
 
     def legend_names(self) -> list[str]:
-        return [label.text for _, label in self.legend.items]
+        return [name for name, _ in self.legend.entries()]
 
     # ---- handlers --------------------------------------------------------------------------
 

@@ -17,10 +17,11 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtCore import QEvent, Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
-from PySide6.QtWidgets import (QAbstractItemView, QApplication, QInputDialog, QMessageBox, QToolBar, QTreeWidget,
-                               QTreeWidgetItem, QVBoxLayout)
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import (QAbstractItemView, QApplication, QInputDialog, QMessageBox, QToolButton,
+                               QTreeWidget, QTreeWidgetItem, QVBoxLayout)
 
 from engine.analysis import questions as q
 from engine.errors import UserError
@@ -30,10 +31,12 @@ from ... import recent
 from ...analysis import AnalysisJob
 from ...session import Session
 from ...widgets import dialogs
+from .button_flow import ButtonFlow
 from .folder_watch import FolderWatch
 from ...widgets.seen import SeenWidget
 
 COLUMNS = ("Run", "Preset", "Optimizer", "Steps", "Best val", "Date", "Size")
+NAME_LEAST = 140  # px: the Run column gives up its width down to this so that every other column shows
 _PATH = Qt.ItemDataRole.UserRole
 _SORT = Qt.ItemDataRole.UserRole + 1
 
@@ -72,11 +75,12 @@ class RunsPane(SeenWidget):
         self.tree.sortByColumn(5, Qt.SortOrder.DescendingOrder)
         self.tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.tree.setToolTip("Tick runs to overlay their curves; double-click one to open it")
+        # a long name is cut in its middle, keeping its start and its date (the whole path is its tooltip)
+        self.tree.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.tree.viewport().installEventFilter(self)
         self.buttons, self.acts = {}, {}
-        # a tool bar, not a row of buttons: in a narrow dock the acts that do not fit go under its » menu
-        # rather than widening the pane past the dock (seven buttons needed 610 px)
-        bar = QToolBar(self)
-        bar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        # buttons that wrap onto a second line in a narrow dock (button_flow.py), every act in sight
+        self.button_row = ButtonFlow()
         for key, text, tip in (("open", "Open", "Open the selected run"),
                                ("fork", "Fork…", "A new run paired with the selected one: same initial weights "
                                                  "and batches, one setting changed"),
@@ -85,18 +89,20 @@ class RunsPane(SeenWidget):
                                ("reveal", "Reveal", "Show the selected run's folder in the file manager"),
                                ("add_folder", "Add folder…", "Also list the runs in another folder"),
                                ("refresh", "Refresh", "List the runs again")):
-            action = bar.addAction(text)
+            action = QAction(text, self)
             action.setToolTip(tip)
-            b = bar.widgetForAction(action)
+            b = QToolButton(self)
+            b.setDefaultAction(action)
+            b.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
             b.setObjectName(f"runs_{key}")
+            self.button_row.addWidget(b)
             self.buttons[key], self.acts[key] = b, action
         col = QVBoxLayout(self)
         col.setContentsMargins(4, 4, 4, 4)
-        col.addWidget(bar)
+        col.addLayout(self.button_row)
         col.addWidget(self.tree, 1)
 
     def _connect(self) -> None:
-        # the actions, not their buttons: an act under the tool bar's » menu has no button to click
         a, s = self.acts, self.session
         a["open"].triggered.connect(lambda: self._with_selected(self.session.request_open_run))
         a["rename"].triggered.connect(lambda: self._with_selected(self.rename))
@@ -142,13 +148,27 @@ class RunsPane(SeenWidget):
             self.tree.addTopLevelItem(self._item(r, r.path in ticked))
         self.tree.setSortingEnabled(True)
         self._filling = False
-        for i in range(len(COLUMNS)):
-            self.tree.resizeColumnToContents(i)
+        self._fit_columns()
         if current and (item := self.item_for(current)) is not None:
             self.tree.setCurrentItem(item)
         if ticked != set(self.checked_paths()):  # a ticked run was deleted or renamed elsewhere
             self.session.compare_runs(self.checked_paths())
         self.sig_listed.emit(len(rows))
+
+    def _fit_columns(self) -> None:
+        """Every column as wide as its contents, but the run's name no wider than what the others leave (and
+        no narrower than NAME_LEAST): in a 730 px pane the longest name pushed Size out of sight."""
+        for i in range(len(COLUMNS)):
+            self.tree.resizeColumnToContents(i)
+        others = sum(self.tree.columnWidth(i) for i in range(1, len(COLUMNS)))
+        room = self.tree.viewport().width() - others
+        if self.tree.columnWidth(0) > room:
+            self.tree.setColumnWidth(0, max(NAME_LEAST, room))
+
+    def eventFilter(self, watched, event) -> bool:  # Qt's name
+        if watched is self.tree.viewport() and event.type() == QEvent.Type.Resize and self.tree.topLevelItemCount():
+            self._fit_columns()
+        return super().eventFilter(watched, event)
 
     def _item(self, r: RunSummary, ticked: bool) -> QTreeWidgetItem:
         best = "—" if r.best_val is None else f"{r.best_val:.4f}"

@@ -1,5 +1,5 @@
 """The heads × steps timeline: one row per attention head, one column per saved step, colour the score
-chosen in a selector, so a head forming and the loss curve bending beside it are seen at the same step.
+chosen in a selector, so a head forming and the loss curve bending above it are seen at the same step.
 
 `HeadTimelineView` renders an `engine.analysis.head_timeline.HeadTimeline` through the app's one heatmap
 widget (one pyqtgraph image) and says which roles formed when; clicking a cell emits (layer, head, step).
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from engine.analysis.head_export import KINDS
@@ -23,6 +23,7 @@ from engine.analysis import questions as q
 from engine.analysis.heads import MEASURES, SCORES
 
 from ...analysis import AnalysisJob
+from ...screen_fit import PLOT_MIN
 from ...widgets.heatmap import HeatmapWidget
 from ...widgets.seen import SeenWidget
 
@@ -48,13 +49,14 @@ class HeadTimelineView(SeenWidget):
         super().__init__(parent)
         self.timeline = None
         self.score = QComboBox()
-        # its longest name ("induction (prefix matching)") must not set the panel's width: the loss curves
-        # beside it need the room more
+        # its longest name ("induction (prefix matching)") must not set the panel's width: a narrow control
+        # column has no room to spare
         self.score.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.score.setMinimumContentsLength(10)
         self.score.setObjectName("head_timeline_score")
-        for name in SCORES:
+        for i, name in enumerate(SCORES):
             self.score.addItem(TITLES[name], name)
+            self.score.setItemData(i, f"{TITLES[name].capitalize()}: {MEASURES[name]}.", Qt.ItemDataRole.ToolTipRole)
         self.score.setCurrentIndex(SCORES.index("induction"))
         self.score.setToolTip("Which score colours the cells; a role's threshold is in the note below")
         self.heatmap = HeatmapWidget(self, title="heads × saved steps (click a cell)", aspect_locked=False)
@@ -72,6 +74,12 @@ class HeadTimelineView(SeenWidget):
         layout.addLayout(top)
         layout.addWidget(self.heatmap, 1)
         layout.addWidget(self.note)
+        # the room the chart will need, kept before it shows: a plot of PLOT_MIN under its title, with its
+        # read-out, and two lines of the note (the roles); what the score measures is in the tooltips
+        line = self.note.fontMetrics().lineSpacing()
+        self.heatmap.setMinimumHeight(PLOT_MIN + 2 * line + 12)
+        self.setMinimumHeight(self.score.sizeHint().height() + self.heatmap.minimumHeight() + 2 * line
+                              + 2 * layout.spacing())
         self.score.currentIndexChanged.connect(self._render)
         self.heatmap.sig_cell_clicked.connect(self._on_cell_clicked)
 
@@ -103,9 +111,9 @@ class HeadTimelineView(SeenWidget):
         rule = (f"{ROLE_NAMES[name]} when ≥ {THRESHOLDS[name]}" if name in THRESHOLDS else "no role for this score")
         derived = " The induction probe was derived from the run's seed (older run)." \
             if self.timeline.induction_derived else ""
-        self.note.setText(f"{TITLES[name].capitalize()}: {MEASURES[name]}. "
-                          + ("Roles: " + "; ".join(labels) if labels else "No head has a role yet.")
+        self.note.setText(("Roles: " + "; ".join(labels) if labels else "No head has a role yet.")
                           + f" ({rule}.){derived}")
+        self.note.setToolTip(f"{TITLES[name].capitalize()}: {MEASURES[name]}.")
 
     def _on_cell_clicked(self, row: int, col: int) -> None:
         if self.timeline is None:

@@ -1,5 +1,10 @@
-"""Loss curves: train and validation loss against step (linear or log), the learning rate below on the same
-step axis, and a read-out of the values under the mouse.
+"""Loss curves: train and validation loss against step (linear or log), the learning rate on the same step
+axis, and a read-out of the values under the mouse.
+
+Each of the two plots keeps at least `PLOT_MIN` pixels of height: the learning rate stands below the loss
+when the widget is tall enough for both (their steps one above the other), else beside it. Below the loss
+in a fixed share, a 1280×720 screen left it 35 px, its tick labels drawn over each other and its axis
+title over the loss's.
 
 `LossHistory` holds the numbers (testable without Qt): rows from a run's metrics.jsonl and live
 StepReports, each step once. `LossPlot` draws a history; callers hand it the history and it only sets data.
@@ -15,7 +20,10 @@ import pyqtgraph as pg
 from PySide6.QtCore import QEvent, Qt
 from PySide6.QtWidgets import QCheckBox, QGraphicsItem, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
+from ...screen_fit import PLOT_MIN
 from ...theme import plot_colors, recolor_legend
+
+LR_MIN_WIDTH = 190  # px: the learning-rate plot beside the loss, enough for its tick labels and a few steps
 
 
 @dataclass
@@ -90,17 +98,17 @@ class LossPlot(QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.graphics = pg.GraphicsLayoutWidget(self)
-        # readable curves before anything else: on a short screen the pane scrolls rather than crush them
-        self.setMinimumHeight(170)
+        self.graphics.setMinimumHeight(PLOT_MIN)  # readable before anything else: a short pane scrolls
         self.loss = self.graphics.addPlot(row=0, col=0)
         self.lr_plot = self.graphics.addPlot(row=1, col=0)
-        self.graphics.ci.layout.setRowStretchFactor(0, 4)
-        self.graphics.ci.layout.setRowStretchFactor(1, 1)
+        self.stacked = True  # the learning rate below the loss (False: beside it); _arrange sets the shares
+        for plot in (self.loss, self.lr_plot):
+            plot.setMinimumHeight(PLOT_MIN)
+            plot.setLabel("bottom", "step")
+        self.lr_plot.setMinimumWidth(LR_MIN_WIDTH)
         self.lr_plot.setXLink(self.loss)
         self.loss.setLabel("left", "loss")
-        self.lr_plot.setLabel("left", "lr")
-        self.lr_plot.setLabel("bottom", "step")
-        self.lr_plot.setMaximumHeight(130)
+        self.lr_plot.setLabel("left", "learning rate")
         self.loss.addLegend(offset=(-10, 10))
         self.train_curve = self.loss.plot([], [], name="train")
         self.val_curve = self.loss.plot([], [], name="validation", symbol="o", symbolSize=6)
@@ -134,6 +142,33 @@ class LossPlot(QWidget):
         self._mouse = pg.SignalProxy(self.graphics.scene().sigMouseMoved, rateLimit=30,
                                      slot=self._on_mouse_moved)
         self._restyle()
+        self._arrange(force=True)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._arrange()
+
+    def _arrange(self, force: bool = False) -> None:
+        """The learning rate below the loss when both get PLOT_MIN there, else beside it (the room depends on
+        the widget's size alone, never on this choice, so it cannot flip back and forth)."""
+        stacked = self.graphics.height() >= 2 * PLOT_MIN + 2 * self.graphics.ci.layout.verticalSpacing() + 12
+        if stacked == self.stacked and not force:
+            return
+        grid = self.graphics.ci
+        if stacked != self.stacked:
+            grid.removeItem(self.lr_plot)
+            grid.addItem(self.lr_plot, row=1 if stacked else 0, col=0 if stacked else 1)
+        self.stacked = stacked
+        layout = grid.layout
+        layout.setRowStretchFactor(0, 2 if stacked else 1)
+        layout.setRowStretchFactor(1, 1 if stacked else 0)
+        layout.setColumnStretchFactor(0, 1 if stacked else 2)
+        layout.setColumnStretchFactor(1, 0 if stacked else 1)
+        self.lr_plot.setMaximumHeight(2 * PLOT_MIN if stacked else 1e6)  # below: the loss takes the rest
+
+    def plot_heights(self) -> dict[str, float]:
+        """The height in pixels of each plot, axes included (tests)."""
+        return {"loss": self.loss.geometry().height(), "lr": self.lr_plot.geometry().height()}
 
     def show_history(self, history: LossHistory, total_steps: int | None = None) -> None:
         """Draw a history; the step axis grows in round jumps up to `total_steps` when it is known."""

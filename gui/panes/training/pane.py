@@ -1,7 +1,8 @@
 """The Training pane: start, pause, resume, single step and stop; train and validation loss curves with the
-learning rate, tokens per second, a progress bar with the time left; a sample box (prompt, temperature,
-top-k, length, Generate) beside the next-token probabilities after a position of the text
-(next_tokens_view.py), and the samples the trainer logged at evaluation steps (docs/design.md#the-training-pane).
+learning rate, tokens per second, a progress bar with the time left; under the curves, tabbed: the heads ×
+steps chart (head_timeline.py), a sample box (prompt, temperature, top-k, length, Generate) beside the
+next-token probabilities after a position of the text (next_tokens_view.py), and the samples the trainer
+logged at evaluation steps (docs/design.md#the-training-pane).
 
 It renders what the Session reports and asks the Session for everything else; training and generation
 happen elsewhere (the controller's worker thread). Reports can come faster than a screen refreshes, so
@@ -12,10 +13,10 @@ from __future__ import annotations
 
 import math
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (QDoubleSpinBox, QFormLayout, QGridLayout, QHBoxLayout, QLabel, QLineEdit,
-                               QPlainTextEdit, QProgressBar, QPushButton, QSpinBox, QSplitter, QStyle,
+                               QPlainTextEdit, QProgressBar, QPushButton, QSizePolicy, QSpinBox, QSplitter, QStyle,
                                QTabWidget, QToolButton, QVBoxLayout, QWidget)
 
 from engine.errors import UserError
@@ -29,6 +30,7 @@ from .next_tokens_view import NextTokensView
 
 REFRESH_MS = 500  # curves and numbers twice a second: live to the eye, and each pyqtgraph paint is Python that
 # a small model's training loop waits for (benchmarks/ui_latency.py)
+CURVES_SHARE = 0.55  # of the pane's height under its controls: at 1600×1000 the learning rate stands under the loss
 DEFAULT_PROMPT = "QUEEN OF WALES"
 EXPORT_FILTERS = ("PNG image (*.png);;SVG image (*.svg);;PDF document (*.pdf);;CSV table (*.csv);;"
                   "NumPy array (*.npy)")
@@ -106,37 +108,101 @@ class TrainingPane(QWidget):
         self.stats = self._build_stats()
         self.plot = LossPlot(self)
         self.head_timeline = HeadTimelinePanel(self.session, self)
-        # the head timeline under the loss curves, their step axes one above the other: a head forming and
-        # the loss bending read at the same step (side by side, the narrow pane left each too thin)
+        # the loss curves above, always in sight; below them one of the heads × steps chart, the sample box and
+        # the logged samples, as tabs: stacked, three parts under the curves left each too short to read on
+        # a 1280×720 screen (the chart's step axis is its own: a click on a cell names the step)
+        self.lower_tabs = self._build_samples()
+        self.lower_tabs.insertTab(0, self.head_timeline, "Heads over training")
+        self.lower_tabs.setCurrentIndex(0)
         split = QSplitter(Qt.Orientation.Vertical, self)
+        split.setObjectName("training_split")
+        split.setChildrenCollapsible(False)
         split.addWidget(self.plot)
-        split.addWidget(self.head_timeline)
-        split.addWidget(self._build_samples())
-        for i, stretch in enumerate((3, 3, 2)):
-            split.setStretchFactor(i, stretch)
-        split.setSizes([330, 330, 220])
+        split.addWidget(self.lower_tabs)
+        self.split = split
+        self._split_moved = False
+        split.splitterMoved.connect(self._on_split_moved)
+        split.installEventFilter(self)
         layout = QVBoxLayout(self)
         layout.addLayout(row)
         layout.addLayout(bar)
-        layout.addLayout(self.stats_layout)
+        layout.addWidget(self.stats_box)
         layout.addWidget(split, 1)
 
     def _build_stats(self) -> dict[str, QLabel]:
-        self.stats_layout = QGridLayout()
+        # a box whose least width is that of two pairs a row whatever it shows: its rows follow the pane's
+        # width (resizeEvent), and a least width that grew with them kept the pane too wide for its dock
+        self.stats_box = QWidget(self)
+        self.stats_box.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.stats_layout = QGridLayout(self.stats_box)
+        self.stats_layout.setContentsMargins(0, 0, 0, 0)
+        self._stat_cells: list[tuple[QLabel, QLabel]] = []
         stats = {}
-        for i, (key, text) in enumerate((("train_loss", "train loss"), ("val_loss", "val loss"),
-                                         ("lr", "learning rate"), ("tokens_per_s", "tokens/s"),
-                                         ("grad_norm", "grad norm"), ("wall_s", "elapsed"),
-                                         # loss per token differs by tokenizer; bits per character compare
-                                         ("train_bpc", "train bits/char"), ("val_bpc", "val bits/char"))):
+        for key, text in (("train_loss", "train loss"), ("val_loss", "val loss"),
+                          # loss per token differs by tokenizer; bits per character compare
+                          ("train_bpc", "train bits/char"), ("val_bpc", "val bits/char"), ("lr", "learning rate"),
+                          ("tokens_per_s", "tokens/s"), ("grad_norm", "grad norm"), ("wall_s", "elapsed")):
             name = QLabel(text + ":", self)
             value = QLabel("—", self)
             value.setObjectName(f"stat_{key}")
             value.setMinimumWidth(value.fontMetrics().horizontalAdvance("0,000,000"))
-            self.stats_layout.addWidget(name, i // 2, 2 * (i % 2))
-            self.stats_layout.addWidget(value, i // 2, 2 * (i % 2) + 1)
+            self._stat_cells.append((name, value))
             stats[key] = value
+        self._stat_columns = 0
+        self._arrange_stats(2)
+        self.stats_box.setMinimumWidth(self._stats_width(2))
+        self.stats_box.installEventFilter(self)
         return stats
+
+    def _arrange_stats(self, columns: int) -> None:
+        """The numbers in `columns` pairs of name and value a row (rows of three or four in a wide pane, as
+        the pane's height is the curves' and the heads chart's)."""
+        if columns == self._stat_columns:
+            return
+        self._stat_columns = columns
+        for name, value in self._stat_cells:
+            self.stats_layout.removeWidget(name)
+            self.stats_layout.removeWidget(value)
+        for i, (name, value) in enumerate(self._stat_cells):
+            self.stats_layout.addWidget(name, i // columns, 2 * (i % columns))
+            self.stats_layout.addWidget(value, i // columns, 2 * (i % columns) + 1)
+
+    def _stats_width(self, columns: int) -> int:
+        """The width the numbers take in `columns` pairs a row: each column as wide as its widest name or value."""
+        gap = self.stats_layout.horizontalSpacing()
+        need = 0
+        for c in range(columns):
+            cells = self._stat_cells[c::columns]
+            need += max(n.sizeHint().width() for n, _ in cells) + max(v.minimumWidth() for _, v in cells)
+        return need + (2 * columns - 1) * max(gap, 0)
+
+    def _stat_columns_for(self, width: int) -> int:
+        """The most pairs a row (4, 3 or 2) that fit in `width`."""
+        return next((c for c in (4, 3) if self._stats_width(c) <= width), 2)
+
+    def eventFilter(self, watched, event) -> bool:  # Qt's name
+        """Each arrangement is made as its widget takes its new size, before anything is painted at it."""
+        if event.type() == QEvent.Type.Resize:
+            if watched is self.split:
+                self._share_split()
+            elif watched is self.stats_box:
+                self._arrange_stats(self._stat_columns_for(event.size().width()))
+        return super().eventFilter(watched, event)
+
+    def _share_split(self) -> None:
+        """CURVES_SHARE of the room under the controls to the curves and the rest to the tabs below, each at
+        least its minimum (on a 1280×720 screen the curves get theirs and the heads chart the rest); once
+        the user drags the handle, theirs."""
+        if self._split_moved:
+            return
+        room = self.split.height() - self.split.handleWidth()  # its new height: it shares it out after this
+        if room <= 0:
+            return
+        least_top = self.plot.minimumSizeHint().height()
+        least_bottom = self.lower_tabs.minimumSizeHint().height()
+        top = max(least_top, min(int(room * CURVES_SHARE), room - least_bottom))
+        if self.split.sizes() != [top, room - top]:
+            self.split.setSizes([top, room - top])
 
     def _build_samples(self) -> QTabWidget:
         mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
@@ -179,7 +245,6 @@ class TrainingPane(QWidget):
         tabs = QTabWidget(self)
         tabs.addTab(gen, "Generate")
         tabs.addTab(self.logged, "Logged samples")
-        self.sample_tabs = tabs
         return tabs
 
     def _connect(self) -> None:
@@ -212,6 +277,9 @@ class TrainingPane(QWidget):
         return EXPORT_FILTERS, "loss.png", lambda path: export_loss(path, rows)
 
     # ---- handlers --------------------------------------------------------------------------
+
+    def _on_split_moved(self, *_) -> None:
+        self._split_moved = True
 
     def _on_step_reported(self, report) -> None:
         if self.history.add(report.step, report.train_loss, report.lr, report.val_loss):

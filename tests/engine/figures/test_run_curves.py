@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from engine.errors import UserError
+from engine.figures.palette import color_of
 from engine.figures.run_curves import METRIC_LABELS, export_overlay, load_curves, overlay_figure
 from engine.figures.smoothing import ema
 from tests.engine.rundir.test_run_list import runs_folder  # noqa: F401  (the fixture: runs 'short' and 'long')
@@ -27,7 +28,7 @@ def test_columns_and_axes_come_from_the_metrics_and_config(runs_folder):  # noqa
 def test_the_figure_names_each_run_and_the_csv_holds_their_rows(runs_folder, tmp_path):  # noqa: F811
     curves = [load_curves(runs_folder / n) for n in ("short", "long")]
     fig = overlay_figure(curves, "wall_s", 0.6)
-    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["short", "long"]
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["short", "long"]
     export_overlay(tmp_path / "o.svg", curves, smoothing=0.6)
     assert "short" in (tmp_path / "o.svg").read_text()
     export_overlay(tmp_path / "o.csv", curves, smoothing=0.6)
@@ -76,8 +77,8 @@ def test_the_tikz_export_holds_every_run_in_one_picture_in_the_figures_colours(r
     assert tex.count("\\begin{tikzpicture}") == 1 and tex.count("\\nextgroupplot") == panels
     assert tex.count("\\addplot") == panels * 2
     assert re.findall(r"\\addlegendentry\{(.*)\}", tex) == ["short", r"long\_run 100\%"]
-    first = matplotlib.colors.to_hex("C0").lstrip("#").upper()
-    assert f"\\definecolor{{run0}}{{HTML}}{{{first}}}" in tex
+    assert re.findall(r"\\definecolor\{run\d\}\{HTML\}\{(\w+)\}", tex) == [
+        matplotlib.colors.to_hex(color_of(i)).lstrip("#").upper() for i in range(2)]
     # the first panel's second curve is the long run's smoothed train loss against tokens
     coords = re.findall(r"coordinates \{(.*)\}", tex)[1]
     points = [tuple(map(float, p.split(","))) for p in re.findall(r"\(([^)]*)\)", coords)]
@@ -86,3 +87,27 @@ def test_the_tikz_export_holds_every_run_in_one_picture_in_the_figures_colours(r
     assert not list(tmp_path.glob(".*tmp*"))  # written under a temporary name, then renamed
     x, y = thinned(np.arange(5000.0), np.arange(5000.0))
     assert len(x) <= MAX_POINTS and x[0] == 0 and x[-1] == 4999
+
+
+def test_the_figure_names_long_runs_in_full_beside_the_panels_in_the_screens_colours(runs_folder,  # noqa: F811
+                                                                                    tmp_path):
+    """Issue 26, item 9: a legend inside a panel covered the curves and cut long names; the exported figure
+    drew in matplotlib's colours, the screen in the series palette. Now one palette, and the legend outside."""
+    import matplotlib
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    names = ["tiny-test-20261124-080249", "tiny-test-20261124-093015", "shakespeare-fast-muon-20261125-101500"]
+    base = load_curves(runs_folder / "long")
+    curves = [base.__class__(n, base.path, base.columns) for n in names]
+    fig = overlay_figure(curves, "step", 0.6)
+    FigureCanvasAgg(fig).draw()
+    legend = fig.legends[0]
+    assert [t.get_text() for t in legend.get_texts()] == names
+    assert [matplotlib.colors.to_hex(h.get_color()) for h in legend.legend_handles] == [color_of(i) for i in range(3)]
+    box = legend.get_window_extent()
+    for ax in fig.axes:
+        if ax.get_visible():
+            assert not box.overlaps(ax.get_window_extent())  # beside the panels, over no curve
+            for line in ax.get_lines():  # every curve of run i, faint or smoothed, in colour i
+                assert matplotlib.colors.to_hex(line.get_color()) in {color_of(i) for i in range(3)}
+    assert box.x1 <= fig.bbox.x1 + 1  # inside the figure: no name cut at its edge

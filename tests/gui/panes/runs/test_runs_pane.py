@@ -425,3 +425,35 @@ def test_runs_not_trained_to_the_bit_are_named_where_they_are_compared(qtbot, ma
     note = "c trained on cuda without deterministic kernels from step 0"
     assert note in diff.pair_label.text() and "run-to-run noise" in diff.pair_label.text()
     assert curves.noise.isVisibleTo(curves) and note in curves.noise.text()
+
+
+def test_every_act_and_every_column_of_the_browser_is_in_sight(qtbot, make_window, monkeypatch, three_runs):
+    """Issue 26, item 10: at 1600×1000 three columns fitted, and Add folder and Refresh hid under a faint »."""
+    import shutil
+
+    from PySide6.QtCore import QRect
+
+    from gui.main_window import MainWindow
+    from gui.panes.runs.pane import COLUMNS, NAME_LEAST
+
+    monkeypatch.setattr(MainWindow, "_available", lambda self: QRect(0, 0, 1600, 1000))
+    shutil.copytree(three_runs / "a", three_runs / "tiny-wide-heads-run-20261125-101500")
+    w, runs, _ = in_front(qtbot, make_window, "pane_runs")
+
+    def in_sight() -> list[QRect]:
+        rects = [b.geometry() for b in runs.buttons.values()]
+        assert all(b.isVisible() for b in runs.buttons.values())
+        assert all(runs.rect().contains(r) for r in rects)
+        assert not any(a.intersects(b) for i, a in enumerate(rects) for b in rects[i + 1:])
+        return rects
+
+    in_sight()
+    assert runs.button_row.lines() == 1
+    tree = runs.tree
+    assert sum(tree.columnWidth(i) for i in range(len(COLUMNS))) <= tree.viewport().width()  # no column scrolled off
+    assert tree.columnWidth(0) >= NAME_LEAST
+    dock = w.docks["pane_runs"]
+    dock.setFloating(True)
+    dock.resize(300, 500)  # narrower than the row of buttons: they wrap, none hides
+    qtbot.waitUntil(lambda: runs.button_row.lines() >= 2)
+    in_sight()

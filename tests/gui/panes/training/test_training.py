@@ -19,6 +19,13 @@ def pane(window):
     return window.panes["pane_training"]
 
 
+def generate_tab(window):
+    """The Training pane with its Generate tab chosen, as a user clicks it (the heads chart is in front)."""
+    p = pane(window)
+    p.lower_tabs.setCurrentIndex(next(i for i in range(p.lower_tabs.count()) if p.lower_tabs.tabText(i) == "Generate"))
+    return p
+
+
 def click(qtbot, window, act: str) -> None:
     button = pane(window).buttons[act]
     assert button.isEnabled(), f"{act} is disabled"
@@ -136,7 +143,7 @@ def test_closing_while_training_stops_the_worker_and_leaves_a_resumable_run(qtbo
 
 def test_generate_writes_a_continuation_of_the_prompt(qtbot, make_window):
     w = make_window()
-    p = pane(w)
+    p = generate_tab(w)
     assert not p.generate.isEnabled()  # no model yet
     click(qtbot, w, "step")
     wait_state(qtbot, w, "paused")
@@ -152,7 +159,7 @@ def test_generate_shows_the_next_token_probabilities_with_temperature_and_top_k(
     import numpy as np
 
     w = make_window()
-    p = pane(w)
+    p = generate_tab(w)
     click(qtbot, w, "step")
     wait_state(qtbot, w, "paused")
     p.prompt.setText("the ")
