@@ -11,14 +11,21 @@ raise RecursionError in the parser or in whatever walks the result); `read_tail`
 log without ever reading more than it asks for.
 `check_inside` refuses a write path under a folder when any part of it below that folder is a symlink,
 so nothing written into a run lands outside it (a symlinked `cache/` would otherwise redirect writes).
+`write_whole` writes a file the user named (an export, with its further pages) where it can be seen only
+whole: under a temporary name first, renamed once complete, and never at all if the writing fails or is
+cancelled.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import stat
+import tempfile
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 
 from .errors import UserError
@@ -199,3 +206,36 @@ def check_output_path(out: str | Path) -> Path:
 def write_failed(out: str | Path, e: OSError) -> UnsafeFileError:
     """The one line for an output file that could not be written after all."""
     return UnsafeFileError(f"cannot write {out}: {e.strerror or e}")
+
+
+def write_whole(path: str | Path, write: Callable[[Path], object]) -> list[Path]:
+    """Run write(tmp), `tmp` being `path`'s name in a new hidden folder beside it, then move every file it
+    made there into `path`'s folder, `path` last (each a rename: a file appears under its name only whole)
+    and remove the folder. If write raises (a failure, a cancel), the folder goes with all it holds and no
+    file under a name asked for has changed. Returns the files written: `path` first, then the others (the
+    further pages of a sheet) in the order of their names' numbers."""
+    path = check_output_path(path)
+    try:
+        folder = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent))
+    except OSError as e:
+        raise write_failed(path, e) from None
+    try:
+        write(folder / path.name)
+        made = sorted((p for p in folder.iterdir() if p.is_file() and p.name != path.name), key=_natural)
+        if (folder / path.name).is_file():
+            made.append(folder / path.name)
+        if not made:
+            raise UserError(f"the export wrote nothing to {path}")
+        for src in made:
+            os.replace(src, path.parent / src.name)
+    except OSError as e:
+        raise write_failed(path, e) from None
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    done = [path.parent / p.name for p in made]
+    return done[-1:] + done[:-1] if made[-1].name == path.name else done
+
+
+def _natural(p: Path) -> list:
+    """A sort key that puts name-p2 before name-p10."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", p.name)]

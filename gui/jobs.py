@@ -1,7 +1,7 @@
 """GUI-side work that is not about a run's saved steps, off the GUI thread on Qt's thread pool (the GUI
 thread only renders): derivations of the builder's draft model (the forms pane's derivation, term listing
-and walkthrough, the architecture pane's inspection), the forms console's lines, exports of what a pane shows
-(figures, files) and the training controller's device probe. Everything asked of a run (its saved steps, a
+and walkthrough, the architecture pane's inspection), the forms console's lines, the app's export queue
+(gui/exports.py, which every file export goes through) and the training controller's device probe. Everything asked of a run (its saved steps, a
 sample of a run at rest) is a question for the analysis process instead, through gui/analysis.py's
 `AnalysisJob` (docs/design.md#the-analysis-process): that work is mostly Python, and on a thread it holds the
 interpreter lock the GUI thread needs to paint.

@@ -1,7 +1,8 @@
 """The main window: every pane a dock (moved, tabbed, floated, closed, reopened from View), the menus and
-shortcuts, a banner for messages, and a status bar with the device, the run directory and the step.
+shortcuts, a banner for messages, and a status bar with the device, the run directory, the export in
+progress (with Cancel) and the step.
 
-The window owns the Session and the TrainingController and nothing else of the app's state; panes are
+The window owns the Session, the TrainingController and the export queue and nothing else of the app's state; panes are
 built from `gui.panes.pane_classes()`. Geometry and layout are saved through `gui.settings` on close and restored on
 start; a layout that cannot be restored leaves the default one.
 """
@@ -16,20 +17,19 @@ from PySide6.QtWidgets import (QApplication, QDockWidget, QLabel, QMainWindow, Q
 
 from engine.configs.config import ConfigError, ExperimentConfig
 from engine.errors import UserError
-from engine.figures.options import using_figure_options
 from engine.configs.presets import DEFAULT_PRESET, load_preset
 from engine.training.state import TrainingState
 
 from . import analysis, drops, screen_fit, settings, theme
 from .controller import TrainingController
-from .jobs import JobQueue
+from .exports import ExportRequest, Exports, ExportStatus
 from .menus import build_menus
 from .panes import pane_classes
 from .session import Session
 from .torch_import import ensure_torch
 from .widgets import dialogs
 from .widgets.banner import Banner
-from .widgets.plot_export import route_plot_exports
+from .widgets.plot_export import route_heatmap_exports, route_plot_exports
 from .widgets.seen import SeenWidget
 
 APP_NAME = "GPT Explorer"
@@ -69,7 +69,7 @@ class MainWindow(QMainWindow):
         self.setObjectName("main_window")
         self.session = Session(initial_config(), self)
         self.controller = TrainingController(self.session, self)
-        self._exports = JobQueue(self)
+        self.exports = Exports(self.session, self)  # the app's one export queue
         self.panes: dict[str, QWidget] = {}
         self.docks: dict[str, QDockWidget] = {}
         self._columns: list[QDockWidget] = []  # the default layout's side-by-side docks
@@ -181,6 +181,7 @@ class MainWindow(QMainWindow):
             self.panes[cls.object_name], self.docks[cls.object_name] = pane, dock
             if hasattr(pane, "export_job"):
                 route_plot_exports(pane, lambda p=pane: self.export_pane(p))
+            route_heatmap_exports(pane, self.exports.serve)
             toggle = dock.toggleViewAction()
             toggle.setStatusTip(f"Show or hide the {cls.title} pane")
             self.view_menu.insertAction(toggles, toggle)
@@ -250,6 +251,7 @@ class MainWindow(QMainWindow):
         self.step_label.setObjectName("status_step")
         bar.addWidget(self.device_label)
         bar.addWidget(self.run_label, 1)
+        bar.addPermanentWidget(ExportStatus(self.exports, self))  # shown only while an export runs
         bar.addPermanentWidget(self.step_label)
         self._step_text = ""
         self._step_timer = QTimer(self, singleShot=True, interval=250)
@@ -267,8 +269,6 @@ class MainWindow(QMainWindow):
         s.sig_open_run_requested.connect(self.open_run)
         c.sig_run_dir_changed.connect(self._on_run_dir_changed)
         c.sig_device_changed.connect(self._on_device_changed)
-        self._exports.sig_done.connect(lambda _, path: self.session.post_message(f"Exported {path}", "info"))
-        self._exports.sig_failed.connect(lambda _, message: self.session.post_message(message))
 
     # ---- acts (menus call these) -----------------------------------------------------------
 
@@ -301,7 +301,7 @@ class MainWindow(QMainWindow):
                                     start=run.path if run is not None else "")
         if chosen is not None:
             path, options = chosen
-            self._exports.submit("export", using_figure_options, options, fn, path)
+            self.exports.submit(ExportRequest(Path(path), fn, options))
 
     def _export_pane(self):
         focus = QApplication.focusWidget()

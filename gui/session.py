@@ -1,7 +1,7 @@
 """The Qt face of the app's one model of what is open (engine/workspace): every pane is handed this object,
 reads the state through it and hears its changes as Qt signals. The state itself lives in the Qt-free
 `Workspace` (`self.workspace`); this class holds none of its own except the requests panes make of each
-other, which are actions, not state (train, sample, open a run, show a message).
+other, which are actions, not state (train, sample, open a run, export a file, show a message).
 
 Opening, importing or starting a run replaces the open run as ONE event (`sig_run_replaced`, with the
 derived `sig_run_opened` right after it): a pane drops all it showed in that handler, and the live
@@ -35,6 +35,7 @@ class Session(QObject):
     sig_training_requested = Signal(str)    # train | pause | resume | step | stop | save: the controller acts
     sig_sample_requested = Signal(object)   # gui.worker.SampleRequest, answered by sig_sample_ready
     sig_sample_ready = Signal(object, str)  # the request and the generated text
+    sig_export_requested = Signal(object)   # gui.exports.ExportRequest, served by the app's one export queue
     sig_message_posted = Signal(str, str)   # level (error | warning | info), text: the window's banner
     sig_open_run_requested = Signal(str)    # a pane asks for a run folder to be opened; the window opens it
     sig_head_at_step = Signal(int, int, int)  # layer, head, saved step: show that head's attention there
@@ -177,6 +178,10 @@ class Session(QObject):
 
     def request_sample(self, request) -> None:
         self.sig_sample_requested.emit(request)
+
+    def request_export(self, request) -> None:
+        """Write a file off the GUI thread, with progress, Cancel and a message (gui.exports.Exports)."""
+        self.sig_export_requested.emit(request)
 
     def post_message(self, text: str, level: str = "error") -> None:
         """Show a message in the window's banner (a user's mistake or a stopped run, never a traceback)."""

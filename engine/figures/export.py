@@ -13,13 +13,19 @@ stretched), axes carry their titles, the colour bar names its quantity (`value_t
 (run, step, prompt) is set under the figure. The resolution and width are the user's choice in the export
 dialog: the caller runs the export inside `using_figure_options`, and `save_figure` reads them from there,
 so every export function honours them without passing them through.
+
+A long export (a formula sheet of hundreds of rows, an animation over training) says how far it is with
+`report_progress`, which also stops it (`ExportCancelled`) once whoever runs it asked it to; the runner
+listens through `reporting_progress`, a context variable like the figure options. Outside that, a report
+does nothing, so the command line runs the same functions unchanged.
 """
 
 from __future__ import annotations
 
 import csv
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from contextvars import ContextVar
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +42,33 @@ DATA_FORMATS = ("csv", "npy")
 COLORMAPS = {"probability": "viridis", "sequential": "viridis", "signed": "RdBu_r"}
 MASKED_HATCH = "#9e9e9e"   # colour of the hatching drawn where a matrix is NaN ("masked")
 MASKED_FILL = "#ececec"
+
+
+class ExportCancelled(Exception):
+    """Raised inside an export by `report_progress` once whoever runs it asked it to stop."""
+
+
+Progress = Callable[[int, int, str], None]  # done, total, unit ("rows laid out", "pages written", "frames")
+_PROGRESS: ContextVar[Progress | None] = ContextVar("export_progress", default=None)
+
+
+def report_progress(done: int, total: int, unit: str = "") -> None:
+    """Tell whoever runs this export that `done` of `total` `unit` are done; raises ExportCancelled when it
+    asked the export to stop (so call it between pieces of work, never while a file is half written)."""
+    listener = _PROGRESS.get()
+    if listener is not None:
+        listener(done, total, unit)
+
+
+def reporting_progress(listener: Progress, fn: Callable, *args):
+    """fn(*args) with every `report_progress` inside it passed to `listener` (on the thread that exports)."""
+    token = _PROGRESS.set(listener)
+    try:
+        return fn(*args)
+    finally:
+        _PROGRESS.reset(token)
+
+
 def format_of(path: str | Path, allowed: Sequence[str] = FIGURE_FORMATS + DATA_FORMATS) -> str:
     """The format named by the path's suffix ('png', 'csv', ...), or a UserError naming the choices."""
     fmt = Path(path).suffix.lower().lstrip(".")

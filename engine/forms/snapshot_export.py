@@ -9,6 +9,11 @@ a tight bounding box, so a title or subtitle longer than the widest formula is n
 A `Sheet` is what gets written: a title, a line under it, and (label, formula) rows. Rows too wide for the
 page are wrapped by engine.figures.formula_layout.wrap; a sheet longer than a page continues on further pages — in the .tex and
 .html as one document, in SVG and PNG as further files ``name-p2.svg``, ``name-p3.svg``, …
+
+A whole weight's sheet has hundreds of rows and takes minutes to lay out and draw, so every writer reports
+its rows and pages as it goes (engine.figures.export.report_progress), which is also where a cancel stops
+it; whoever runs it writes under a temporary name (the GUI's export queue does), so a cancelled export
+leaves no page behind.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UserError
-from ..figures.export import figure_options, format_of
+from ..figures.export import figure_options, format_of, report_progress
 from ..figures import formula_layout as layout
 from . import printing
 from .derive import DEFAULT_LIMIT, Forms, Term, TooManyTerms
@@ -131,13 +136,14 @@ def tex_document(sheet: Sheet) -> str:
            r"\begin{document}", r"\section*{" + _tex_text(sheet.title) + "}"]
     if sheet.subtitle:
         out.append(_tex_text(sheet.subtitle) + r"\par")
-    for f in sheet.formulas:
+    for k, f in enumerate(sheet.formulas):
         if f.label:
             out.append(r"\medskip\texttt{" + _tex_text(f.label) + "}")
         lines = layout.wrap(f.tex, TEX_WIDTH_PT, 10.0)
         out.append(r"\begin{align*}")
         out.append(" \\\\\n".join("  &" + line for line in lines))
         out.append(r"\end{align*}")
+        report_progress(k + 1, len(sheet.formulas), "rows laid out")
     out.append(r"\end{document}")
     return "\n".join(out) + "\n"
 
@@ -147,11 +153,12 @@ def html_document(sheet: Sheet) -> str:
     and the HTML printer's text as its label for screen readers."""
     esc = html_escape.escape
     rows = []
-    for f in sheet.formulas:
+    for k, f in enumerate(sheet.formulas):
         plain = re.sub(r"<[^>]+>", "", f.html) if f.html else f.tex
         math = _inline_svg(layout.wrap(f.tex, PAGE_WIDTH_PT, FONT_PT), plain)
         label = f'<div class="label">{esc(f.label)}</div>' if f.label else ""
         rows.append(f'<div class="row">{label}<div class="math" title="{esc(f.tex)}">{math}</div></div>')
+        report_progress(k + 1, len(sheet.formulas), "rows drawn")
     return ("<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\n<head>\n"
             "<meta charset=\"utf-8\"/>\n"
             f"<title>{esc(sheet.title)}</title>\n"
@@ -168,7 +175,8 @@ def pages(sheet: Sheet, width_pt: float = PAGE_WIDTH_PT, fontsize: float = FONT_
     page_lines = PAGE_LINES if page_lines is None else page_lines
     out: list[list[tuple[str, list[str]]]] = [[]]
     used = 0
-    for f in sheet.formulas:
+    for k, f in enumerate(sheet.formulas):
+        report_progress(k, len(sheet.formulas), "rows laid out")
         lines = layout.wrap(f.tex, width_pt, fontsize)
         need = len(lines) + (1 if f.label else 0)
         if out[-1] and used + need > page_lines:
@@ -191,6 +199,7 @@ def _write_pages(path: Path, sheet: Sheet, fmt: str) -> list[Path]:
     paths = page_paths(path, len(laid))
     fs = FONT_PT
     for k, (page, target) in enumerate(zip(laid, paths)):
+        report_progress(k, len(laid), "pages written")
         items = [("title", sheet.title + (f"  (page {k + 1} of {len(laid)})" if len(laid) > 1 else ""))]
         if sheet.subtitle and k == 0:
             items.append(("note", sheet.subtitle))
@@ -214,6 +223,7 @@ def _write_pages(path: Path, sheet: Sheet, fmt: str) -> list[Path]:
         with layout._LOCK, matplotlib.rc_context({"svg.fonttype": "path"}):
             fig.savefig(target, format=fmt, dpi=figure_options().dpi, facecolor="white", bbox_inches="tight",
                         pad_inches=fs / 72)
+    report_progress(len(laid), len(laid), "pages written")
     return paths
 
 

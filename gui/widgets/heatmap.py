@@ -8,7 +8,8 @@ ones appear when zoomed in), and a `ColorBarItem` with the colormap and levels o
 from a mask) become NaN, which the image leaves transparent over a hatched backdrop: "masked".
 Hover emits and shows (row label, column label, value); the wheel zooms and dragging pans, "fit" undoes
 them; "colours" chooses the colour map and range (HeatmapControls); "Export…" writes PNG, SVG or PDF
-through matplotlib, in the same colours, or CSV/NPY, off the GUI thread.
+through matplotlib, in the same colours, or CSV/NPY: the widget says what to write (sig_export_requested)
+and the app's export queue writes it off the GUI thread (gui/exports.py).
 
 The plot itself is built the first time the widget is painted (or its plot is asked for): the window holds
 30 heatmaps, most on tabs not yet seen, and their pyqtgraph items were two thirds of the time to open a
@@ -24,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pyqtgraph as pg
 import shiboken6
-from PySide6.QtCore import QEvent, QPointF, QRect, QRectF, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QMetaMethod, QPointF, QRect, QRectF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QBrush, QColor, QFont, QFontMetrics, QPainter, QPixmap
 from PySide6.QtWidgets import (QGraphicsItem, QHBoxLayout, QLabel, QSizePolicy, QToolButton,
                                QVBoxLayout, QWidget)
@@ -32,7 +33,6 @@ from PySide6.QtWidgets import (QGraphicsItem, QHBoxLayout, QLabel, QSizePolicy, 
 from engine.figures import export
 
 from .. import theme
-from ..jobs import JobQueue
 from . import dialogs
 from .axis_ticks import labelled, tick_plan
 from .elided_label import ElidedLabel
@@ -144,8 +144,9 @@ class HeatmapWidget(QWidget):
 
     sig_hovered = Signal(str, str, float)  # row label, column label, value (NaN: masked)
     sig_cell_clicked = Signal(int, int)    # row, column
-    sig_exported = Signal(object)          # the Path written
-    sig_export_failed = Signal(str)
+    # what Export… asks to write, served by the app's export queue (gui/widgets/plot_export.py routes it):
+    # the path, the dialog's FigureOptions, write(path) -> Path (holding copies) and what it is, in words
+    sig_export_requested = Signal(object, object, object, str)
 
     def __init__(self, parent: QWidget | None = None, *, title: str = "", colorbar: bool = True,
                  aspect_locked: bool = True):
@@ -163,9 +164,6 @@ class HeatmapWidget(QWidget):
         self._cmap_name: str | None = None    # None: the kind's colour map
         self._range_mode = "auto"
         self._given_levels: tuple[float, float] | None = None
-        self._exporter = JobQueue(self)  # every export asked is written, none dropped for a newer one
-        self._exporter.sig_done.connect(self._on_exported)
-        self._exporter.sig_failed.connect(self._on_export_failed)
         self._colorbar, self._aspect_locked = colorbar, aspect_locked
         self._view: pg.GraphicsLayoutWidget | None = None  # the plot, built by _ensure_view
         self._plot = self._image = self._bar = self._backdrop = None
@@ -373,9 +371,12 @@ class HeatmapWidget(QWidget):
             self.export_async(*chosen)
 
     def export_async(self, path: str | Path, options: export.FigureOptions | None = None) -> None:
-        self._readout.setText(f"exporting {Path(path).name}…")
-        self._exporter.submit(path, export.using_figure_options, options or export.FigureOptions(),
-                              self.export_job(), path)
+        """Ask the app's export queue to write what is shown now (it says where, and how far it is)."""
+        if not self.isSignalConnected(QMetaMethod.fromSignal(self.sig_export_requested)):
+            self._readout.setText("Export is not available here: nothing writes this heatmap's files")
+            return
+        self.sig_export_requested.emit(Path(path), options or export.FigureOptions(), self.export_job(),
+                                       f"heatmap {self.value_title() or Path(path).name}")
 
     # --- construction ----------------------------------------------------------------------------
 
@@ -585,12 +586,3 @@ class HeatmapWidget(QWidget):
         cell = self.cell_at(self._plot.vb.mapSceneToView(event.scenePos()))
         if cell is not None:
             self.sig_cell_clicked.emit(*cell)
-
-    def _on_exported(self, _tag, path: Path) -> None:
-        self._readout.setText(f"saved {path}")
-        self.sig_exported.emit(path)
-
-    def _on_export_failed(self, _tag, message: str) -> None:
-        self._readout.setText(message)
-        self.sig_export_failed.emit(message)
-

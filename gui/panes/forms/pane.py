@@ -4,13 +4,15 @@
 Three tabs over one derivation: Walkthrough (the note's pipeline, stage by stage), Terms (weights with
 their counts, terms, one term's word, G and numbers at the current step) and Console (the note's command
 line). The derivation runs on a pool thread; choosing a weight here selects it app-wide
-(Session.select_weight) and a weight selected elsewhere is shown here. Export… writes formula snapshots
-(engine.forms.snapshot_export) off the GUI thread; Copy LaTeX puts the chosen formula on the clipboard.
+(Session.select_weight) and a weight selected elsewhere is shown here. Export… asks the app's export queue
+(Session.request_export) to write formula snapshots (engine.forms.snapshot_export), page by page with
+progress and Cancel; Copy LaTeX puts the chosen formula on the clipboard.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QLabel, QMenu, QTabWidget, QToolButton, QVBoxLayout, QWidget
@@ -18,13 +20,13 @@ from PySide6.QtWidgets import QLabel, QMenu, QTabWidget, QToolButton, QVBoxLayou
 from engine.analysis import questions as q
 from engine.analysis.live import Published
 from engine.analysis.terms import TermValues
-from engine.figures.options import using_figure_options
 from engine.forms import latex
 from engine.forms import snapshot_export as se
 
 from ... import settings
 from ...analysis import AnalysisJob
-from ...jobs import JobQueue, LatestJob
+from ...exports import ExportRequest
+from ...jobs import LatestJob
 from ...session import Session
 from ...widgets import dialogs
 from .console import ConsoleView
@@ -56,7 +58,6 @@ class FormsPane(QWidget):
         self._valued_step: int | None = None   # the step whose values were last asked for
         self._derive = LatestJob(self)
         self._values = AnalysisJob(self, follows=session)
-        self._exports = JobQueue(self)  # every export asked is written, none dropped for a newer one
         self._build()
         self.state = FormsState(self.source.choice(), tab="terms")
         self._connect()
@@ -97,8 +98,6 @@ class FormsPane(QWidget):
         self._derive.sig_failed.connect(self._on_derive_failed)
         self._values.sig_done.connect(self._on_values)
         self._values.sig_failed.connect(self._on_values_failed)
-        self._exports.sig_done.connect(self._on_exported)
-        self._exports.sig_failed.connect(lambda _tag, msg: self.session.post_message(f"Export failed: {msg}"))
         self.terms.sig_weight_chosen.connect(self._on_weight_chosen)
         self.terms.sig_term_chosen.connect(self._on_term_chosen)
         self.tabs.currentChanged.connect(lambda i: setattr(self.state, "tab", TABS[i]))
@@ -259,11 +258,7 @@ class FormsPane(QWidget):
                                     start=run.path if run is not None else "")
         if chosen is not None:  # the dialog's resolution is a PNG's DPI
             path, options = chosen
-            self._exports.submit(what, lambda: using_figure_options(options, se.export_sheet, path, build()))
-
-    def _on_exported(self, _what, paths) -> None:
-        shown = str(paths[0]) + (f" and {len(paths) - 1} more pages" if len(paths) > 1 else "")
-        self.session.post_message(f"Formula exported to {shown}", "info")
+            self.session.request_export(ExportRequest(Path(path), lambda at: se.export_sheet(at, build()), options))
 
     def chosen_latex(self) -> str | None:
         if self.state.tab == "walkthrough" and self.walkthrough.sheet is not None:

@@ -1,22 +1,22 @@
 """Exports of the weight pane: the heatmap at a step (PNG, SVG, PDF, or G as NPY), an animation over the
-saved steps (GIF, MP4) with a progress bar, the stack of matrices over steps (NPY) and the norms (CSV).
+saved steps (GIF, MP4), the stack of matrices over steps (NPY) and the norms (CSV).
 
-Each runs on a pool thread (gui.jobs.JobQueue: every request is answered, and its progress is reported as
-frames are written, which a request to the analysis process could not do) with the engine's pure functions
-(engine/coefficients/export.py) on a CoefficientStore of the run whose records are computed in the analysis
-process and cached on disk beside the pane's, so a file holds the numbers the pane shows. Progress comes
-back through a relay signal, queued to the GUI thread.
+Each is a request to the app's export queue (Session.request_export, gui/exports.py: every request is
+answered, written whole or not at all, and its frames are reported in the status bar, where Cancel stops
+it) running the engine's pure functions (engine/coefficients/export.py) on a CoefficientStore of the run
+whose records are computed in the analysis process and cached on disk beside the pane's, so a file holds
+the numbers the pane shows.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QMenu, QProgressBar, QToolButton
+from PySide6.QtWidgets import QMenu, QToolButton
 
-from ...jobs import JobQueue
+from ...exports import ExportRequest
 from ...widgets import dialogs
 from .records import open_store
 
@@ -38,10 +38,6 @@ def offered(filters: str) -> str:
     return filters if mp4_available() else filters.replace(MP4, "")
 
 
-class _Relay(QObject):
-    sig_progress = Signal(int, int)
-
-
 _STORE: tuple | None = None  # (run, its CoefficientStore): the run last exported, kept for the next export
 
 
@@ -52,30 +48,23 @@ def _store_of(run):
     return _STORE[1]
 
 
-def _run(kind: str, path, run, weight: str, step: int | None, part: str | None, progress):
+def _run(kind: str, path, run, weight: str, step: int | None, part: str | None):
     store = _store_of(run)  # imports torch (once, whichever thread is first)
     from engine.coefficients import export as ce
+    from engine.figures.export import report_progress
 
     if kind == "stack":
         return ce.save_stack(path, store, weight, part)
-    return ce.export_coefficient(path, store, weight, step, progress, part)
+    return ce.export_coefficient(path, store, weight, step, lambda done, total: report_progress(done, total, "frames"),
+                                 part)
 
 
 class WeightExporter(QObject):
     """The pane's Export… button and File → Export…; `export(kind, path)` is what both call."""
 
-    sig_exported = Signal(object)   # Path
-    sig_failed = Signal(str)
-
     def __init__(self, pane):
         super().__init__(pane)
         self.pane = pane
-        self._relay = _Relay(self)
-        self._jobs = JobQueue(self)
-        self.progress = QProgressBar()
-        self.progress.setMaximumWidth(160)
-        self.progress.setFormat("exporting %p%")
-        self.progress.hide()
         self.button = QToolButton()
         self.button.setText("Export…")
         self.button.setToolTip("Save the heatmap, an animation over training, the matrices or the norms")
@@ -87,11 +76,7 @@ class WeightExporter(QObject):
             action.triggered.connect(lambda _checked=False, k=kind: self.ask(k))
             menu.addAction(action)
         self.button.setMenu(menu)
-        pane.export_row.addWidget(self.progress)
         pane.export_row.addWidget(self.button)
-        self._relay.sig_progress.connect(self._on_progress)
-        self._jobs.sig_done.connect(self._on_done)
-        self._jobs.sig_failed.connect(self._on_failed)
 
     def _target(self):
         st = self.pane.state
@@ -119,32 +104,13 @@ class WeightExporter(QObject):
         """Write `kind` ("heatmap", "animation", "stack", "norms"; the file's suffix sets the format)."""
         target = self._target()
         if target is None:
-            self.sig_failed.emit("nothing to export yet")
+            self.pane.session.post_message("Nothing to export yet: train, or open a run, first.", "info")
             return
-        relay = self._relay
-        self.progress.setValue(0)
-        self.progress.setVisible(kind == "animation" or Path(path).suffix.lower() in (".gif", ".mp4"))
-        self._jobs.submit(path, _run, kind, path, *target, relay.sig_progress.emit)
+        self.pane.session.request_export(ExportRequest(Path(path), lambda at: _run(kind, at, *target)))
 
     def export_job(self):
         """File → Export…: (filters, suggested name, fn(path) -> Path), by the suffix chosen."""
         target = self._target()
         if target is None:
             return None
-        relay = self._relay
-        return offered(ALL), f"{target[1]}-G.png", lambda path: _run("file", path, *target,
-                                                                      relay.sig_progress.emit)
-
-    def _on_progress(self, done: int, total: int) -> None:
-        self.progress.setMaximum(total)
-        self.progress.setValue(done)
-
-    def _on_done(self, _tag, path) -> None:
-        self.progress.hide()
-        self.pane.session.post_message(f"Exported {path}", "info")
-        self.sig_exported.emit(Path(path))
-
-    def _on_failed(self, _tag, message: str) -> None:
-        self.progress.hide()
-        self.pane.session.post_message(f"Export failed: {message}")
-        self.sig_failed.emit(message)
+        return offered(ALL), f"{target[1]}-G.png", lambda path: _run("file", path, *target)

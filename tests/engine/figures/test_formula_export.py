@@ -141,3 +141,41 @@ def test_the_html_page_shows_each_formula_as_mathematics(tmp_path, depth2):
 def test_one_operator_is_not_one_operators(depth2):
     t = depth2.term("K_0 via X_1@Z_1#1")
     assert t.operators == "4 operators" and dataclasses.replace(t, op_count=1).operators == "1 operator"
+
+
+def test_a_paged_export_reports_rows_then_pages_and_a_cancel_leaves_no_page(tmp_path, depth2, monkeypatch):
+    """A whole weight's sheet takes minutes: the writer says how far it is, and stops when told to."""
+    from engine.figures.export import ExportCancelled, reporting_progress
+    from engine.safe_io import write_whole
+
+    monkeypatch.setattr(se, "PAGE_LINES", 6)
+    sheet = dataclasses.replace(se.form_sheet(depth2), formulas=se.form_sheet(depth2).formulas[:7])
+    reports = []
+    paths = reporting_progress(lambda *r: reports.append(r), write_whole, tmp_path / "form.svg",
+                               lambda at: se.export_sheet(at, sheet))
+    rows = [r for r in reports if r[2] == "rows laid out"]
+    pages = [r for r in reports if r[2] == "pages written"]
+    assert [r[0] for r in rows] == list(range(7)) and {r[1] for r in rows} == {7}
+    assert [r[0] for r in pages] == [0, 1, 2, 3] and {r[1] for r in pages} == {3} == {len(paths)}
+    assert reports.index(rows[-1]) < reports.index(pages[0])  # laid out first, then drawn
+
+    def stop_after_the_first_page(done, total, unit):
+        if unit == "pages written" and done == 1:
+            assert not list((tmp_path / "again").glob("form*"))  # page 1 is written, but not under its name
+            raise ExportCancelled
+
+    (tmp_path / "again").mkdir()
+    with pytest.raises(ExportCancelled):
+        reporting_progress(stop_after_the_first_page, write_whole, tmp_path / "again" / "form.svg",
+                           lambda at: se.export_sheet(at, sheet))
+    assert not list((tmp_path / "again").iterdir())  # neither the page written nor its hidden folder
+
+
+def test_tex_and_html_report_every_row(tmp_path, depth2):
+    from engine.figures.export import reporting_progress
+
+    sheet = dataclasses.replace(se.form_sheet(depth2), formulas=se.form_sheet(depth2).formulas[:3])
+    for ext, unit in (("tex", "rows laid out"), ("html", "rows drawn")):
+        reports = []
+        reporting_progress(lambda *r: reports.append(r), se.export_sheet, tmp_path / f"f.{ext}", sheet)
+        assert reports == [(k, 3, unit) for k in (1, 2, 3)]

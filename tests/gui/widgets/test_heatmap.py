@@ -11,8 +11,10 @@ from PySide6.QtWidgets import QApplication
 from engine.figures import export
 from engine.model import probes
 from engine.figures.export import FigureOptions
+from gui.exports import Exports
 from gui.widgets import dialogs
 from gui.widgets.heatmap import HeatmapWidget, colormap
+from gui.widgets.plot_export import route_heatmap_exports
 
 TOKENS = list("Before␣w")
 
@@ -141,17 +143,26 @@ def test_click_reports_the_cell(heatmap, qtbot):
     assert blocker.args == [6, 2]
 
 
+@pytest.fixture
+def exports(heatmap):
+    """The app's export queue, serving the heatmap's Export… as the window does."""
+    queue = Exports(parent=heatmap)
+    assert route_heatmap_exports(heatmap, queue.serve) == 1
+    return queue
+
+
 @pytest.mark.parametrize("suffix", ["png", "svg", "pdf", "csv", "npy"])
-def test_export_dialog_writes_each_format_off_the_gui_thread(heatmap, qtbot, tmp_path, monkeypatch, suffix):
+def test_export_dialog_writes_each_format_off_the_gui_thread(heatmap, exports, qtbot, tmp_path, monkeypatch,
+                                                             suffix):
     scores = np.random.default_rng(0).normal(size=(8, 8))
     scores[np.triu_indices(8, 1)] = -np.inf
     heatmap.set_matrix(scores, TOKENS, TOKENS, kind="signed", title="scores after the mask")
     target = tmp_path / f"out.{suffix}"
     asked = []
     monkeypatch.setattr(dialogs, "ask_export", lambda *a, **k: asked.append(k) or (target, FigureOptions()))
-    with qtbot.waitSignal(heatmap.sig_exported, timeout=20000) as blocker:
+    with qtbot.waitSignal(exports.sig_finished, timeout=20000) as blocker:
         heatmap._export_action.trigger()
-    assert blocker.args == [target] and asked[0]["suggested"] == "scores-after-the-mask.png"
+    assert blocker.args[1] == [target] and asked[0]["suggested"] == "scores-after-the-mask.png"
     data = target.read_bytes()
     if suffix == "png":
         assert data.startswith(b"\x89PNG")
@@ -168,11 +179,17 @@ def test_export_dialog_writes_each_format_off_the_gui_thread(heatmap, qtbot, tmp
         assert rows[0][1:] == TOKENS
 
 
-def test_export_to_an_unknown_suffix_says_why(heatmap, qtbot, tmp_path):
+def test_export_to_an_unknown_suffix_says_why(heatmap, exports, qtbot, tmp_path):
     heatmap.set_matrix(np.eye(3))
-    with qtbot.waitSignal(heatmap.sig_export_failed) as blocker:
+    with qtbot.waitSignal(exports.sig_failed) as blocker:
         heatmap.export_async(tmp_path / "x.jpg")
-    assert ".png" in blocker.args[0] and ".png" in heatmap._readout.text()
+    assert ".png" in blocker.args[1] and not list(tmp_path.glob("*x.jpg*"))
+
+
+def test_an_export_nothing_serves_says_so_instead_of_doing_nothing(heatmap, tmp_path):
+    heatmap.set_matrix(np.eye(3))
+    heatmap.export_async(tmp_path / "x.png")
+    assert "not available" in heatmap._readout.text()
 
 
 def test_pyqtgraph_exporter_is_replaced_by_ours(heatmap):

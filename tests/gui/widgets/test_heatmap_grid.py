@@ -5,6 +5,7 @@ import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import QPointF, Qt
 
+from gui.exports import Exports
 from gui.widgets.heatmap_grid import GAP, HeatmapGrid, mosaic
 from tests.gui.widgets.test_heatmap import hover
 
@@ -70,7 +71,9 @@ def test_click_selects_a_tile(grid, qtbot):
 def test_grid_export_holds_every_tile(grid, qtbot, tmp_path):
     s = stack()
     grid.set_stack(s, TOKENS, TOKENS)
-    with qtbot.waitSignal(grid.sig_exported, timeout=20000):
+    exports = Exports(parent=grid)
+    grid.sig_export_requested.connect(exports.serve)
+    with qtbot.waitSignal(exports.sig_finished, timeout=20000):
         grid.export_async(tmp_path / "grid.npy")
     got = np.load(tmp_path / "grid.npy")
     np.testing.assert_array_equal(np.isnan(got), ~np.isfinite(s))

@@ -16,6 +16,7 @@ from PySide6.QtGui import QGuiApplication, QImage
 from engine.cli import main as cli_main
 from engine.forms.console.values import Builtin
 from engine.figures.export import FigureOptions
+from gui.exports import Exports
 from gui.panes.forms import FormsPane
 from gui.panes.forms.console import History
 from gui.session import Session
@@ -143,10 +144,15 @@ def test_every_exported_snapshot_is_a_valid_file(qtbot, pane, tmp_path, saving_t
     qtbot.waitUntil(lambda: pane.terms.term is not None, timeout=20000)
     pane.tabs.setCurrentWidget(pane.walkthrough)
     qtbot.waitUntil(lambda: pane.walkthrough.sheet is not None, timeout=20000)
+    exports = Exports(pane.session, pane)  # the app's queue, as the window makes it
+    progress = []
+    exports.sig_progress.connect(lambda _request, *p: progress.append(p))
     for ext in ("png", "svg", "html", "tex"):
         saving_to["path"] = tmp_path / f"{what}.{ext}"
-        with qtbot.waitSignal(pane._exports.sig_done, timeout=60000) as got:
+        progress.clear()
+        with qtbot.waitSignal(exports.sig_finished, timeout=60000) as got:
             pane.export_actions[what].trigger()
+        assert progress[-1][0] == progress[-1][1] > 0  # the rows or pages, all of them done
         for path in got.args[1]:
             assert path.stat().st_size > 0
             if ext == "png":

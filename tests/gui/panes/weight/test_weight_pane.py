@@ -13,6 +13,7 @@ from PySide6.QtCore import Qt
 from engine.coefficients import as_matrix
 from engine.coefficients.cache import CoefficientStore
 from engine.rundir.runs import Run
+from gui.exports import Exports
 from gui.panes.weight import WeightPane
 from gui.session import Session
 
@@ -157,14 +158,18 @@ def test_the_timeline_follows_new_snapshots_of_a_live_run(qtbot, run_path, tmp_p
 
 
 def test_exports_are_valid_files_with_the_same_numbers(qtbot, run_path, reference, tmp_path):
-    _, pane = make(qtbot, run_path, "blocks.1.W_K")
+    session, pane = make(qtbot, run_path, "blocks.1.W_K")
+    exports = Exports(session, pane)  # the app's queue, as the window makes it
+    progress = []
+    exports.sig_progress.connect(lambda _request, *p: progress.append(p))
     pane.timeline.set_step(4)
     wait_shown(qtbot, pane)
     ex = pane.exporter
     for kind, name in (("heatmap", "g.npy"), ("heatmap", "g.png"), ("norms", "n.csv"), ("stack", "s.npy"),
                        ("animation", "a.gif")):
-        with qtbot.waitSignal(ex.sig_exported, timeout=WAIT):
+        with qtbot.waitSignal(exports.sig_finished, timeout=WAIT) as done:
             ex.export(kind, tmp_path / name)
+        assert done.args[1] == [tmp_path / name]
     np.testing.assert_allclose(np.load(tmp_path / "g.npy"), reference.record("blocks.1.W_K", 4).G, rtol=1e-6)
     assert (tmp_path / "g.png").read_bytes().startswith(b"\x89PNG")
     rows = list(csv.reader(open(tmp_path / "n.csv", encoding="utf-8")))
@@ -173,7 +178,7 @@ def test_exports_are_valid_files_with_the_same_numbers(qtbot, run_path, referenc
     np.testing.assert_allclose(stack, reference.stack("blocks.1.W_K"), rtol=1e-6)
     with Image.open(tmp_path / "a.gif") as im:
         assert im.n_frames == len(reference.steps())
-    assert ex.progress.value() == ex.progress.maximum() > 0
+    assert progress and progress[-1][0] == progress[-1][1] > 0 and progress[-1][2] == "frames"
     filters, suggested, fn = pane.export_job()
     assert suggested.endswith(".png") and "*.gif" in filters
     fn(tmp_path / "file-menu.npy")
