@@ -148,7 +148,13 @@ class Scheduler:
             nxt = min(self._waiting)
             self._waiting.remove(nxt)
             self._out = True
-        ex, future = _send(nxt.question)
+        try:
+            ex, future = _send(nxt.question)
+        except RuntimeError:  # the interpreter is exiting (no process can start): nothing more is asked
+            with self._lock:
+                self._out = False
+            nxt.finish(None, "the analysis process was stopped before answering; try again")
+            return
         future.add_done_callback(lambda f: self._done(nxt, ex, f))
 
     def _done(self, waiting: _Waiting, ex: ProcessPoolExecutor, future: Future) -> None:

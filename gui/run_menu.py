@@ -2,21 +2,24 @@
 checkpoint… and Open Hugging Face model…; and the run folder remembered each time the window's run changes,
 so the app reopens it.
 
+An import runs in a child process of its own (engine/importers/process.py) while a progress dialog names its
+stage and offers Cancel: GPT-2 small's import (about 35 s) froze the window when it ran on the GUI thread.
 Kept apart from gui/menus.py so the run browser's entries are one call there.
 """
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QApplication, QMenu
-
-from engine.errors import UserError
+from PySide6.QtWidgets import QMenu, QProgressDialog
 
 from . import recent, settings
 from .widgets import dialogs
+
+POLL_MS = 100  # how often the window reads what the import's process said
 
 
 def add_run_entries(window, file_menu: QMenu, actions: dict[str, QAction], before: QAction) -> None:
@@ -50,33 +53,30 @@ def fill_recent(window, menu: QMenu) -> None:
         menu.addAction("(none yet)").setEnabled(False)
 
 
-def import_nanogpt(window, out_dir: str | Path | None = None) -> Path | None:
-    """Ask for a nanoGPT out_dir, write a run of ours under the runs folder, and open it."""
-    from engine.importers.nanogpt import import_nanogpt as write_run
+def import_nanogpt(window, out_dir: str | Path | None = None) -> ImportJob | None:
+    """Ask for a nanoGPT out_dir, then write a run of ours under the runs folder and open it (in the
+    background: the returned job says when)."""
 
-    done = _import(window, out_dir, "Import nanoGPT checkpoint", "nanogpt", write_run)
-    if done is None:
-        return None
-    window.session.post_message(f"Imported {done[1]} at step {done[0].step} as {done[0].run_dir.name}.", "info")
-    return done[0].run_dir
+    def opened(done, source) -> None:
+        window.session.post_message(f"Imported {source} at step {done.step} as {done.run_dir.name}.", "info")
 
-
-def import_hf(window, folder: str | Path | None = None) -> Path | None:
-    """Ask for a Hugging Face GPT-2-family folder, write a run of ours under the runs folder, and open it."""
-    from engine.importers.hugging_face import import_hf as write_run
-
-    done = _import(window, folder, "Open Hugging Face model", "hf", write_run)
-    if done is None:
-        return None
-    window.session.post_message(f"Opened {done[1]} as {done[0].run_dir.name}; Train fine-tunes it on the run's "
-                                "corpus.", "info")
-    return done[0].run_dir
+    return _import(window, out_dir, "Import nanoGPT checkpoint", "nanogpt", opened)
 
 
-def _import(window, source, title: str, prefix: str, write_run):
-    """Write a run from `source` (asked for when None) with `write_run(source, run_dir)`, open it, and
-    return (what was written, the source); a refusal is the banner's one line. GPT-2 small takes seconds
-    (0.5 GB of weights read, converted and written twice, as a checkpoint and a snapshot): the cursor says so."""
+def import_hf(window, folder: str | Path | None = None) -> ImportJob | None:
+    """Ask for a Hugging Face GPT-2-family folder, then write a run of ours under the runs folder and open it
+    (in the background: the returned job says when)."""
+
+    def opened(done, source) -> None:
+        window.session.post_message(f"Opened {source} as {done.run_dir.name}; Train fine-tunes it on the run's "
+                                    "corpus.", "info")
+
+    return _import(window, folder, "Open Hugging Face model", "hf", opened)
+
+
+def _import(window, source, title: str, kind: str, opened) -> ImportJob | None:
+    """Start importing `source` (asked for when None) as a new run under the runs folder; None when the
+    user chose nothing."""
     from .controller import new_run_path
 
     if source is None:
@@ -84,14 +84,73 @@ def _import(window, source, title: str, prefix: str, write_run):
         if source is None:
             return None
     source = Path(source)
-    run_dir = new_run_path(settings.runs_root(), f"{prefix}-{source.name}")
-    QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
-    try:
-        done = write_run(source, run_dir)
-    except UserError as e:
-        window.session.post_message(f"Cannot import {source.name}: {e}")
-        return None
-    finally:
-        QApplication.restoreOverrideCursor()
-    window.open_run(done.run_dir)
-    return done, source
+    run_dir = new_run_path(settings.runs_root(), f"{kind}-{source.name}")
+    return ImportJob(window, kind, source, run_dir, title, opened)
+
+
+class ImportJob(QObject):
+    """One import in its child process, shown in a window-modal progress dialog whose Cancel ends it. When it
+    is written the window opens the run; a refusal is the banner's one line. `sig_finished` carries the run's
+    folder, or None when it was refused or cancelled."""
+
+    sig_finished = Signal(object)
+
+    def __init__(self, window, kind: str, source: Path, run_dir: Path, title: str, opened):
+        super().__init__(window)
+        from engine.importers.process import ImportProcess
+
+        self.window, self.source, self._opened = window, source, opened
+        self.process = ImportProcess(kind, source, run_dir)
+        self._started = time.monotonic()
+        self._stage = "starting"
+        self.dialog = QProgressDialog(f"Importing {source.name}: starting…", "Cancel", 0, 0, window)
+        self.dialog.setWindowTitle(title)
+        self.dialog.setWindowModality(Qt.WindowModality.WindowModal)
+        self.dialog.setMinimumDuration(0)
+        self.dialog.setAutoClose(False)
+        self.dialog.setAutoReset(False)
+        self.dialog.canceled.connect(self.cancel)
+        self.dialog.show()
+        self._timer = QTimer(self, interval=POLL_MS)
+        self._timer.timeout.connect(self._poll)
+        self._timer.start()
+
+    def cancel(self) -> None:
+        """End the import; nothing of it is left in the runs folder (unless it was whole already: then it
+        opens as if Cancel had not been pressed)."""
+        self._poll()  # what it said before the click: perhaps that it is done
+        if self.process.finished:
+            return
+        self.process.cancel()
+        if self.process.run_dir.exists():  # renamed into place, whole, just before it was ended
+            self._finish(self.process.run_dir, f"{self.source.name} was imported before it could be cancelled.",
+                         "info")
+            self.window.open_run(self.process.run_dir)
+            return
+        self._finish(None, f"Import of {self.source.name} cancelled; nothing was written.", "info")
+
+    def _poll(self) -> None:
+        for event in self.process.poll():
+            if event[0] == "stage":
+                _, k, n, self._stage = event
+                self.dialog.setMaximum(n)
+                self.dialog.setValue(k)
+            elif event[0] == "done":
+                done = event[1]
+                self._finish(done.run_dir)
+                self.window.open_run(done.run_dir)
+                self._opened(done, self.source.name)
+                return
+            else:
+                self._finish(None, f"Cannot import {self.source.name}: {event[1]}")
+                return
+        self.dialog.setLabelText(f"Importing {self.source.name}: {self._stage} "
+                                 f"({time.monotonic() - self._started:.0f} s)…")
+
+    def _finish(self, run_dir, message: str | None = None, level: str = "error") -> None:
+        self._timer.stop()
+        self.dialog.canceled.disconnect(self.cancel)
+        self.dialog.close()
+        if message:
+            self.window.session.post_message(message, level)
+        self.sig_finished.emit(run_dir)

@@ -5,10 +5,16 @@ attention: every layer's and head's weights, with each head's mean row entropy a
 masks: the same weights under the mask in force, causal, banded β and none; positional: the encoding
 matrix P, its similarity P Pᵗ and, for sinusoids, the shift map M_k with its error (engine/model/probes.py);
 attention_diff: how every head's attention on one prompt changed between two saved steps.
+
+A prompt's attention holds layers × heads × T² entries several times over (the scores before and after the
+mask and the weights, in torch and then in numpy): on GPT-2 small a 1024-token prompt asked for ~8.75 GB.
+So the prompt is cut, before anything is allocated, to the longest that fits ATTENTION_BYTES
+(`token_cap`), and the result says so in one line (`note`).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -17,6 +23,13 @@ import numpy as np
 if TYPE_CHECKING:
     from ..model.probes import AttentionMaps
 
+ATTENTION_BYTES = 2**30  # the most one prompt's attention (or masks) may take at its peak
+# Bytes each (layer, head, query, key) entry takes at the peak, measured (VmHWM after clear_refs) on GPT-2
+# small's shape at 256 and 400 tokens: 49–50 for attention (the trace's three float32 stacks, their float64
+# copies and one more while NaN is written); masks keep four float64 weight stacks beside one trace, ~71
+# besides the three models rebuilt under the other masks (~0.5 GB each on GPT-2 small, not counted here).
+BYTES_PER_ENTRY = {"attention": 50, "masks": 80}
+
 
 @dataclass(frozen=True)
 class AttentionResult:
@@ -24,6 +37,7 @@ class AttentionResult:
     maps: AttentionMaps
     entropy: np.ndarray   # (L, H) mean row entropy, nats
     distance: np.ndarray  # (L, H) mean distance attended, tokens
+    note: str = ""        # why the prompt was cut shorter than the context allows (token_cap), else ""
 
 
 @dataclass(frozen=True)
@@ -34,6 +48,7 @@ class MasksResult:
     names: tuple[str, ...]           # in force, causal, banded β, none
     masks: dict[str, np.ndarray]     # name -> (T, T), 1 allowed, NaN masked
     weights: dict[str, np.ndarray]   # name -> (L, H, T, T) attention under that mask, same weights
+    note: str = ""                   # why the prompt was cut (token_cap), else ""
 
 
 @dataclass(frozen=True)
@@ -53,6 +68,7 @@ class AttentionDiff:
     other_step: int
     tokens: tuple[str, ...]
     diff: np.ndarray   # (L, H, T, T) attention at `step` minus at `other_step`, NaN where masked
+    note: str = ""     # why the prompt was cut (token_cap), else ""
 
 
 def attention_diff(at: AttentionResult, other: AttentionResult) -> AttentionDiff:
@@ -60,7 +76,7 @@ def attention_diff(at: AttentionResult, other: AttentionResult) -> AttentionDiff
     each entry in [−1, 1], each row summing to 0 (both rows are distributions over the same keys)."""
     if at.maps.tokens != other.maps.tokens:
         raise ValueError("attention of two steps is compared on the same prompt")
-    return AttentionDiff(at.step, other.step, at.maps.tokens, at.maps.weights - other.maps.weights)
+    return AttentionDiff(at.step, other.step, at.maps.tokens, at.maps.weights - other.maps.weights, at.note)
 
 
 def mask_label(kind: str, band: int) -> str:
@@ -75,27 +91,50 @@ def prompt_tokens(tokenizer, prompt: str, n_ctx: int) -> tuple[np.ndarray, tuple
     return ids, probes.visible_tokens(tokenizer, ids)
 
 
+def token_cap(n_layer: int, n_head: int, n_ctx: int, what: str = "attention") -> int:
+    """The most prompt tokens whose attention (`what`: attention | masks) fits ATTENTION_BYTES."""
+    entries = ATTENTION_BYTES // (BYTES_PER_ENTRY[what] * n_layer * n_head)
+    return max(1, min(n_ctx, math.isqrt(entries)))
+
+
+def capped_tokens(tokenizer, prompt: str, cfg, what: str = "attention") -> tuple[np.ndarray, tuple[str, ...], str]:
+    """`prompt_tokens` cut to `token_cap` before anything is computed, and the one line that says so ("" when
+    the whole prompt fits)."""
+    from ..model import probes
+
+    ids = probes.prompt_ids(tokenizer, prompt, cfg.n_ctx)
+    cap = token_cap(cfg.n_layer, cfg.n_head, cfg.n_ctx, what)
+    note = ""
+    if len(ids) > cap:
+        heads, n = cfg.n_layer * cfg.n_head, len(ids)
+        need = BYTES_PER_ENTRY[what] * heads * n * n
+        note = (f"Showing the prompt's first {cap} of {n} tokens: the {what} of {heads} heads at {n} tokens "
+                f"would take {need / 2**30:.1f} GB, over the {ATTENTION_BYTES / 2**30:.0f} GB this view may use.")
+        ids = ids[:cap]
+    return ids, probes.visible_tokens(tokenizer, ids), note
+
+
 def attention(model, tokenizer, prompt: str, step: int) -> AttentionResult:
     from ..model import probes
 
-    ids, tokens = prompt_tokens(tokenizer, prompt, model.cfg.n_ctx)
+    ids, tokens, note = capped_tokens(tokenizer, prompt, model.cfg)
     maps = probes.attention_maps(model, ids, tokens)
     entropy, distance = probes.head_summaries(maps.weights)
-    return AttentionResult(step, maps, entropy, distance)
+    return AttentionResult(step, maps, entropy, distance, note)
 
 
 def masks(model, tokenizer, prompt: str, band: int, step: int, reuse: dict | None = None) -> MasksResult:
     """`reuse` keeps the model rebuilt under each other mask between calls ((kind, band) -> GPT)."""
     from ..model import probes
 
-    ids, tokens = prompt_tokens(tokenizer, prompt, model.cfg.n_ctx)
+    ids, tokens, note = capped_tokens(tokenizer, prompt, model.cfg, "masks")
     cfg, T = model.cfg, len(ids)
     in_force = f"in force: {mask_label(cfg.mask, cfg.band)}"
     variants = {in_force: (cfg.mask, cfg.band), "causal": ("causal", band),
                 mask_label("banded", band): ("banded", band), "none": ("none", band)}
     matrices = {name: probes.mask_matrix(kind, T, b) for name, (kind, b) in variants.items()}
     weights = probes.attention_under_masks(model, ids, variants, {} if reuse is None else reuse)
-    return MasksResult(step, tokens, in_force, tuple(variants), matrices, weights)
+    return MasksResult(step, tokens, in_force, tuple(variants), matrices, weights, note)
 
 
 def positional(model, shift: int, step: int) -> PositionalResult:

@@ -4,12 +4,19 @@ Saved steps are the snapshots and checkpoints (engine/rundir/runs.py); each step
 the run's fixed probes) are one .npz file, reused while the weights file it came from, the probes and the
 score definitions (CACHE_VERSION) are unchanged, so a second look at a run is a read of small files.
 A cache file that cannot be read is recomputed, never trusted.
+
+`TimelineScorer` gives the same timeline a time slice at a time, for the app's one analysis process: the 144
+heads of GPT-2 small, ablations included, held that process for more than 100 s a step while the panes on
+screen waited. Each `advance(slice_s)` reads what the cache holds, scores pieces of the first step missing
+(heads.HeadScoring) until the slice is spent (at least one piece), and answers the steps complete so far with
+what is left (`Scoring`); the GUI asks again, as a background question, until nothing is left.
 """
 
 from __future__ import annotations
 
 import hashlib
 import io
+import time
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,10 +28,25 @@ from ..rundir.runs import Run, RunError, atomic_write_bytes, step_name
 from ..safe_io import UnsafeFileError, check_inside
 from .cache import weights_fingerprint
 from .head_roles import Role, roles_over
-from .heads import SCORES, HeadProbes, head_scores
+from .heads import SCORES, HeadProbes, HeadScoring, head_scores
 
 CACHE_DIR = Path("cache") / "heads"
 CACHE_VERSION = 2  # raise when a score's definition changes: older cache files are then recomputed
+SLICE_S = 2.0      # what one background question may score before it answers (engine/analysis/questions.py)
+
+
+@dataclass(frozen=True)
+class Scoring:
+    """What a timeline answered a slice at a time still lacks."""
+
+    step: int          # the step being scored
+    done: int          # its parts scored so far
+    parts: int         # its parts in all (heads.HeadScoring: the traced forward, then the ablations)
+    steps_left: int    # saved steps not scored yet, this one included
+
+    def __str__(self) -> str:
+        more = f"; {self.steps_left - 1} more step{'s' * (self.steps_left > 2)} after it" if self.steps_left > 1 else ""
+        return f"Scoring heads at step {self.step}: part {self.done + 1} of {self.parts}{more}…"
 
 
 @dataclass(frozen=True)
@@ -35,6 +57,7 @@ class HeadTimeline:
     values: dict[str, np.ndarray]  # score → (S, L, H)
     loss: np.ndarray               # (S,) loss on the probe batch
     induction_derived: bool        # the run predates stored induction probes: derived from its seed
+    scoring: Scoring | None = None  # what is not scored yet (TimelineScorer), None when every step is
 
     def upto(self, step: int) -> HeadTimeline:
         """The timeline up to and including `step` (a saved step)."""
@@ -65,14 +88,84 @@ def head_timeline(run_dir: str | Path, progress: Callable[[int, int], None] | No
     return HeadTimeline(steps, values, np.array([float(r["loss"]) for r in rows]), probe.induction_derived)
 
 
+class TimelineScorer:
+    """`head_timeline` a slice at a time (module docstring); RunAnalysis keeps one per run, and with it the
+    step being scored, between questions."""
+
+    def __init__(self, run_dir: str | Path):
+        self.run = Run(run_dir)
+        self._current: tuple[int, str, HeadScoring] | None = None  # (step, its cache stamp, the scoring)
+        self._rows: dict[tuple[int, str], dict] = {}  # rows scored here (a read-only run's cache keeps none)
+
+    def advance(self, slice_s: float = SLICE_S) -> HeadTimeline:
+        run = self.run
+        steps = run.saved_steps()
+        if not steps:
+            raise RunError(f"{run.path} has no saved weights yet")
+        probe = run.probe()
+        probes = HeadProbes.from_probe(probe)
+        key = _key(probes)
+        deadline = time.monotonic() + slice_s
+        rows, scoring, worked = {}, None, False
+        for k, step in enumerate(steps):
+            stamp = _stamp(run, step, key)
+            row = self._known(step, stamp)
+            if row is None and (not worked or time.monotonic() < deadline):
+                row, worked = self._score(step, stamp, probes, deadline), True
+                if row is not None:
+                    self._rows[(step, stamp)] = row
+                    _write(run, _path(run, step), stamp, row)
+            if row is None:
+                part = self._current[2] if self._current and self._current[:2] == (step, stamp) else None
+                left = sum(1 for s in steps[k:] if self._known(s, _stamp(run, s, key)) is None)
+                scoring = Scoring(step, part.done if part else 0, part.parts if part else 1, left)
+                break
+            rows[step] = row
+        done_steps = sorted(rows)
+        values = {name: np.stack([rows[s][name] for s in done_steps]) if done_steps else np.zeros((0, 0, 0))
+                  for name in SCORES}
+        return HeadTimeline(done_steps, values, np.array([float(rows[s]["loss"]) for s in done_steps]),
+                            probe.induction_derived, scoring)
+
+    def _known(self, step: int, stamp: str) -> dict | None:
+        got = self._rows.get((step, stamp))
+        return got if got is not None else _read(_path(self.run, step), stamp)
+
+    def _score(self, step: int, stamp: str, probes: HeadProbes, deadline: float) -> dict | None:
+        """Score pieces of `step` until the deadline (one at least): its row when finished, else None."""
+        if self._current is None or self._current[:2] != (step, stamp):
+            self._current = (step, stamp, HeadScoring(self.run.build_model(step), probes))
+        scoring = self._current[2]
+        scoring.advance()
+        while not scoring.finished and time.monotonic() < deadline:
+            scoring.advance()
+        if not scoring.finished:
+            return None
+        self._current = None
+        scores = scoring.result()
+        return {**scores.values, "loss": np.array(scores.loss)}
+
+
+def _path(run: Run, step: int) -> Path:
+    return run.path / CACHE_DIR / f"{step_name(step)}.npz"
+
+
+def _stamp(run: Run, step: int, key: str) -> str:
+    return f"{key}:{weights_fingerprint(run.path, step)}"
+
+
 def _cached_or_computed(run: Run, step: int, probes: HeadProbes, key: str) -> dict[str, np.ndarray]:
-    path = run.path / CACHE_DIR / f"{step_name(step)}.npz"
-    stamp = f"{key}:{weights_fingerprint(run.path, step)}"
+    path, stamp = _path(run, step), _stamp(run, step, key)
     cached = _read(path, stamp)
     if cached is not None:
         return cached
     scores = head_scores(run.build_model(step), probes)
     row = {**scores.values, "loss": np.array(scores.loss)}
+    _write(run, path, stamp, row)
+    return row
+
+
+def _write(run: Run, path: Path, stamp: str, row: dict) -> None:
     buf = io.BytesIO()
     np.savez(buf, stamp=np.array(stamp), **row)
     try:
@@ -81,7 +174,6 @@ def _cached_or_computed(run: Run, step: int, probes: HeadProbes, key: str) -> di
         atomic_write_bytes(path, buf.getvalue())
     except (OSError, UnsafeFileError):
         pass  # a read-only run still shows its scores, computed afresh each time
-    return row
 
 
 def _read(path: Path, stamp: str) -> dict[str, np.ndarray] | None:

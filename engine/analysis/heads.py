@@ -93,18 +93,70 @@ class HeadScores:
 
 def head_scores(model: GPT, probes: HeadProbes) -> HeadScores:
     """All scores of every head of `model` (eval mode, no gradients) on `probes`."""
-    was_training = model.training
-    model.eval()
-    try:
-        with torch.no_grad():
-            rec = _record(model, probes.x, probes.y)
-            values = _attention_scores(rec.weights, _weights(model, probes.induction), probes.induction)
-            values["copying"] = copying_scores(model)
-            values["ablation"] = _ablation_losses(model, rec) - rec.loss
-            values["dla"] = _dla(model, rec)
-    finally:
-        model.train(was_training)
-    return HeadScores(values, rec.loss)
+    scoring = HeadScoring(model, probes)
+    while not scoring.finished:
+        scoring.advance()
+    return scoring.result()
+
+
+# A piece of the mean-ablations runs at most this many token-layers (copies of the probe batch × its tokens ×
+# the layers they pass through): on GPT-2 small's 1024-token probe, one head of layer 0 (12,288) or four of
+# layer 9, each piece a few seconds on one thread; a small model's ablations are one piece.
+PIECE_TOKEN_LAYERS = 16_384
+
+
+class HeadScoring:
+    """`head_scores` in pieces, so that a large model's scoring can leave the analysis process between them
+    (engine/analysis/head_timeline.py): first the traced forward of the probe batch with every score but the
+    ablations (`base`), then the mean-ablations a few heads of one layer at a time (PIECE_TOKEN_LAYERS)."""
+
+    def __init__(self, model: GPT, probes: HeadProbes):
+        self.model, self.probes = model, probes
+        cfg = model.cfg
+        L, H = cfg.n_layer, cfg.n_head
+        tokens = int(np.asarray(probes.x).size)
+        self.pieces: list[tuple[int, list[int]]] = []
+        for layer in range(L):
+            per = max(1, PIECE_TOKEN_LAYERS // (tokens * (L - layer)))
+            self.pieces += [(layer, list(range(h, min(H, h + per)))) for h in range(0, H, per)]
+        self.done = 0                           # parts done: the base, then the pieces in order
+        self._rec: _Recording | None = None
+        self._values: dict[str, np.ndarray] = {}
+        self._ablation = np.full((L, H), np.nan)
+
+    @property
+    def parts(self) -> int:
+        return 1 + len(self.pieces)
+
+    @property
+    def finished(self) -> bool:
+        return self.done == self.parts
+
+    def advance(self) -> None:
+        """Compute the next part."""
+        model = self.model
+        was_training = model.training
+        model.eval()
+        try:
+            with torch.no_grad():
+                if self.done == 0:
+                    self._rec = rec = _record(model, self.probes.x, self.probes.y)
+                    ind = _weights(model, self.probes.induction)
+                    self._values = _attention_scores(rec.weights, ind, self.probes.induction)
+                    self._values["copying"] = copying_scores(model)
+                    self._values["dla"] = _dla(model, rec)
+                else:
+                    layer, heads = self.pieces[self.done - 1]
+                    self._ablation[layer, heads] = _ablation_losses(model, self._rec, layer, heads) - self._rec.loss
+        finally:
+            model.train(was_training)
+        self.done += 1
+
+    def result(self) -> HeadScores:
+        if not self.finished:
+            raise RuntimeError(f"head scoring has {self.parts - self.done} parts left")
+        return HeadScores({name: (self._ablation if name == "ablation" else self._values[name]) for name in SCORES},
+                          self._rec.loss)
 
 
 @dataclass
@@ -194,37 +246,35 @@ def copying_scores(model: GPT) -> np.ndarray:
     return score.view(L, H).cpu().numpy()
 
 
-def _ablation_losses(model: GPT, rec: _Recording) -> np.ndarray:
-    """Probe loss with each head in turn replaced by its mean over the B·T positions, (L, H).
+def _ablation_losses(model: GPT, rec: _Recording, layer: int, heads: list[int]) -> np.ndarray:
+    """Probe loss with each of `heads` of `layer` in turn replaced by its mean over the B·T positions.
 
-    Layers before an ablated head's are unchanged, so the H copies for layer l start from that layer's
-    recorded input: the L·H ablations cost about (L + 1)/2 forwards of H copies of the batch.
+    Layers before the ablated heads' are unchanged, so the copies (one per head) start from that layer's
+    recorded input: the L·H ablations cost about (L + 1)/2 forwards of H copies of the batch in all.
     """
     cfg = model.cfg
-    H, B = cfg.n_head, rec.tgt.shape[0]
-    out = np.zeros((cfg.n_layer, H))
-    for layer, block in enumerate(model.blocks):
-        means = rec.z[layer].mean(dim=(0, 2))  # (H, dk)
+    B, n = rec.tgt.shape[0], len(heads)
+    block = model.blocks[layer]
+    means = rec.z[layer].mean(dim=(0, 2))  # (H, dk)
 
-        def edit(z, means=means):
-            z = z.clone().view(H, B, *z.shape[1:])  # (copies, B, h, T, dk)
-            for h in range(H):
-                z[h, :, h] = means[h]
-            return z.view(H * B, *z.shape[2:])
+    def edit(z):
+        z = z.clone().view(n, B, *z.shape[1:])  # (copies, B, h, T, dk)
+        for copy, h in enumerate(heads):
+            z[copy, :, h] = means[h]
+        return z.view(n * B, *z.shape[2:])
 
-        block.z_edit = edit
-        try:
-            x = rec.block_in[layer].repeat(H, 1, 1)
-            for later in model.blocks[layer:]:
-                x = later(x, model.mask_add, model.mask_ok)
-        finally:
-            block.z_edit = None
-        if cfg.has_final_norm:
-            x = model.ln_f(x)
-        logits = x @ model.unembedding() + model.b_U
-        per_token = _per_token_loss(model, logits, rec.tgt.repeat(H, 1))
-        out[layer] = per_token.view(H, -1).mean(dim=-1).to("cpu", torch.float64).numpy()
-    return out
+    block.z_edit = edit
+    try:
+        x = rec.block_in[layer].repeat(n, 1, 1)
+        for later in model.blocks[layer:]:
+            x = later(x, model.mask_add, model.mask_ok)
+    finally:
+        block.z_edit = None
+    if cfg.has_final_norm:
+        x = model.ln_f(x)
+    logits = x @ model.unembedding() + model.b_U
+    per_token = _per_token_loss(model, logits, rec.tgt.repeat(n, 1))
+    return per_token.view(n, -1).mean(dim=-1).to("cpu", torch.float64).numpy()
 
 
 def _per_token_loss(model: GPT, logits: torch.Tensor, tgt: torch.Tensor) -> torch.Tensor:

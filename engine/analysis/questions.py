@@ -164,14 +164,18 @@ class RouteShares(Question[Any]):
 
 @dataclass(frozen=True)
 class HeadTimeline(Question[Any]):
-    """engine.analysis.head_timeline's HeadTimeline: every head's scores at every saved step."""
+    """engine.analysis.head_timeline's HeadTimeline: every head's scores at the saved steps scored after at
+    most `slice_s` seconds more of scoring (at least one piece; None: head_timeline.SLICE_S), with what is
+    left in its `scoring`: the asker asks again until that is None, so questions about what is on screen
+    are answered between the slices."""
 
     background = True
 
     run: str
+    slice_s: float | None = None
 
     def answer(self, door):
-        return door.analysis(self.run).head_timeline()
+        return door.analysis(self.run).head_timeline_slice(self.slice_s)
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,7 @@ class RunAnalysis:
         self._coefficients = None
         self._probe_loss = None  # the float64 probe loss of the second-order view, built when first asked
         self._masked: dict = {}  # the model rebuilt under each other mask (masks tab), reused between calls
+        self._scorer = None      # the head timeline scored a slice at a time (head_timeline_slice)
         self.refresh()
 
     # ---- what the run is --------------------------------------------------------------------------
@@ -251,6 +252,16 @@ class RunAnalysis:
 
         with self._lock:
             return head_timeline(self.path, progress)
+
+    def head_timeline_slice(self, slice_s: float | None = None):
+        """The head timeline as far as `slice_s` seconds of scoring more take it (at least one piece): the steps
+        scored so far and what is left (`HeadTimeline.scoring`); the step being scored is kept between calls."""
+        from .head_timeline import SLICE_S, TimelineScorer
+
+        with self._lock:
+            if self._scorer is None:
+                self._scorer = TimelineScorer(self.run.path)
+            return self._scorer.advance(SLICE_S if slice_s is None else slice_s)
 
     @property
     def coefficients(self):

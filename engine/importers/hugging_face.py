@@ -34,6 +34,7 @@ from ..text.corpus import SHAKESPEARE, CorpusError, shakespeare_text
 from ..text.data import Dataset
 from ..errors import UserError
 from .nanogpt import NanoGPTImportError, convert_weights
+from .progress import Progress, stages
 from ..model.probes import induction_probe
 from ..rundir.create import check_target, create_run, require_valid
 from ..rundir.runs import Probe
@@ -212,12 +213,20 @@ def probe(cfg: ExperimentConfig, tokenizer) -> Probe:
     return Probe(x, y, data.text_head, induction_probe(m.vocab_size, m.n_ctx, t.seed, t.probe_batch))
 
 
-def import_hf(folder: str | Path, run_dir: str | Path) -> Imported:
+STAGES = ("reading config.json", "reading the tokenizer", "reading the weights", "converting the weights",
+          "tokenizing the probe batch", "writing the run (a checkpoint and a snapshot)")
+
+
+def import_hf(folder: str | Path, run_dir: str | Path, progress: Progress | None = None
+              ) -> Imported:
     """Write a run of ours at run_dir from a GPT-2-family folder; everything is checked before the run is
-    written, in one piece, by `create_run`."""
+    written, in one piece, by `create_run`. `progress(done, total, stage)` is told each of STAGES as it
+    starts (the app shows it: GPT-2 small takes half a minute)."""
+    say = stages(STAGES, progress)
     folder, run_dir = Path(folder), check_target(run_dir)
     if not folder.is_dir():
         raise HFImportError(f"{folder} is not a folder")
+    say()
     model = model_config(read_config(folder))
     cfg = ExperimentConfig(name=f"hf {folder.resolve().name}", model=model, train=finetune_config(model),
                            data=DataConfig(corpus=SHAKESPEARE, tokenizer="bpe", max_vocab=model.vocab_size))
@@ -225,10 +234,17 @@ def import_hf(folder: str | Path, run_dir: str | Path) -> Imported:
         require_valid(cfg)
     except UserError as e:
         raise HFImportError(f"the imported model cannot be opened here: {e}") from None
+    say()
     tokenizer, source = load_tokenizer(folder, model.vocab_size)
+    say()
     state, weights_file = load_state(folder)
+    say()
     weights = convert(state, model)
     del state
-    create_run(run_dir, cfg, tokenizer, probe(cfg, tokenizer), weights,
+    say()
+    run_probe = probe(cfg, tokenizer)
+    say()
+    create_run(run_dir, cfg, tokenizer, run_probe, weights,
                state={"imported_from": str(folder.resolve()), "wall_s": 0.0})
     return Imported(run_dir, cfg, weights_file, source)
+

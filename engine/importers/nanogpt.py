@@ -32,6 +32,7 @@ from ..errors import UserError, shown
 from ..configs.limits import problems as limit_problems
 from ..model.gpt import GPT
 from .nanogpt_meta import read_meta
+from .progress import Progress, stages
 from ..rundir.create import check_loss, check_target, create_run, require_valid
 from ..rundir.runs import Probe
 
@@ -187,10 +188,18 @@ def _iter_num(ckpt: dict) -> int:
     return step
 
 
-def import_nanogpt(out_dir: str | Path, run_dir: str | Path, meta: str | Path | None = None) -> Imported:
+STAGES = ("reading the checkpoint", "converting the weights", "making the probe batch",
+          "writing the run (a checkpoint and a snapshot)")
+
+
+def import_nanogpt(out_dir: str | Path, run_dir: str | Path, meta: str | Path | None = None,
+                   progress: Progress | None = None) -> Imported:
     """Write a run of ours at run_dir from a nanoGPT out_dir; returns what was written. Everything is
-    checked before the run is written, in one piece, by `create_run`."""
+    checked before the run is written, in one piece, by `create_run`. `progress(done, total, stage)` is told
+    each of STAGES as it starts."""
+    say = stages(STAGES, progress)
     out_dir, run_dir = Path(out_dir), check_target(run_dir)
+    say()
     ckpt = load_checkpoint(out_dir)
     conf = ckpt.get("config") if isinstance(ckpt.get("config"), dict) else {}
     dataset = conf.get("dataset") if isinstance(conf.get("dataset"), str) else None
@@ -204,14 +213,17 @@ def import_nanogpt(out_dir: str | Path, run_dir: str | Path, meta: str | Path | 
     cfg = ExperimentConfig(name=f"nanogpt {dataset or folder.name}", model=model_cfg,
                            train=train_config(conf, step), data=DataConfig(corpus=corpus))
     require_valid(cfg)  # the memory a training of it would need, before a weight is converted
+    say()
     weights = convert_weights(ckpt["model"], model_cfg)
     try:
         integrity.check_weights(weights, integrity.expected_shapes(model_cfg), "the checkpoint")
         best = check_loss(ckpt.get("best_val_loss"), "checkpoint's best_val_loss")
     except UserError as e:
         raise NanoGPTImportError(str(e)) from None
+    say()
     probe, source = _probe(data_dir / VAL_BIN, cfg, tokenizer, weights)
     state = {"imported_from": str(out_dir.resolve()), "wall_s": 0.0}
+    say()
     create_run(run_dir, cfg, tokenizer, probe, weights, step=step, state=state, best_val=best)
     return Imported(run_dir, step, cfg, meta_path, source)
 

@@ -92,7 +92,7 @@ def create_run(run_dir: str | Path, cfg: ExperimentConfig, tokenizer, probe: Pro
         run_dir.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise RunError(f"cannot create {run_dir.parent}: {e.strerror}") from None
-    _sweep_stale(run_dir)
+    sweep_stale(run_dir)
     tmp = run_dir.parent / f".tmp-{run_dir.name}-{os.getpid()}"
     try:
         _build(tmp, cfg, tokenizer, probe, weights, step, dict(state or {}, step=step), best_val, fill)
@@ -103,7 +103,7 @@ def create_run(run_dir: str | Path, cfg: ExperimentConfig, tokenizer, probe: Pro
     return run_dir
 
 
-def _sweep_stale(run_dir: Path) -> None:
+def sweep_stale(run_dir: Path) -> None:
     """Remove what a creation of `run_dir` killed half-way left beside it (its process is gone), and this
     process's own leftover; another live process's creation is left alone."""
     prefix = f".tmp-{run_dir.name}-"

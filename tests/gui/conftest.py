@@ -95,3 +95,17 @@ def make_window(qtbot, corpus_file):
         return window
 
     return make
+
+
+def imported(qtbot, job, timeout: int = 60_000):
+    """The run folder an import (gui/run_menu.py's ImportJob, or a window whose File menu started one) wrote,
+    or None when it was refused or cancelled, once its process has finished."""
+    if not hasattr(job, "sig_finished"):
+        from gui.run_menu import ImportJob
+
+        job = job.findChildren(ImportJob)[-1]
+    if job.process.finished:
+        raise AssertionError("the import had finished before it was waited for")
+    with qtbot.waitSignal(job.sig_finished, timeout=timeout) as done:
+        pass
+    return done.args[0]

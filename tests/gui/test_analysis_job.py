@@ -131,3 +131,29 @@ def test_published_weights_reach_the_process_again_after_it_restarts(qtbot):
     with qtbot.waitSignal(job.sig_done, timeout=WAIT):
         job.ask(Total(Published(w)))
     assert answers == [19.0, 19.0, 19.0]
+
+
+def test_a_head_timeline_scored_in_slices_lets_a_question_on_screen_through_between_them(qtbot, tmp_path):
+    """GPT-2 small's head timeline held the process for minutes: it is asked a slice at a time
+    (questions.HeadTimeline, background), and what a view on screen asks meanwhile goes before the next slice."""
+    from PySide6.QtWidgets import QWidget
+
+    run = tiny_run(tmp_path / "run")
+    shown = QWidget()
+    qtbot.addWidget(shown)
+    shown.show()
+    timeline, other = AnalysisJob(shown), AnalysisJob(shown)
+    events = []
+
+    def on_slice(_tag, answer):
+        events.append("slice" if answer.scoring is not None else "done")
+        if answer.scoring is not None:
+            if events.count("slice") == 1:
+                other.ask(q.Positional(str(run.path), 4, 1))
+            timeline.ask(q.HeadTimeline(str(run.path), slice_s=0.0))
+
+    timeline.sig_done.connect(on_slice)
+    other.sig_done.connect(lambda *_: events.append("on screen"))
+    timeline.ask(q.HeadTimeline(str(run.path), slice_s=0.0))
+    qtbot.waitUntil(lambda: "done" in events, timeout=WAIT)
+    assert events[:3] == ["slice", "on screen", "slice"] and events.count("slice") >= 2

@@ -13,7 +13,7 @@ from gui import run_menu, settings
 from gui.widgets import dialogs
 from tests.engine.importers.test_hugging_face import hf_model, pretrained, tokenizer  # noqa: F401  (fixtures)
 
-from .conftest import QT_NOISE
+from .conftest import QT_NOISE, imported
 
 pytest.importorskip("transformers")
 pytestmark = [pytest.mark.qt_log_level_fail("WARNING"), pytest.mark.qt_log_ignore(QT_NOISE)]
@@ -25,7 +25,8 @@ def test_opening_a_gpt2_folder_opens_a_run_that_train_fine_tunes_in_bits_per_cha
     w = make_window()
     monkeypatch.setattr(dialogs, "ask_path", lambda *a, **k: pretrained)
     w.actions["import_hf"].trigger()
-    run_dir = w.controller.run_dir
+    run_dir = imported(qtbot, w)
+    assert run_dir == w.controller.run_dir
     assert run_dir is not None and run_dir.parent == settings.runs_root()
     assert Run(run_dir).config.model.attn_bias and Run(run_dir).checkpoint_steps() == [0]
     training = w.panes["pane_training"]
@@ -40,4 +41,27 @@ def test_opening_a_gpt2_folder_opens_a_run_that_train_fine_tunes_in_bits_per_cha
     assert w.controller.run_dir == run_dir  # fine-tuned in place, from the pretrained weights
     assert Run(run_dir).config.data.corpus == str(corpus_file)
     (tmp_path / "empty").mkdir()
-    assert run_menu.import_hf(w, tmp_path / "empty") is None and "no config.json" in w.banner.text
+    assert imported(qtbot, run_menu.import_hf(w, tmp_path / "empty")) is None and "no config.json" in w.banner.text
+
+
+def test_the_import_runs_off_the_gui_thread_with_its_stages_shown_and_cancel_leaves_nothing(
+        qtbot, make_window, pretrained):  # noqa: F811
+    """GPT-2 small's import froze the window for ~35 s: it runs in a child process while its dialog names the
+    stage and the window keeps answering; Cancel ends it with nothing left in the runs folder."""
+    from engine.importers.hugging_face import STAGES
+
+    w = make_window()
+    job = run_menu.import_hf(w, pretrained)
+    assert job.dialog.isVisible() and not job.process.finished and w.controller.run_dir is None
+    qtbot.waitUntil(lambda: job.dialog.maximum() == len(STAGES), timeout=WAIT)  # a stage came: polled
+    assert any(f"Importing pretrained: {stage} (" in job.dialog.labelText() for stage in STAGES)
+    run_dir = imported(qtbot, job)
+    assert run_dir == w.controller.run_dir and not job.dialog.isVisible() and "Opened pretrained" in w.banner.text
+    again = run_menu.import_hf(w, pretrained)
+    from PySide6.QtWidgets import QPushButton
+
+    with qtbot.waitSignal(again.sig_finished, timeout=WAIT) as done:  # at once, while its process starts
+        qtbot.mouseClick(again.dialog.findChild(QPushButton), Qt.MouseButton.LeftButton)
+    assert done.args[0] is None and again.process.finished and not again.dialog.isVisible()
+    assert "Import of pretrained cancelled; nothing was written." in w.banner.text
+    assert sorted(settings.runs_root().iterdir()) == [run_dir]  # the first run alone: no .tmp- leftover

@@ -93,7 +93,9 @@ def test_each_pane_shows_only_the_open_run_through_train_open_import_and_new(qtb
     assert w.session.weights is None and w.session.run.path == other.path
     check_every_pane(qtbot, w, errors, expect_run=True)
 
-    imported = run_menu.import_nanogpt(w, tmp_path / "nano")
+    from .conftest import imported as finished
+
+    imported = finished(qtbot, run_menu.import_nanogpt(w, tmp_path / "nano"))
     assert imported is not None and w.session.run.path == imported
     assert w.session.model.n_layer == 2 and w.session.model.d_model == 16
     check_every_pane(qtbot, w, errors, expect_run=True)

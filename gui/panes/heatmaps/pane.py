@@ -231,7 +231,7 @@ class HeatmapsPane(SeenWidget):
         self._results[tab] = (key, result)
         if key == self._asked:
             self._asked = None
-        self._say("")
+        self._say(getattr(result, "note", ""))  # a prompt cut to what its attention may take, else nothing
         self.tabs.show()
         if tab != self.state.tab:
             return

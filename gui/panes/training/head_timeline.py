@@ -165,10 +165,19 @@ class HeadTimelinePanel(HeadTimelineView):
         self._job.ask(q.HeadTimeline(str(run.path)), tag=str(run.path))
 
     def _on_done(self, tag: str, timeline) -> None:
-        self._ask_cost = time.monotonic() - self._last_ask
         run = self.session.run
-        if run is not None and tag == str(run.path):  # an answer for a run since closed is dropped
+        if run is None or tag != str(run.path):  # an answer for a run since closed is dropped
+            return
+        if timeline.steps:
             self.set_timeline(timeline)
+        if timeline.scoring is not None:  # a slice of the scoring (a large model): ask for the next
+            self.note.setText(str(timeline.scoring))
+            if self.seen():
+                self._job.ask(q.HeadTimeline(str(run.path)), tag=str(run.path))
+            else:
+                self._stale = True
+            return
+        self._ask_cost = time.monotonic() - self._last_ask
 
     def _on_run_opened(self, _run) -> None:
         self.timeline = None

@@ -86,3 +86,26 @@ def test_a_symlinked_cache_folder_is_never_written_through(run, tmp_path):
     tl = timeline_mod.head_timeline(copy)
     np.testing.assert_array_equal(tl.values["previous_token"], timeline_mod.head_timeline(run.path).values["previous_token"])
     assert list(elsewhere.rglob("*")) == []
+
+
+def test_a_timeline_scored_a_slice_at_a_time_says_what_is_left_and_ends_as_the_whole(tmp_path, monkeypatch):
+    """The analysis process scores a large model's timeline in slices (TimelineScorer): each answer holds
+    the steps done and what is left, and the last one is the timeline computed in one go."""
+    import engine.analysis.heads as heads_mod
+
+    fresh = tiny_run(tmp_path / "run")
+    monkeypatch.setattr(heads_mod, "PIECE_TOKEN_LAYERS", 1)  # one head per piece: 1 + 2·2 parts a step
+    scorer = timeline_mod.TimelineScorer(fresh.path)
+    answers = []
+    while not answers or answers[-1].scoring is not None:
+        answers.append(scorer.advance(0.0))
+    assert len(answers) == 3 * 5  # three steps of five parts, one part a slice
+    first = answers[0]
+    assert first.steps == [] and first.scoring == timeline_mod.Scoring(0, 1, 5, 3)
+    assert str(first.scoring) == "Scoring heads at step 0: part 2 of 5; 2 more steps after it…"
+    assert answers[4].steps == [0] and answers[5].scoring.step == 2
+    whole = timeline_mod.head_timeline(fresh.path)
+    assert answers[-1].steps == whole.steps == [0, 2, 4]
+    for name in SCORES:
+        np.testing.assert_array_equal(answers[-1].values[name], whole.values[name])
+    assert timeline_mod.TimelineScorer(fresh.path).advance(0.0).scoring is None  # all cached now

@@ -147,3 +147,40 @@ def test_where_the_probe_holds_each_token_once_the_scores_are_the_single_keys_of
     i = np.arange(n, 2 * n)
     np.testing.assert_allclose(got["induction"], w[..., i, i - n + 1].mean(axis=(1, 3)), atol=1e-12)
     np.testing.assert_allclose(got["duplicate"], w[..., i, i - n].mean(axis=(1, 3)), atol=1e-12)
+
+
+def test_scoring_in_pieces_of_one_head_gives_each_heads_own_mean_ablation(monkeypatch):
+    """A large model's scoring leaves the analysis process between pieces (heads.HeadScoring): with pieces of
+    one head each, every head's ablation is still the loss of a whole forward with that head mean-ablated."""
+    model, p = planted.induction_circuit(), probes()
+    monkeypatch.setattr(heads, "PIECE_TOKEN_LAYERS", 1)
+    scoring = heads.HeadScoring(model, p)
+    L, H = model.cfg.n_layer, model.cfg.n_head
+    assert scoring.parts == 1 + L * H and not scoring.finished
+    while not scoring.finished:
+        scoring.advance()
+    got = scoring.result()
+    x, y = torch.as_tensor(p.x), torch.as_tensor(p.y)
+    with torch.no_grad():
+        zs = []
+        for block in model.blocks:
+            block.z_edit = lambda z, zs=zs: zs.append(z) or z
+        _, base = model(x, y)
+        for layer, block in enumerate(model.blocks):
+            block.z_edit = None
+        for layer in range(L):
+            for h in range(H):
+                mean = zs[layer][:, h].mean(dim=(0, 1))
+
+                def edit(z, h=h, mean=mean):
+                    z = z.clone()
+                    z[:, h] = mean
+                    return z
+
+                model.blocks[layer].z_edit = edit
+                _, loss = model(x, y)
+                model.blocks[layer].z_edit = None
+                assert got.values["ablation"][layer, h] == pytest.approx(loss.item() - base.item(), abs=1e-6)
+    whole = heads.head_scores(model, p)
+    for name in heads.SCORES:
+        np.testing.assert_allclose(got.values[name], whole.values[name], rtol=1e-9, atol=1e-12)

@@ -1,0 +1,100 @@
+"""An import run in a child process of its own: the app's window stays responsive, shows the import's stages
+(engine/importers/progress.py) and can cancel it.
+
+GPT-2 small's import reads, converts and writes half a gigabyte twice (about 35 s); on the GUI thread it froze
+the window for all of that. In a child process it can also be stopped at any moment: `cancel` ends the
+process, and since `create_run` builds a run under a hidden temporary name and renames it into place only
+when whole, nothing is left but that temporary folder, which `cancel` removes (create.sweep_stale). The child
+is spawned (the app has threads whose locks a fork would copy) and daemonic (it ends with the app).
+
+    job = ImportProcess("hf", folder, run_dir)
+    job.poll()    # [("stage", 2, 6, "reading the weights"), …, ("done", Imported)] or ("failed", "one line")
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import queue
+import sys
+import traceback
+from pathlib import Path
+
+KINDS = ("hf", "nanogpt")
+
+
+def _importer(kind: str):
+    if kind == "hf":
+        from .hugging_face import import_hf
+
+        return import_hf
+    from .nanogpt import import_nanogpt
+
+    return lambda source, run_dir, progress: import_nanogpt(source, run_dir, progress=progress)
+
+
+def _work(kind: str, source: str, run_dir: str, events) -> None:
+    """In the child: run the import, telling `events` each stage and then the outcome."""
+    from ..errors import UserError
+
+    try:
+        done = _importer(kind)(Path(source), Path(run_dir),
+                               lambda k, n, stage: events.put(("stage", k, n, stage)))
+    except UserError as e:
+        events.put(("failed", str(e)))
+    except Exception as e:  # a bug: its traceback on stderr, one line for the window
+        traceback.print_exc(file=sys.stderr)
+        events.put(("failed", f"{type(e).__name__}: {e}"))
+    else:
+        events.put(("done", done))
+
+
+class ImportProcess:
+    """One import (`kind`: hf | nanogpt) of `source` into `run_dir`, started at once in a child process."""
+
+    def __init__(self, kind: str, source: str | Path, run_dir: str | Path):
+        if kind not in KINDS:
+            raise ValueError(f"kind must be one of {', '.join(KINDS)}")
+        self.kind, self.source, self.run_dir = kind, Path(source), Path(run_dir)
+        ctx = multiprocessing.get_context("spawn")
+        self._events = ctx.Queue()
+        self._process = ctx.Process(target=_work, args=(kind, str(source), str(run_dir), self._events),
+                                    name=f"import {self.source.name}", daemon=True)
+        self._process.start()
+        self.finished = False
+
+    def poll(self) -> list[tuple]:
+        """What the child said since the last poll, never waiting: ("stage", done, total, name), then one
+        ("done", Imported) or ("failed", a one-line message), also when the child died without a word."""
+        out = []
+        while True:
+            try:
+                out.append(self._events.get_nowait())
+            except queue.Empty:
+                break
+        if any(e[0] in ("done", "failed") for e in out):
+            self._end()
+        elif not self.finished and not self._process.is_alive():
+            try:  # its last words may still be in the pipe
+                out.append(self._events.get(timeout=0.5))
+            except queue.Empty:
+                out.append(("failed", f"the import stopped unexpectedly (exit code {self._process.exitcode})"))
+            self._end()
+        return out
+
+    def cancel(self) -> None:
+        """End the child now; what it had begun to write is removed, the target is left as it was."""
+        if self.finished:
+            return
+        self._process.terminate()
+        self._process.join(5)
+        self._end()
+        from ..rundir.create import sweep_stale
+
+        sweep_stale(self.run_dir)
+
+    def _end(self) -> None:
+        """No more events; the child, which has said its last, exits by itself (never waited for here: the
+        window polls on its GUI thread)."""
+        if not self.finished:
+            self.finished = True
+            self._events.close()
