@@ -32,7 +32,7 @@ def test_a_prompt_over_the_budget_is_cut_and_the_result_says_so(monkeypatch):
     assert attn.token_cap(3, 4, 64) == 20
     got = attn.attention(model, tok, TEXT, 7)
     assert len(got.maps.tokens) == 20 and got.maps.weights.shape == (3, 4, 20, 20)
-    assert got.note.startswith(f"Showing the prompt's first 20 of 64 tokens: the attention of 12 heads at 64 "
+    assert got.note.startswith("Showing the prompt's first 20 of 64 tokens: the attention of 12 heads at 64 "
                                "tokens would take") and "\n" not in got.note
     whole = probes.attention_maps(model, probes.prompt_ids(tok, TEXT, 64))
     # causal: the first 20 queries attend exactly as they do in the whole prompt
