@@ -41,7 +41,6 @@ IN_VIEWS = (("Timeline: play / pause (when it has focus)", "Space"),
 DEFAULT_SIZE = (1480, 900)  # at most: a smaller screen gets its available size (screen_fit.window_size)
 
 
-
 def initial_config() -> ExperimentConfig:
     """The config the builder showed when the app was last closed, else the default preset."""
     text = settings.saved_config()
@@ -130,10 +129,11 @@ class MainWindow(QMainWindow):
             self._restore_geometry()
             settings.restore_layout(self, self.pane_names)
         self.message_row.setVisible(bool(self.banner.level))  # a saved layout may have had a message showing
-        self.layout().activate()
-        # the panes arrange themselves as their docks take these sizes (the stats' rows, a splitter's halves),
-        # which asks their layouts again: painted after those, not between
-        QTimer.singleShot(0, lambda: self.setUpdatesEnabled(True))
+        if not self.updatesEnabled():
+            self.layout().activate()
+            # the panes arrange themselves as their docks take these sizes (the stats' rows, a splitter's
+            # halves), which asks their layouts again: painted after those, not between
+            QTimer.singleShot(0, self, lambda: self.setUpdatesEnabled(True))
         self.sig_panes_ready.emit()
         if run_dir is not None:
             self.open_run(run_dir)
