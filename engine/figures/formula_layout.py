@@ -4,8 +4,9 @@ The printers (printing/latex.py) write one long line and matplotlib's mathtext c
 formula too wide for its space is cut at its products' thin spaces ``\\,`` and its sums' signs, outside any
 braces, and packed greedily into lines; continuation lines are indented. Brackets that would be split
 across lines are written plainly (``[`` instead of ``\\left[``: a ``\\left`` must close on its own line).
-Widths are measured with mathtext itself. `render` turns lines into an RGBA array with mathtext's Agg
-rasteriser (no figure, no usetex). Everything here holds one lock around matplotlib's parsers, so an
+Widths are measured with mathtext itself, piece by piece (pieces recur between formulas, and their
+measures are cached). `render` turns lines into an RGBA array with mathtext's Agg rasteriser (no figure, no
+usetex); `lay_out_formula` says how tall that image will be before it is drawn, from the same measures. Everything here holds one lock around matplotlib's parsers, so an
 export and a renderer may run on two threads. The module imports neither torch nor the forms engine, so
 `render_formula` is cheap to run in a separate process (the forms pane renders there: mathtext's parser is
 pure Python and would hold the interpreter lock the GUI thread needs).
@@ -14,12 +15,15 @@ pure Python and would hold the interpreter lock the GUI thread needs).
 from __future__ import annotations
 
 import functools
+import math
 import re
 import threading
 
 import numpy as np
 
 CONTINUATION = r"\quad\quad "
+PAD = 2           # pixels around a rendered formula
+SLOT_SLACK = 3    # pixels a laid-out line has beyond its measured height: mathtext's ink may exceed it by one
 _LOCK = threading.Lock()
 _BRACKETS = ((r"\left[", "["), (r"\right]", "]"), (r"\left(", "("), (r"\right)", ")"))
 _SIGN = re.compile(r" [+-] ")
@@ -62,15 +66,33 @@ def chunks(tex: str) -> list[str]:
 
 
 @functools.lru_cache(maxsize=20_000)
-def width(tex: str, fontsize: float = 12.0) -> float:
-    """The formula's width in points (1/72 inch) at this font size."""
+def extent(tex: str, fontsize: float = 12.0) -> tuple[float, float, float]:
+    """The formula's width, height above the baseline and depth below it, in points (1/72 inch)."""
     from matplotlib.font_manager import FontProperties
 
     with _LOCK:
         try:
-            return float(_parser("path").parse(f"${tex}$", dpi=72, prop=FontProperties(size=fontsize))[0])
+            got = _parser("path").parse(f"${tex}$", dpi=72, prop=FontProperties(size=fontsize))
         except ValueError as e:
             raise FormulaError(f"mathtext cannot read {tex[:80]!r}: {str(e).splitlines()[0]}") from None
+    return float(got.width), float(got.height), float(got.depth)
+
+
+def width(tex: str, fontsize: float = 12.0) -> float:
+    """The formula's width in points at this font size."""
+    return extent(tex, fontsize)[0]
+
+
+def line_height(line: str, whole: str, fontsize: float = 12.0) -> float:
+    """The height plus depth in points of one line `wrap` made of the formula `whole`, from the extents of
+    its pieces (`wrap` measured them already): a box's height and depth are those of its tallest and
+    deepest parts. A line that is the whole formula is measured as it is."""
+    if line == whole:
+        parts = [line]
+    else:
+        parts = chunks(line.removeprefix(CONTINUATION))
+    sizes = [extent(p, fontsize) for p in parts]
+    return max(h for _, h, _ in sizes) + max(d for _, _, d in sizes)
 
 
 @functools.cache
@@ -81,9 +103,11 @@ def _parser(kind: str):
 
 
 def wrap(tex: str, max_width: float, fontsize: float = 12.0) -> list[str]:
-    """Lines of at most `max_width` points (a single piece wider than that keeps a line of its own)."""
-    if width(tex, fontsize) <= max_width:
-        return [tex]
+    """Lines of at most `max_width` points (a single piece wider than that keeps a line of its own).
+
+    Packed from the widths of the pieces, which recur from formula to formula and are cached; the whole
+    formula is measured only when its pieces fit on one line (a long formula's own parse cost as much as
+    drawing it, and a weight's sheet has hundreds)."""
     pieces = chunks(loosen(tex))
     indent = width(CONTINUATION + "x", fontsize) - width("x", fontsize)
     space = width(r"x\,x", fontsize) - width("xx", fontsize)
@@ -97,13 +121,18 @@ def wrap(tex: str, max_width: float, fontsize: float = 12.0) -> list[str]:
             used = 0.0
         used += (space if lines[-1] else 0.0) + w
         lines[-1].append(piece)
+    if len(lines) == 1 and width(tex, fontsize) <= max_width:
+        return [tex]  # as written, its brackets sized to what they hold
     return [(CONTINUATION if k else "") + r"\,".join(parts) for k, parts in enumerate(lines)]
 
 
 def render(lines: list[str], fontsize: float = 12.0, dpi: float = 100.0, color=(0, 0, 0),
-           line_gap: float = 0.35) -> np.ndarray:
+           line_gap: float = 0.35, slots: tuple[int, ...] | None = None) -> np.ndarray:
     """The lines rendered one under another, left-aligned: an (H, W, 4) uint8 RGBA array whose alpha is
-    the ink, `color` (RGB 0–255) its colour. Raises FormulaError for what mathtext cannot read."""
+    the ink, `color` (RGB 0–255) its colour. With `slots` (`lay_out_formula`'s), each line is centred in a
+    slot of that many pixels, one under the other (a slot holds the font's whole height, which spaces the
+    lines), so the image is as tall as was laid out before it was drawn. Raises FormulaError for what
+    mathtext cannot read."""
     from matplotlib.font_manager import FontProperties
 
     prop = FontProperties(size=fontsize)
@@ -114,25 +143,52 @@ def render(lines: list[str], fontsize: float = 12.0, dpi: float = 100.0, color=(
                 images.append(np.asarray(_parser("agg").parse(f"${line}$", dpi=dpi, prop=prop).image))
             except ValueError as e:
                 raise FormulaError(f"mathtext cannot read {line[:80]!r}: {str(e).splitlines()[0]}") from None
-    gap = int(round(line_gap * fontsize * dpi / 72))
-    pad = 2
-    W = max(a.shape[1] for a in images) + 2 * pad
-    H = sum(a.shape[0] for a in images) + gap * (len(images) - 1) + 2 * pad
+    gap = int(round(line_gap * fontsize * dpi / 72)) if slots is None else 0
+    heights = slots if slots is not None else [a.shape[0] for a in images]
+    W = max(a.shape[1] for a in images) + 2 * PAD
+    H = sum(heights) + gap * (len(images) - 1) + 2 * PAD
     out = np.zeros((H, W, 4), dtype=np.uint8)
     out[..., :3] = np.asarray(color, dtype=np.uint8)
-    y = pad
-    for a in images:
-        out[y:y + a.shape[0], pad:pad + a.shape[1], 3] = a
-        y += a.shape[0] + gap
+    y = PAD
+    for a, slot in zip(images, heights):
+        cut = max(0, (a.shape[0] - slot + 1) // 2)  # a line taller than its slot loses its blank edges
+        a = a[cut:cut + slot]
+        top = y + (slot - a.shape[0]) // 2
+        out[top:top + a.shape[0], PAD:PAD + a.shape[1], 3] = a
+        y += slot + gap
     return out
 
 
-def render_formula(tex: str, width_px: int, dpr: float, color, fontsize: float = 12.0) -> tuple[bytes, int, int]:
-    """One formula wrapped to `width_px` logical pixels (96 per inch) at device pixel ratio `dpr`, as
-    (RGBA bytes, width, height) in device pixels: plain data, to cross a process boundary."""
+def lay_out_formula(tex: str, width_px: int, dpr: float, fontsize: float = 12.0) -> tuple[tuple[int, ...], int]:
+    """The height of each line `render_formula` draws for these arguments, and of its image, in device
+    pixels: known from the extents of the formula's pieces before anything is drawn, so a view can take its
+    final size first (a line's slot has SLOT_SLACK pixels more than its measured ink)."""
+    dpi = 96.0 * dpr
     lines = wrap(tex, width_px * 72.0 / 96.0, fontsize)
-    rgba = render(lines, fontsize, 96.0 * dpr, color)
+    slots = tuple(math.ceil(line_height(line, tex, fontsize) * dpi / 72) + SLOT_SLACK for line in lines)
+    return slots, sum(slots) + 2 * PAD
+
+
+def render_formula(tex: str, width_px: int, dpr: float, color, fontsize: float = 12.0,
+                   slots: tuple[int, ...] | None = None) -> tuple[bytes, int, int]:
+    """One formula wrapped to `width_px` logical pixels (96 per inch) at device pixel ratio `dpr`, as
+    (RGBA bytes, width, height) in device pixels: plain data, to cross a process boundary. With `slots`
+    from `lay_out_formula`, the image has the height it laid out."""
+    lines = wrap(tex, width_px * 72.0 / 96.0, fontsize)
+    if slots is not None and len(slots) != len(lines):
+        raise ValueError(f"{len(slots)} slots for {len(lines)} lines: lay out with the same arguments")
+    rgba = render(lines, fontsize, 96.0 * dpr, color, slots=slots)
     return rgba.tobytes(), rgba.shape[1], rgba.shape[0]
 
 
-__all__ = ["FormulaError", "CONTINUATION", "loosen", "chunks", "width", "wrap", "render", "render_formula"]
+__all__ = ["FormulaError", "CONTINUATION", "loosen", "chunks", "extent", "width", "line_height", "wrap", "render",
+           "lay_out_formula", "render_formula"]
+
+
+def formula_work(kind: str, tex: str, width_px: int, dpr: float, color, fontsize: float,
+                 slots: tuple[int, ...] | None):
+    """One job of the app's formula process, in plain values so that this module is all the process imports:
+    "layout" gives (each line's height, the image's height); "render" gives (bytes, width, height)."""
+    if kind == "layout":
+        return lay_out_formula(tex, width_px, dpr, fontsize)
+    return render_formula(tex, width_px, dpr, color, fontsize, slots)

@@ -106,3 +106,42 @@ def test_a_formula_off_screen_renders_only_once_it_is_brought_into_view(qtbot):
     assert view._key is None  # nothing was asked of the renderer
     view.move(10, 10)
     qtbot.waitUntil(lambda: view.rendered, timeout=30000)
+
+
+def test_list_rows_take_their_final_height_first_and_those_in_sight_are_typeset_first(qtbot):
+    """Rows used to appear as one clipped line of text and grow one by one as they were typeset, moving
+    everything under them for seconds. Now every row of the page is laid out before any is typeset, keeps
+    that height when its image comes, and rows in sight are typeset before the rest."""
+    rows = [(f"row {k}", rf"{LONG} + Z_{{{k}}}", f"row {k} as text") for k in range(12)]
+    texs = {tex for _, tex, _ in rows}
+    events: list[tuple[str, str]] = []
+    r = renderer()
+    r.sig_laid_out.connect(lambda key: events.append(("laid out", key.tex)) if key.tex in texs else None)
+    r.sig_ready.connect(lambda key: events.append(("typeset", key.tex)) if key.tex in texs else None)
+    lst = FormulaList()
+    host(qtbot, lst, 900)  # 400 high: a few rows in sight
+    lst.set_rows(rows)
+    views = lst.views()
+    laid: dict[str, int] = {}
+    for v in views:
+        v.sig_laid_out.connect(lambda v=v: laid.setdefault(v.tex, v.maximumHeight()))
+    assert all(v.maximumHeight() == 0 for v in views)  # no room, and no text, until laid out
+    qtbot.waitUntil(lambda: len(laid) == len(rows), timeout=60000)
+    first_typeset = next((i for i, e in enumerate(events) if e[0] == "typeset"), len(events))
+    assert {tex for kind, tex in events[:first_typeset] if kind == "laid out"} == texs
+
+    bar = lst.scroll.verticalScrollBar()
+    qtbot.waitUntil(lambda: bar.maximum() > 0)
+    bar.setValue(bar.maximum())  # the last rows come into sight while the first ones are typeset
+    qtbot.wait(100)  # the views brought into sight are painted and ask again
+    in_sight = {v.tex for v in views if not v.visibleRegion().isEmpty()}
+    started = {tex for kind, tex in events if kind == "typeset"} | ({r._running[1].tex} if r._running else set())
+    assert in_sight and in_sight != texs
+    qtbot.waitUntil(lambda: all(v.rendered for v in views), timeout=120000)
+    later = [tex for kind, tex in events if kind == "typeset" and tex not in started]
+    seen_first = [tex in in_sight for tex in later]
+    assert seen_first == sorted(seen_first, reverse=True), ([t[-6:] for t in later], [t[-6:] for t in in_sight], [t[-6:] for t in started])  # every row in sight before any other
+
+    for v in views:
+        assert v.height() == laid[v.tex]  # the height it was laid out at
+        assert v.pixmap().deviceIndependentSize().height() == v.height()  # and the image fills it
