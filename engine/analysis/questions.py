@@ -206,18 +206,38 @@ class CoefficientRecord(Question[Any]):
 class CoefficientAt(Question[tuple]):
     """What the Weight pane draws of `weight` at `step`: (Summary, the update's (cos, ratio, ‖ΔW‖) or None,
     and when `full` the (StepCoefficient, Update or None) themselves). Charts need only the first two at
-    every step, so the matrices cross the process boundary only for the step on screen."""
+    every step, so the matrices cross the process boundary only for the step on screen, and then as drawn
+    through `window` when the weight is large (engine/coefficients/window.py: GPT-2's W_E is 50,257 rows).
+    A large model's first answer has G alone (`StepCoefficient.pending`); asked again with `split`, a
+    background question (seconds to minutes on GPT-2 small), it has the route classes."""
 
     run: str
     weight: str
     step: int
     full: bool
+    split: bool = False
+    window: Any = None          # engine.coefficients.window.Window; None: every row, pooled when too many
+
+    @property
+    def background(self) -> bool:
+        return self.split
 
     def answer(self, door):
-        store = door.analysis(self.run).coefficients
-        record, update = store.record(self.weight, self.step), store.update(self.weight, self.step)
-        return (record.summary(), store.geometry(self.weight).get(self.step),
-                (record, update) if self.full else None)
+        from ..coefficients import window as view
+
+        analysis = door.analysis(self.run)
+        store = analysis.coefficients
+        record = (store.record if self.split else store.first)(self.weight, self.step)
+        update = store.update(self.weight, self.step)
+        shown = None
+        if self.full:
+            window = self.window or view.Window()
+            names = None
+            if record.W.shape[0] == store.cfg.vocab_size and record.W.ndim == 2:  # a row per token
+                tok = analysis.tokenizer
+                names = lambda r: tok.token_strings([r])[0]  # noqa: E731
+            shown = (view.shown(record, window, names), view.shown_update(update, window))
+        return record.summary(), store.geometry(self.weight).get(self.step), shown
 
 
 @dataclass(frozen=True)

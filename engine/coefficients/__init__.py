@@ -13,12 +13,20 @@ too), beside the gradient flow G(p) it would have followed from p under plain gr
 cos(ΔW, G(p)) and ‖ΔW‖/‖G(p)‖ (`Update`).
 Matrices keep the weight's own shape (a bias is a vector). Norms are Frobenius. `CoefficientStore`
 (cache.py) caches records in memory and under RUN/cache/coefficients.
+
+A large model (`progressive`: GPT-2 small's probe is 1 × 1024 tokens) is answered in two stages, since its
+split costs about one backward pass of the weight's own block per route class (blocks.0.W_Q of GPT-2 small:
+46 classes, ~90 s and ~9.5 GB on one thread): first G = −∂L/∂W from one autograd backward, shared by every
+weight at that step (`pending`: the split is still to come), then the split. A split whose stacked adjoints
+would exceed SPLIT_BYTES (`split_bytes`, measured on that shape) is not computed: the record keeps G whole
+and says why (`unsplit`). docs/figures.md#gpt-2-small gives the times.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import torch
@@ -27,6 +35,10 @@ from ..configs.config import ModelConfig
 
 TERM_LIMIT = 64  # per-term splits for a weight with at most this many terms (lines in a chart stay readable)
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
+# A model whose probe forward costs more than this (2 × parameters × probe tokens, in multiply-adds) has its
+# coefficients answered in two stages; GPT-2 small on its 1024-token probe is 2.5e11, a lesson model 1e8.
+PROGRESSIVE_FLOPS = 2e10
+SPLIT_BYTES = 8 * 2**30  # the most a split's stacked adjoints may hold at once (`split_bytes`)
 
 
 @dataclass(frozen=True)
@@ -39,6 +51,7 @@ class Summary:
     agreement: float
     class_norms: dict[str, float]
     term_norms: dict[str, float]
+    pending: bool = False            # the step's split is still to come (StepCoefficient.pending)
 
 
 @dataclass(frozen=True, eq=False)
@@ -52,10 +65,17 @@ class StepCoefficient:
     classes: dict[str, np.ndarray]   # route class -> matrix, in the order the automaton reached them
     terms: dict[str, np.ndarray] = field(default_factory=dict)  # term ID -> matrix (small weights only)
     term_count: int = 0              # terms the weight has in all (terms may be empty when it is large)
+    pending: bool = False            # G is autograd's and the split is still to come (a large model)
+    unsplit: str = ""                # why G is not split (the split's budget), "" when it is
+    axes: Any = None                 # window.Axes when the matrices are a drawn view of larger ones (window.py)
+    whole: Summary | None = None     # then the whole record's summary
 
     def summary(self) -> Summary:
+        if self.whole is not None:
+            return self.whole
         return Summary(self.step, norm(self.G), norm(self.grad), self.agreement,
-                       {k: norm(v) for k, v in self.classes.items()}, {k: norm(v) for k, v in self.terms.items()})
+                       {k: norm(v) for k, v in self.classes.items()}, {k: norm(v) for k, v in self.terms.items()},
+                       self.pending)
 
     def part(self, name: str | None) -> np.ndarray:
         """G (None), a class's matrix or a term's matrix by name."""
@@ -113,26 +133,71 @@ def autograd_coefficients(cfg: ModelConfig, weights: Mapping[str, torch.Tensor],
     return {k: -p.grad.detach() for k, p in model.named_parameters()}
 
 
+def progressive(cfg: ModelConfig, probe_tokens: int) -> bool:
+    """Whether a model's coefficients come in two stages (G first, then its split): PROGRESSIVE_FLOPS."""
+    from ..configs.config import parameter_count
+
+    return 2.0 * parameter_count(cfg) * probe_tokens > PROGRESSIVE_FLOPS
+
+
+_ATTENTION_INPUTS = ("W_Q", "W_K", "W_V", "b_Q", "b_K", "b_V")  # read inside the attention's scores
+_MLP_INPUTS = ("W_in", "b_in")                                    # read inside the MLP's hidden layer
+
+
+def split_bytes(cfg: ModelConfig, weight: str, classes: int, batch: int, tokens: int, itemsize: int = 4) -> int:
+    """What splitting `weight` into `classes` route classes holds at once, estimated. Each class carries its
+    own adjoint down to the weight: through the attention's scores (heads × B × T²) for a weight read inside
+    them (and a pre-LN block's first layer norm), through the MLP's hidden layer (B × T × d_ff) for one read
+    there (and the second layer norm), else along the residual stream (B × T × d_model); the class matrices
+    themselves count too. Four such stacks are alive at the peak: measured on GPT-2 small's shape,
+    blocks.0.W_Q (46 classes) is estimated at 9.3 GB and peaked at 9.5 GB."""
+    from ..model.weight_layout import weight_shapes
+
+    last = weight.rsplit(".", 2)
+    name = last[-1] if last[-1] not in ("g", "b") else ".".join(last[-2:])
+    pre = cfg.norm == "pre"
+    sizes = [int(np.prod(weight_shapes(cfg)[weight])), batch * tokens * cfg.d_model]
+    if name in _ATTENTION_INPUTS or pre and name.startswith("ln1."):
+        sizes.append(cfg.n_head * batch * tokens * tokens)
+    if name in _MLP_INPUTS or pre and name.startswith("ln2."):
+        sizes.append(batch * tokens * cfg.d_ff)
+    return 4 * classes * max(sizes) * itemsize
+
+
 def step_coefficient(cfg: ModelConfig, weights: Mapping[str, torch.Tensor], x, y, weight: str, step: int,
-                     dtype: torch.dtype = torch.float32, term_limit: int = TERM_LIMIT) -> StepCoefficient:
+                     dtype: torch.dtype = torch.float32, term_limit: int = TERM_LIMIT, snapshot=None, grads=None,
+                     split: bool = True) -> StepCoefficient:
     """Everything the pane shows of `weight` at one step: the form's classes (and terms when few), their
-    sum G, autograd's −∂L/∂W and their agreement."""
-    from ..forms import Snapshot, derive
+    sum G, autograd's −∂L/∂W and their agreement. `snapshot` (the forms bound to these weights and batch) and
+    `grads` (autograd's −∂L/∂W of every weight) are reused when given: both serve every weight of the step.
+    Without `split`, or when the split is over SPLIT_BYTES, G is autograd's and no class is computed
+    (`pending`, `unsplit`)."""
+    from ..forms import Snapshot, derive, evaluate
 
     if weight not in weights:
         raise KeyError(f"no weight {weight!r} in this model")
     forms = derive(cfg)
     count = forms.count(weight)
-    snap = Snapshot(cfg, weights, torch.as_tensor(x), torch.as_tensor(y), dtype)
+    W = weights[weight].detach().to(dtype).numpy().copy()
+    grads = autograd_coefficients(cfg, weights, x, y, dtype) if grads is None else grads
+    grad = np.asarray(grads[weight], dtype=W.dtype).copy()
+    if not split:
+        return StepCoefficient(weight, step, W, grad, grad, float("nan"), {}, {}, count, pending=True)
+    names = evaluate.class_names(forms, weight)
+    x = torch.as_tensor(x)
+    need = split_bytes(cfg, weight, len(names), x.shape[0], x.shape[1], W.itemsize)
+    if need > SPLIT_BYTES:
+        why = (f"not split: its {len(names)} route classes would hold about {need / 2**30:.1f} GB at once on the "
+               f"probe batch ({x.shape[0]} × {x.shape[1]} tokens), over the {SPLIT_BYTES / 2**30:.0f} GB budget")
+        return StepCoefficient(weight, step, W, grad, grad, float("nan"), {}, {}, count, unsplit=why)
+    snap = Snapshot(cfg, weights, x, torch.as_tensor(y), dtype) if snapshot is None else snapshot
     classes = {k: v.numpy().copy() for k, v in snap.classes(weight)[weight].items()}
     terms = {}
     if count <= term_limit:
         terms = {k: v.numpy().copy() for k, v in snap.terms(weight, limit=term_limit).items()}
-    W = weights[weight].detach().to(dtype).numpy().copy()
     G = np.zeros_like(W)
     for m in classes.values():
         G = G + m
-    grad = autograd_coefficients(cfg, weights, x, y, dtype)[weight].numpy().copy()
     return StepCoefficient(weight, step, W, G, grad, agreement(G, grad), classes, terms, count)
 
 
@@ -162,5 +227,6 @@ def class_description(name: str) -> str:
     return f"routes whose first branch is layer {parts[0][1:]}'s {where}{head}"
 
 
-__all__ = ["TERM_LIMIT", "DTYPES", "Summary", "StepCoefficient", "Update", "norm", "cosine", "agreement",
-           "autograd_coefficients", "step_coefficient", "update_between", "as_matrix", "class_description"]
+__all__ = ["TERM_LIMIT", "DTYPES", "PROGRESSIVE_FLOPS", "SPLIT_BYTES", "Summary", "StepCoefficient", "Update",
+           "norm", "cosine", "agreement", "autograd_coefficients", "progressive", "split_bytes", "step_coefficient",
+           "update_between", "as_matrix", "class_description"]

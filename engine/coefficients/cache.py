@@ -8,6 +8,11 @@ again and rewritten (atomically: a temporary name, then a rename). The cache is 
 reads it. In memory, records are kept least-recently-used within a byte budget; the small per-step
 summaries the charts draw are kept for every step computed. Thread-safe: a job thread computes while the
 GUI thread peeks at what is in memory (`peek`, `summaries`), which never blocks on a computation.
+
+What every weight of one step shares is computed once per step and kept while that step is asked about:
+autograd's −∂L/∂W of all weights (one backward) and the forms bound to the weights and the probe batch. On
+GPT-2 small each took 10–25 s, and both were made again for every weight. A large model's first answer
+(`first`) is G alone (`StepCoefficient.pending`); `record` then splits it.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from ..rundir.runs import CHECKPOINTS, MODEL_FILE, SNAPSHOTS, Run, RunError, ato
 from ..safe_io import WEIGHTS_CAP, UnsafeFileError, check_inside, check_regular
 
 CACHE_DIR = Path("cache") / "coefficients"
-VERSION = 1
+VERSION = 2  # 2: a record may be unsplit (over the split's budget) and says why
 
 
 def read_array(run_path: Path, step: int, weight: str, shape: tuple[int, ...]) -> np.ndarray:
@@ -96,6 +101,8 @@ class CoefficientStore:
         self._summaries: dict[str, dict[int, co.Summary]] = {}
         self._geometry: dict[str, dict[int, tuple[float, float, float]]] = {}  # step -> (cos, ratio, ‖ΔW‖)
         self._weights: tuple[int, dict] | None = None
+        self._shared: tuple[int, dict] | None = None  # (step, what its weights share: grads, snapshot)
+        self.progressive = co.progressive(self.cfg, int(np.asarray(self.x).size))
         self.computed = 0  # records computed (not read from a cache): tests and the benchmark read it
 
     # ---- what there is --------------------------------------------------------------------------
@@ -134,22 +141,55 @@ class CoefficientStore:
     # ---- job-thread reads (compute when needed) -------------------------------------------------
 
     def record(self, weight: str, step: int) -> co.StepCoefficient:
+        """The whole record: G split into its classes (unless over the split's budget)."""
         got = self.peek(weight, step)
-        if got is not None:
+        if got is not None and not got.pending:
             return got
         got = self._read(weight, step)
         if got is None:
             if self._compute is not None:
                 got = self._compute(weight, step)
             else:
-                got = co.step_coefficient(self.cfg, self._load(step), self.x, self.y, weight, step,
-                                          co.DTYPES[self.dtype])
+                got = self._computed(weight, step, split=True)
             self.computed += 1
             self._write(got)
-        self._keep(("record", weight, step), got)
-        with self._lock:
-            self._summaries.setdefault(weight, {})[step] = got.summary()
+        self._keep(("record", weight, step), got, replace=True)
         return got
+
+    def first(self, weight: str, step: int) -> co.StepCoefficient:
+        """What can be shown first: the whole record when it is known or the model is small, else G alone
+        (`pending`: one autograd backward for the step, shared by all its weights)."""
+        got = self.peek(weight, step)
+        if got is not None:
+            return got
+        if not self.progressive or self._compute is not None:
+            return self.record(weight, step)
+        got = self._read(weight, step)
+        if got is None:
+            got = self._computed(weight, step, split=False)
+        self._keep(("record", weight, step), got)
+        return got
+
+    def _computed(self, weight: str, step: int, split: bool) -> co.StepCoefficient:
+        weights = self._load(step)
+        shared = self._shared_at(step, weights)
+        if "grads" not in shared:
+            grads = co.autograd_coefficients(self.cfg, weights, self.x, self.y, co.DTYPES[self.dtype])
+            shared["grads"] = {k: v.numpy() for k, v in grads.items()}
+        if split and "snapshot" not in shared:
+            from ..forms import Snapshot
+
+            shared["snapshot"] = Snapshot(self.cfg, weights, self.x, self.y, co.DTYPES[self.dtype])
+        return co.step_coefficient(self.cfg, weights, self.x, self.y, weight, step, co.DTYPES[self.dtype],
+                                   snapshot=shared.get("snapshot"), grads=shared["grads"], split=split)
+
+    def _shared_at(self, step: int, weights: dict) -> dict:
+        """What the weights of `step` share (kept for the newest step asked about only: GPT-2 small's
+        gradients are 0.5 GB and its bound forms more)."""
+        with self._lock:
+            if self._shared is None or self._shared[0] != step or self._shared[1].get("of") is not weights:
+                self._shared = (step, {"of": weights})
+            return self._shared[1]
 
     def update(self, weight: str, step: int) -> co.Update | None:
         """ΔW = W(step) − W(previous saved step), against G there (None at the first saved step)."""
@@ -159,7 +199,7 @@ class CoefficientStore:
         earlier = [s for s in self.steps() if s < step]
         if not earlier:
             return None
-        rec = self.record(weight, earlier[-1])
+        rec = self.first(weight, earlier[-1])  # G alone serves (a large model's is not split for this)
         got = co.update_between(rec, step, self._array(step, weight, rec.W.shape))
         self._keep(("update", weight, step), got)
         with self._lock:
@@ -198,11 +238,16 @@ class CoefficientStore:
             self._records.move_to_end(key)
         return got
 
-    def _keep(self, key, value) -> None:
+    def _keep(self, key, value, replace: bool = False) -> None:
         size = value.nbytes if isinstance(value, co.StepCoefficient) else value.dW.nbytes
         with self._lock:
+            if isinstance(value, co.StepCoefficient):
+                self._summaries.setdefault(value.weight, {})[value.step] = value.summary()
             if key in self._records:
-                return
+                if not replace:
+                    return
+                old = self._records.pop(key)
+                self._bytes -= old.nbytes if isinstance(old, co.StepCoefficient) else old.dW.nbytes
             self._records[key] = value
             self._bytes += size
             while self._bytes > self._budget and len(self._records) > 1:
@@ -251,19 +296,20 @@ class CoefficientStore:
                 classes = dict(zip(map(str, z["class_names"]), z["classes"]))
                 terms = dict(zip(map(str, z["term_ids"]), z["terms"])) if len(z["term_ids"]) else {}
                 return co.StepCoefficient(weight, step, z["W"], z["G"], z["grad"], float(z["agreement"]),
-                                          classes, terms, int(z["term_count"]))
+                                          classes, terms, int(z["term_count"]), unsplit=str(z["unsplit"]))
         except RunError:
             raise
         except Exception:  # truncated, corrupt or foreign: compute again and overwrite
             return None
 
     def _write(self, rec: co.StepCoefficient) -> None:
-        if not self.disk:
+        if not self.disk or rec.pending:
             return
         shape = rec.W.shape
         buf = io.BytesIO()
         np.savez(buf, fingerprint=np.array(self._fingerprint(rec.step)), W=rec.W, G=rec.G, grad=rec.grad,
                  agreement=np.array(rec.agreement), term_count=np.array(rec.term_count),
+                 unsplit=np.array(rec.unsplit),
                  class_names=np.array(list(rec.classes), dtype=str),
                  classes=np.stack(list(rec.classes.values())) if rec.classes else np.zeros((0, *shape)),
                  term_ids=np.array(list(rec.terms), dtype=str),

@@ -245,19 +245,23 @@ class PartsList(QTreeWidget):
         """Norms and shares of the record's parts (names rebuilt only when they change). `largest`
         (engine.coefficients.largest.LargestTerms at the record's step, or None) fills the terms group of a
         weight with too many terms to split at every step."""
-        from engine.coefficients import norm
-
         self.weight = record.weight
         failed = largest if isinstance(largest, str) else None  # why the largest terms cannot be found
         if failed or largest is not None and (largest.weight, largest.step) != (record.weight, record.step):
             largest = None
         self._ensure("class", tuple(record.classes))
         self._ensure("term", tuple(record.terms) if record.terms or largest is None else tuple(largest.terms))
-        self.total.setText(1, f"{norm(record.G):.3g}")
-        norms = {k: norm(v) for k, v in record.classes.items()}
+        summary = record.summary()  # the whole matrices' norms, also when those drawn are a view of them
+        self.total.setText(1, f"{summary.norm:.3g}")
+        norms = summary.class_norms
         self._fill("class", norms, lambda k, whole=sum(norms.values()) or 1.0: norms[k] / whole)
+        classes = self.groups["class"]
+        classes.setText(0, "route classes: splitting G…" if record.pending else
+                        "route classes: not split" if record.unsplit else "route classes")
+        classes.setToolTip(0, record.unsplit or ("G is autograd's −∂L/∂W until its split into route classes "
+                                                 "comes" if record.pending else ""))
         if record.terms:
-            norms_t = {k: norm(v) for k, v in record.terms.items()}
+            norms_t = summary.term_norms
             self._fill("term", norms_t, lambda k, whole=sum(norms_t.values()) or 1.0: norms_t[k] / whole)
         elif largest is not None:
             self._fill("term", largest.norms, largest.share)

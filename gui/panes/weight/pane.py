@@ -11,7 +11,9 @@ step from the previous one, with charts over training below. "Geometry": the upd
 descended along (routes_view.py, for the weight or the whole model). "Interaction": how another weight's update
 moved this one's coefficient, and the model's map of pair shares of the curvature term (interaction_view.py,
 docs/second-order.md). A badge gives the agreement of the summed
-classes with autograd. Everything is computed in the app's analysis process: the records asked step
+classes with autograd. A weight larger than a screen (GPT-2's W_E: 50,257 × 768) is drawn through a row
+window chosen above the maps: every row pooled into bands, the rows of a text's tokens, or a run of rows
+from a given one (engine/coefficients/window.py); a large model's G comes first and its split after. Everything is computed in the app's analysis process: the records asked step
 by step by `CoefficientFeeder` (compute.py), the geometry and the routes by their AnalysisJobs; the GUI
 thread shows only what it was answered. During training the timeline follows the newest snapshot.
 """
@@ -22,10 +24,11 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QElapsedTimer, Qt, QTimer
 from PySide6.QtGui import QPalette, QPixmap
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QScrollArea, QSplitter, QTabWidget,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QLineEdit, QScrollArea, QSpinBox,
+                               QSplitter, QTabWidget, QVBoxLayout, QWidget)
 
 from engine.analysis import questions as q
+from engine.errors import UserError
 
 from ...analysis import AnalysisJob
 from ...screen_fit import scrolling
@@ -101,6 +104,7 @@ class WeightPane(SeenWidget):
         top.addWidget(self.weight_box)
         top.addWidget(self.badge, 1)
         self.export_row = top
+        self.rows_row = self._rows_controls()
         self.tabs = QTabWidget()
         self.tabs.addTab(self._coefficient_page(), "Coefficient G")
         self.geometry_view = GeometryView()
@@ -116,12 +120,69 @@ class WeightPane(SeenWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
+        layout.addWidget(self.rows_row)
         layout.addWidget(self.timeline)
         layout.addWidget(self.status)
         layout.addWidget(self.tabs, 1)
         layout.addStretch(0)  # takes the room only while the tabs are hidden: the rows stay on top
         self.timeline.setVisible(False)  # until the open run's coefficients can be shown (_on_store_ready)
         self.tabs.hide()
+
+    def _rows_controls(self) -> QWidget:
+        """Which rows of a weight too large to draw whole are drawn (shown only for such a weight)."""
+        self.rows_box = QComboBox()
+        self.rows_box.addItems(["every row, pooled", "the rows of these tokens:", "rows from:"])
+        self.rows_box.setToolTip("A weight with more rows or columns than the screen has pixels is drawn "
+                                 "through a window: all of it pooled into bands (each shows its largest entry), "
+                                 "the rows of a text's tokens (W_E), or a run of rows")
+        self.rows_text = QLineEdit()
+        self.rows_text.setToolTip("Text whose tokens' rows are drawn; Enter applies")
+        self.rows_start = QSpinBox()
+        self.rows_start.setToolTip("The first row drawn; Enter applies")
+        self.rows_start.setKeyboardTracking(False)
+        self.rows_note = QLabel()
+        self.rows_note.setToolTip("What the maps below draw of the whole matrices")
+        row = QWidget()
+        lay = QHBoxLayout(row)
+        lay.setContentsMargins(0, 0, 0, 0)
+        for w, stretch in ((QLabel("Rows:"), 0), (self.rows_box, 0), (self.rows_text, 2), (self.rows_start, 0),
+                           (self.rows_note, 3)):
+            lay.addWidget(w, stretch)
+        row.hide()
+        return row
+
+    def window(self):
+        """The rows chosen for a large weight (engine.coefficients.window.Window)."""
+        from engine.coefficients.window import MAX_SHOWN, Window
+
+        kind = self.rows_box.currentIndex()
+        if kind == 1:
+            tokenizer = self.session.tokenizer or getattr(self.session.run, "tokenizer", None)
+            try:
+                ids = tokenizer.encode(self.rows_text.text()) if tokenizer is not None else []
+            except Exception:  # a text outside a character vocabulary: no rows
+                ids = []
+            ids = list(dict.fromkeys(int(i) for i in ids))[:MAX_SHOWN]
+            return Window(tuple(ids)) if ids else Window()
+        if kind == 2:
+            start = self.rows_start.value()
+            return Window(tuple(range(start, min(start + MAX_SHOWN, self.rows_start.maximum() + 1))))
+        return Window()
+
+    def _update_rows_row(self) -> None:
+        """Show the row window's controls for a weight too large to draw whole, sized to it."""
+        from engine.coefficients.window import Window, needed
+        from engine.model.weight_layout import weight_shapes
+
+        store, name = self.feeder.store, self.state.weight
+        shape = weight_shapes(store.cfg).get(name) if store is not None and name else None
+        large = shape is not None and needed(shape, Window())
+        self.rows_row.setVisible(large)
+        if large:
+            self.rows_start.setMaximum(shape[0] - 1 if len(shape) == 2 else 0)
+            self.rows_text.setVisible(self.rows_box.currentIndex() == 1)
+            self.rows_start.setVisible(self.rows_box.currentIndex() == 2)
+        self.feeder.set_window(self.window() if large else None)
 
     def _coefficient_page(self) -> QWidget:
         """G, W and ΔW side by side above the list of G's parts (with the chosen one's formula), their norms
@@ -200,6 +261,9 @@ class WeightPane(SeenWidget):
         self.feeder.sig_computed.connect(self._on_computed)
         self.feeder.sig_failed.connect(lambda message: self._say(message, error=True))
         self.weight_box.currentTextChanged.connect(self._on_weight_box)
+        self.rows_box.currentIndexChanged.connect(lambda _i: self._on_rows_changed())
+        self.rows_text.editingFinished.connect(self._on_rows_changed)
+        self.rows_start.valueChanged.connect(lambda _v: self._on_rows_changed())
         self.timeline.sig_step_changed.connect(self._on_step_changed)
         self.timeline.sig_step_chosen.connect(s.set_browse_step)  # one timeline shared with the Heatmaps pane
         s.sig_browse_step_changed.connect(self.timeline.show)
@@ -288,6 +352,11 @@ class WeightPane(SeenWidget):
             self.state.weight = store.weight_names()[1 if len(store.weight_names()) > 1 else 0]
         self.weight_box.setCurrentText(self.state.weight)
         self.weight_box.blockSignals(False)
+        if not self.rows_text.text():  # the run's own prompt: its tokens' rows of W_E
+            try:
+                self.rows_text.setText(store.run.probe().prompt)
+            except UserError:
+                pass
         self._say("")
         self.timeline.setVisible(True)
         self.tabs.show()
@@ -310,10 +379,16 @@ class WeightPane(SeenWidget):
         if name:
             self.session.select_weight(name)  # the other panes (the diagram) show the choice too
 
+    def _on_rows_changed(self) -> None:
+        self._update_rows_row()
+        self._want()
+        self._show()
+
     def _on_weight_chosen(self, name: str) -> None:
         if not name or self.feeder.store is None:
             return
         self.state.weight, self.state.kind, self.state.part = name, "total", None
+        self._update_rows_row()
         self.norms._key = ()  # parts change with the weight
         self._want()
         self._show()
@@ -400,22 +475,34 @@ class WeightPane(SeenWidget):
                                                   st.part in extra) else None
         what = "G" if part is None else f"G [{part}]"
         matrix = extra[part] if part in extra and part not in rec.terms else rec.part(part)
-        self.G_map.set_matrix(as_matrix(matrix), kind="signed", title=f"{what} · step {rec.step}")
-        self.W_map.set_matrix(as_matrix(rec.W), kind="signed", title=f"W · step {rec.step}")
+        if rec.axes is not None and part in extra and part not in rec.terms:
+            matrix = None  # a largest term's whole matrix beside a drawn view: not drawn
+        labels = (list(rec.axes.row_labels), list(rec.axes.col_labels)) if rec.axes is not None else (None, None)
+        self.rows_note.setText(rec.axes.note if rec.axes is not None else "")
+        if matrix is not None:
+            self.G_map.set_matrix(as_matrix(matrix), *labels, kind="signed", title=f"{what} · step {rec.step}")
+        self.W_map.set_matrix(as_matrix(rec.W), *labels, kind="signed", title=f"W · step {rec.step}")
         update = self.feeder.store.peek_update(st.weight, rec.step)
         if update is not None:
-            self.dW_map.set_matrix(as_matrix(update.dW), kind="signed",
+            self.dW_map.set_matrix(as_matrix(update.dW), *labels, kind="signed",
                                    title=f"ΔW = W({update.step}) − W({update.prev_step})")
             self.geometry_label.setText(f"step {update.prev_step} → {update.step}: cos(ΔW, G) = "
                                         f"{update.cosine:.3f}, ‖ΔW‖/‖G‖ = {update.ratio:.3g}")
         else:
-            self.dW_map.set_matrix(as_matrix(rec.W) * float("nan"), kind="signed",
+            self.dW_map.set_matrix(as_matrix(rec.W) * float("nan"), *labels, kind="signed",
                                    title="ΔW: none before the first step")
             self.geometry_label.setText(f"step {rec.step} is the first saved step: no update reached it")
-        ok = rec.agreement <= AGREEMENT_OK
-        color = "#2b8a3e" if ok else "#e8590c"
-        self.badge.setText(f"<span style='color:{color}'>{'✓' if ok else '⚠'} Σ classes vs autograd: "
-                           f"{rec.agreement:.1e}</span>")
+        if rec.pending or rec.unsplit:
+            self.badge.setText("G = autograd's −∂L/∂W; " + ("splitting it into route classes…" if rec.pending else
+                                                           "not split (over the split's budget: see the tooltip)"))
+            self.badge.setToolTip(rec.unsplit or "A large model's G comes first; its split follows in the "
+                                  "background (docs/figures.md#gpt-2-small)")
+        else:
+            ok = rec.agreement <= AGREEMENT_OK
+            color = "#2b8a3e" if ok else "#e8590c"
+            self.badge.setText(f"<span style='color:{color}'>{'✓' if ok else '⚠'} Σ classes vs autograd: "
+                               f"{rec.agreement:.1e}</span>")
+            self.badge.setToolTip("max|Σ classes − autograd's −∂L/∂W| / max|−∂L/∂W| at this step")
         self.parts.show_step(rec, largest)
         self.parts.select(st.kind if part is not None else "total", part)
 

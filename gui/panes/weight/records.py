@@ -9,6 +9,11 @@ so while the user scrubs the newest step on screen is the next asked: scrubbing 
 answers live in `ShownRecords`, GUI-side: every summary and geometry (a few numbers a step) and the
 matrices of the few steps last shown, bounded in bytes. The GUI thread only reads them, never waits.
 
+A large model (GPT-2 small) answers each step in two stages (engine/coefficients): G alone first, then,
+asked again with `split` as a background question, its route classes; the feeder asks the step on screen's
+split first, then the other steps'. The step on screen comes as drawn through the pane's row `window`
+(engine/coefficients/window.py) when the weight is too large to send whole.
+
 The forms engine is mostly Python: computed on a thread in this process it held the interpreter lock so that
 the GUI thread, whose every pyqtgraph paint calls back into Python, stalled 50–180 ms at a time while
 scrubbing (measured here with a 5 ms timer probe). Records unpickle into engine.coefficients, which imports
@@ -90,6 +95,12 @@ class ShownRecords:
         got = self._get(weight, step)
         return got[1] if got is not None else None
 
+    def forget_matrices(self) -> None:
+        """Drop every kept (record, update): they were drawn through another window."""
+        self._shown.clear()
+        self._bytes = 0
+        self._newest.clear()
+
     def newest(self, weight: str) -> int | None:
         """The step of `weight` whose matrices arrived last, if they are still kept."""
         step = self._newest.get(weight)
@@ -114,6 +125,7 @@ class CoefficientFeeder(QObject):
         self.weight: str | None = None
         self.current: int | None = None
         self.steps: list[int] = []
+        self.window = None  # engine.coefficients.window.Window of the step on screen (None: pooled overview)
         self._run = None
         self._failed: set[tuple] = set()
         self._job = AnalysisJob(self)
@@ -136,18 +148,32 @@ class CoefficientFeeder(QObject):
         self.weight, self.current, self.steps = weight, current, list(steps)
         self._next()
 
-    def missing(self) -> list[int]:
-        """Steps to ask for, the one on screen first: its matrices, or an update that can now be made."""
+    def set_window(self, window) -> None:
+        """Draw the step on screen through `window` from now on (its matrices are asked again)."""
+        if window != self.window:
+            self.window = window
+            if self.store is not None:
+                self.store.forget_matrices()
+            self._next()
+
+    def missing(self) -> list[tuple[int, bool]]:
+        """(step, split) to ask for, the one on screen first: its matrices (then, for a large model, its
+        split), or an update that can now be made; then the other steps' splits."""
         store, w = self.store, self.weight
         if store is None or w is None:
             return []
         summaries, geometry = store.summaries(w), store.geometry(w)
         first = self.steps[0] if self.steps else None  # the first saved step has no update reaching it
-        todo = [s for s in self.steps if (s not in summaries or (s != first and s not in geometry))
-                and (w, s) not in self._failed and s != self.current]
-        if self.current is not None and (w, self.current) not in self._failed \
-                and store.peek(w, self.current) is None:
-            todo.insert(0, self.current)  # not shown yet, or its matrices left the GUI-side memory
+        ok = [s for s in self.steps if (w, s) not in self._failed]
+        todo = [(s, False) for s in ok if (s not in summaries or (s != first and s not in geometry))
+                and s != self.current]
+        todo += [(s, True) for s in ok if s in summaries and summaries[s].pending and s != self.current]
+        if self.current is not None and (w, self.current) not in self._failed:
+            shown = store.peek(w, self.current)
+            if shown is None:
+                todo.insert(0, (self.current, False))  # not shown yet, or its matrices left the GUI-side memory
+            elif shown.pending:
+                todo.insert(0, (self.current, True))
         return todo
 
     def _next(self) -> None:
@@ -155,9 +181,11 @@ class CoefficientFeeder(QObject):
             return
         todo = self.missing()
         if todo:
-            step = todo[0]
-            self._job.ask(q.CoefficientAt(str(self._run.path), self.weight, step, step == self.current),
-                          tag=(id(self._run), self.weight, step))
+            step, split = todo[0]
+            full = step == self.current
+            window = self.window if full else None
+            self._job.ask(q.CoefficientAt(str(self._run.path), self.weight, step, full, split, window),
+                          tag=(id(self._run), self.weight, step, window))
 
     def _on_done(self, tag, result) -> None:
         if tag[0] == "open":
@@ -165,6 +193,8 @@ class CoefficientFeeder(QObject):
                 self.store = ShownRecords(self._run, *result)
                 self.sig_store_ready.emit(self.store)
         elif tag[0] == id(self._run) and self.store is not None:
+            if result[2] is not None and tag[3] != self.window:  # drawn through a window since left
+                result = (*result[:2], None)
             self.store.keep(tag[1], tag[2], result)
             self.sig_computed.emit(tag[1], tag[2], result[2] is not None)
         self._next()
@@ -173,6 +203,6 @@ class CoefficientFeeder(QObject):
         if tag[0] == "open":
             self.sig_failed.emit(f"Coefficients need the run's probe batch: {message}")
             return
-        self._failed.add(tag[1:])
+        self._failed.add(tag[1:3])
         self.sig_failed.emit(f"Coefficient of {tag[1]} at step {tag[2]}: {message}")
         self._next()

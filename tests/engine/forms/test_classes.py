@@ -120,3 +120,33 @@ def test_a_snapshot_answers_the_weight_pane_in_float32():
     terms = snap.terms("blocks.0.W_V")
     t = next(iter(terms))
     assert torch.allclose(snap.term(t), terms[t], rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("norm,by_head", [("pre", False), ("post", False), ("none", False), ("pre", True)])
+def test_one_weights_classes_merge_states_where_they_are_set_again_and_still_equal_their_terms(norm, by_head):
+    """Asked for one weight, the states reaching a branch of a later layer are added up into one (each is
+    replaced at the branch's input anyway): each class is still exactly the sum of its terms."""
+    net, f, bound, _, _ = gpt_case(small_config(norm=norm, tied=True))
+    per_term = evaluate.terms(bound, f, limit=None)
+    merged_somewhere = False
+    for p in f.net.params:
+        got = evaluate.classes(bound, f, p.name, by_head=by_head)[p.name]
+        sums: dict[str, torch.Tensor] = {}
+        for t in f.terms(p.name, limit=None):
+            key = route_class(t.path, by_head)
+            sums[key] = sums.get(key, 0) + per_term[t.id]
+        assert set(sums) == set(got), p.name
+        for key in sums:
+            assert torch.allclose(sums[key], got[key], rtol=1e-12, atol=1e-14), (p.name, key)
+        want = frozenset(s.name for s in f._symbols(p.name))
+        below = evaluate._set_again_below(f, want, lambda label: evaluate.class_key(label, by_head) is not None)
+        merged_somewhere |= any(below(df.atom.name) for df in net.definitions if df.differentiate)
+    assert merged_somewhere
+
+
+def test_the_classes_of_a_weight_are_named_before_any_is_computed():
+    net, f, bound, _, _ = gpt_case(small_config(tied=True))
+    for by_head in (False, True):
+        for p in f.net.params:
+            assert set(evaluate.class_names(f, p.name, by_head)) == \
+                set(evaluate.classes(bound, f, p.name, by_head)[p.name]), p.name

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
+import dataclasses
 
 import numpy as np
 from PySide6.QtCore import Qt
@@ -10,9 +10,11 @@ from PySide6.QtCore import Qt
 from gui.panes.weight.charts import PartsList
 
 
-def record(terms: dict, count: int):
+def record(terms: dict, count: int, step: int = 0):
+    from engine.coefficients import StepCoefficient
+
     G = np.ones((2, 2))
-    return SimpleNamespace(weight="blocks.0.W_Q", G=G, classes={"L1.q": G}, terms=terms, term_count=count)
+    return StepCoefficient("blocks.0.W_Q", step, G, G, G, 0.0, {"L1.q": G}, terms, count)
 
 
 def test_an_empty_terms_group_says_why_and_the_note_goes_when_terms_come(qtbot):
@@ -34,8 +36,7 @@ def test_the_largest_terms_fill_the_group_in_their_order_with_their_shares(qtbot
 
     parts = PartsList()
     qtbot.addWidget(parts)
-    rec = record({}, 208)
-    rec.step = 7
+    rec = record({}, 208, step=7)
     big = LargestTerms("blocks.0.W_Q", 7, 208, 10.0, {"b": np.ones((2, 2)), "a": np.ones((2, 2))},
                        {"b": 3.0, "a": 1.0})
     parts.show_step(rec, big)
@@ -46,3 +47,23 @@ def test_the_largest_terms_fill_the_group_in_their_order_with_their_shares(qtbot
     parts.show_step(rec, "W has 9999 terms, more than the 2500 searched")  # a refusal says why in place
     assert group.childCount() == 1 and "9999 terms" in group.child(0).toolTip(0)
     assert group.child(0).text(0) == "too many to split: see the route classes"
+
+
+def test_a_large_models_parts_say_that_g_is_being_split_or_why_it_is_not(qtbot):
+    """GPT-2 small's G comes before its split (pending), and a split over its budget says why (unsplit); the
+    norms are the whole matrices' even when those drawn are a view of them."""
+    from engine.coefficients import window
+
+    parts = PartsList()
+    qtbot.addWidget(parts)
+    big = np.full((3000, 2), 2.0)
+    whole = dataclasses.replace(record({}, 208), W=big, G=big, grad=big, classes={})
+    parts.show_step(dataclasses.replace(whole, pending=True))
+    group = parts.groups["class"]
+    assert group.text(0) == "route classes: splitting G…" and group.childCount() == 0
+    drawn = window.shown(dataclasses.replace(whole, unsplit="not split: its 50 route classes would hold 29 GB"),
+                         window.Window())
+    assert drawn.G.shape == (1024, 2) and drawn.summary().norm == np.sqrt(4.0 * 6000)
+    parts.show_step(drawn)
+    assert group.text(0) == "route classes: not split" and "29 GB" in group.toolTip(0)
+    assert parts.total.text(1) == f"{np.sqrt(24000.0):.3g}"

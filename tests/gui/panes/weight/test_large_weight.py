@@ -1,0 +1,92 @@
+"""A weight wider than the screen (a 5,000-token vocabulary, as GPT-2's W_E has 50,257 rows) is drawn through
+a row window, and a large model's G shows before its split, which then replaces it."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+from engine.rundir.runs import Run
+from gui.panes.weight import WeightPane
+from gui.session import Session
+
+from ....engine.coefficients.wide import wide_run
+from ...conftest import QT_NOISE
+
+pytestmark = [pytest.mark.qt_log_level_fail("WARNING"), pytest.mark.qt_log_ignore(QT_NOISE)]
+WAIT = 120_000
+
+
+@pytest.fixture(scope="module")
+def run_path(tmp_path_factory):
+    return wide_run(tmp_path_factory.mktemp("wide") / "run").path
+
+
+def opened(qtbot, run_path, weight: str):
+    session = Session()
+    pane = WeightPane(session)
+    qtbot.addWidget(pane)
+    pane.resize(1400, 900)
+    pane.show()
+    qtbot.waitExposed(pane)
+    session.set_run(Run(run_path))
+    qtbot.waitUntil(lambda: pane.feeder.store is not None, timeout=WAIT)
+    session.select_weight(weight)
+    qtbot.waitUntil(lambda: pane.record() is not None, timeout=WAIT)
+    return session, pane
+
+
+def test_w_e_is_drawn_pooled_then_as_the_rows_of_a_texts_tokens(qtbot, run_path):
+    session, pane = opened(qtbot, run_path, "W_E")
+    assert pane.rows_row.isVisible() and pane.rows_box.currentIndex() == 0
+    assert pane.G_map.matrix().shape == (1024, 64) and pane.W_map.matrix().shape == (1024, 64)
+    assert pane.G_map.labels()[0][:2] == ["0–4", "5–9"] and "5,000 rows in 1024 bands" in pane.rows_note.text()
+    tok = Run(run_path).tokenizer
+    ids = list(dict.fromkeys(tok.encode(" the king")))
+    pane.rows_box.setCurrentIndex(1)
+    pane.rows_text.setText(" the king")
+    pane.rows_text.editingFinished.emit()
+    qtbot.waitUntil(lambda: pane.record() is not None and pane.G_map.matrix().shape == (len(ids), 64),
+                    timeout=WAIT)
+    assert pane.G_map.labels()[0] == [f"{i} {tok.token_strings([i])[0]}" for i in ids]
+    assert pane.rows_note.text() == f"{len(ids)} chosen rows of 5,000, 64 columns"
+    pane.rows_box.setCurrentIndex(2)
+    pane.rows_start.setValue(4500)
+    qtbot.waitUntil(lambda: pane.record() is not None and pane.G_map.matrix().shape == (500, 64), timeout=WAIT)
+    assert pane.G_map.labels()[0][0] == "4500 " + tok.token_strings([4500])[0]
+    session.select_weight("blocks.0.W_Q")  # 64 × 64: drawn whole, no row window
+    qtbot.waitUntil(lambda: pane.record() is not None and pane.record().weight == "blocks.0.W_Q", timeout=WAIT)
+    assert not pane.rows_row.isVisible() and pane.G_map.matrix().shape == (64, 64)
+
+
+def test_a_large_models_g_shows_first_and_its_split_follows(qtbot, run_path, monkeypatch):
+    """With the analysis answered on a thread of this process (so the model counts as large here), the pane
+    shows autograd's G with a badge saying the split is coming, then the split with its agreement."""
+    import engine.coefficients as co
+    from engine.analysis import door
+    from gui import analysis
+
+    monkeypatch.setattr(co, "PROGRESSIVE_FLOPS", 0.0)
+    pool = ThreadPoolExecutor(1)
+    monkeypatch.setattr(analysis, "executor", lambda: pool)
+    door.reset()
+    seen = []
+    try:
+        session = Session()
+        pane = WeightPane(session)
+        qtbot.addWidget(pane)
+        pane.resize(1400, 900)
+        pane.show()
+        pane.feeder.sig_computed.connect(lambda w, s, m: seen.append(pane.feeder.store.peek(w, s).pending)
+                                         if m and w == "blocks.1.W_Q" else None)
+        session.set_run(Run(run_path))
+        qtbot.waitUntil(lambda: pane.feeder.store is not None, timeout=WAIT)
+        session.select_weight("blocks.1.W_Q")
+        qtbot.waitUntil(lambda: pane.record() is not None and not pane.record().pending, timeout=WAIT)
+        assert seen[:2] == [True, False]
+        assert "Σ classes vs autograd" in pane.badge.text() and pane.parts.groups["class"].childCount() > 1
+    finally:
+        pool.shutdown(wait=True)
+        door.reset()
