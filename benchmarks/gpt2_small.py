@@ -1,21 +1,29 @@
-"""A GPT-2-small-shaped model on this CPU (issue 24; docs/figures.md#goals: open, sample, draw its 144-head grid).
+"""A GPT-2-small-shaped model on this CPU (issue 24; docs/figures.md#gpt-2-small: open, sample, draw its 144-head
+grid, and what the Weight pane, the head timeline and the heatmaps cost on it).
 
 GPT-2 small's shape (12 layers × 12 heads, d_model 768, context 1024, a 50,257-token vocabulary; 124 M
 parameters) with random weights: transformers builds it and `save_pretrained` writes it, with a byte-level
 BPE trained here on the bundled plays and padded with unused special tokens to 50,257, since nothing may be
-downloaded. Then, in one process, each as the app does it:
+downloaded. Then, each as the app does it:
 
-    import     `import hf`: read, check, convert and write the run (checkpoint and snapshot)
+    import     File → Open Hugging Face model…: the import in its child process, each stage's time
     open       the run's model at step 0 built from its checkpoint (what opening the run loads)
     sample     generate_text: tokens per second of a continuation after a prompt
     first heatmaps  RunAnalysis opening the run and computing the prompt's attention (weights, model, maps)
-    attention  every layer's and head's attention for a prompt (engine/analysis/attention.py), two lengths
+    attention  every layer's and head's attention for a prompt (engine/analysis/attention.py), two lengths,
+               and a 1024-token prompt, which is cut to what ATTENTION_BYTES allows
     grid       the Heatmaps pane's 144-tile mosaic (HeatmapGrid.set_stack) drawn offscreen
+    G first    the Weight pane's first answer (questions.CoefficientAt): G of blocks.11.W_Q by autograd (the
+               step's one backward), then W_E's, pooled and as its prompt tokens' rows (the same backward)
+    split      the route classes of blocks.11.W_Q (2 classes) and blocks.5.W_Q (26), and W_E's refusal
+    timeline   the head timeline a slice at a time (TimelineScorer): slices, the longest, the whole
+    --layer L  every weight of layer L split (the cost of one interval of the whole model's route shares is
+               about the sum over the 12 layers); off by default: minutes
 
-and the process's resident memory after each (VmRSS) and at its peak (VmHWM). Times are medians of --reps;
-all but the import run on one torch thread, as the app runs them.
+and the process's resident memory after each (VmRSS) and at its peak (VmHWM). Times are medians of --reps
+where repeated; all but the import run on one torch thread, as the app's analysis process does.
 
-    python benchmarks/gpt2_small.py [--reps 3] [--tokens 32] [--keep DIR]
+    python benchmarks/gpt2_small.py [--reps 3] [--tokens 32] [--keep DIR] [--layer L]
 """
 
 from __future__ import annotations
@@ -80,6 +88,7 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=3, help="repetitions of each timed phase (median printed)")
     ap.add_argument("--tokens", type=int, default=32, help="tokens sampled in the sample phase")
     ap.add_argument("--keep", metavar="DIR", help="build the folder and run here and keep them (default: a temp dir)")
+    ap.add_argument("--layer", type=int, help="also split every weight of this layer (minutes)")
     args = ap.parse_args()
     root = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="gpt2-small-"))
     root.mkdir(parents=True, exist_ok=True)
@@ -96,7 +105,6 @@ def run(root: Path, args) -> None:
     from engine.analysis.attention import attention
     from engine.analysis.run_analysis import RunAnalysis
     from engine.configs.config import human_count, parameter_count
-    from engine.importers.hugging_face import import_hf
     from engine.rundir.runs import Run
     from engine.training.trainer import generate_text
 
@@ -106,10 +114,10 @@ def run(root: Path, args) -> None:
         t, _ = timed(lambda: build_folder(folder))
         print(f"built a random GPT-2 small folder in {t:.1f} s (not part of the figures); {memory()}")
     shutil.rmtree(run_dir, ignore_errors=True)
-    t, done = timed(lambda: import_hf(folder, run_dir))
+    t, done = timed(lambda: import_in_child(folder, run_dir))
     m = done.config.model
-    print(f"import   {t:6.2f} s  {m.n_layer}×{m.n_head}×{m.d_model}, context {m.n_ctx}, {m.vocab_size:,} tokens, "
-          f"{human_count(parameter_count(m))} parameters; {memory()}")
+    print(f"import   {t:6.2f} s  in its child process (the window polls it): {m.n_layer}×{m.n_head}×{m.d_model}, "
+          f"context {m.n_ctx}, {m.vocab_size:,} tokens, {human_count(parameter_count(m))} parameters; {memory()}")
     # the app reads weights, samples and computes attention with one torch thread (its analysis process,
     # engine/analysis/door.py; generate_text): on this shared machine two threads made a 12×768 by
     # 768×768 product 36 ms instead of 0.6 ms
@@ -132,6 +140,84 @@ def run(root: Path, args) -> None:
         t, result = timed(lambda p=p: attention(model, run_.tokenizer, p, 0), args.reps)
         print(f"attention {t:5.2f} s  {m.n_layer * m.n_head} heads on a {n}-token prompt; {memory()}")
     draw_grid(result.maps, args.reps)
+    capped_prompt = " ".join(["My lord, the king is come to Westminster."] * 120)
+    open("/proc/self/clear_refs", "w").write("5")  # VmHWM from here
+    t, capped = timed(lambda: attention(model, run_.tokenizer, capped_prompt, 0))
+    print(f"attention {t:5.2f} s  a {len(run_.tokenizer.encode(capped_prompt))}-token prompt kept "
+          f"{len(capped.maps.tokens)} tokens: {capped.note!r}; {memory()}")
+    del model, result, capped
+    coefficients(run_dir, prompt, args)
+    head_timeline(run_dir)
+
+
+def import_in_child(folder: Path, run_dir: Path):
+    """File → Open Hugging Face model…'s import: its child process, polled as the window polls it."""
+    from engine.importers.process import ImportProcess
+
+    job, t0, last = ImportProcess("hf", folder, run_dir), time.perf_counter(), None
+    while True:
+        for event in job.poll():
+            now = time.perf_counter() - t0
+            if event[0] == "stage":
+                print(f"         {now:6.2f} s  stage {event[1] + 1} of {event[2]}: {event[3]}")
+            elif event[0] == "done":
+                return event[1]
+            else:
+                raise SystemExit(f"import failed: {event[1]}")
+        time.sleep(0.05)
+
+
+def coefficients(run_dir: Path, prompt: str, args) -> None:
+    """The Weight pane's questions, answered as the analysis process answers them (no disk cache)."""
+    from engine.analysis import questions as q
+    from engine.analysis.door import Door
+    from engine.coefficients import window
+
+    door = Door()
+    analysis = door.analysis(str(run_dir))
+    analysis.coefficients.disk = False
+    run = str(run_dir)
+
+    def ask(weight: str, split: bool = False, rows=None):
+        t0 = time.perf_counter()
+        answer = q.CoefficientAt(run, weight, 0, True, split, rows).answer(door)
+        return time.perf_counter() - t0, answer[2][0]
+
+    t, rec = ask("blocks.11.W_Q")
+    print(f"G first  {t:6.2f} s  blocks.11.W_Q: weights read, autograd's backward for every weight of the step "
+          f"(pending {rec.pending}); {memory()}")
+    t, rec = ask("W_E")
+    print(f"G first  {t:6.2f} s  W_E at the same step (the backward reused), drawn as {rec.G.shape}: "
+          f"{rec.axes.note}; {memory()}")
+    ids = tuple(dict.fromkeys(analysis.tokenizer.encode(prompt)))
+    t, rec = ask("W_E", rows=window.Window(ids))
+    print(f"G rows   {t:6.2f} s  W_E as the prompt's {len(ids)} token rows: {rec.axes.note}; {memory()}")
+    for weight in ("blocks.11.W_Q", "blocks.5.W_Q", "W_E"):
+        t, rec = ask(weight, split=True)
+        what = f"{len(rec.classes)} route classes, agreement {rec.agreement:.1e}" if rec.classes else rec.unsplit
+        print(f"split    {t:6.2f} s  {weight}: {what}; {memory()}")
+    if args.layer is not None:
+        names = [w for w in analysis.coefficients.weight_names() if w.startswith(f"blocks.{args.layer}.")]
+        total = 0.0
+        for weight in names:
+            t, rec = ask(weight, split=True)
+            total += t
+            print(f"         {t:6.2f} s  {weight}: {len(rec.classes)} classes{' ' + rec.unsplit if rec.unsplit else ''}")
+        print(f"layer {args.layer}  {total:6.1f} s  splitting its {len(names)} weights (one interval of the whole "
+              f"model's route shares is about the sum over its layers); {memory()}")
+
+
+def head_timeline(run_dir: Path) -> None:
+    from engine.analysis.head_timeline import TimelineScorer
+
+    scorer, slices, longest, t0 = TimelineScorer(run_dir), 0, 0.0, time.perf_counter()
+    while True:
+        t, got = timed(scorer.advance)
+        slices, longest = slices + 1, max(longest, t)
+        if got.scoring is None:
+            break
+    print(f"timeline {time.perf_counter() - t0:6.1f} s  144 heads at {len(got.steps)} saved step(s) in {slices} "
+          f"slices, the longest {longest:.1f} s (questions on screen are answered between them); {memory()}")
 
 
 def draw_grid(maps, reps: int) -> None:

@@ -151,15 +151,17 @@ class UpdateGeometry(Question[Any]):
 
 @dataclass(frozen=True)
 class RouteShares(Question[Any]):
-    """engine.analysis.routes.RouteShares of `weight` (None: every weight summed) over the saved steps."""
+    """engine.analysis.routes.RouteShares of `weight` (None: every weight summed, or those `among`) over the
+    saved steps."""
 
     background = True
 
     run: str
     weight: str | None
+    among: tuple[str, ...] | None = None
 
     def answer(self, door):
-        return door.analysis(self.run).route_shares(self.weight)
+        return door.analysis(self.run).route_shares(self.weight, self.among)
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ import numpy as np
 from . import geometry as geo
 
 APPLIED = "applied ΔW"  # the key of the update the run applied, beside the geometries' own steps
+NOT_SPLIT = "not split"  # the class of a weight whose G is over the split's budget (engine/coefficients)
 NOTE = "G on the run's fixed probe batch at each interval's start p, not the training minibatch"  # say it
 
 
@@ -77,8 +78,9 @@ def interval(store, weight: str, step: int) -> Interval | None:
     record = store.record(weight, update.prev_step)
     dW = np.asarray(update.dW, np.float64)
     found = geo.directions(record.G)
-    return Interval(step, update.prev_step, geo.class_shares(record.classes, dW),
-                    {name: geo.class_shares(record.classes, D) for name, D in found.items()})
+    classes = {NOT_SPLIT: record.G} if record.unsplit else record.classes  # its whole share, unsplit
+    return Interval(step, update.prev_step, geo.class_shares(classes, dW),
+                    {name: geo.class_shares(classes, D) for name, D in found.items()})
 
 
 def assemble(weight: str | None, intervals: list[Interval]) -> RouteShares:
@@ -112,4 +114,4 @@ def combine(per_weight: list[RouteShares]) -> RouteShares:
     return RouteShares(None, first.steps, first.prev_steps, classes, shares)
 
 
-__all__ = ["APPLIED", "NOTE", "Interval", "RouteShares", "interval", "assemble", "combine"]
+__all__ = ["APPLIED", "NOT_SPLIT", "NOTE", "Interval", "RouteShares", "interval", "assemble", "combine"]

@@ -157,19 +157,20 @@ class RunAnalysis:
         return self.cached("update", step, (weight,),
                            lambda: update_geometry(self.run, weight, step, store=store), spans_steps=True)
 
-    def route_shares(self, weight: str | None = None):
+    def route_shares(self, weight: str | None = None, among: tuple[str, ...] | None = None):
         """Each route class's share ⟨G_c(p), ΔW⟩ of the first-order decrease over every interval [p, s] of
-        saved steps, for `weight` or (None) summed over every weight, beside each geometry's own split
-        (engine/analysis/routes.py, docs/geometries.md). Each weight's interval is kept apart, so a run that
-        grows computes only its new intervals."""
+        saved steps, for `weight` or (None) summed over every weight (or the weights `among`, when a budget
+        cut the whole model short), beside each geometry's own split (engine/analysis/routes.py,
+        docs/geometries.md). Each weight's interval is kept apart, so a run that grows computes only its new
+        intervals."""
         from . import routes
 
         steps = self.saved_steps()
         if len(steps) < 2:
             return routes.assemble(weight, [])
         if weight is None:
-            names = self.coefficients.weight_names()
-            return self.cached("routes", steps[-1], (None,),
+            names = self.coefficients.weight_names() if among is None else list(among)
+            return self.cached("routes", steps[-1], (None, among),
                                lambda: routes.combine([self.route_shares(w) for w in names]), spans_steps=True)
         from ..coefficients.export import check_weight
 

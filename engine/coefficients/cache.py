@@ -11,7 +11,9 @@ GUI thread peeks at what is in memory (`peek`, `summaries`), which never blocks 
 
 What every weight of one step shares is computed once per step and kept while that step is asked about:
 autograd's −∂L/∂W of all weights (one backward) and the forms bound to the weights and the probe batch. On
-GPT-2 small each took 10–25 s, and both were made again for every weight. A large model's first answer
+GPT-2 small each took 10–25 s, and both were made again for every weight; there the bound forms (~4.5 GB on
+its 1024-token probe) are made again for each split rather than kept, so the process does not stay at
+~9 GB while the pane is open. A large model's first answer
 (`first`) is G alone (`StepCoefficient.pending`); `record` then splits it.
 """
 
@@ -176,12 +178,19 @@ class CoefficientStore:
         if "grads" not in shared:
             grads = co.autograd_coefficients(self.cfg, weights, self.x, self.y, co.DTYPES[self.dtype])
             shared["grads"] = {k: v.numpy() for k, v in grads.items()}
-        if split and "snapshot" not in shared:
-            from ..forms import Snapshot
 
-            shared["snapshot"] = Snapshot(self.cfg, weights, self.x, self.y, co.DTYPES[self.dtype])
+        def snapshot():
+            got = shared.get("snapshot")
+            if got is None:
+                from ..forms import Snapshot
+
+                got = Snapshot(self.cfg, weights, self.x, self.y, co.DTYPES[self.dtype])
+                if not self.progressive:  # GPT-2 small's bound forms are ~4.5 GB: made again for each split
+                    shared["snapshot"] = got
+            return got
+
         return co.step_coefficient(self.cfg, weights, self.x, self.y, weight, step, co.DTYPES[self.dtype],
-                                   snapshot=shared.get("snapshot"), grads=shared["grads"], split=split)
+                                   snapshot=snapshot, grads=shared["grads"], split=split)
 
     def _shared_at(self, step: int, weights: dict) -> dict:
         """What the weights of `step` share (kept for the newest step asked about only: GPT-2 small's

@@ -517,11 +517,17 @@ class HeatmapWidget(QWidget):
         self._tick_key = tuple(key)
         for name, plan, labels, pinned in key:
             axis = self._plot.getAxis(name)
+            font = QFont(self._tick_font)
+            font.setPointSizeF(plan.point_size)
             if axis.style["tickFont"] is None or axis.style["tickFont"].pointSizeF() != plan.point_size:
-                font = QFont(self._tick_font)
-                font.setPointSizeF(plan.point_size)
                 axis.setStyle(tickFont=font)
             axis.setTicks([labelled(list(labels), plan.step, pinned)])
+            if name == "left" and labels:
+                # as wide as its widest label, shown or not: sized to the labels the step kept, the axis
+                # narrowed the plot, which changed the step, which widened it again, ~200 times a second
+                # (a GPT-2 prompt's one-head tiles, seen under Xvfb: the window stopped answering)
+                widest = max(map(QFontMetrics(font).horizontalAdvance, labels))
+                axis.setWidth(widest + abs(axis.style.get("tickLength", 5)) + 8)
 
     def _label_size(self, labels: tuple[str, ...], horizontal: bool, point_size: float) -> int:
         """Pixels one label needs along its axis at a font size: the widest label across (with a gap),

@@ -479,6 +479,7 @@ class WeightPane(SeenWidget):
             matrix = None  # a largest term's whole matrix beside a drawn view: not drawn
         labels = (list(rec.axes.row_labels), list(rec.axes.col_labels)) if rec.axes is not None else (None, None)
         self.rows_note.setText(rec.axes.note if rec.axes is not None else "")
+        self._square_cells(as_matrix(rec.W).shape)
         if matrix is not None:
             self.G_map.set_matrix(as_matrix(matrix), *labels, kind="signed", title=f"{what} · step {rec.step}")
         self.W_map.set_matrix(as_matrix(rec.W), *labels, kind="signed", title=f"W · step {rec.step}")
@@ -505,6 +506,16 @@ class WeightPane(SeenWidget):
             self.badge.setToolTip("max|Σ classes − autograd's −∂L/∂W| / max|−∂L/∂W| at this step")
         self.parts.show_step(rec, largest)
         self.parts.select(st.kind if part is not None else "total", part)
+
+    def _square_cells(self, shape: tuple[int, int]) -> None:
+        """Square cells, unless the matrix drawn is so elongated that they would make it a thin strip (a
+        prompt's dozen rows of W_E's 768 columns): then the maps fill their room."""
+        square = 1 / 8 <= shape[0] / shape[1] <= 8
+        if square != getattr(self, "_square", True):
+            self._square = square
+            for m in (self.G_map, self.W_map, self.dW_map):
+                m.plot_item.setAspectLocked(square)
+                m.reset_view()
 
     def _largest_at(self, rec):
         """The largest terms at the record's step (asked once per weight and step, only for a weight with

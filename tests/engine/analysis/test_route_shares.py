@@ -97,3 +97,15 @@ def test_export_routes_writes_the_analysis_numbers(analysis, run, tmp_path, caps
                str(tmp_path / "x.csv")])
     err = capsys.readouterr().err
     assert rc == 2 and "no weight 'nope'" in err and err.count("\n") == 1
+
+
+def test_a_weight_over_the_splits_budget_keeps_its_whole_share_as_one_not_split_class(run, monkeypatch):
+    import engine.coefficients as co
+
+    monkeypatch.setattr(co, "SPLIT_BYTES", 0)
+    store = CoefficientStore(run, disk=False)
+    got = routes.interval(store, "blocks.0.W_Q", run.saved_steps()[1])
+    update = store.update("blocks.0.W_Q", run.saved_steps()[1])
+    G = store.record("blocks.0.W_Q", update.prev_step).G
+    assert list(got.shares) == [routes.NOT_SPLIT]
+    assert got.shares[routes.NOT_SPLIT] == pytest.approx(float(np.sum(G.astype(np.float64) * update.dW)), rel=1e-9)

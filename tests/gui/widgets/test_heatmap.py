@@ -379,3 +379,28 @@ def test_a_heatmaps_export_first_opens_where_its_pane_says(heatmap, monkeypatch,
     heatmap.set_caption_source(lambda: "run r", lambda: str(tmp_path))  # the Heatmaps pane: the open run
     heatmap._export_action.trigger()
     assert [k["start"] for k in asked] == ["", str(tmp_path)]
+
+
+def test_the_row_axis_is_as_wide_as_its_widest_label_whichever_the_step_shows(qtbot):
+    """Sized to the labels its step kept, the row axis narrowed the plot, which changed the step, which widened
+    it again: a GPT-2 prompt's one-head tiles relaid themselves ~200 times a second under Xvfb and the window
+    stopped answering. The axis is as wide as its widest label, shown or not, so the step cannot move it."""
+    from PySide6.QtGui import QFont, QFontMetrics
+
+    from gui.widgets.heatmap import HeatmapWidget
+
+    labels = ["Now", ",", "␣fair", "␣Hippolyta", "oly", "ta", ",", "␣our"] * 8
+    w = HeatmapWidget(title="mask")
+    qtbot.addWidget(w)
+    w.set_matrix(np.tril(np.ones((64, 64))), labels, labels)
+    w.resize(220, 160)  # too short for every row label: a step above 1
+    w.show()
+    qtbot.waitExposed(w)
+    qtbot.waitUntil(lambda: w._plot is not None and w._tick_key is not None)
+    axis = w._plot.getAxis("left")
+    plan = dict((k[0], k[1]) for k in w._tick_key)["left"]
+    assert plan.step > 1  # not every label is shown: its width is still the widest's
+    font = QFont(w._tick_font)
+    font.setPointSizeF(plan.point_size)
+    widest = QFontMetrics(font).horizontalAdvance("␣Hippolyta")
+    assert axis.fixedWidth == widest + abs(axis.style.get("tickLength", 5)) + 8

@@ -52,6 +52,7 @@ def test_w_e_is_drawn_pooled_then_as_the_rows_of_a_texts_tokens(qtbot, run_path)
                     timeout=WAIT)
     assert pane.G_map.labels()[0] == [f"{i} {tok.token_strings([i])[0]}" for i in ids]
     assert pane.rows_note.text() == f"{len(ids)} chosen rows of 5,000, 64 columns"
+    assert not pane.G_map.plot_item.vb.state["aspectLocked"]  # a few rows fill the map, not a thin strip
     pane.rows_box.setCurrentIndex(2)
     pane.rows_start.setValue(4500)
     qtbot.waitUntil(lambda: pane.record() is not None and pane.G_map.matrix().shape == (500, 64), timeout=WAIT)
@@ -59,6 +60,7 @@ def test_w_e_is_drawn_pooled_then_as_the_rows_of_a_texts_tokens(qtbot, run_path)
     session.select_weight("blocks.0.W_Q")  # 64 × 64: drawn whole, no row window
     qtbot.waitUntil(lambda: pane.record() is not None and pane.record().weight == "blocks.0.W_Q", timeout=WAIT)
     assert not pane.rows_row.isVisible() and pane.G_map.matrix().shape == (64, 64)
+    assert pane.G_map.plot_item.vb.state["aspectLocked"]  # square cells again
 
 
 def test_a_large_models_g_shows_first_and_its_split_follows(qtbot, run_path, monkeypatch):
