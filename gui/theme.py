@@ -87,6 +87,16 @@ def plot_colors() -> PlotColors:
     return _COLORS[current_theme()]
 
 
+def style_plot(plot, colors: PlotColors, grid: bool = True) -> None:
+    """A pyqtgraph PlotItem in the theme: its left and bottom axes and their labels in the foreground colour,
+    and a grid of the theme's strength (pyqtgraph draws black plots with grey axes otherwise)."""
+    if grid:
+        plot.showGrid(x=True, y=True, alpha=colors.grid_alpha)
+    for name in ("left", "bottom"):
+        plot.getAxis(name).setPen(colors.foreground)
+        plot.getAxis(name).setTextPen(colors.foreground)
+
+
 def recolor_legend(legend, color: str) -> None:
     """Give a pyqtgraph legend's labels the colour `color`, those already drawn too: LegendItem's own
     setLabelTextColor only stores it for later labels (pyqtgraph 0.14), so a legend made in the dark theme

@@ -108,10 +108,7 @@ class PositionalView(QWidget):
         colors = theme.plot_colors()
         self.curve_plot.setBackground(colors.background)
         plot = self.curve_plot.getPlotItem()
-        plot.showGrid(x=True, y=True, alpha=colors.grid_alpha)
-        for name in ("left", "bottom"):
-            plot.getAxis(name).setPen(colors.foreground)
-            plot.getAxis(name).setTextPen(colors.foreground)
+        theme.style_plot(plot, colors)
         self.curve.setPen(pg.mkPen(colors.train, width=1.5))
         self.curve.setSymbolBrush(colors.train)
         self.curve.setSymbolPen(None)

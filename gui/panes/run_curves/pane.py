@@ -38,7 +38,7 @@ from engine.figures.run_curves import AXIS_LABELS, METRIC_LABELS, SMOOTHED, RunC
 
 from ...analysis import AnalysisJob
 from ...session import Session
-from ...theme import color_of, plot_colors
+from ...theme import color_of, plot_colors, style_plot
 from ...widgets.seen import SeenWidget
 
 EXPORT_FILTERS = ("PNG image (*.png);;SVG image (*.svg);;PDF document (*.pdf);;CSV table, every run (*.csv);;"
@@ -192,10 +192,7 @@ class RunCurvesPane(SeenWidget):
         for metric, plot in self.plots.items():
             plot.getViewWidget().setBackground(c.background)
             plot.setTitle(METRIC_LABELS[metric], color=c.foreground, size=TITLE_SIZE)
-            plot.showGrid(x=True, y=True, alpha=c.grid_alpha)
-            for name in ("left", "bottom"):
-                plot.getAxis(name).setPen(c.foreground)
-                plot.getAxis(name).setTextPen(c.foreground)
+            style_plot(plot, c)
 
     def changeEvent(self, event) -> None:
         super().changeEvent(event)

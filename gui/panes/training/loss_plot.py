@@ -21,7 +21,7 @@ from PySide6.QtCore import QEvent, Qt
 from PySide6.QtWidgets import QCheckBox, QGraphicsItem, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from ...screen_fit import PLOT_MIN
-from ...theme import plot_colors, recolor_legend
+from ...theme import plot_colors, recolor_legend, style_plot
 
 LR_MIN_WIDTH = 190  # px: the learning-rate plot beside the loss, enough for its tick labels and a few steps
 
@@ -241,11 +241,7 @@ class LossPlot(QWidget):
         c = plot_colors()
         self.graphics.setBackground(c.background)
         for plot in (self.loss, self.lr_plot):
-            plot.showGrid(x=True, y=True, alpha=c.grid_alpha)
-            for name in ("left", "bottom"):
-                axis = plot.getAxis(name)
-                axis.setPen(c.foreground)
-                axis.setTextPen(c.foreground)
+            style_plot(plot, c)
         self.train_curve.setPen(pg.mkPen(c.train, width=1.5))
         self.val_curve.setPen(pg.mkPen(c.val, width=2))
         self.val_curve.setSymbolBrush(c.val)

@@ -17,7 +17,7 @@ from engine.analysis import questions as q
 from engine.analysis.live import Published
 
 from ...analysis import AnalysisJob
-from ...theme import plot_colors
+from ...theme import plot_colors, style_plot
 from ...widgets.elided_label import ElidedLabel
 
 DEBOUNCE_MS = 150  # typing in the prompt or spinning the temperature asks once it settles
@@ -121,9 +121,7 @@ class NextTokensView(QWidget):
     def _restyle(self) -> None:
         c = plot_colors()
         self.plot.setBackground(c.background)
-        for name in ("left", "bottom"):
-            self.plot.getAxis(name).setPen(c.foreground)
-            self.plot.getAxis(name).setTextPen(c.foreground)
+        style_plot(self.plot.getPlotItem(), c, grid=False)
         self.model_bars.setOpts(pen=pg.mkPen(c.foreground, width=1), brush=pg.mkBrush(0, 0, 0, 0))
         self.sampled_bars.setOpts(pen=None, brush=pg.mkBrush(c.train))
 

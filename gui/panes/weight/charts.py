@@ -17,7 +17,7 @@ from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QGraphicsItem, QHeaderView, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
-from ...theme import color_of, plot_colors, recolor_legend
+from ...theme import color_of, plot_colors, recolor_legend, style_plot
 
 TOTAL = "G"
 CACHED = QGraphicsItem.CacheMode.DeviceCoordinateCache
@@ -98,10 +98,7 @@ class _Chart(QWidget):
         c = plot_colors()
         self.graphics.setBackground(c.background)
         for plot in self.plots:
-            plot.showGrid(x=True, y=True, alpha=c.grid_alpha)
-            for name in ("left", "bottom"):
-                plot.getAxis(name).setPen(c.foreground)
-                plot.getAxis(name).setTextPen(c.foreground)
+            style_plot(plot, c)
         for cursor in self.cursors:
             cursor.setPen(pg.mkPen(c.accent, width=1, style=Qt.PenStyle.DashLine))
 

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QGridLayout, QLabel, QScrollArea, QSplitter, QVBox
 
 from engine.analysis.geometry import GEOMETRIES, LABELS, as_matrix, describe, fractions, why_no_shares
 
-from ...theme import plot_colors
+from ...theme import plot_colors, style_plot
 from ...widgets.heatmap import HeatmapWidget
 
 PANELS = (*GEOMETRIES, "dW")
@@ -187,10 +187,7 @@ class _Plot(pg.PlotWidget):
         if plot is None:  # a palette change while pyqtgraph builds the view
             return
         self.setBackground(c.background)
-        plot.showGrid(x=True, y=True, alpha=c.grid_alpha)
-        for name in ("left", "bottom"):
-            plot.getAxis(name).setPen(c.foreground)
-            plot.getAxis(name).setTextPen(c.foreground)
+        style_plot(plot, c)
 
     def changeEvent(self, event) -> None:
         super().changeEvent(event)
