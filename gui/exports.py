@@ -129,10 +129,16 @@ class Exports(QObject):
         """submit, from the parts a widget's export request carries (HeatmapWidget.sig_export_requested)."""
         self.submit(ExportRequest(Path(path), write, options, what))
 
+    @property
+    def cancelling(self) -> bool:
+        """Whether the running export was asked to stop (it stops at its next report)."""
+        return bool(self._asked) and self._asked[0][1].is_set()
+
     def cancel(self) -> None:
         """Stop the running export at its next progress report; what it wrote so far is removed."""
-        if self._asked:
+        if self._asked and not self.cancelling:
             self._asked[0][1].set()
+            self.sig_queue_changed.emit()
 
     def _finish(self, request: ExportRequest) -> None:
         self._asked.pop(0)
@@ -207,7 +213,11 @@ class ExportStatus(QWidget):
         request = self.exports.running
         if request is None:
             return
-        text = f"Exporting {request.name}" + (f": {self._progress}" if self._progress else "…")
+        if self.exports.cancelling:
+            text = f"Cancelling {request.name} (at the end of the page or row being written)…"
+        else:
+            text = f"Exporting {request.name}" + (f": {self._progress}" if self._progress else "…")
+        self.cancel_button.setEnabled(not self.exports.cancelling)
         if self.exports.waiting:
             text += f" · {self.exports.waiting} more waiting"
         self.label.setText(text)

@@ -209,7 +209,11 @@ def _write_pages(path: Path, sheet: Sheet, fmt: str) -> list[Path]:
             items += [("math", line) for line in lines]
         pitch = {"title": 2.0 * fs, "note": 1.6 * fs, "label": 1.5 * fs, "math": 2.1 * fs}
         height = sum(pitch[kind] for kind, _ in items) + 1.5 * fs
-        widest = max([layout.width(t, fs) for kind, t in items if kind == "math"] + [0.0])
+        widest = 0.0
+        for kind, t in items:
+            if kind == "math":  # measuring a page's lines takes about as long as drawing them: a cancel
+                widest = max(widest, layout.width(t, fs))  # may stop here too
+                report_progress(k, len(laid), "pages written")
         width = max(widest, PAGE_WIDTH_PT * 0.5) + 2 * fs
         fig = Figure(figsize=(width / 72, height / 72))
         y = height - 0.5 * fs

@@ -69,6 +69,7 @@ def test_progress_is_shown_and_cancel_leaves_no_file(qtbot, served, out):
     assert sheet.written[0].exists() and not (out / "w.svg").exists()  # written, but not under its name
     with qtbot.waitSignal(exports.sig_cancelled, timeout=WAIT):
         status.cancel_button.click()
+        assert status.label.text().startswith("Cancelling w.svg") and not status.cancel_button.isEnabled()
         sheet.go()
     assert not list(out.iterdir())  # neither page 1 nor the hidden folder it was written in
     assert messages == [("info", "Export of w.svg cancelled; nothing was written.")]
