@@ -8,7 +8,9 @@ Two bare loops (engine.training.bench_reference.BareLoop: model, data, optimizer
 take turns in chunks of 25 steps in one process, so a shared machine's drift hits both alike:
 nanoGPT's recipe (the `nanogpt-cpu` preset: AdamW, cosine, 2000 steps; its loop matches nanoGPT's train.py
 step for step, within 0.97–1.02x CPU-ms a step, issue 28) for --ref-steps steps, and the fast preset until its
-validation loss is ≤ --target, checked every --eval-every steps, or until its own steps end. Validation is
+validation loss is ≤ --target, checked every --eval-every steps, and every --fine-every steps once it is within
+--fine-within of the target (so the step that reaches it is known to a few steps without validating all along),
+or until its own steps end. Validation is
 --val-batches fixed batches of 64 sequences (seed 0), the same for both and never timed. Prints the
 reference's training seconds, the fast recipe's seconds to the target (and at which step), and their
 ratio. Goal: ≤ 0.3. With --ref-steps below 2000 the ratio is a check that the script works, not the goal's.
@@ -64,6 +66,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--ref-steps", type=int, default=2000, help="steps of nanoGPT's recipe timed as the reference")
     p.add_argument("--val-batches", type=int, default=100, help="fixed validation batches of 64 sequences")
     p.add_argument("--eval-every", type=int, default=25, help="steps between the fast recipe's checks")
+    p.add_argument("--fine-every", type=int, default=5, help="steps between checks once close to the target")
+    p.add_argument("--fine-within", type=float, default=0.08, help="how close to the target is close")
     p.add_argument("--threads", type=int, default=1, help="torch threads for both")
     p.add_argument("--corpus", default=None, help="a text file instead of the presets' corpus")
     args = p.parse_args(argv)
@@ -80,8 +84,9 @@ def main(argv: list[str] | None = None) -> int:
             ref_s += timed(ref, min(CHUNK, args.ref_steps - ref.step))
         if reached is None and fast.step < fast.cfg.train.steps:
             left = fast.cfg.train.steps - fast.step
-            fast_s += timed(fast, min(CHUNK, args.eval_every - fast.step % args.eval_every, left))
-            if fast.step % args.eval_every == 0 or fast.step == fast.cfg.train.steps:
+            every = args.fine_every if fast_val <= args.target + args.fine_within else args.eval_every
+            fast_s += timed(fast, min(CHUNK, every - fast.step % every, left))
+            if fast.step % every == 0 or fast.step == fast.cfg.train.steps:
                 fast_val = validation(fast, args.val_batches)
                 print(f"  {args.preset} step {fast.step}: val {fast_val:.4f} after {fast_s:.1f} s "
                       f"(nanoGPT's recipe at step {ref.step}, {ref_s:.1f} s)", flush=True)

@@ -24,6 +24,7 @@ from ..configs.resolve import unresolved
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     from ..configs.fields import BY_KEY, settings_help
+    from ..configs.presets import DEFAULT_PRESET, preset_names
 
     def field(key: str) -> dict:
         """metavar and help of an option that sets a config field, from the fields' table."""
@@ -36,7 +37,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     "resume it exactly from its latest checkpoint. Ctrl-C stops and saves a checkpoint.")
     src = p.add_mutually_exclusive_group()
     src.add_argument("--preset", metavar="NAME",
-                     help="a named experiment: seed-chain, tiny (the default), nanogpt-cpu, baby-gpt")
+                     help="a named experiment: " + ", ".join(
+                         f"{n} (the default)" if n == DEFAULT_PRESET else n for n in preset_names()))
     src.add_argument("--config", metavar="FILE", help="an experiment TOML file (as written in a run's config.toml)")
     p.add_argument("--corpus", metavar="shakespeare|shakespeare-repeats|PATH",
                    help="'shakespeare' (bundled), 'shakespeare-repeats' (the same with every span of 10-30 "

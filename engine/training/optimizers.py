@@ -3,8 +3,10 @@
     adamw   torch.optim.AdamW: the diagonal metric √v̂ + ε (Loshchilov & Hutter 2019, decoupled decay)
     sgd     torch.optim.SGD with heavy-ball momentum: the Euclidean metric (weight decay is torch's L2 term)
     muon    torch.optim.Muon on the blocks' 2-D matrices (momentum, then Newton–Schulz ≈ U Vᵀ: the spectral
-            norm, Jordan et al. 2024, https://kellerjordan.github.io/posts/muon/) and torch.optim.AdamW on
-            embeddings, unembedding, gains and biases, as torch's Muon documentation prescribes
+            norm, Jordan et al. 2024, https://kellerjordan.github.io/posts/muon/), its iterations stacked by
+            shape (engine.training.muon.StackedMuon: the same update in fewer products), and
+            torch.optim.AdamW on embeddings, unembedding, gains and biases, as torch's Muon documentation
+            prescribes
 
 Every parameter group carries `lr_scale`: its learning rate divided by `TrainConfig.lr`, so one schedule
 (engine.training.schedule.lr_at) drives every group (Muon's matrices peak at `muon_lr`, the rest at `lr`). Weight
@@ -12,8 +14,8 @@ decay touches matrices only, never gains and biases (nanoGPT). Our weights are s
 the transpose of torch.nn.Linear: Muon's shape-dependent lr factor √max(1, rows/cols) therefore falls on
 W_out (512×128) rather than W_in, and the orthogonalised direction itself does not depend on the layout.
 
-`MuonWithAdamW` only holds the two torch optimizers side by side (step, zero_grad, state dicts); it
-computes no update itself.
+`MuonWithAdamW` only holds the two optimizers side by side (step, zero_grad, state dicts); it computes no
+update itself.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from collections.abc import Iterable
 import torch
 
 from ..configs.config import OPTIMIZERS, TrainConfig
+from .muon import StackedMuon
 
 
 def muon_parameters(model: torch.nn.Module) -> list[str]:
@@ -83,7 +86,7 @@ def make_optimizer(model: torch.nn.Module, t: TrainConfig):
     if t.optimizer == "muon":
         chosen = set(muon_parameters(model))
         matrices = [p for n, p in named if n in chosen]
-        muon = torch.optim.Muon([{"params": matrices, "lr_scale": t.muon_lr / t.lr, "muon": True}], lr=t.muon_lr,
+        muon = StackedMuon([{"params": matrices, "lr_scale": t.muon_lr / t.lr, "muon": True}], lr=t.muon_lr,
                                 weight_decay=t.weight_decay, momentum=t.muon_momentum,
                                 ns_steps=t.muon_ns_steps)
         rest = [p for n, p in named if n not in chosen]
