@@ -6,9 +6,10 @@ Each measurement is a fresh process (OpenMP reads its waiting policy once, when 
 preset's Trainer without a run directory, trains a few steps to warm up, then trains for --seconds and prints
 its tokens/s. The arms:
 
-    policy    the trainer as the app runs it: every core, OpenMP waiting passively (engine/training/thread_policy.py)
+    policy    the trainer as the app runs it: every core, OpenMP spinning briefly before it sleeps
+              (engine/training/thread_policy.py)
     one       the same trainer at torch_threads = 1
-    spinning  what it replaced: every core, OpenMP's own waiting (libgomp spins 300000 times before sleeping)
+    spinning  OpenMP's own waiting: every core, libgomp spinning 300000 times before it sleeps
 
 Under load, --busy-per-core processes per core spin in pure Python for the whole phase (started before its
 first round, stopped by their ids after its last); quiet, none. Each round runs every arm once, in an order
@@ -60,7 +61,7 @@ def measure(arm: str, preset: str, seconds: float) -> tuple[float, int]:
     for k in ("OMP_WAIT_POLICY", "KMP_BLOCKTIME", "GOMP_SPINCOUNT"):
         env.pop(k, None)
     if arm == "spinning":
-        env["GOMP_SPINCOUNT"] = "300000"  # libgomp's default; any setting keeps the passive policy away
+        env["GOMP_SPINCOUNT"] = "300000"  # libgomp's default; any setting keeps the policy's away
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [ROOT, env.get("PYTHONPATH")]))  # this checkout's engine
     out = subprocess.run([sys.executable, __file__, "--worker", arm, "--preset", preset, "--seconds", str(seconds)],
                          env=env, capture_output=True, text=True, check=True)
