@@ -208,6 +208,13 @@ def write_failed(out: str | Path, e: OSError) -> UnsafeFileError:
     return UnsafeFileError(f"cannot write {out}: {e.strerror or e}")
 
 
+def written(paths: list[Path]) -> str:
+    """Where an export wrote, in words: the path, or how many pages, in which folder, first and last."""
+    if len(paths) == 1:
+        return str(paths[0])
+    return f"{len(paths)} pages in {paths[0].parent}: {paths[0].name} … {paths[-1].name}"
+
+
 def write_whole(path: str | Path, write: Callable[[Path], object]) -> list[Path]:
     """Run write(tmp), `tmp` being `path`'s name in a new hidden folder beside it, then move every file it
     made there into `path`'s folder, `path` last (each a rename: a file appears under its name only whole)

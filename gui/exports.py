@@ -26,6 +26,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QToolButton, QWidget
 
 from engine.figures.options import FigureOptions
+from engine.safe_io import written
 
 from .jobs import JobQueue
 
@@ -70,13 +71,6 @@ def _export(request: ExportRequest, stop: threading.Event, report: Callable) -> 
                                     Path(request.path), request.write)
     except ExportCancelled:
         return None
-
-
-def written(paths: list[Path]) -> str:
-    """Where an export wrote, in words: the path, or how many pages, in which folder, first and last."""
-    if len(paths) == 1:
-        return str(paths[0])
-    return f"{len(paths)} pages in {paths[0].parent}: {paths[0].name} … {paths[-1].name}"
 
 
 class _Relay(QObject):

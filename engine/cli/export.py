@@ -67,7 +67,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..figures import export
     from ..analysis.run_analysis import RunAnalysis
-    from ..safe_io import check_output_path, write_failed
+    from ..safe_io import check_output_path, write_failed, write_whole, written
 
     out = Path(args.out)
     # a bad suffix is refused before any work
@@ -77,13 +77,17 @@ def run(args: argparse.Namespace) -> int:
     analysis = RunAnalysis(args.run)
     if args.step is None and args.what in AT_ONE_STEP:  # as sample and resume do, past damaged weights
         args.step = analysis.run.newest_intact_step()
+
+    def write(tmp: Path) -> None:  # under a hidden name beside --out, renamed once whole, as the app's exports
+        HANDLERS[args.what](analysis, argparse.Namespace(**{**vars(args), "out": str(tmp)}))
+
     try:
-        written = HANDLERS[args.what](analysis, args)
+        paths = write_whole(out, write)
     except OSError as e:  # unwritable after all (a full disk, a read-only file system)
         raise write_failed(out, e) from None
     for warning in analysis.run.warnings:  # after loading: a damaged checkpoint skipped is named too
         print(f"gpt-explorer: warning: {warning}", file=sys.stderr)
-    print(f"wrote {written}")
+    print(f"wrote {written(paths)}")
     return 0
 
 

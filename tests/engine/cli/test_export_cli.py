@@ -114,3 +114,26 @@ def test_export_never_loads_qt(run, tmp_path):
             "print(rc, ','.join(bad))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split("\n")[-2] == "0 " and (tmp_path / "a.png").stat().st_size > 1000
+
+
+def test_an_export_that_fails_midway_leaves_the_old_file_and_nothing_beside_it(run, tmp_path, capsys, monkeypatch):
+    from engine.cli import export as cli_export
+    from engine.errors import UserError
+
+    def half_then_fail(a, args):
+        with open(args.out, "w", encoding="utf-8") as f:
+            f.write("step,half")
+        raise UserError("the disk is full (as a test says)")
+
+    out = tmp_path / "loss.csv"
+    out.write_text("the user's earlier file\n", encoding="utf-8")
+    monkeypatch.setitem(cli_export.HANDLERS, "loss", half_then_fail)
+    rc, _, err = cli(capsys, "--run", run.path, "--what", "loss", "--out", out)
+    assert rc != 0 and "as a test says" in err and "Traceback" not in err
+    assert out.read_text(encoding="utf-8") == "the user's earlier file\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["loss.csv"]  # no hidden partial folder is left
+    monkeypatch.undo()
+    rc, stdout, err = cli(capsys, "--run", run.path, "--what", "loss", "--out", out)
+    assert rc == 0, err
+    assert stdout.strip() == f"wrote {out}" and out.read_text(encoding="utf-8").startswith("step")
+    assert [p.name for p in tmp_path.iterdir()] == ["loss.csv"]
