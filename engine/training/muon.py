@@ -1,4 +1,4 @@
-"""Muon with its Newton–Schulz iterations stacked: torch.optim.Muon's update, bit for bit, in fewer, larger products.
+"""Muon with its Newton–Schulz iterations stacked by shape: torch.optim.Muon's update in fewer, larger products.
 
 torch.optim.Muon orthogonalises each matrix's momentum on its own: five Newton–Schulz iterations of three small
 bfloat16 products per matrix, so a 4-layer model's 24 block matrices cost 360 matrix products a step, each too

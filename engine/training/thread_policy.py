@@ -16,13 +16,15 @@ imports torch: the command line, the app, the tests and the app's spawned helper
 environment) all get it. A variable the user set (OMP_WAIT_POLICY, GOMP_SPINCOUNT, KMP_BLOCKTIME) is left
 alone.
 
-The thread count stays every core (`engine.training.device.set_threads`): measured with benchmarks/busy_machine.py on 2
-cores under two busy processes per core, passive waiting on both cores trained 2.4x as fast as one thread
-(2,737 against 1,137 tokens/s; spinning on both: 101; a second run: 1.29x and 1.62x of one thread, spinning
-0.04-0.06x), because the scheduler shares the cores per thread, so a second thread that soon sleeps while it
-waits only adds to training's share. Choosing fewer threads as the load
-rises (a first version counted the cores other processes kept busy and re-decided every 2 s) trained at
-0.31x of every core, and would have made the default thread count, and so the run's bits, depend on the load.
+The thread count stays every core (`engine.training.device.set_threads`). Under the passive policy, on 2 cores
+under two busy processes per core, every core trained 2.4x as fast as one thread (2,737 against 1,137 tokens/s;
+spinning on both: 101; a second run: 1.29x and 1.62x of one thread, spinning 0.04-0.06x), because the scheduler
+shares the cores per thread, so a second thread that sleeps while it waits only adds to training's share. With
+the short spin, 3 rounds: under that load every core trained at 0.84x of one thread (rounds 0.70-0.90), quiet at
+1.34x; one thread would give up a quarter of a quiet machine's speed to gain a sixth under load. Choosing fewer
+threads as the load rises (a first version counted the cores other processes kept busy and re-decided every 2 s)
+trained at 0.31x of every core, and would have made the default thread count, and so the run's bits, depend on
+the load.
 Helper processes (`for_helper`) take one thread at a lower priority, so they never take training's cores.
 """
 

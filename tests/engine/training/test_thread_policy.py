@@ -1,4 +1,5 @@
-"""The thread policy: OpenMP spins briefly, then sleeps, from the first torch import (engine/training/thread_policy.py)."""
+"""The thread policy: OpenMP spins briefly, then sleeps, from the first torch import
+(engine/training/thread_policy.py)."""
 
 from __future__ import annotations
 
