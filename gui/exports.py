@@ -78,8 +78,8 @@ class _Relay(QObject):
 
 
 class Exports(QObject):
-    """The queue. `submit` adds a request; `cancel` stops the one running; with a `session`, it serves the
-    session's export requests and posts each outcome to the session's messages."""
+    """The queue. `submit` adds a request; `cancel` stops the one running, `cancel_all` every one asked; with a
+    `session`, it serves the session's export requests and posts each outcome to the session's messages."""
 
     sig_started = Signal(object)              # the ExportRequest now running
     sig_progress = Signal(object, int, int, str)  # the request, done, total, unit
@@ -134,6 +134,12 @@ class Exports(QObject):
             self._asked[0][1].set()
             self.sig_queue_changed.emit()
 
+    def cancel_all(self) -> None:
+        """Stop the running export and drop those waiting behind it (each says it was cancelled)."""
+        for _request, stop in self._asked:
+            stop.set()
+        self.sig_queue_changed.emit()
+
     def _finish(self, request: ExportRequest) -> None:
         self._asked.pop(0)
         if self._asked:
@@ -177,12 +183,18 @@ class ExportStatus(QWidget):
         self.cancel_button.setText("Cancel")
         self.cancel_button.setToolTip("Stop this export; nothing of it is written")
         self.cancel_button.setAutoRaise(True)
+        self.cancel_all_button = QToolButton()
+        self.cancel_all_button.setText("Cancel all")
+        self.cancel_all_button.setToolTip("Stop this export and those waiting behind it; none of them is written")
+        self.cancel_all_button.setAutoRaise(True)
+        self.cancel_all_button.hide()  # while exports wait behind the running one
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        for w in (self.label, self.bar, self.cancel_button):
+        for w in (self.label, self.bar, self.cancel_button, self.cancel_all_button):
             layout.addWidget(w)
         self._progress = ""
         self.cancel_button.clicked.connect(exports.cancel)
+        self.cancel_all_button.clicked.connect(exports.cancel_all)
         exports.sig_started.connect(self._on_started)
         exports.sig_progress.connect(self._on_progress)
         exports.sig_queue_changed.connect(self._show_text)
@@ -212,6 +224,7 @@ class ExportStatus(QWidget):
         else:
             text = f"Exporting {request.name}" + (f": {self._progress}" if self._progress else "…")
         self.cancel_button.setEnabled(not self.exports.cancelling)
+        self.cancel_all_button.setVisible(self.exports.waiting > 0)
         if self.exports.waiting:
             text += f" · {self.exports.waiting} more waiting"
         self.label.setText(text)

@@ -113,3 +113,22 @@ def test_a_failed_export_says_why_and_the_next_still_runs(qtbot, served, out):
     assert messages[0] == ("error", f"Export of the norms failed: cannot write {out / 'a.csv'}: "
                                     "No space left on device")
     assert [p.name for p in out.iterdir()] == ["b.csv"]
+
+
+def test_cancel_all_stops_the_running_export_and_drops_those_waiting(qtbot, served, out):
+    session, exports, status, messages = served
+    long, waiting = Sheet(3), Sheet(1)
+    session.request_export(ExportRequest(out / "long.png", long))
+    qtbot.waitUntil(lambda: len(long.written) == 1, timeout=WAIT)
+    assert status.cancel_all_button.isHidden()  # nothing waits yet: Cancel alone says it
+    session.request_export(ExportRequest(out / "next.csv", waiting))
+    assert not status.cancel_all_button.isHidden()
+    cancelled = []
+    exports.sig_cancelled.connect(lambda r: cancelled.append(r.path.name))
+    status.cancel_all_button.click()
+    long.go()
+    qtbot.waitUntil(lambda: len(cancelled) == 2, timeout=WAIT)
+    assert cancelled == ["long.png", "next.csv"] and waiting.written == []  # the waiting one never began
+    assert not list(out.iterdir()) and status.isHidden()
+    assert [text for _, text in messages] == ["Export of long.png cancelled; nothing was written.",
+                                              "Export of next.csv cancelled; nothing was written."]
