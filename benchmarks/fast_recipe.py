@@ -10,10 +10,9 @@ nanoGPT's recipe (the `nanogpt-cpu` preset: AdamW, cosine, 2000 steps; its loop 
 step for step, within 0.97–1.02x CPU-ms a step, issue 28) for --ref-steps steps, and the fast preset until its
 validation loss is ≤ --target, checked every --eval-every steps, and every --fine-every steps once it is within
 --fine-within of the target (so the step that reaches it is known to a few steps without validating all along),
-or until its own steps end. Validation is
---val-batches fixed batches of 64 sequences (seed 0), the same for both and never timed. Prints the
-reference's training seconds, the fast recipe's seconds to the target (and at which step), and their
-ratio. Goal: ≤ 0.3. With --ref-steps below 2000 the ratio is a check that the script works, not the goal's.
+or until its own steps end. Validation is --val-batches fixed batches of 64 sequences (seed 0), the same for
+both and never timed. Prints the reference's training seconds, the fast recipe's seconds to the target (and
+at which step), and their ratio. Goal: ≤ 0.3. With --ref-steps below 2000 the ratio is a check that the script works, not the goal's.
 """
 
 from __future__ import annotations

@@ -187,7 +187,7 @@ class ExportStatus(QWidget):
         self.cancel_all_button.setText("Cancel all")
         self.cancel_all_button.setToolTip("Stop this export and those waiting behind it; none of them is written")
         self.cancel_all_button.setAutoRaise(True)
-        self.cancel_all_button.hide()  # while exports wait behind the running one
+        self.cancel_all_button.hide()  # shown while exports wait behind the running one
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         for w in (self.label, self.bar, self.cancel_button, self.cancel_all_button):

@@ -87,8 +87,7 @@ def make_optimizer(model: torch.nn.Module, t: TrainConfig):
         chosen = set(muon_parameters(model))
         matrices = [p for n, p in named if n in chosen]
         muon = StackedMuon([{"params": matrices, "lr_scale": t.muon_lr / t.lr, "muon": True}], lr=t.muon_lr,
-                                weight_decay=t.weight_decay, momentum=t.muon_momentum,
-                                ns_steps=t.muon_ns_steps)
+                           weight_decay=t.weight_decay, momentum=t.muon_momentum, ns_steps=t.muon_ns_steps)
         rest = [p for n, p in named if n not in chosen]
         return MuonWithAdamW(muon, _adamw(_decay_groups(rest, t.weight_decay), t))
     if t.optimizer == "adamw":
