@@ -111,6 +111,12 @@ class PairInteraction:
         """cos(−H_BA ΔA, real ΔG_B); NaN when either is zero."""
         return cosine(self.predicted, self.real)
 
+    @property
+    def cosine_words(self) -> str:
+        """The cosine in words for a title, or why there is none (the predicted or the real move is zero)."""
+        cos = self.cosine
+        return "no cosine: a move is zero" if np.isnan(cos) else f"cos with real {cos:.3f}"
+
 
 @dataclass(frozen=True, eq=False)
 class InteractionMap:

@@ -66,7 +66,7 @@ def pair_figure(p: PairInteraction):
     axes = fig.subplots(1, 3)
     shared = export.levels_for(np.concatenate([as_matrix(p.predicted).ravel(), as_matrix(p.exact).ravel()]),
                                "signed")
-    panels = [(f"−H_BA ΔA (‖·‖ {norm(p.predicted):.3g}, cos with real {p.cosine:.3f})", p.predicted, shared),
+    panels = [(f"−H_BA ΔA (‖·‖ {norm(p.predicted):.3g}, {p.cosine_words})", p.predicted, shared),
               (f"exact, from ΔA alone (‖·‖ {norm(p.exact):.3g})", p.exact, shared),
               (f"real ΔG_B (‖·‖ {norm(p.real):.3g})", p.real, export.levels_for(as_matrix(p.real), "signed"))]
     for ax, (title, matrix, (lo, hi)) in zip(axes, panels):

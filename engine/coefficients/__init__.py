@@ -168,9 +168,9 @@ def step_coefficient(cfg: ModelConfig, weights: Mapping[str, torch.Tensor], x, y
                      dtype: torch.dtype = torch.float32, term_limit: int = TERM_LIMIT, snapshot=None, grads=None,
                      split: bool = True) -> StepCoefficient:
     """Everything the pane shows of `weight` at one step: the form's classes (and terms when few), their
-    sum G, autograd's −∂L/∂W and their agreement. `snapshot` (the forms bound to these weights and batch, or
-    a function that makes it, called only when a split is computed) and `grads` (autograd's −∂L/∂W of every
-    weight) are reused when given: both serve every weight of the step.
+    sum G, autograd's −∂L/∂W and their agreement. `snapshot` (a function that gives the forms bound to these
+    weights and batch, called only when a split is computed) and `grads` (autograd's −∂L/∂W of every weight)
+    are reused when given: both serve every weight of the step.
     Without `split`, or when the split is over SPLIT_BYTES, G is autograd's and no class is computed
     (`pending`, `unsplit`)."""
     from ..forms import Snapshot, derive, evaluate
@@ -191,8 +191,7 @@ def step_coefficient(cfg: ModelConfig, weights: Mapping[str, torch.Tensor], x, y
         why = (f"not split: its {len(names)} route classes would hold about {need / 2**30:.1f} GB at once on the "
                f"probe batch ({x.shape[0]} × {x.shape[1]} tokens), over the {SPLIT_BYTES / 2**30:.0f} GB budget")
         return StepCoefficient(weight, step, W, grad, grad, float("nan"), {}, {}, count, unsplit=why)
-    snap = Snapshot(cfg, weights, x, torch.as_tensor(y), dtype) if snapshot is None else \
-        snapshot() if callable(snapshot) else snapshot
+    snap = Snapshot(cfg, weights, x, torch.as_tensor(y), dtype) if snapshot is None else snapshot()
     classes = {k: v.numpy().copy() for k, v in snap.classes(weight)[weight].items()}
     terms = {}
     if count <= term_limit:

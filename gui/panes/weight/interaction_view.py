@@ -48,11 +48,6 @@ def explained_series(maps: dict, weight: str, named: int = NAMED) -> tuple[np.nd
     return steps, parts
 
 
-def cosine_words(cos: float) -> str:
-    """The predicted move's cosine with the real one, or why there is none (either move is zero)."""
-    return "no cosine: a move is zero" if np.isnan(cos) else f"cos with real {cos:.3f}"
-
-
 class InteractionView(QWidget):
     """The tab's widgets; `ask` says what the pane shows (run, B, step, saved steps, weight names)."""
 
@@ -162,7 +157,7 @@ class InteractionView(QWidget):
         shared = max(float(np.max(np.abs(pair.predicted), initial=0)), float(np.max(np.abs(pair.exact), initial=0)))
         levels = (-shared, shared) if shared > 0 else None
         self.predicted.set_matrix(as_matrix(pair.predicted), kind="signed", levels=levels,
-                                  title=f"−H_BA ΔA · {cosine_words(pair.cosine)}")
+                                  title=f"−H_BA ΔA · {pair.cosine_words}")
         self.exact.set_matrix(as_matrix(pair.exact), kind="signed", levels=levels,
                               title=f"exact, from {pair.other}'s update alone")
         self.real.set_matrix(as_matrix(pair.real), kind="signed",

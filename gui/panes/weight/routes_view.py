@@ -115,6 +115,7 @@ class RoutesView(QWidget):
         self._started = 0.0                  # time.monotonic() when this budget's share of them began
         self._spent = 0.0                    # seconds spent on the whole model before this budget
         self._done_before = 0                # weights answered before this budget began
+        self._cut = ""                       # what the view says when a budget ran out
         self.budget_s = BUDGET_S
         self.continue_button = QPushButton("Continue")
         self.continue_button.setToolTip(f"Compute the next weights' shares for another {BUDGET_S / 60:.0f} minutes")

@@ -174,3 +174,14 @@ def test_export_interaction_mistakes_are_one_line(analysis, tmp_path, capsys):
                "--out", str(tmp_path / "x.npy")])
     err = capsys.readouterr().err.strip().splitlines()
     assert rc != 0 and len(err) == 1 and "--other is required" in err[0]
+
+
+def test_a_pair_without_a_cosine_says_why_in_its_titles_instead_of_nan():
+    from engine.analysis.interaction_export import pair_figure
+
+    moved = np.array([[1.0, 0.0], [0.0, 1.0]])
+    still = ia.PairInteraction("B", "A", 2, 1, predicted=moved, exact=moved, real=np.zeros((2, 2)), share=0.0)
+    assert still.cosine_words == "no cosine: a move is zero"
+    assert "no cosine: a move is zero" in pair_figure(still).axes[0].get_title()
+    half = ia.PairInteraction("B", "A", 2, 1, predicted=moved, exact=moved, real=np.eye(2) * 3, share=0.0)
+    assert half.cosine_words == "cos with real 1.000"

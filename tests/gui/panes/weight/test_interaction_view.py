@@ -63,10 +63,3 @@ def test_first_saved_step_says_no_update_reaches_it(qtbot, run_path):  # noqa: F
     pane.tabs.setCurrentWidget(pane.interaction_view)
     pane.timeline.set_step(0)
     qtbot.waitUntil(lambda: "first saved step" in pane.interaction_view.message.text(), timeout=WAIT)
-
-
-def test_a_pair_without_a_cosine_says_why_instead_of_nan():
-    from gui.panes.weight.interaction_view import cosine_words
-
-    assert cosine_words(float("nan")) == "no cosine: a move is zero"
-    assert cosine_words(0.25) == "cos with real 0.250"
