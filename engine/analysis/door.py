@@ -6,7 +6,9 @@ Kept, and why (measured in earlier rounds; see docs/design.md#the-analysis-proce
   model cache and result cache, so scrubbing a timeline recomputes nothing it has seen;
 - one model cache of the weights training published (they cross to the process once, engine/analysis/live.py)
   and the forms snapshot of the newest published copy (the next term asked at that step reuses it);
-- the run-curves reader, which re-reads only the metrics logs that changed.
+- the run-curves reader, which re-reads only the metrics logs that changed;
+- the builder's draft at initialisation (engine/analysis/draft.py) of the newest config asked about, so the
+  Heatmaps tabs and a new prompt before any run build its model and tokenizer once.
 Qt-free; the process never imports Qt.
 """
 
@@ -24,6 +26,7 @@ class Door:
         self._masked: dict = {}      # published models rebuilt under other masks (the masks tab)
         self._live_snapshot: tuple | None = None  # ((cfg, run, step, serial), Snapshot)
         self._curves = None
+        self._draft: tuple | None = None  # (ExperimentConfig, (model, tokenizer))
 
     def analysis(self, run_path: str):
         """The RunAnalysis of `run_path`, refreshed (the run may have grown since the last question)."""
@@ -41,6 +44,15 @@ class Door:
 
         self._live = self._live or ModelCache()
         return self._live.load(config, weights, ("live", weights.serial), f"at step {step}")
+
+    def draft(self, cfg):
+        """(model at step 0, tokenizer) of the builder's draft `cfg`, built once per config."""
+        from .draft import build_draft
+
+        if self._draft is None or self._draft[0] != cfg:
+            self._draft = None  # the previous draft's model is freed before the next is built
+            self._draft = (cfg, build_draft(cfg))
+        return self._draft[1]
 
     def live_masks(self, model, tokenizer, prompt: str, band: int, step: int):
         from . import attention as attn

@@ -471,6 +471,47 @@ class LiveTermValues(_Live, Question["terms.TermValues"]):
         return (self.run, self.term_id, self.weight)
 
 
+# ---- the builder's draft before any run (engine/analysis/draft.py) -------------------------------------
+
+@dataclass(frozen=True)
+class _Draft:
+    """The draft `config` (an ExperimentConfig) at initialisation: step 0 of the run Train would start."""
+
+    config: Any
+
+    @property
+    def step(self) -> int:
+        return 0
+
+
+@dataclass(frozen=True)
+class DraftAttention(_Draft, Question["attn.AttentionResult"]):
+    prompt: str = ""
+
+    def answer(self, door):
+        model, tokenizer = door.draft(self.config)
+        return attn.attention(model, tokenizer, self.prompt, self.step)
+
+
+@dataclass(frozen=True)
+class DraftMasks(_Draft, Question["attn.MasksResult"]):
+    prompt: str = ""
+    band: int = 4
+
+    def answer(self, door):
+        model, tokenizer = door.draft(self.config)
+        return door.live_masks(model, tokenizer, self.prompt, self.band, self.step)
+
+
+@dataclass(frozen=True)
+class DraftPositional(_Draft, Question["attn.PositionalResult"]):
+    shift: int = 1
+
+    def answer(self, door):
+        model, _ = door.draft(self.config)
+        return attn.positional(model, self.shift, self.step)
+
+
 __all__ = [name for name, value in list(globals().items())
            if isinstance(value, type) and issubclass(value, Question) and not name.startswith("_")]
 __all__ += ["Published"]

@@ -1,6 +1,9 @@
 """The Heatmaps pane (docs/design.md): attention, masks and positional encodings for a prompt, live while
 training and for any saved step of a run.
 
+Before any run is open it shows the builder's draft at initialisation, the weights the first step of
+training starts from (engine/analysis/draft.py), so the pane is never an empty space beside the builder.
+
 The pane binds to the Session in `_connect` and keeps its view state in `HeatmapsState`. Its timeline scrubs
 and plays over the run's saved steps and is the Weight pane's too: the step browsed is `Session.browse_step`
 (None: the newest weights), which either pane moves and both follow. While it is
@@ -20,6 +23,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (QHBoxLayout, QLabel, QLineEdit, QSpinBox, QTabWidget, QVBoxLayout,
                                QWidget)
 
+from engine.analysis.draft import draft_of
 from engine.errors import UserError
 
 from ... import settings
@@ -68,6 +72,7 @@ class HeatmapsPane(SeenWidget):
         self._results: dict[str, tuple[tuple, object]] = {}  # tab -> (request key, result)
         self._asked: tuple | None = None                       # key of the newest request submitted
         self._last_live_step: int | None = None
+        self._draft = None  # engine.analysis.draft.draft_of the builder's draft, while it is what is shown
         self._last_live_time = self._last_detail_time = 0.0
         self._deferred = QTimer(self, singleShot=True)
         self._deferred.timeout.connect(self._refresh_live)
@@ -130,6 +135,8 @@ class HeatmapsPane(SeenWidget):
         s.sig_weights_ready.connect(self._on_weights_ready)
         s.sig_run_opened.connect(self._on_run_opened)
         s.sig_model_changed.connect(self._on_model_changed)
+        s.sig_config_changed.connect(self._on_draft_changed)
+        s.sig_config_problems_changed.connect(self._on_draft_changed)
         s.sig_training_state_changed.connect(self._on_training_state_changed)
         s.sig_head_at_step.connect(self.show_head_at_step)
         self._job.sig_done.connect(self._on_result)
@@ -153,11 +160,14 @@ class HeatmapsPane(SeenWidget):
     # ---- what to show ----------------------------------------------------------------------
 
     def source(self, saved: bool = False) -> Source | None:
-        """The newest published weights (unless `saved`), or a saved step of the open run; None when there
-        are none."""
+        """The newest published weights (unless `saved`), or a saved step of the open run, or with no run
+        open the builder's draft at initialisation (unless `saved`, or while it has problems); None when
+        there are none."""
         s = self.session
         if self.state.step is None and s.weights is not None and not saved:
             return Source(s.weights_step, s.model, weights=s.weights)
+        if s.open_run is None:
+            return None if saved or s.config_problems else Source(0, s.model, draft=draft_of(s.config))
         if s.run is None:
             return None
         steps = s.run.saved_steps()
@@ -172,9 +182,11 @@ class HeatmapsPane(SeenWidget):
         if st.tab == "diff" and (source is None or self.diff.other_step() is None):
             self._say("The head diff compares two saved steps of a run: open or train one.")
             return
-        if source is None or tokenizer is None:
-            self._say("Press Train or Step, or open a run, to see attention, masks and positions.")
+        if source is None or (tokenizer is None and source.draft is None):
+            fix = " (the draft's problems are listed in the Architecture pane)" if self.session.config_problems else ""
+            self._say(f"Press Train or Step, or open a run, to see attention, masks and positions{fix}.")
             return
+        self._draft = source.draft
         request = Request(st.tab, source, tokenizer, st.prompt, st.band, st.shift, self.diff.other_step())
         shown = self._results.get(st.tab, (None, None))[0]
         if request.key in (shown, self._asked):
@@ -191,7 +203,9 @@ class HeatmapsPane(SeenWidget):
         run, result = self.session.run, self._results.get(self.state.tab, (None, None))[1]
         step = getattr(result, "step", None)
         other = f" − step {result.other_step}" if hasattr(result, "other_step") else ""
-        parts = (f"run {run.path.name}" if run is not None else "", "" if step is None else f"step {step}{other}",
+        draft = self.session.open_run is None
+        parts = (f"run {run.path.name}" if run is not None else f"draft {self.session.config.name}" if draft else "",
+                 "" if step is None else "at initialisation" if draft else f"step {step}{other}",
                  f"prompt “{self.state.prompt}”" if self.state.tab != "positional" else "")
         return " · ".join(p for p in parts if p)
 
@@ -227,11 +241,18 @@ class HeatmapsPane(SeenWidget):
         self.refresh()
 
     def _on_result(self, key: tuple, result) -> None:
-        tab = key[0]
+        tab, (kind, _, what) = key[0], key[1]  # Request.key, Source.key
+        if kind == "draft" and what != self._draft:
+            return  # of a draft edited since (a run opened instead drops it before it comes: the job follows)
         self._results[tab] = (key, result)
         if key == self._asked:
             self._asked = None
-        self._say(getattr(result, "note", ""))  # a prompt cut to what its attention may take, else nothing
+        note = getattr(result, "note", "")  # a prompt cut to what its attention may take, else nothing
+        if kind == "draft":
+            note = (f"The draft “{self.session.config.name}” before any training: its weights at "
+                    f"initialisation (seed {self.session.config.train.seed}), step 0 of the run Train starts. "
+                    f"Press Train to watch them change. {note}").strip()
+        self._say(note)
         self.tabs.show()
         if tab != self.state.tab:
             return
@@ -273,6 +294,21 @@ class HeatmapsPane(SeenWidget):
         self._on_model_changed(self.session.model)
         if self.seen():
             self.refresh()
+
+    def _on_draft_changed(self, _value) -> None:
+        """The builder's draft changed, shown while no run is open: what is shown of the previous draft goes
+        unless only what does not decide the weights changed (a learning rate, the name)."""
+        s = self.session
+        if s.open_run is not None:
+            return
+        draft = None if s.config_problems else draft_of(s.config)
+        if draft != self._draft:
+            self._draft = draft
+            self._results.clear()
+            self._asked = None
+            self.tabs.hide()
+            if self.seen():
+                self.refresh()
 
     def _on_model_changed(self, model) -> None:
         self.layer.setMaximum(model.n_layer - 1)

@@ -2,7 +2,8 @@
 one result out.
 
 A request names the tab (attention, masks, positional encodings or a head's diff between two steps), where
-the weights come from (a copy published by training, or a saved step of a run) and the view's parameters;
+the weights come from (a copy published by training, a saved step of a run, or, before any run, the builder's
+draft at initialisation: engine/analysis/draft.py) and the view's parameters;
 `Request.question()` is the question asked. A saved step is answered by the run's RunAnalysis (the diff is
 always between two saved steps), a live copy by the same pure functions on one model cache (the copy
 crosses to the process once, engine/analysis/live.py), so a refresh costs the forward passes the tab needs.
@@ -23,15 +24,19 @@ TABS = ("attention", "masks", "positional", "diff")
 
 @dataclass(frozen=True)
 class Source:
-    """The weights to show: a live copy from training ({name: CPU tensor}) or step `step` of a run."""
+    """The weights to show: a live copy from training ({name: CPU tensor}), step `step` of a run, or the
+    builder's `draft` (an ExperimentConfig) as Train would start it."""
 
     step: int
     config: ModelConfig
     weights: dict | None = None
     run: Any = None  # engine.rundir.runs.Run, read in the job thread
+    draft: Any = None
 
     @property
     def key(self) -> tuple:
+        if self.draft is not None:
+            return ("draft", self.step, self.draft)
         return ("live" if self.weights is not None else "run", self.step, id(self.weights or self.run))
 
 
@@ -55,6 +60,10 @@ class Request:
         src = self.source
         if self.tab == "diff":
             return q.AttentionDiff(str(src.run.path), src.step, self.other, self.prompt)
+        if src.draft is not None:
+            return {"attention": lambda: q.DraftAttention(src.draft, self.prompt),
+                    "masks": lambda: q.DraftMasks(src.draft, self.prompt, self.band),
+                    "positional": lambda: q.DraftPositional(src.draft, self.shift)}[self.tab]()
         if src.weights is None:
             run = str(src.run.path)
             return {"attention": lambda: q.Attention(run, src.step, self.prompt),

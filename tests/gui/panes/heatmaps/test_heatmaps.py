@@ -365,3 +365,60 @@ def test_a_long_update_title_is_shown_whole_in_a_narrow_heatmap(qtbot):
     qtbot.wait(50)
     assert heatmap._title_label.shown_text() == "ΔW = W(245) − W(240)"
     assert heatmap._title_label.toolTip() == "ΔW = W(245) − W(240)"
+
+
+def drafting(qtbot, tmp_path):
+    """A pane beside the builder's draft, no run open: a valid draft on a corpus of its own."""
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(TEXT * 20, encoding="utf-8")
+    cfg = ExperimentConfig(name="draft", model=ModelConfig(n_layer=2, n_head=2, d_model=16, d_ff=32, n_ctx=32),
+                           data=dataclasses.replace(ExperimentConfig().data, corpus=str(corpus)))
+    session = Session(cfg)
+    pane = HeatmapsPane(session)
+    qtbot.addWidget(pane)
+    pane.resize(1000, 700)
+    with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
+        pane.show()
+    return session, pane
+
+
+def test_before_any_run_the_pane_shows_the_draft_train_would_start_from(qtbot, tmp_path):
+    from engine.analysis.draft import build_draft
+
+    session, pane = drafting(qtbot, tmp_path)
+    assert pane.tabs.isVisible() and "at initialisation" in pane.status.text()
+    model, tokenizer = build_draft(session.config)
+    ids = probes.prompt_ids(tokenizer, heatmaps.DEFAULT_PROMPT, 32)
+    np.testing.assert_allclose(pane.attention.grid.stack(), probes.attention_maps(model, ids).weights,
+                               rtol=1e-5, atol=1e-7)
+    assert "draft draft" in pane.export_caption() and "at initialisation" in pane.export_caption()
+
+    shown = pane._results["attention"]
+    session.set_config(session.config.replace(train=dataclasses.replace(session.config.train, lr=1e-2)))
+    assert pane._results["attention"] is shown  # a learning rate does not change the weights shown
+
+    deeper = session.config.replace(model=dataclasses.replace(session.config.model, n_layer=3))
+    with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
+        session.set_config(deeper)
+    assert pane.attention.grid.stack().shape[0] == 3
+
+    session.set_config_problems(["data.corpus: corpus file not found"])
+    assert not pane.tabs.isVisible() and "problems" in pane.status.text()
+
+
+def test_an_answer_about_an_edited_draft_is_not_shown(qtbot, tmp_path):
+    session, pane = drafting(qtbot, tmp_path)
+    old_key, old = pane._results["attention"]
+    session.set_config(session.config.replace(model=dataclasses.replace(session.config.model, n_layer=1)))
+    pane._on_result(old_key, old)  # the two-layer draft's answer, arriving late
+    assert "attention" not in pane._results or pane._results["attention"][0] != old_key
+
+
+def test_opening_a_run_replaces_the_draft(qtbot, tmp_path):
+    from tests.engine.cli.test_export_cli import tiny_run
+
+    session, pane = drafting(qtbot, tmp_path)
+    run = tiny_run(tmp_path / "run")
+    with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
+        session.set_run(run)
+    assert "at initialisation" not in pane.status.text() and "step 4" in pane.attention.grid.title()
