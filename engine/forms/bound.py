@@ -33,8 +33,24 @@ def _gelu_tanh_slope(u: torch.Tensor) -> torch.Tensor:
     return 0.5 * (1 + t) + 0.5 * u * (1 - t * t) * k * (1 + 3 * c * u * u)
 
 
-# The elementwise operators: op_U[A] = slope(U) ⊙ A.
+def _gelu_curvature(u: torch.Tensor) -> torch.Tensor:
+    """d²/du² of u Φ(u): 2φ(u) + u φ'(u) = (2 − u²) φ(u)."""
+    return (2 - u * u) * torch.exp(-0.5 * u * u) / math.sqrt(2 * math.pi)
+
+
+def _gelu_tanh_curvature(u: torch.Tensor) -> torch.Tensor:
+    """d²/du² of ½u(1 + t), t = tanh(k(u + c u³)): with s = 1 − t² and g = k(1 + 3c u²) (so t' = s g),
+    s g − u s t g² + 3 c k u² s."""
+    k, c = math.sqrt(2 / math.pi), 0.044715
+    t = torch.tanh(k * (u + c * u ** 3))
+    s, g = 1 - t * t, k * (1 + 3 * c * u * u)
+    return s * g - u * s * t * g * g + 3 * c * k * u * u * s
+
+
+# The elementwise operators: op_U[A] = slope(U) ⊙ A; their bilinear derivatives by U: op2_{U,A}[D] = curvature(U) ⊙ A ⊙ D
+# (ReLU's is zero off the kink, so the mixed form has none for mm).
 SLOPES = {"mm": lambda u: (u > 0).to(u.dtype), "gg": _gelu_slope, "ggt": _gelu_tanh_slope}
+CURVATURES = {"gg2": _gelu_curvature, "ggt2": _gelu_tanh_curvature}
 
 
 class DiagValue:
@@ -307,7 +323,10 @@ def apply_operator(kind: str, base: torch.Tensor, a: torch.Tensor, eps: float = 
 def apply_bilinear(kind: str, base: torch.Tensor, other: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
     """op2_{base,other}[a] of the mixed form (words.OP2_KINDS): with r = rowsum, S the base, A the other,
     aa2_{S,A}[D] = D⊙A − D⊙r(S⊙A) − S⊙r(D⊙A) (the softmax operator aa_S[A] differentiated along dS = D)
-    and its adjoint aa2A_{S,A}[Y] = Y⊙A − Y⊙r(S⊙A) − A⊙r(S⊙Y); the C kinds are the same by columns."""
+    and its adjoint aa2A_{S,A}[Y] = Y⊙A − Y⊙r(S⊙A) − A⊙r(S⊙Y); the C kinds are the same by columns. GELU's
+    gg2_{U,A}[D] = gelu''(U)⊙A⊙D (ggt2: the tanh form's) is elementwise, its own adjoint."""
+    if kind in CURVATURES:
+        return CURVATURES[kind](base).to(a.dtype) * other * a
     dim = -2 if kind.endswith("C") else -1
     first = (base * other).sum(dim, keepdim=True)
     if kind.startswith("aa2A"):

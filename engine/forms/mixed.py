@@ -8,13 +8,14 @@ Leibniz rule on those words, is again a sum of words with one differential each:
     d(atom)       the Leibniz expansion of its definition (network.substitute), as for the first order
     d(E)          d of E's definition: −dF for the squared error, −N^{-1} dP for the cross-entropy head
     d(op_B[X])    op_B[dX] + the operator differentiated by its base: for ReLU's mm zero (m'' = 0 off the
-                  kink), for the softmax's aa/aaC the bilinear aa2_{S,X}[dS] (words.Op2, bound.apply_bilinear)
+                  kink), for the softmax's aa/aaC the bilinear aa2_{S,X}[dS], for GELU's gg/ggt the elementwise
+                  gg2_{U,X}[dU] = gelu''(U) ⊙ X ⊙ dU (words.Op2, bound.apply_bilinear)
 
 Expanded through every operator (expandmm) and pulled back with shiftmm and cycle (rules.pull, which shifts
 the bilinear operators too), each summand ending in dA is one *mixed term* trace(M dA). The read-out is the
 first order's: Σ M^t = ∂σ/∂A = −H_AB V, so ⟨Σ M^t, ΔA⟩ at V = ΔB is −⟨ΔB, H_BA ΔA⟩, minus twice the pair's
-share of the curvature term (engine/analysis/interaction.py). Layer norm and GELU have second derivatives
-of their own that this module does not write yet: such networks are refused in one line.
+share of the curvature term (engine/analysis/interaction.py). Layer norm has a second derivative of its own
+that this module does not write yet: networks with it are refused in one line.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from .evaluate import _coefficient, _embed
 from .words import ZERO, Diag, Diff, Num, Op, Op2, Prod, Scalar, Sum, Sym, T, Trace, Word, Zero, add, diag, op, \
     prod, trace, transpose
 
-BASE_DERIVATIVE = {"aa": "aa2", "aaC": "aa2C"}  # operators whose base's differential contributes
+BASE_DERIVATIVE = {"aa": "aa2", "aaC": "aa2C", "gg": "gg2", "ggt": "ggt2"}  # whose base's differential contributes
 FLAT = ("mm",)                                   # operators whose base's differential contributes nothing
 
 
@@ -94,9 +95,9 @@ def differential(w: Word, net) -> Word:
         if w.kind in FLAT:
             return inner
         if w.kind not in BASE_DERIVATIVE:
-            raise MixedFormError(f"the mixed form does not cover the {w.kind} operator yet (layer norm and GELU "
-                                 "have second derivatives of their own); export --what interaction gives the "
-                                 "numbers for every model")
+            raise MixedFormError(f"the mixed form does not cover the {w.kind} operator yet (layer norm has a "
+                                 "second derivative of its own); export --what interaction gives the numbers for "
+                                 "every model")
         return add(inner, Op2(BASE_DERIVATIVE[w.kind], w.base, w.arg, differential(w.base, net)))
     if tw is Diag:
         return diag(differential(w.arg, net))

@@ -1,6 +1,6 @@
 """The mixed form d⟨G_B, V⟩ pulled back to dA (engine/forms/mixed.py, docs/second-order.md) against autograd's mixed
-second derivative in float64, on chains of depth 1–3 and two small GPT configs; the bilinear operator's
-shift rule on its own; printing; the refusals."""
+second derivative in float64, on chains of depth 1–3 and four small GPT configs (ReLU, the seed chain's switches,
+GELU and its tanh form); the bilinear operators' shift rules on their own; printing; the refusals."""
 
 from __future__ import annotations
 
@@ -44,16 +44,21 @@ GPT_CONFIGS = {
     "the seed chain's switches, learned positions, tied": small_config(
         n_head=1, norm="none", activation="relu", residual=False, loss="squared_error", pos_encoding="learned",
         tied=True),
+    "exact GELU, biases on the attention": small_config(norm="none", activation="gelu", attn_bias=True),
+    "GELU's tanh form (GPT-2's gelu_new)": small_config(norm="none", activation="gelu_tanh"),
 }
 
 
 @pytest.mark.parametrize("label", list(GPT_CONFIGS))
 @pytest.mark.parametrize("B, A", [("blocks.1.W_K", "blocks.0.W_Q"), ("blocks.1.W_in", "W_E"),
-                                  ("b_U", "blocks.1.W_V"), ("blocks.1.W_O", "blocks.1.W_O")])
+                                  ("b_U", "blocks.1.W_V"), ("blocks.1.W_O", "blocks.1.W_O"),
+                                  ("blocks.0.W_out", "blocks.0.W_in")])
 def test_mixed_form_of_a_gpt_equals_autograds_mixed_second_derivative(label, B, A):
     form = MixedForm(Forms(gpt.network(GPT_CONFIGS[label])), B, A)
     got = check_gpt(form)
     assert got.terms > 0 and got.error <= TOLERANCE, got
+    if "GELU" in label and A == "blocks.0.W_in":  # W_in's move bends the GELU that W_out's coefficient reads
+        assert any(k in text(t.G) for t in form.terms for k in ("gg2(", "ggt2(")), label
 
 
 @pytest.mark.parametrize("kind, adjoint", [("aa2", "aa2A"), ("aa2C", "aa2AC")])
@@ -80,6 +85,24 @@ def test_bilinear_operator_is_the_softmax_operators_derivative_by_its_base():
     assert torch.allclose(apply_bilinear("aa2", torch.softmax(Z, -1), A, dS), fd, atol=1e-8)
 
 
+@pytest.mark.parametrize("kind, approximate", [("gg2", "none"), ("ggt2", "tanh")])
+def test_gelus_bilinear_operator_is_its_slope_operators_derivative_by_its_base(kind, approximate):
+    g = torch.Generator().manual_seed(2)
+    U, dU, A = (3 * torch.randn(6, 5, generator=g, dtype=torch.float64) for _ in range(3))
+
+    def slope(u):  # GELU's derivative by autograd: the slope operator's own base function
+        u = u.detach().requires_grad_()
+        (y,) = torch.autograd.grad(torch.nn.functional.gelu(u, approximate=approximate).sum(), u)
+        return y
+
+    eps = 1e-6
+    fd = (slope(U + eps * dU) * A - slope(U - eps * dU) * A) / (2 * eps)
+    assert torch.allclose(apply_bilinear(kind, U, A, dU), fd, atol=1e-8)
+    Y = torch.randn(6, 5, generator=g, dtype=torch.float64)  # its own adjoint: the shift keeps the kind
+    lhs, rhs = (Y * apply_bilinear(kind, U, A, dU)).sum(), (apply_bilinear(kind, U.t(), A.t(), Y.t()).t() * dU).sum()
+    assert float(abs(lhs - rhs)) <= 1e-12 * float(abs(lhs))
+
+
 def test_mixed_terms_print_as_text_and_render_in_mathtext():
     from matplotlib.mathtext import MathTextParser
 
@@ -92,7 +115,7 @@ def test_mixed_terms_print_as_text_and_render_in_mathtext():
 
 
 def test_what_the_mixed_form_does_not_cover_is_refused_in_one_line():
-    with pytest.raises(MixedFormError, match="layer norm and GELU"):
+    with pytest.raises(MixedFormError, match="layer norm"):
         MixedForm(Forms(chain.encoder(2, layer_norm=True)), "K_0", "Q_1")  # K_0's coefficient passes ln_{X_1}
     with pytest.raises(TooManyTerms, match="more than 5"):
         MixedForm(Forms(chain.encoder(3)), "K_2", "Q_0", limit=5)
