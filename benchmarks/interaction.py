@@ -6,7 +6,9 @@
    ≤ 3 × (number of weights + 1).
 2. One pair over 40 saved steps (a pair's numbers per interval: the gradient with its graph, one double
    backward, the gradients at W(p) + ΔA and at s), against 40 backwards.
-3. The symbolic mixed form's derivation (engine/forms/mixed.py) by chain depth, for the note's question
+3. One pair at one step split by B's route classes (engine/forms/mixed_classes.py: a forward-mode derivative
+   of B's class split), against one backward.
+4. The symbolic mixed form's derivation (engine/forms/mixed.py) by chain depth, for the note's question
    (K of the last layer by Q three layers below, or layer 0), each depth cold in its own interpreter since
    words are interned process-wide.
 
@@ -93,6 +95,19 @@ def pair_row(preset: str, steps: int, rounds: int) -> None:
           f"per step (one backward {1e3 * ref:.0f} ms)")
 
 
+def routes_row(preset: str, rounds: int) -> None:
+    loss, weights, delta = setting(preset)
+    B, A = f"blocks.{min(1, loss.cfg.n_layer - 1)}.W_K", "blocks.0.W_Q"  # a low B: its coefficient has many routes
+    got = {}
+
+    def split():
+        got["routes"] = ia.route_moves(loss, weights, delta, B, A, 1, 0)
+
+    ours, ref = best(split, loss, weights, rounds)
+    print(f"one pair ({B} by {A}) by {B}'s {len(got['routes'].moves)} route classes at one step: {ours:.2f} s = "
+          f"{ours / ref:.1f} backwards (one backward {1e3 * ref:.0f} ms)")
+
+
 def derive_once(depth: int) -> dict:
     from engine.forms import chain
     from engine.forms.derive import Forms
@@ -132,6 +147,7 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     map_row(args.preset, args.rounds)
     pair_row(args.preset, args.steps, args.rounds)
+    routes_row(args.preset, args.rounds)
     derivation_rows()
 
 

@@ -50,12 +50,17 @@ class ProbeLoss:
             self._vocab = vocab
         return self._model
 
+    def config(self, weights: Mapping):
+        """The model config with the vocabulary `weights` have (their embedding's rows)."""
+        from ..configs.resolve import with_vocab
+
+        return with_vocab(self.cfg, int(weights["W_E"].shape[0]))
+
     def names(self, weights: Mapping) -> list[str]:
         """The trained weights in model order (engine/model/weight_layout.py)."""
-        from ..configs.resolve import with_vocab
         from ..model.weight_layout import weight_names
 
-        return weight_names(with_vocab(self.cfg, int(weights["W_E"].shape[0])))
+        return weight_names(self.config(weights))
 
     def __call__(self, params: Mapping[str, torch.Tensor]) -> torch.Tensor:
         model = self._module(int(params["W_E"].shape[0]))
@@ -116,6 +121,39 @@ class PairInteraction:
         """The cosine in words for a title, or why there is none (the predicted or the real move is zero)."""
         cos = self.cosine
         return "no cosine: a move is zero" if np.isnan(cos) else f"cos with real {cos:.3f}"
+
+
+@dataclass(frozen=True, eq=False)
+class RouteMoves:
+    """−H_BA ΔA split by the route classes of B's coefficient (engine/forms/mixed_classes.py): through which
+    routes of G_B the update of `other` (A) over [prev_step, step] moves it."""
+
+    weight: str
+    other: str
+    step: int
+    prev_step: int
+    moves: dict[str, np.ndarray]  # route class -> its part, B's shape; the parts sum to −H_BA ΔA
+
+    @property
+    def shares(self) -> dict[str, float]:
+        """class -> ⟨part, −H_BA ΔA⟩ / ‖−H_BA ΔA‖²: how much of the predicted move lies along each class's
+        part (they add up to 1; a part against the whole is negative), largest first; empty when nothing moves."""
+        total = sum(self.moves.values())
+        norm2 = float(np.sum(total * total)) if len(self.moves) else 0.0
+        if norm2 == 0.0:
+            return {}
+        shares = {c: float(np.sum(m * total)) / norm2 for c, m in self.moves.items()}
+        return dict(sorted(shares.items(), key=lambda kv: -abs(kv[1])))
+
+    def words(self, named: int = 4) -> str:
+        """The largest shares in words, e.g. "direct 61 %, L3.mlp 22 %, L2.k 9 %, 2 more classes 8 %"."""
+        shares = list(self.shares.items())
+        if not shares:
+            return "no class moves: A's update leaves B's coefficient where it was"
+        text = [f"{c} {100 * v:.0f} %" for c, v in shares[:named]]
+        if len(shares) > named:
+            text.append(f"{len(shares) - named} more classes {100 * sum(v for _, v in shares[named:]):.0f} %")
+        return ", ".join(text)
 
 
 @dataclass(frozen=True, eq=False)
@@ -207,6 +245,17 @@ def pair_interaction(loss: ProbeLoss, before: Mapping, delta: Mapping[str, torch
     return PairInteraction(weight, other, step, prev_step, _numpy(-column[weight]),
                            _numpy(-(alone[weight] - g_p)), _numpy(-(at_s[weight] - g_p)),
                            0.5 * _inner(delta[weight], column[weight]))
+
+
+def route_moves(loss: ProbeLoss, before: Mapping, delta: Mapping[str, torch.Tensor], weight: str, other: str,
+                step: int, prev_step: int) -> RouteMoves:
+    """−H_BA ΔA by B's route classes at p: one forward-mode derivative of B's class split along ΔA."""
+    from ..forms.mixed_classes import class_moves
+
+    names = loss.names(before)
+    params = leaves(before, names)
+    moves = class_moves(loss.config(before), params, loss.x, loss.y, weight, other, delta[other])
+    return RouteMoves(weight, other, step, prev_step, {c: _numpy(m) for c, m in moves.items()})
 
 
 def interaction_map(loss: ProbeLoss, before: Mapping, delta: Mapping[str, torch.Tensor], step: int,

@@ -276,6 +276,20 @@ class Interaction(Question[Any]):
 
 
 @dataclass(frozen=True)
+class InteractionRoutes(Question[Any]):
+    """engine.analysis.interaction.RouteMoves: `Interaction`'s −H_BA ΔA split by the route classes of B's
+    coefficient (the mixed form's route classes, engine/forms/mixed_classes.py)."""
+
+    run: str
+    weight: str
+    other: str
+    step: int | None
+
+    def answer(self, door):
+        return door.analysis(self.run).interaction_routes(self.weight, self.other, self.step)
+
+
+@dataclass(frozen=True)
 class InteractionMap(Question[Any]):
     """engine.analysis.interaction.InteractionMap: every pair's share of the curvature term at `step`."""
 

@@ -216,6 +216,17 @@ class RunAnalysis:
                            compute=lambda: ia.pair_interaction(*self._interval_inputs(prev, step), weight,
                                                                other, step, prev))
 
+    def interaction_routes(self, weight: str, other: str, step: int | None = None):
+        """`interaction`'s −H_BA ΔA split by the route classes of B's coefficient (engine/forms/mixed_classes.py):
+        the mixed form's route classes, for a model of any size."""
+        from . import interaction as ia
+
+        ia.check_pair(self._weight_names(), weight, other)
+        prev, step = ia.interval(self.saved_steps(), step)
+        return self.cached("interaction routes", step, (weight, other, prev), spans_steps=True,
+                           compute=lambda: ia.route_moves(*self._interval_inputs(prev, step), weight, other,
+                                                          step, prev))
+
     def interaction_series(self, weight: str, other: str) -> list:
         """`interaction(weight, other, s)` for every saved step s after the first (each kept on its own, so a
         run that grows computes only its new intervals)."""

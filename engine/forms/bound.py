@@ -172,7 +172,7 @@ class Bound:
             return self._op(w, memo)
         if tw is Op2:
             return apply_bilinear(w.kind, self.value(w.base, memo), self.value(w.other, memo),
-                                  self.value(w.arg, memo))
+                                  self.value(w.arg, memo), self.eps)
         if tw is Sum:
             out = None
             for x in w.terms:
@@ -320,13 +320,22 @@ def apply_operator(kind: str, base: torch.Tensor, a: torch.Tensor, eps: float = 
     raise ValueError(f"unknown operator {kind!r}")
 
 
-def apply_bilinear(kind: str, base: torch.Tensor, other: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
+def apply_bilinear(kind: str, base: torch.Tensor, other: torch.Tensor, a: torch.Tensor,
+                   eps: float = LN_EPS) -> torch.Tensor:
     """op2_{base,other}[a] of the mixed form (words.OP2_KINDS): with r = rowsum, S the base, A the other,
     aa2_{S,A}[D] = D⊙A − D⊙r(S⊙A) − S⊙r(D⊙A) (the softmax operator aa_S[A] differentiated along dS = D)
     and its adjoint aa2A_{S,A}[Y] = Y⊙A − Y⊙r(S⊙A) − A⊙r(S⊙Y); the C kinds are the same by columns. GELU's
-    gg2_{U,A}[D] = gelu''(U)⊙A⊙D (ggt2: the tanh form's) is elementwise, its own adjoint."""
+    gg2_{U,A}[D] = gelu''(U)⊙A⊙D (ggt2: the tanh form's) is elementwise, its own adjoint. The normalisation's
+    ln2 and ln2A: see `_ln2` (ε: the network's layer norms')."""
     if kind in CURVATURES:
         return CURVATURES[kind](base).to(a.dtype) * other * a
+    if kind.startswith("ln2"):
+        if kind.endswith("C"):  # by columns: the row kind on the transposes
+            return apply_bilinear(kind[:-1], base.transpose(-1, -2), other.transpose(-1, -2),
+                                  a.transpose(-1, -2), eps).transpose(-1, -2)
+        mu = base.mean(-1, keepdim=True)
+        r = 1 / torch.sqrt(((base - mu) ** 2).mean(-1, keepdim=True) + eps)
+        return _ln2(((base - mu) * r, r), other, a, adjoint=kind == "ln2A")
     dim = -2 if kind.endswith("C") else -1
     first = (base * other).sum(dim, keepdim=True)
     if kind.startswith("aa2A"):
@@ -360,6 +369,20 @@ def _contract(left: torch.Tensor, right: torch.Tensor) -> torch.Tensor:
 def _ln(yr, a):
     y, r = yr
     return r * (a - a.mean(-1, keepdim=True) - y * (y * a).mean(-1, keepdim=True))
+
+
+def _ln2(yr, A, a, adjoint: bool):
+    """The normalisation's operator ln_X[A] differentiated along dX = D (docs/second-order.md), rowwise, with
+    m the row mean, y = (X − m(X))·r and J = ln_X[A]: since dr = −r·m(y⊙D) and dy = ln_X[D],
+
+        ln2_{X,A}[D]  = −r·m(y⊙D)·J − r·m(y⊙A)·ln_X[D] − r·y·m(ln_X[D]⊙A)
+
+    and, ln_X being symmetric, its adjoint ln2A_{X,A}[Y] = −r·m(Y⊙J)·y − r·m(y⊙A)·ln_X[Y] − r·m(Y⊙y)·J."""
+    y, r = yr
+    J, mA, La = _ln(yr, A), (y * A).mean(-1, keepdim=True), _ln(yr, a)
+    if adjoint:
+        return -r * ((a * J).mean(-1, keepdim=True) * y + mA * La + (a * y).mean(-1, keepdim=True) * J)
+    return -r * ((y * a).mean(-1, keepdim=True) * J + mA * La + y * (La * A).mean(-1, keepdim=True))
 
 
 __all__ = ["Bound", "DiagValue", "apply_operator", "apply_bilinear"]

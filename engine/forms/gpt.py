@@ -239,9 +239,10 @@ def derive(cfg: ModelConfig) -> Forms:
 
 
 def leaves(net: Network, weights: Mapping[str, torch.Tensor], x: torch.Tensor, y: torch.Tensor,
-           dtype: torch.dtype = torch.float64) -> tuple[dict[str, torch.Tensor], dict[str, float]]:
+           dtype: torch.dtype = torch.float64, detach: bool = True) -> tuple[dict[str, torch.Tensor], dict[str, float]]:
     """Values of every leaf for a batch of token ids x and targets y, both (B, T); weights by state-dict
-    key (a model's state_dict() or a snapshot)."""
+    key (a model's state_dict() or a snapshot). `detach=False` keeps the weights' autograd (or forward-mode)
+    history, so what is computed from the leaves can be differentiated by the weights (mixed_classes.py)."""
     cfg: ModelConfig = net.spec
     B, T = x.shape
     if T > cfg.n_ctx:
@@ -250,7 +251,7 @@ def leaves(net: Network, weights: Mapping[str, torch.Tensor], x: torch.Tensor, y
     for p in net.params:
         if p.name not in weights:
             raise KeyError(f"no weight {p.name!r} given")
-        w = weights[p.name].detach().to(dtype)
+        w = (weights[p.name].detach() if detach else weights[p.name]).to(dtype)
         for s in p.symbols:
             v = w if s.block is None else block_of(w, s.block)
             vals[s.name] = v.reshape(1, -1) if w.dim() == 1 else v

@@ -9,13 +9,15 @@ Leibniz rule on those words, is again a sum of words with one differential each:
     d(E)          d of E's definition: −dF for the squared error, −N^{-1} dP for the cross-entropy head
     d(op_B[X])    op_B[dX] + the operator differentiated by its base: for ReLU's mm zero (m'' = 0 off the
                   kink), for the softmax's aa/aaC the bilinear aa2_{S,X}[dS], for GELU's gg/ggt the elementwise
-                  gg2_{U,X}[dU] = gelu''(U) ⊙ X ⊙ dU (words.Op2, bound.apply_bilinear)
+                  gg2_{U,X}[dU] = gelu''(U) ⊙ X ⊙ dU, for the normalisation's ln/lnC the rowwise ln2_{X,A}[dX]
+                  (words.Op2, bound.apply_bilinear)
 
 Expanded through every operator (expandmm) and pulled back with shiftmm and cycle (rules.pull, which shifts
 the bilinear operators too), each summand ending in dA is one *mixed term* trace(M dA). The read-out is the
 first order's: Σ M^t = ∂σ/∂A = −H_AB V, so ⟨Σ M^t, ΔA⟩ at V = ΔB is −⟨ΔB, H_BA ΔA⟩, minus twice the pair's
-share of the curvature term (engine/analysis/interaction.py). Layer norm has a second derivative of its own
-that this module does not write yet: networks with it are refused in one line.
+share of the curvature term (engine/analysis/interaction.py). Every operator of the first-order forms has its
+second derivative here, so any network's mixed form can be written; a large one's is refused only for its term
+count (TooManyTerms), as its first-order forms are.
 """
 
 from __future__ import annotations
@@ -31,12 +33,13 @@ from .evaluate import _coefficient, _embed
 from .words import ZERO, Diag, Diff, Num, Op, Op2, Prod, Scalar, Sum, Sym, T, Trace, Word, Zero, add, diag, op, \
     prod, trace, transpose
 
-BASE_DERIVATIVE = {"aa": "aa2", "aaC": "aa2C", "gg": "gg2", "ggt": "ggt2"}  # whose base's differential contributes
+BASE_DERIVATIVE = {"aa": "aa2", "aaC": "aa2C", "gg": "gg2", "ggt": "ggt2",  # operators whose base's
+                   "ln": "ln2", "lnC": "ln2C"}                           # differential contributes
 FLAT = ("mm",)                                   # operators whose base's differential contributes nothing
 
 
 class MixedFormError(ValueError):
-    """The network has an operator whose second derivative the mixed form does not write (one clear line)."""
+    """A coefficient's word holds something the mixed form cannot differentiate (one clear line)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -94,10 +97,6 @@ def differential(w: Word, net) -> Word:
         inner = op(w.kind, w.base, differential(w.arg, net))
         if w.kind in FLAT:
             return inner
-        if w.kind not in BASE_DERIVATIVE:
-            raise MixedFormError(f"the mixed form does not cover the {w.kind} operator yet (layer norm has a "
-                                 "second derivative of its own); export --what interaction gives the numbers for "
-                                 "every model")
         return add(inner, Op2(BASE_DERIVATIVE[w.kind], w.base, w.arg, differential(w.base, net)))
     if tw is Diag:
         return diag(differential(w.arg, net))
@@ -122,7 +121,8 @@ class MixedForm:
         n = sum(rules.summand_count(w, self._substitute, True) for w in words)
         if limit is not None and n > limit:
             raise TooManyTerms(f"the mixed form of {self.weight} by {self.other} has {n} terms, more than "
-                               f"{limit}: use the numbers (engine/analysis/interaction.py) instead")
+                               f"{limit}: a run gives its route classes and numbers (the Weight pane's "
+                               "Interaction tab, export --what interaction)")
         self.terms: list[MixedTerm] = []
         self._seen: Counter = Counter()
         for t, w in zip(b_terms, words):

@@ -31,10 +31,13 @@ TRANSPOSED_KIND = {"mm": "mm", "gg": "gg", "ggt": "ggt", "aa": "aaC", "aaC": "aa
 # the adjoint, "C" the column version (op2_{B,C}[D]^t = op2C_{B^t,C^t}[D^t]). Shifting one out of a trace
 # takes the transpose of the adjoint: trace(P op2_{B,C}[D]) = trace(SHIFTED_KIND2[op2]_{B^t,C^t}[P] D).
 # GELU's gg and ggt differentiated by their base U are elementwise, gg2_{U,A}[D] = gelu''(U) ⊙ A ⊙ D (ggt2 with
-# the tanh form's second derivative): their own transpose and their own adjoint.
-OP2_KINDS = ("aa2", "aa2C", "aa2A", "aa2AC", "gg2", "ggt2")
-TRANSPOSED_KIND2 = {"aa2": "aa2C", "aa2C": "aa2", "aa2A": "aa2AC", "aa2AC": "aa2A", "gg2": "gg2", "ggt2": "ggt2"}
-SHIFTED_KIND2 = {"aa2": "aa2AC", "aa2C": "aa2A", "aa2A": "aa2C", "aa2AC": "aa2", "gg2": "gg2", "ggt2": "ggt2"}
+# the tanh form's second derivative): their own transpose and their own adjoint. The normalisation's ln_X[A]
+# differentiated by X is ln2_{X,A}[D], rowwise like aa2, with its adjoint ln2A and column kinds ln2C, ln2AC.
+OP2_KINDS = ("aa2", "aa2C", "aa2A", "aa2AC", "gg2", "ggt2", "ln2", "ln2C", "ln2A", "ln2AC")
+TRANSPOSED_KIND2 = {"aa2": "aa2C", "aa2C": "aa2", "aa2A": "aa2AC", "aa2AC": "aa2A", "gg2": "gg2", "ggt2": "ggt2",
+                    "ln2": "ln2C", "ln2C": "ln2", "ln2A": "ln2AC", "ln2AC": "ln2A"}
+SHIFTED_KIND2 = {"aa2": "aa2AC", "aa2C": "aa2A", "aa2A": "aa2C", "aa2AC": "aa2", "gg2": "gg2", "ggt2": "ggt2",
+                 "ln2": "ln2AC", "ln2C": "ln2A", "ln2A": "ln2C", "ln2AC": "ln2"}
 
 # Forward non-linearities and their differential: d f(Y) = op_base[dY] where the base is the function's
 # output ("out": the softmax S for a) or its input ("in": U for m, gelu and gelut, X for the normalisation N).

@@ -3,11 +3,14 @@ second-order view, engine/analysis/interaction.py; docs/second-order.md says wha
 
 For the weight on screen B, the weight chosen here A and the browsed step s (the update from the saved step p
 before it), on the run's probe batch: −H_BA ΔA, the exact change of G_B from A's update alone and the real
-ΔG_B side by side; over training, the part of B's real move that each other weight's update explains
+ΔG_B side by side, and below them −H_BA ΔA by the route classes of G_B (the mixed form's route classes:
+through which routes of B's coefficient A's update moves it); over training, the part of B's real move that
+each other weight's update explains
 (|⟨−H_BA ΔA, ΔG_B⟩| stacked to 1, the largest few named); and the model's map at s, pair shares
 ½⟨ΔB, H_BA ΔA⟩ of the curvature term or ‖H_BA ΔA‖ / ‖ΔG_B‖, whose cell [B, A] opens that pair when clicked.
 
-Every number comes from the analysis process as the answer to a question (Interaction, InteractionMap of
+Every number comes from the analysis process as the answer to a question (Interaction, InteractionRoutes,
+InteractionMap of
 engine/analysis/questions.py); the maps of the other saved steps are asked one at a time after the step on
 screen, and only while the tab is shown.
 """
@@ -56,12 +59,14 @@ class InteractionView(QWidget):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self._context: tuple | None = None      # (run path, B, step, saved steps, names)
-        self._pair_job, self._map_job = AnalysisJob(self), AnalysisJob(self)
+        self._pair_job, self._routes_job, self._map_job = AnalysisJob(self), AnalysisJob(self), AnalysisJob(self)
         self._maps: dict = {}                   # step -> InteractionMap of the run in _context
         self._todo: list[int] = []              # saved steps whose maps are still to ask
         self._build()
         self._pair_job.sig_done.connect(self._on_pair)
         self._pair_job.sig_failed.connect(lambda _tag, message: self.message.setText(message))
+        self._routes_job.sig_done.connect(self._on_routes)
+        self._routes_job.sig_failed.connect(lambda _tag, message: self.routes.setText(message))
         self._map_job.sig_done.connect(self._on_map)
         self._map_job.sig_failed.connect(self._on_map_failed)
         self.other_box.currentTextChanged.connect(lambda _name: self._ask_pair())
@@ -79,6 +84,11 @@ class InteractionView(QWidget):
         for w in (QLabel("Other weight A:"), self.other_box, QLabel("Map:"), self.kind_box, self.message):
             row.addWidget(w)
         row.setStretch(4, 1)
+        self.routes = QLabel()
+        self.routes.setWordWrap(True)
+        self.routes.setToolTip("−H_BA ΔA split by the route classes of B's coefficient G_B (docs/route-classes.md): "
+                               "each class's share is ⟨its part, −H_BA ΔA⟩ / ‖−H_BA ΔA‖², so the shares add up "
+                               "to 100 % and a part that works against the whole is negative")
         self.predicted = HeatmapWidget(title="−H_BA ΔA")
         self.exact = HeatmapWidget(title="exact, from ΔA alone")
         self.real = HeatmapWidget(title="real ΔG_B")
@@ -98,6 +108,7 @@ class InteractionView(QWidget):
         col = QVBoxLayout(self)
         col.setContentsMargins(0, 0, 0, 0)
         col.addLayout(row)
+        col.addWidget(self.routes)
         col.addWidget(body, 1)
 
     # ---- asking ----------------------------------------------------------------------------
@@ -124,12 +135,15 @@ class InteractionView(QWidget):
     def set_other(self, name: str) -> None:
         self.other_box.setCurrentText(name)
 
-    def request(self, what: str) -> q.Interaction | q.InteractionMap | None:
+    def request(self, what: str) -> q.Interaction | q.InteractionRoutes | q.InteractionMap | None:
+        """The question on screen: "pair", "routes" (the pair by B's route classes) or "map"."""
         if self._context is None or self._context[2] is None:
             return None
         run_path, weight, step, _, _ = self._context
         if what == "pair":
             return q.Interaction(run_path, weight, self.other_box.currentText(), step)
+        if what == "routes":
+            return q.InteractionRoutes(run_path, weight, self.other_box.currentText(), step)
         return q.InteractionMap(run_path, step)
 
     def _ask_pair(self) -> None:
@@ -137,7 +151,9 @@ class InteractionView(QWidget):
         if r is None or not r.other:
             return
         self.message.setText(f"computing how {r.other}'s update moved {r.weight}'s coefficient at step {r.step}…")
+        self.routes.setText(f"splitting it by the route classes of {r.weight}'s coefficient…")
         self._pair_job.ask(r)
+        self._routes_job.ask(self.request("routes"))
 
     def _next_map(self) -> None:
         # one at a time: a map is asked when the last is answered (a request replaced while waiting is lost)
@@ -164,6 +180,12 @@ class InteractionView(QWidget):
                              title=f"real ΔG_B · steps {pair.prev_step} → {pair.step}")
         self.message.setText(f"{pair.other} → {pair.weight}, steps {pair.prev_step} → {pair.step}: share of the "
                              f"curvature term {pair.share:.3g} (probe batch)")
+
+    def _on_routes(self, tag, routes) -> None:
+        if tag != self.request("routes"):
+            return
+        self.routes.setText(f"−H_BA ΔA by the route classes of {routes.weight}'s coefficient (share of the predicted "
+                            f"move along each): {routes.words()}")
 
     def _on_map(self, tag, result) -> None:
         if self._context is None or tag.run != self._context[0]:

@@ -122,8 +122,23 @@ def test_run_analysis_answers_a_pair_and_the_map_between_saved_steps(analysis):
     assert m.change == pytest.approx(m.predicted_change, abs=0.2 * abs(m.change) + 1e-6)
 
 
+def test_the_predicted_move_by_bs_route_classes_adds_up_to_it(analysis):
+    p = analysis.interaction("blocks.1.W_K", "blocks.0.W_Q")
+    r = analysis.interaction_routes("blocks.1.W_K", "blocks.0.W_Q")
+    assert (r.step, r.prev_step) == (p.step, p.prev_step) and "direct" in r.moves
+    np.testing.assert_allclose(sum(r.moves.values()), p.predicted, rtol=0, atol=1e-10 * np.abs(p.predicted).max())
+    assert sum(r.shares.values()) == pytest.approx(1.0) and "%" in r.words()
+    assert analysis.interaction_routes("blocks.1.W_K", "blocks.0.W_Q") is r  # cached
+
+
+def test_route_shares_say_so_when_nothing_moves():
+    r = ia.RouteMoves("B", "A", 2, 0, {"direct": np.zeros((2, 2)), "L1.mlp": np.zeros((2, 2))})
+    assert r.shares == {} and "leaves B's coefficient" in r.words()
+
+
 @pytest.mark.parametrize("call, message", [
     (lambda a: a.interaction("blocks.1.W_K", "W_Q"), "no weight 'W_Q'"),
+    (lambda a: a.interaction_routes("blocks.1.W_K", "W_Q"), "no weight 'W_Q'"),
     (lambda a: a.interaction(None, "blocks.0.W_Q"), "--weight is required"),
     (lambda a: a.interaction_map(0), "first saved step"),
     (lambda a: a.interaction_map(3), "no weights saved at step 3"),

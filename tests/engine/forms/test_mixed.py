@@ -1,6 +1,7 @@
 """The mixed form d⟨G_B, V⟩ pulled back to dA (engine/forms/mixed.py, docs/second-order.md) against autograd's mixed
-second derivative in float64, on chains of depth 1–3 and four small GPT configs (ReLU, the seed chain's switches,
-GELU and its tanh form); the bilinear operators' shift rules on their own; printing; the refusals."""
+second derivative in float64, on chains of depth 1–3 (with and without layer norm) and six small GPT configs (ReLU,
+the seed chain's switches, GELU and its tanh form, pre-LN with GELU, post-LN); the bilinear operators' derivatives
+and shift rules on their own; printing; the refusals."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ import pytest
 import torch
 
 from engine.forms import chain, gpt
-from engine.forms.bound import apply_bilinear
+from engine.forms.bound import apply_bilinear, apply_operator
 from engine.forms.derive import Forms, TooManyTerms
-from engine.forms.mixed import MixedForm, MixedFormError
+from engine.forms.mixed import BASE_DERIVATIVE, FLAT, MixedForm
+from engine.forms.words import OP_KINDS
 from engine.forms.mixed_verify import TOLERANCE, check_chain, check_gpt
 from engine.forms.printing import latex, text
 from tests.engine.forms.helpers import small_config
@@ -22,6 +24,9 @@ CHAIN_PAIRS = [
     (3, {}, "K_2", "Q_0"), (3, {}, "b_0", "f_2"),
     (3, {"residual": True, "causal": True, "cross_entropy": True}, "K_2", "Q_1"),
     (2, {"layer_norm": True}, "K_1", "Q_0"),  # a layer norm below B's coefficient: its word holds no ln
+    (2, {"layer_norm": True}, "K_0", "Q_1"),  # K_0's coefficient passes ln_{X_1}, which Q_1's move leaves
+    (2, {"layer_norm": True}, "K_0", "Q_0"),  # ... and Q_0's bends: ln2 terms
+    (2, {"layer_norm": True, "residual": True}, "V_0", "V_0"),
 ]
 
 
@@ -46,6 +51,8 @@ GPT_CONFIGS = {
         tied=True),
     "exact GELU, biases on the attention": small_config(norm="none", activation="gelu", attn_bias=True),
     "GELU's tanh form (GPT-2's gelu_new)": small_config(norm="none", activation="gelu_tanh"),
+    "pre-LN and GELU (GPT-2's block)": small_config(norm="pre", activation="gelu", n_layer=2),
+    "post-LN, ReLU, tied": small_config(norm="post", activation="relu", tied=True),
 }
 
 
@@ -59,6 +66,8 @@ def test_mixed_form_of_a_gpt_equals_autograds_mixed_second_derivative(label, B, 
     assert got.terms > 0 and got.error <= TOLERANCE, got
     if "GELU" in label and A == "blocks.0.W_in":  # W_in's move bends the GELU that W_out's coefficient reads
         assert any(k in text(t.G) for t in form.terms for k in ("gg2(", "ggt2(")), label
+    if "LN" in label and A == "blocks.0.W_Q":  # Q_0's move bends layer 1's normalisations, which K_1's reads
+        assert any("ln2" in text(t.G) for t in form.terms), label
 
 
 @pytest.mark.parametrize("kind, adjoint", [("aa2", "aa2A"), ("aa2C", "aa2AC")])
@@ -114,8 +123,22 @@ def test_mixed_terms_print_as_text_and_render_in_mathtext():
         parser.parse("$" + latex(w) + "$", dpi=72)
 
 
+def test_every_operator_of_the_first_order_forms_has_its_derivative_by_its_base():
+    assert set(BASE_DERIVATIVE) | set(FLAT) == set(OP_KINDS)
+
+
+@pytest.mark.parametrize("kind, adjoint", [("ln2", "ln2A"), ("ln2C", "ln2AC")])
+def test_layer_norms_bilinear_operator_is_its_operators_derivative_and_has_its_adjoint(kind, adjoint):
+    g = torch.Generator().manual_seed(3)
+    X, D, A, Y = (torch.randn(5, 7, generator=g, dtype=torch.float64) for _ in range(4))
+    eps, h = 1e-5, 1e-6
+    ln = kind.replace("2", "")
+    fd = (apply_operator(ln, X + h * D, A, eps) - apply_operator(ln, X - h * D, A, eps)) / (2 * h)
+    assert torch.allclose(apply_bilinear(kind, X, A, D, eps), fd, atol=1e-8)
+    lhs, rhs = (Y * apply_bilinear(kind, X, A, D, eps)).sum(), (apply_bilinear(adjoint, X, A, Y, eps) * D).sum()
+    assert float(abs(lhs - rhs)) <= 1e-12 * float(abs(lhs))
+
+
 def test_what_the_mixed_form_does_not_cover_is_refused_in_one_line():
-    with pytest.raises(MixedFormError, match="layer norm"):
-        MixedForm(Forms(chain.encoder(2, layer_norm=True)), "K_0", "Q_1")  # K_0's coefficient passes ln_{X_1}
     with pytest.raises(TooManyTerms, match="more than 5"):
         MixedForm(Forms(chain.encoder(3)), "K_2", "Q_0", limit=5)

@@ -23,6 +23,9 @@ def test_the_questions_are_answered_by_the_runs_analysis(run_path):  # noqa: F81
     a = RunAnalysis(run_path)
     pair = door.answer(q.Interaction(str(run_path), "blocks.1.W_K", "blocks.0.W_Q", 4))
     np.testing.assert_array_equal(pair.predicted, a.interaction("blocks.1.W_K", "blocks.0.W_Q", 4).predicted)
+    routes = door.answer(q.InteractionRoutes(str(run_path), "blocks.1.W_K", "blocks.0.W_Q", 4))
+    np.testing.assert_allclose(sum(routes.moves.values()), pair.predicted, rtol=0,
+                               atol=1e-10 * np.abs(pair.predicted).max())
     assert door.answer(q.InteractionMap(str(run_path), 4)).step == 4
     assert q.InteractionMap(str(run_path), 4).key == q.InteractionMap(str(run_path), 4)
 
@@ -40,6 +43,8 @@ def test_tab_shows_the_pair_the_map_and_the_explained_parts(qtbot, run_path):  #
                     timeout=WAIT)
     np.testing.assert_allclose(view.predicted.matrix(), pair.predicted, rtol=1e-5, atol=1e-12)
     np.testing.assert_allclose(view.real.matrix(), pair.real, rtol=1e-5, atol=1e-12)
+    routes = want.interaction_routes("blocks.1.W_Q", "blocks.0.W_K", 4)
+    qtbot.waitUntil(lambda: routes.words() in view.routes.text(), timeout=WAIT)  # the pair by B's route classes
     qtbot.waitUntil(lambda: view.map.title().startswith("pair shares · steps 3 → 4"), timeout=WAIT)
     m = want.interaction_map(4)
     np.testing.assert_allclose(view.map.matrix(), m.shares, rtol=1e-5, atol=1e-12)
