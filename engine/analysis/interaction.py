@@ -150,9 +150,12 @@ class RouteMoves:
         shares = list(self.shares.items())
         if not shares:
             return "no class moves: A's update leaves B's coefficient where it was"
-        text = [f"{c} {100 * v:.0f} %" for c, v in shares[:named]]
+        def percent(v: float) -> str:
+            return f"{100 * v:.0f} %".replace("-", "−")
+
+        text = [f"{c} {percent(v)}" for c, v in shares[:named]]
         if len(shares) > named:
-            text.append(f"{len(shares) - named} more classes {100 * sum(v for _, v in shares[named:]):.0f} %")
+            text.append(f"{len(shares) - named} more classes {percent(sum(v for _, v in shares[named:]))}")
         return ", ".join(text)
 
 
