@@ -9,7 +9,7 @@
 3. One pair at one step split by B's route classes (engine/forms/mixed_classes.py: a forward-mode derivative
    of B's class split), against one backward.
 4. The symbolic mixed form's derivation (engine/forms/mixed.py) by chain depth, for the note's question
-   (K of the last layer by Q three layers below, or layer 0), each depth cold in its own interpreter since
+   (K of the last layer by Q two layers below, or layer 0), each depth cold in its own interpreter since
    words are interned process-wide.
 
 Runs alternate with the backward they are compared with and the best of each is taken, so a busy neighbour

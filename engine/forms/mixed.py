@@ -116,17 +116,19 @@ class MixedForm:
         self._want = frozenset(s.name for s in forms.net.find(other)[1])
         b_terms = forms.terms(weight, limit)
         self.V = {s.name: direction(s) for s in forms.net.find(weight)[1]}
-        seeds = [trace(prod(t.P, _v_leaf(t.leaf, self.V[t.symbol.name]))) for t in b_terms]
-        words = [differential(s, self.net) for s in seeds]
-        n = sum(rules.summand_count(w, self._substitute, True) for w in words)
+        self.seeds = [trace(prod(t.P, _v_leaf(t.leaf, self.V[t.symbol.name]))) for t in b_terms]
+        self.differentials = [differential(s, self.net) for s in self.seeds]
+        n = sum(rules.summand_count(w, self._substitute, True) for w in self.differentials)
         if limit is not None and n > limit:
             raise TooManyTerms(f"the mixed form of {self.weight} by {self.other} has {n} terms, more than "
                                f"{limit}: a run gives its route classes and numbers (the Weight pane's "
                                "Interaction tab, export --what interaction)")
         self.terms: list[MixedTerm] = []
+        self.summands: list[Word] = []  # the expanded summands, one per mixed term, in the terms' order
         self._seen: Counter = Counter()
-        for t, w in zip(b_terms, words):
+        for t, w in zip(b_terms, self.differentials):
             for summand in rules.flatten(rules.expandmm(w, self._substitute)):
+                self.summands.append(summand)
                 self._add(t, summand)
 
     def _substitute(self, diff: Diff):
@@ -150,6 +152,15 @@ class MixedForm:
 
     def count(self) -> int:
         return len(self.terms)
+
+    def stages(self) -> list[tuple[str, list[Word]]]:
+        """(stage, words) of the note's method applied once more, as the walkthrough shows it: σ = ⟨G_B, V⟩
+        as a sum of traces (one per term of B), its differential (Leibniz, operators by their bases too),
+        expanded to one summand per mixed term, each pulled back to trace(M dA), and the coefficients M."""
+        return [("seed", list(self.seeds)), ("differentiate", list(self.differentials)),
+                ("expandmm", list(self.summands)),
+                ("pull back", [trace(prod(t.P, t.leaf)) for t in self.terms]),
+                ("mixed terms", [t.G for t in self.terms])]
 
     def values(self, bound, V: torch.Tensor) -> dict[str, torch.Tensor]:
         """term ID -> Σ_batch M^t in A's shape, with V (B's shape) bound to the direction."""
@@ -178,9 +189,23 @@ def _block(sym: Sym, V: torch.Tensor) -> torch.Tensor:
     return V[start:stop] if axis == 0 else V[:, start:stop]
 
 
+def notes_question(net) -> tuple[str, str]:
+    """(B, A) of the note's question on a network: the key weight of the last layer by the query weight two
+    layers below (K_5 by Q_3 on the chain of six layers), or layer 0's when there are fewer."""
+    depth = getattr(net.spec, "depth", None)
+    if depth is not None:  # the note's chain; with heads, head 0's blocks
+
+        def name(kind: str, layer: int) -> str:
+            return f"{kind}_{{{layer},0}}" if net.spec.heads > 1 else f"{kind}_{layer}"
+
+        return name("K", depth - 1), name("Q", max(0, depth - 3))
+    last = net.spec.n_layer - 1
+    return f"blocks.{last}.W_K", f"blocks.{max(0, last - 2)}.W_Q"
+
+
 def mixed(forms: Forms, weight: str, other: str, limit: int | None = DEFAULT_LIMIT) -> MixedForm:
     """The mixed form of `weight` (B) by `other` (A): the note's `forms2("K_5", "Q_3")`."""
     return MixedForm(forms, weight, other, limit)
 
 
-__all__ = ["MixedFormError", "MixedTerm", "MixedForm", "direction", "differential", "mixed"]
+__all__ = ["MixedFormError", "MixedTerm", "MixedForm", "direction", "differential", "mixed", "notes_question"]

@@ -90,6 +90,17 @@ def stage_sheet(forms: Forms, stage: str, w: Word, term: Term | None = None) -> 
     return Sheet(f"{stage} — {what}", word_rows(w), forms.net.title)
 
 
+def mixed_stage_sheet(form, stage: str, words: list[Word]) -> Sheet:
+    """A stage of the mixed form's walkthrough (engine/forms/mixed.py `MixedForm.stages`): one row per word,
+    the mixed terms labelled by their IDs with their coefficients as M = …."""
+    if stage == "mixed terms":
+        rows = tuple(formula(t.id, w, "M =") for t, w in zip(form.terms, words))
+    else:
+        rows = tuple(formula(f"[{k}]", w) for k, w in enumerate(words))
+    return Sheet(f"{stage} — {form.weight} by {form.other}", rows,
+                 f"{form.net.title} · {form.count()} mixed terms · Σ Mᵗ = ∂⟨G_B, V⟩/∂A = −H_AB V")
+
+
 def form_sheet(forms: Forms, limit: int = DEFAULT_LIMIT) -> Sheet:
     """The whole form, finished: every term's ID and coefficient, in Leibniz order."""
     try:

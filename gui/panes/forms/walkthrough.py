@@ -1,6 +1,8 @@
 """The forms pane's walkthrough: the note's pipeline — encoder(n), form, expandAll, expandmm, shiftmm,
 cycle — as steps to go through for the whole form or for one term, each stage rendered as mathematics
-(docs/rules.md: layers composed by substitution, shifts with their transposes).
+(docs/rules.md: layers composed by substitution, shifts with their transposes); and the note's own question,
+how Q_3 shapes K_5's coefficient, as the same method applied once more (engine/forms/mixed.py,
+docs/second-order.md#worked-example-the-notes-question-on-a-chain-of-six-layers).
 
 Stages are derived and printed on a pool thread (`stage_sheets`); a whole form with more terms than the
 engine lists (DEFAULT_LIMIT) walks only as far as the form itself and says to follow one term instead.
@@ -13,12 +15,13 @@ from PySide6.QtWidgets import (QComboBox, QLabel, QListWidget, QPushButton, QSpl
 
 from engine.forms import snapshot_export as se
 from engine.forms.derive import Forms, Term, TooManyTerms
+from engine.forms.mixed import MixedForm, notes_question
 
 from ...jobs import LatestJob
 from .formula import FormulaList
 from ...widgets.tiles import row_of
 
-SCOPES = ("whole form", "one term")
+SCOPES = ("whole form", "one term", "the note's question")
 ABOUT = {
     "encoder": "The network: every named value defined by a word in the values before it.",
     "form": "ω = trace(Eᵗ dF): the differential of the error's form, to be pulled back to the weights.",
@@ -31,13 +34,32 @@ ABOUT = {
     "cycle": "trace(L f R) → trace(R L f): the differential last; what precedes it is the coefficient.",
     "shift": "One shift: trace(P op_B[A]) → trace(opᵀ_{Bᵗ}[P] A), the transposed kind on the transposed base.",
     "finish": "trace(P dW) gives G = P; trace(P dWᵗ) gives G = Pᵗ; trace(P diag(dg)) gives diag(P).",
+    "seed": "The note's question: how does A's update, with the error E, move B's coefficient? Hold a direction "
+            "V on B: σ = ⟨G_B, V⟩ is a sum of traces, one per term of B, whose factors are all known.",
+    "differentiate": "dσ by the Leibniz rule: every named value's differential by its definition, E's by its "
+                     "own, and each operator differentiated by its base too (aa2, gg2, ln2).",
+    "pull back": "Each summand shifted and cycled until A's differential stands last: trace(M dA).",
+    "mixed terms": "The mixed terms' coefficients M: summed, ∂⟨G_B, V⟩/∂A = −H_AB V; at V = ΔB, read against "
+                   "ΔA, they give −⟨ΔB, H_BA ΔA⟩, the pair's part of the loss change's curvature term.",
 }
+QUESTION_NOTE = ("The note asks it of a chain of six layers, K_5 by Q_3: choose depth 6 above to follow "
+                 "its worked example.")
 
 
-def stage_sheets(forms: Forms, term: Term | None) -> tuple[list[tuple[str, se.Sheet]], str]:
-    """(stage name, sheet) for each step, and a note when the whole form is too large to walk through."""
+def stage_sheets(forms: Forms, term: Term | None, question: bool = False) -> tuple[list[tuple[str, se.Sheet]], str]:
+    """(stage name, sheet) for each step, and a note when the whole form is too large to walk through;
+    `question`: the note's question on the network (mixed.notes_question) instead of the form."""
     out = [("encoder", se.equations_sheet(forms))]
     note = ""
+    if question:
+        B, A = notes_question(forms.net)
+        try:
+            form = MixedForm(forms, B, A)
+        except TooManyTerms as e:
+            return out, f"{e}."
+        depth = getattr(forms.net.spec, "depth", 0)
+        note = "" if depth >= 6 else QUESTION_NOTE
+        return out + [(name, se.mixed_stage_sheet(form, name, words)) for name, words in form.stages()], note
     if term is None:
         try:
             stages = forms.form_stages()
@@ -58,6 +80,7 @@ class WalkthroughView(QWidget):
         self.forms: Forms | None = None
         self.term: Term | None = None
         self.shown_term: Term | None = None   # the term the shown stages follow (None: the whole form)
+        self.shown_question = False           # the shown stages are the note's question's
         self.sheets: list[tuple[str, se.Sheet]] = []
         self._job = LatestJob(self)
         self._build()
@@ -67,7 +90,8 @@ class WalkthroughView(QWidget):
         self.scope = QComboBox()
         self.scope.setObjectName("walk_scope")
         self.scope.addItems([s.capitalize() for s in SCOPES])
-        self.scope.setToolTip("Walk the whole form, or the route of the term chosen in Terms")
+        self.scope.setToolTip("Walk the whole form, the route of the term chosen in Terms, or the note's question: "
+                              "how the query weight two layers below shapes the last key weight's coefficient")
         self.prev_button = QPushButton("◀ Previous stage")
         self.next_button = QPushButton("Next stage ▶")
         self.stages = QListWidget()
@@ -108,6 +132,10 @@ class WalkthroughView(QWidget):
     def one_term(self) -> bool:
         return self.scope.currentIndex() == 1
 
+    @property
+    def question(self) -> bool:
+        return self.scope.currentIndex() == 2
+
     def set_forms(self, forms: Forms) -> None:
         self.forms, self.term = forms, None
         self.refresh()
@@ -124,7 +152,7 @@ class WalkthroughView(QWidget):
         if self.one_term:
             term = self.term or self.forms.term_at(0)
         self.about.setText("Deriving the stages…")
-        self._job.submit((self.forms, term), stage_sheets, self.forms, term)
+        self._job.submit((self.forms, term, self.question), stage_sheets, self.forms, term, self.question)
 
     def step(self, delta: int) -> None:
         row = self.stages.currentRow() + delta
@@ -137,9 +165,10 @@ class WalkthroughView(QWidget):
         return self.sheets[row][1] if 0 <= row < len(self.sheets) else None
 
     def _on_sheets(self, tag, result) -> None:
-        forms, term = tag
-        if forms is not self.forms:
+        forms, term, question = tag
+        if forms is not self.forms or question != self.question:
             return
+        self.shown_question = question
         sheets, note = result
         self.shown_term = term
         keep = self.stages.currentItem().text() if self.stages.currentItem() else ""
@@ -168,9 +197,10 @@ class WalkthroughView(QWidget):
             return
         name, sheet = self.sheets[row]
         key = name.split()[0]
-        what = f"term {self.shown_term.id}" if self.shown_term is not None else "the whole form"
+        what = (sheet.title.split(" — ")[-1] if self.shown_question else
+                f"term {self.shown_term.id}" if self.shown_term is not None else "the whole form")
         self.about.setText(f"<b>{self.stages.item(row).text()}</b> — {what} — step {row + 1} of "
-                           f"{len(self.sheets)}. {ABOUT.get(key, '')}")
+                           f"{len(self.sheets)}. {ABOUT.get(name, ABOUT.get(key, ''))}")
         self.rows.set_rows([(f.label, f.tex, f.html or f.tex) for f in sheet.formulas])
         self.prev_button.setEnabled(row > 0)
         self.next_button.setEnabled(row < len(self.sheets) - 1)

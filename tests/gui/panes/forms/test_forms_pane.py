@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 from PySide6.QtCore import Qt
 
-from engine.configs.config import ExperimentConfig
 from engine.forms import Forms, Snapshot, encoder, latex
 from gui.panes.forms import FormsPane
 from gui.panes.forms.source import SourceChoice
@@ -158,6 +156,29 @@ def test_the_walkthrough_steps_through_the_notes_stages(qtbot):
     assert sum(n.startswith("shift") for n in names) == 4  # one shift per operator on the path
     walk.stages.setCurrentRow(walk.stages.count() - 1)
     assert walk.rows.rows[0][1] == latex(walk.shown_term.G)
+
+
+def test_the_walkthrough_follows_the_notes_question_on_the_chain_of_six_layers(qtbot):
+    from engine.forms.mixed import MixedForm
+
+    _, pane = make(qtbot)
+    walk = pane.walkthrough
+    pane.tabs.setCurrentWidget(walk)
+    walk.scope.setCurrentIndex(2)  # the note's question, on the depth-2 chain first: it says where the note asks
+    qtbot.waitUntil(lambda: walk.shown_question and walk.stages.count() == 6, timeout=20000)
+    assert "depth 6" in walk.note.text() and walk.note.isVisibleTo(pane)
+    pane.source.depth.setValue(6)
+    qtbot.waitUntil(lambda: walk.shown_question and "encoder(6)" in walk.stages.item(0).text()
+                    and walk.stages.count() == 6, timeout=20000)
+    names = [walk.stages.item(i).text() for i in range(walk.stages.count())]
+    assert names == ["encoder(6)", "seed", "differentiate", "expandmm", "pull back", "mixed terms"]
+    assert not walk.note.isVisibleTo(pane)
+    want = MixedForm(pane.forms, "K_5", "Q_3")
+    walk.stages.setCurrentRow(5)
+    assert len(walk.rows.rows) == want.count() == 24 and "K_5 by Q_3" in walk.about.text()
+    assert walk.rows.rows[0][0] == want.terms[0].id and walk.rows.rows[0][1] == "M = " + latex(want.terms[0].G)
+    walk.stages.setCurrentRow(3)
+    assert len(walk.rows.rows) == 24 and "one summand" in walk.about.text()
 
 
 def test_weight_names_keep_their_ends_so_w_q_w_k_and_w_v_differ(qtbot, tmp_path):
