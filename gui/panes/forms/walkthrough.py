@@ -197,8 +197,8 @@ class WalkthroughView(QWidget):
             return
         name, sheet = self.sheets[row]
         key = name.split()[0]
-        what = (sheet.title.split(" — ")[-1] if self.shown_question else
-                f"term {self.shown_term.id}" if self.shown_term is not None else "the whole form")
+        what = ("the note's question, {} by {}".format(*notes_question(self.forms.net)) if self.shown_question
+                else f"term {self.shown_term.id}" if self.shown_term is not None else "the whole form")
         self.about.setText(f"<b>{self.stages.item(row).text()}</b> — {what} — step {row + 1} of "
                            f"{len(self.sheets)}. {ABOUT.get(name, ABOUT.get(key, ''))}")
         self.rows.set_rows([(f.label, f.tex, f.html or f.tex) for f in sheet.formulas])
