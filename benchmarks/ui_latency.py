@@ -3,17 +3,19 @@
 1. Launch: `gpt-explorer gui` is started in a subprocess (offscreen, fresh settings) until its window is
    shown; the time is the child's own age when the window is up (Python start-up included), median of
    `--launches`. Goal ≤ 1 s on a quiet machine (issue 23; it was 3 s).
-2. In one process, the real MainWindow with every pane visible trains `tiny` on the bundled Shakespeare
+2. In this process, the real MainWindow with every pane visible trains `tiny` on the bundled Shakespeare
    through the controller, exactly as after pressing Train, while a 10 ms QTimer measures how late the
-   event loop serves it. Rounds alternate with a headless `Trainer` of the same config (its own run
-   directory too, so disk writes count on both sides), each round the same `--steps` steps in ABBA order,
+   event loop serves it. Rounds alternate with a headless `Trainer` of the same config in a child process
+   (as `gpt-explorer train` runs; its own run directory too, so disk writes count on both sides), each round
+   the same `--steps` steps in ABBA order,
    so the two see the same evaluation steps and the same neighbours' load; the first round includes
    building the trainer in the worker, as pressing Train does. Prints p50/p99 event-loop lag (goal p99 ≤
    50 ms) and tokens/s of GUI training relative to headless (median of per-round ratios; goal ≥ 0.9).
 3. Memory (issue 23: ≤ 900 MB with every pane seen, training nanogpt-cpu): a block weight is selected, so
    the Weight pane computes its coefficient records, and before each GUI round the next pane on a tab
    behind is brought to the front; panes not seen by the last round get a short round of their own. Then
-   the app's peak resident set plus its helper processes' is printed, with the panes seen.
+   the app's peak resident set plus its helper processes' is printed, with the panes seen, and each process's
+   resident and proportional set (the headless trainer's process is not the app's and is left out).
 
     python benchmarks/ui_latency.py [--rounds 8] [--steps 300] [--launches 3]
 """
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import multiprocessing
 import os
 import statistics
 import subprocess
@@ -32,7 +35,8 @@ from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtCore import QEventLoop, QSettings, Qt, QTimer  # noqa: E402
+if __name__ != "__mp_main__":  # the app's spawned helper processes import this script first: keep Qt (~50 MB)
+    from PySide6.QtCore import QEventLoop, QSettings, Qt, QTimer  # out of them, as the app's entry point does
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -145,21 +149,42 @@ def headless_round(trainer, steps: int) -> float:
     return (len(times) - 1) * trainer.cfg.train.batch_size * trainer.cfg.model.n_ctx / (times[-1] - times[0])
 
 
-def resident_mb() -> tuple[float, float]:
-    """(this process's peak resident set, the current resident sets of its child processes summed), in MB:
-    the analysis and formula helpers are the app's memory too. Linux /proc; (0, 0) elsewhere."""
-    def field(pid, name: str) -> float:
-        try:
-            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-                if line.startswith(name + ":"):
-                    return int(line.split()[1]) / 1024
-        except OSError:
-            pass
-        return 0.0
+def headless_worker(conn, cfg_toml: str, run_dir: str) -> None:
+    """In a child process, as `gpt-explorer train` runs: a headless Trainer of the app's config that trains
+    `steps` steps for each number it is sent and answers their tokens/s, until it is sent None. Its own
+    process, so that its model, data and optimizer are not counted as the app's memory."""
+    from engine.configs.config import ExperimentConfig
+    from engine.training.trainer import Trainer
 
+    trainer = Trainer(ExperimentConfig.from_toml(cfg_toml), run_dir)
+    conn.send("ready")
+    while (steps := conn.recv()) is not None:
+        conn.send(headless_round(trainer, steps))
+
+
+def _field(path: str, name: str) -> float:
+    """A `name: N kB` line of a /proc file, in MB; 0 where there is none."""
+    try:
+        for line in Path(path).read_text().splitlines():
+            if line.startswith(name + ":"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def resident_mb(besides: int) -> tuple[float, float, list[tuple[float, float]]]:
+    """(this process's peak resident set, the current resident sets of its child processes summed, and each
+    process's (resident, proportional) set now, the app first), in MB: the analysis and formula helpers are
+    the app's memory too. A resident set counts the pages of torch's libraries that all three map in full; the
+    proportional set (Pss) divides shared pages among the processes sharing them, so the Pss column sums to
+    what the group takes from the machine. The child process `besides` (the headless trainer) is left out.
+    Linux /proc; zeros elsewhere."""
     children = Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children")
-    kids = children.read_text().split() if children.exists() else []
-    return field("self", "VmHWM"), sum(field(k, "VmRSS") for k in kids)
+    kids = [k for k in (children.read_text().split() if children.exists() else []) if int(k) != besides]
+    each = [(_field(f"/proc/{pid}/status", "VmRSS"), _field(f"/proc/{pid}/smaps_rollup", "Pss"))
+            for pid in ["self", *kids]]
+    return _field("/proc/self/status", "VmHWM"), sum(rss for rss, _ in each[1:]), each
 
 
 def main() -> int:
@@ -189,7 +214,6 @@ def main() -> int:
     total = args.rounds * (args.steps + 50)
     cfg = cfg.replace(train=dataclasses.replace(cfg.train, steps=max(cfg.train.steps, total)))
     settings.set_saved_config(cfg.to_toml())
-    from engine.training.trainer import Trainer
     from gui.main_window import MainWindow
 
     window = MainWindow()
@@ -200,16 +224,26 @@ def main() -> int:
     tour = Tour(window, args.hide)
     reports: list[tuple[float, int]] = []
     window.session.sig_step_reported.connect(lambda r: reports.append((time.perf_counter(), r.step)))
-    headless = Trainer(cfg, tmp / "headless")
+    headless, child_end = multiprocessing.Pipe()
+    child = multiprocessing.get_context("spawn").Process(
+        target=headless_worker, args=(child_end, cfg.to_toml(), str(tmp / "headless")), daemon=True)
+    child.start()
+    if headless.recv() != "ready":
+        raise SystemExit("the headless trainer did not start")
+
+    def headless_tps(steps: int) -> float:
+        headless.send(steps)
+        return headless.recv()
+
     probe = LagProbe()
     gui_tps, bare_tps, busy = [], [], []
     for i in range(args.rounds):  # ABBA order: a steady drift in the machine's load falls on both sides
         tour.next()
         if i % 2 == 0:
             gui_tps.append(gui_round(window, reports, args.steps, probe, busy))
-            bare_tps.append(headless_round(headless, args.steps))
+            bare_tps.append(headless_tps(args.steps))
         else:
-            bare_tps.append(headless_round(headless, args.steps))
+            bare_tps.append(headless_tps(args.steps))
             gui_tps.append(gui_round(window, reports, args.steps, probe, busy))
         tour.look()
         print(f"  round {i}: GUI {gui_tps[-1]:8,.0f} tokens/s | headless {bare_tps[-1]:8,.0f} tokens/s | "
@@ -217,7 +251,9 @@ def main() -> int:
     while tour.next():  # the panes not seen yet, each on screen for a short round (not counted above)
         gui_round(window, reports, max(args.steps // 3, 20), probe, [])
         tour.look()
-    resident = resident_mb()  # the app and its helper processes, while they still live
+    resident = resident_mb(besides=child.pid)  # the app and its helper processes, while they still live
+    headless.send(None)
+    child.join(timeout=60)
     unseen = [n for n in window.pane_names if n not in tour.seen and n not in args.hide]
     window.close()
     app.processEvents()
@@ -235,8 +271,12 @@ def main() -> int:
           f"{statistics.median(busy):.1%} of the time")
     print(f"training tokens/s in the app / headless: {ratio:.3f} (median of rounds; GUI "
           f"{statistics.median(gui_tps):,.0f}, headless {statistics.median(bare_tps):,.0f})  (goal ≥ 0.9)")
-    print(f"resident memory: app {resident[0]:,.0f} MB at its peak + helper processes {resident[1]:,.0f} MB now "
-          f"= {sum(resident):,.0f} MB  (goal ≤ 900 MB with every pane seen, training nanogpt-cpu)")
+    peak, helpers, each = resident
+    print(f"resident memory: app {peak:,.0f} MB at its peak + helper processes {helpers:,.0f} MB now "
+          f"= {peak + helpers:,.0f} MB  (goal ≤ 900 MB with every pane seen, training nanogpt-cpu)")
+    print("  now, resident / proportional (Pss): " + ", ".join(
+        f"{'app' if i == 0 else f'helper {i}'} {rss:,.0f} / {pss:,.0f} MB" for i, (rss, pss) in enumerate(each))
+        + f"; Pss summed {sum(pss for _, pss in each):,.0f} MB")
     print(f"window on screen after launch: {statistics.median(launches):.2f} s (median of {len(launches)}: "
           f"{', '.join(f'{x:.2f}' for x in launches)})  (goal ≤ 1 s on a quiet machine)")
     return 0

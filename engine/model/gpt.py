@@ -144,10 +144,10 @@ class GPT(nn.Module):
         self.W_E = nn.Parameter(torch.empty(V, d))
         if cfg.pos_encoding == "learned":
             self.W_P = nn.Parameter(torch.empty(n, d))
-        elif cfg.pos_encoding == "sinusoidal":
-            self.register_buffer("W_P", positional.sinusoidal(n, d), persistent=False)
         else:
-            self.register_buffer("W_P", torch.zeros(n, d), persistent=False)
+            with torch.device("cpu"):  # see the masks below
+                fixed = positional.sinusoidal(n, d) if cfg.pos_encoding == "sinusoidal" else torch.zeros(n, d)
+            self.register_buffer("W_P", fixed, persistent=False)
         self.drop = nn.Dropout(cfg.dropout)
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layer))
         if cfg.has_final_norm:
@@ -155,15 +155,20 @@ class GPT(nn.Module):
         if not cfg.tied:
             self.W_U = nn.Parameter(torch.empty(d, V))
         self.b_U = nn.Parameter(torch.zeros(V))
-        self.register_buffer("mask_add", masks.additive(cfg.mask, n, cfg.band), persistent=False)
-        self.register_buffer("mask_ok", masks.allowed(cfg.mask, n, cfg.band), persistent=False)
+        # the fixed buffers are computed on the CPU even where the weights are built on the meta device to learn
+        # their shapes (rundir/integrity.py): on meta, comparisons and normal_ run Python decompositions that
+        # import torch's compiler stack and sympy, ~120 MB in a process that needs neither
+        with torch.device("cpu"):
+            self.register_buffer("mask_add", masks.additive(cfg.mask, n, cfg.band), persistent=False)
+            self.register_buffer("mask_ok", masks.allowed(cfg.mask, n, cfg.band), persistent=False)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        """GPT-2 initialisation: N(0, 0.02), output projections scaled by 1/√(2·n_layer)."""
+        """GPT-2 initialisation: N(0, 0.02), output projections scaled by 1/√(2·n_layer). A model built on the
+        meta device has no values to draw (and drawing them there imports what the comment on the masks says)."""
         std = 0.02
         for name, p in self.named_parameters():
-            if p.dim() < 2:
+            if p.dim() < 2 or p.is_meta:
                 continue
             scale = 1 / math.sqrt(2 * self.cfg.n_layer) if name.endswith(("W_O", "W_out")) else 1.0
             nn.init.normal_(p, 0.0, std * scale)

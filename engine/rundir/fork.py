@@ -23,7 +23,7 @@ import torch
 from ..configs.config import ConfigError, ExperimentConfig
 from ..errors import UserError
 from .create import check_target, create_run, require_valid
-from .integrity import SIDECAR
+from .integrity import SIDECAR, expected_shapes
 from .runs import METRICS, SAMPLES, SNAPSHOTS, Run, RunError, atomic_write_text, read_jsonl, step_name
 from ..safe_io import (JSON_CAP, WEIGHTS_CAP, UnsafeFileError, check_inside, copy_regular, parse_json, parse_toml,
                       read_text)
@@ -64,16 +64,9 @@ def check_pairable(parent: ExperimentConfig, child: ExperimentConfig) -> None:
                         "start a new run to change the seed")
     if child.data != parent.data:
         raise UserError("a fork trains on its parent's corpus and tokenizer; start a new run to change the data")
-    if _shapes(child) != _shapes(parent):
+    if expected_shapes(child.model) != expected_shapes(parent.model):
         raise UserError("this change alters the shapes of the weights, so the fork cannot start from its "
                         "parent's weights; start a new run instead")
-
-
-def _shapes(cfg: ExperimentConfig) -> dict[str, tuple[int, ...]]:
-    from ..model.gpt import GPT
-
-    with torch.device("meta"):
-        return {k: tuple(v.shape) for k, v in GPT(cfg.model).state_dict().items()}
 
 
 def fork_run(parent_dir: str | Path, run_dir: str | Path, cfg: ExperimentConfig, step: int = 0, *,

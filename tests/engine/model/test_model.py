@@ -165,3 +165,32 @@ def test_gpt2_parts_are_the_equations_written_out():
     with torch.no_grad():
         assert torch.allclose(m(x_ids)[0], want, atol=1e-12)
         assert torch.allclose(m(x_ids, trace=[])[0], want, atol=1e-12)
+
+
+def test_shapes_alone_import_no_compiler():
+    """Learning a config's weight shapes (a model on the meta device, as every run check does) neither draws
+    values there nor computes the masks there: both import torch's compiler stack and sympy (~120 MB in the
+    analysis process, which otherwise needs neither)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, torch\n"
+            "from engine.configs.config import ModelConfig\n"
+            "from engine.rundir.integrity import expected_shapes\n"
+            "for kw in ({}, {'pos_encoding': 'sinusoidal', 'mask': 'banded', 'band': 3}):\n"
+            "    shapes = expected_shapes(ModelConfig(n_layer=2, n_head=2, d_model=16, d_ff=24, n_ctx=12,\n"
+            "                                         vocab_size=13, **kw))\n"
+            "assert shapes['W_E'] == (13, 16), shapes\n"
+            "print(sorted(m for m in ('torch._dynamo', 'sympy') if m in sys.modules))\n")
+    root = __file__.rsplit("/tests/", 1)[0]
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]"
+
+
+def test_meta_model_keeps_its_fixed_buffers_on_the_cpu():
+    cfg = ModelConfig(n_layer=1, n_head=2, d_model=8, d_ff=8, n_ctx=6, vocab_size=5, pos_encoding="sinusoidal")
+    with torch.device("meta"):
+        shaped = GPT(cfg)
+    assert shaped.W_E.is_meta
+    assert torch.equal(shaped.W_P, positional.sinusoidal(6, 8)) and torch.equal(shaped.mask_ok, masks.allowed("causal", 6))
