@@ -161,7 +161,8 @@ def fit_tokenizer(text: str, cfg: DataConfig) -> Tokenizer:
 
 @dataclass
 class Dataset:
-    """A tokenized corpus split into train and validation streams (int64 tensors on the CPU)."""
+    """A tokenized corpus split into train and validation streams (integer tensors on the CPU, int16 or int32 by
+    the vocabulary: `id_dtype`); its batches are int64."""
 
     tokenizer: Tokenizer
     train: torch.Tensor
@@ -180,7 +181,7 @@ class Dataset:
         n_train, n_val = split_sizes(len(ids), n_ctx, cfg.val_fraction)
         cut = n_train if starts is None else int(starts[n_train])  # the character where validation begins
         ratio = (cut / n_train, (len(text) - cut) / n_val)
-        ids = torch.from_numpy(ids)
+        ids = torch.from_numpy(ids.astype(id_dtype(tok.vocab_size), copy=False))
         return cls(tok, ids[:n_train], ids[n_train:], _first_line(text), ratio)
 
     def bits_per_char(self, loss: float, split: str) -> float:
@@ -193,7 +194,7 @@ class Dataset:
         data = self.train if split == "train" else self.val
         ix = torch.randint(len(data) - n_ctx, (batch_size,), generator=generator)
         offsets = torch.arange(n_ctx + 1)
-        windows = data[ix[:, None] + offsets]  # (B, T+1)
+        windows = data[ix[:, None] + offsets].long()  # (B, T+1), int64 as embeddings and losses take them
         return windows[:, :-1], windows[:, 1:]
 
     def fixed_batch(self, batch_size: int, n_ctx: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -201,6 +202,12 @@ class Dataset:
         g = torch.Generator().manual_seed(seed)
         x, y = self.get_batch("val", batch_size, n_ctx, g)
         return x.numpy().copy(), y.numpy().copy()
+
+
+def id_dtype(vocab_size: int) -> np.dtype:
+    """The narrowest signed integer that holds every token id: a corpus is kept in it and its batches widened to
+    int64 as they are drawn (the same numbers), so the bundled plays' 4.6M characters take 9 MB, not 37."""
+    return np.dtype(np.int16 if vocab_size <= np.iinfo(np.int16).max + 1 else np.int32)
 
 
 def split_sizes(n_tokens: int, n_ctx: int, val_fraction: float) -> tuple[int, int]:

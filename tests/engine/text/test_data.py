@@ -5,7 +5,8 @@ import torch
 
 from engine.configs.config import DataConfig
 from engine.text.corpus import CorpusError
-from engine.text.data import UNK, CharTokenizer, Dataset, WordTokenizer, corpus_vocabulary, tokenizer_from_dict
+from engine.text.data import (UNK, CharTokenizer, Dataset, WordTokenizer, corpus_vocabulary, id_dtype,
+                              tokenizer_from_dict)
 
 TEXT = "To be, or not to be: that is the question.\n" * 40
 
@@ -46,6 +47,18 @@ def test_batches_are_seeded_next_token_windows():
     x2, _ = ds.get_batch("train", 5, 8, torch.Generator().manual_seed(3))
     assert x1.shape == (5, 8) and torch.equal(x1, x2)
     assert torch.equal(x1[:, 1:], y1[:, :-1])
+
+
+def test_a_corpus_is_kept_narrow_and_its_batches_are_the_same_int64_windows():
+    ds = Dataset.build(DataConfig(), 8, text=TEXT)
+    assert ds.train.dtype == torch.int16 and ds.val.dtype == torch.int16
+    ids = torch.tensor(ds.tokenizer.encode(TEXT), dtype=torch.int64)
+    g = torch.Generator().manual_seed(5)
+    ix = torch.randint(len(ds.train) - 8, (4,), generator=torch.Generator().manual_seed(5))
+    x, y = ds.get_batch("train", 4, 8, g)
+    assert x.dtype == y.dtype == torch.int64
+    assert torch.equal(x, torch.stack([ids[i:i + 8] for i in ix])) and torch.equal(y[:, -1], ids[ix + 8])
+    assert [id_dtype(v).itemsize for v in (256, 32768, 32769, 50257)] == [2, 2, 4, 4]  # GPT-2's BPE: int32
 
 
 def test_corpus_shorter_than_context_is_refused():
