@@ -78,16 +78,18 @@ class CharTokenizer(_Vocabulary):
         return self.encode_array(text).tolist()
 
     def encode_array(self, text: str) -> np.ndarray:
-        """Vectorised encode (a 5 MB corpus in well under a second)."""
+        """Vectorised encode, in `id_dtype`: a table from code point to id, read at every character (the
+        bundled plays in ~0.1 s, holding their UTF-32 bytes and the ids at once, ~30 MB at the peak)."""
         points = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
-        alphabet = np.array([ord(c) for c in self.vocab], dtype=np.uint32)
-        order = np.argsort(alphabet)
-        pos = np.searchsorted(alphabet[order], points).clip(0, len(alphabet) - 1)
-        found = alphabet[order][pos] == points
-        if not found.all():
-            unknown = sorted({chr(c) for c in points[~found][:1000]})
-            raise CorpusError(f"characters not in the vocabulary: {''.join(unknown)[:20]!r}")
-        return order[pos].astype(np.int64, copy=False)
+        alphabet = np.array([ord(c) for c in self.vocab], dtype=np.int64)
+        table = np.full(int(max(alphabet.max(initial=0), points.max(initial=0))) + 1, -1, id_dtype(len(self.vocab)))
+        table[alphabet] = np.arange(len(alphabet))
+        ids = table[points]
+        unknown = ids < 0
+        if unknown.any():
+            missing = sorted({chr(c) for c in points[unknown][:1000]})
+            raise CorpusError(f"characters not in the vocabulary: {''.join(missing)[:20]!r}")
+        return ids
 
     def encode_with_starts(self, text: str) -> tuple[np.ndarray, None]:
         """The ids, and None for their starts: token i starts at character i."""
