@@ -20,6 +20,7 @@ from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, Signal
 from engine.analysis.questions import Sample
 from engine.configs.config import ExperimentConfig
 from engine.configs.resolve import unresolved
+from engine.model.sampling import SampleRequest
 from engine.workspace import OpenRun
 
 from . import settings
@@ -28,7 +29,7 @@ from .jobs import JobQueue
 from .widgets import dialogs
 from .session import Session
 from .torch_import import ensure_torch
-from .worker import SampleRequest, TrainingWorker, device_name
+from .worker import TrainingWorker, device_name
 
 QUEUED = Qt.ConnectionType.QueuedConnection
 
@@ -269,9 +270,7 @@ class TrainingController(QObject):
         if self.alive:
             self.worker.request_sample(request)
         elif self.run_dir is not None:
-            r = request
-            self._samples.ask(Sample(str(self.run_dir), r.prompt, r.n_tokens, r.temperature, r.top_k, r.seed),
-                              tag=request)
+            self._samples.ask(Sample(str(self.run_dir), request), tag=request)
         else:
             self.session.post_message("There is no model to sample from yet: press Train, or open a run.",
                                       "warning")

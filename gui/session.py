@@ -33,7 +33,7 @@ class Session(QObject):
     sig_runs_compared = Signal(object)      # list[Path] of the runs ticked in the browser, overlaid as curves
     # requests panes make (acts, answered by the controller or the window)
     sig_training_requested = Signal(str)    # train | pause | resume | step | stop | save: the controller acts
-    sig_sample_requested = Signal(object)   # gui.worker.SampleRequest, answered by sig_sample_ready
+    sig_sample_requested = Signal(object)   # engine.model.sampling.SampleRequest, answered by sig_sample_ready
     sig_sample_ready = Signal(object, str)  # the request and the generated text
     sig_export_requested = Signal(object)   # gui.exports.ExportRequest, served by the app's one export queue
     sig_message_posted = Signal(str, str)   # level (error | warning | info), text: the window's banner

@@ -21,19 +21,11 @@ from dataclasses import dataclass
 from PySide6.QtCore import QThread, Signal
 
 from engine.errors import UserError
+from engine.model.sampling import SampleRequest
 
 from .torch_import import ensure_torch
 
 _STEP, _STOP, _REST = "step", "stop", "rest"
-
-
-@dataclass(frozen=True)
-class SampleRequest:
-    prompt: str
-    n_tokens: int = 200
-    temperature: float = 0.8
-    top_k: int | None = None
-    seed: int | None = None
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from ..errors import UserError
+from ..model.sampling import SampleRequest
 from . import attention as attn
 from .live import GONE, Published
 
@@ -244,21 +245,16 @@ class CoefficientAt(Question[tuple]):
 
 @dataclass(frozen=True)
 class Sample(Question[str]):
-    """Text the run's newest intact checkpoint appends to `prompt`."""
+    """Text the run's newest intact checkpoint appends to the request's prompt."""
 
     run: str
-    prompt: str
-    n_tokens: int
-    temperature: float
-    top_k: int | None
-    seed: int | None
+    request: SampleRequest
 
     def answer(self, door):
         from ..training.trainer import generate_text
 
-        run = door.analysis(self.run).run
-        return generate_text(run.build_model(), run.tokenizer, self.prompt, self.n_tokens, self.temperature,
-                             self.top_k, self.seed)
+        run, r = door.analysis(self.run).run, self.request
+        return generate_text(run.build_model(), run.tokenizer, r.prompt, r.n_tokens, r.temperature, r.top_k, r.seed)
 
 
 @dataclass(frozen=True)

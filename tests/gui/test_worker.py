@@ -8,7 +8,8 @@ from types import SimpleNamespace
 import pytest
 
 from engine.errors import UserError
-from gui.worker import SampleRequest, TrainingWorker
+from engine.model.sampling import SampleRequest
+from gui.worker import TrainingWorker
 
 WAIT = 10_000
 

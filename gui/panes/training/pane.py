@@ -20,12 +20,12 @@ from PySide6.QtWidgets import (QDoubleSpinBox, QFormLayout, QGridLayout, QHBoxLa
                                QTabWidget, QToolButton, QVBoxLayout, QWidget)
 
 from engine.errors import UserError
+from engine.model.sampling import SampleRequest
 from engine.training.state import TrainingState
 
 from ...session import Session
 from .head_timeline import HeadTimelinePanel
 from .loss_plot import LossHistory, LossPlot
-from ...worker import SampleRequest
 from .next_tokens_view import NextTokensView
 
 REFRESH_MS = 500  # curves and numbers twice a second: live to the eye, and each pyqtgraph paint is Python that
