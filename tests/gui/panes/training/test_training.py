@@ -155,6 +155,25 @@ def test_generate_writes_a_continuation_of_the_prompt(qtbot, make_window):
     assert p.generate.isEnabled()
 
 
+def test_generate_on_an_opened_run_continues_the_prompt_from_its_checkpoint(qtbot, make_window):
+    """Not training: the request goes to the analysis process (questions.Sample), not to a worker."""
+    w = make_window()
+    click(qtbot, w, "train")
+    qtbot.waitUntil(lambda: w.session.step >= 3, timeout=WAIT)
+    run_dir = w.controller.run_dir
+    w.close()
+    again = make_window(run_dir=run_dir)
+    p = generate_tab(again)
+    qtbot.waitUntil(p.generate.isEnabled, timeout=WAIT)
+    assert not again.controller.alive
+    p.prompt.setText("the ")
+    p.length.setValue(12)
+    qtbot.mouseClick(p.generate, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: p.output.toPlainText().startswith("the ") and len(p.output.toPlainText()) > 4,
+                    timeout=WAIT)
+    assert not again.controller.alive and p.generate.isEnabled()
+
+
 def test_generate_shows_the_next_token_probabilities_with_temperature_and_top_k(qtbot, make_window):
     import numpy as np
 
