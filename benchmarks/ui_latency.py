@@ -7,10 +7,10 @@
    through the controller, exactly as after pressing Train, while a 10 ms QTimer measures how late the
    event loop serves it. Rounds alternate with a headless `Trainer` of the same config in a child process
    (as `gpt-explorer train` runs; its own run directory too, so disk writes count on both sides), each round
-   the same `--steps` steps in ABBA order,
-   so the two see the same evaluation steps and the same neighbours' load; the first round includes
-   building the trainer in the worker, as pressing Train does. Prints p50/p99 event-loop lag (goal p99 ≤
-   50 ms) and tokens/s of GUI training relative to headless (median of per-round ratios; goal ≥ 0.9).
+   the same `--steps` steps in ABBA order, so the two see the same evaluation steps and the same neighbours'
+   load; the first round includes building the trainer in the worker, as pressing Train does. Prints p50/p99
+   event-loop lag (goal p99 ≤ 50 ms) and tokens/s of GUI training relative to headless (median of per-round
+   ratios; goal ≥ 0.9).
 3. Memory (issue 23: ≤ 900 MB with every pane seen, training nanogpt-cpu): a block weight is selected, so
    the Weight pane computes its coefficient records, and before each GUI round the next pane on a tab
    behind is brought to the front; panes not seen by the last round get a short round of their own. Then

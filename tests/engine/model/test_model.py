@@ -2,6 +2,7 @@
 
 import itertools
 import math
+from pathlib import Path
 
 import pytest
 import torch
@@ -182,7 +183,7 @@ def test_shapes_alone_import_no_compiler():
             "                                         vocab_size=13, **kw))\n"
             "assert shapes['W_E'] == (13, 16), shapes\n"
             "print(sorted(m for m in ('torch._dynamo', 'sympy') if m in sys.modules))\n")
-    root = __file__.rsplit("/tests/", 1)[0]
+    root = Path(__file__).resolve().parents[3]
     done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "[]"
@@ -193,4 +194,5 @@ def test_meta_model_keeps_its_fixed_buffers_on_the_cpu():
     with torch.device("meta"):
         shaped = GPT(cfg)
     assert shaped.W_E.is_meta
-    assert torch.equal(shaped.W_P, positional.sinusoidal(6, 8)) and torch.equal(shaped.mask_ok, masks.allowed("causal", 6))
+    assert torch.equal(shaped.W_P, positional.sinusoidal(6, 8))
+    assert torch.equal(shaped.mask_ok, masks.allowed("causal", 6))
