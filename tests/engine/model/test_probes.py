@@ -1,5 +1,6 @@
 """Probes: attention read from the explicit path, masks as NaN, head summaries, positional encodings."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -90,6 +91,17 @@ def test_other_masks_use_the_same_weights():
         e = np.exp(np.where(ok, scores - scores.max(axis=1, keepdims=True), -np.inf))
         np.testing.assert_allclose(np.nan_to_num(got[name]), e / e.sum(axis=1, keepdims=True), atol=1e-12)
     assert not np.allclose(np.nan_to_num(got["none"]), np.nan_to_num(maps.weights[0, 1]))
+
+
+def test_a_remasked_model_shares_the_weights_and_computes_as_a_model_built_with_that_mask():
+    m, ids = model(mask="causal"), probes.prompt_ids(TOK, "Before we proceed", 16)
+    other = probes.with_mask(m, "banded", 3)
+    assert all(a.data_ptr() == b.data_ptr() for a, b in zip(m.parameters(), other.parameters()))
+    assert other.mask_ok.dtype == torch.bool and other.mask_add.dtype == torch.float64
+    built = GPT(dataclasses.replace(m.cfg, mask="banded", band=3)).double()
+    built.load_state_dict(m.state_dict())
+    np.testing.assert_array_equal(probes.attention_maps(other, ids).weights,
+                                  probes.attention_maps(built.eval(), ids).weights)
 
 
 def test_remasked_models_are_reused_with_new_weights():
