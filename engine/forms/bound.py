@@ -276,11 +276,8 @@ class Bound:
             b = self.value(base)
             if kind in SLOPES:
                 got = SLOPES[kind](b)
-            else:  # row normalisation: (Y, 1/σ)
-                mu = b.mean(-1, keepdim=True)
-                var = ((b - mu) ** 2).mean(-1, keepdim=True)
-                r = 1 / torch.sqrt(var + self.eps)
-                got = ((b - mu) * r, r)
+            else:
+                got = _normalised(b, self.eps)
             self._derived[key] = got
         return got
 
@@ -310,13 +307,10 @@ def apply_operator(kind: str, base: torch.Tensor, a: torch.Tensor, eps: float = 
         return base * (a - (base * a).sum(-1, keepdim=True))
     if kind == "aaC":
         return base * (a - (base * a).sum(-2, keepdim=True))
-    if kind in ("ln", "lnC"):
-        x = base if kind == "ln" else base.transpose(-1, -2)
-        mu = x.mean(-1, keepdim=True)
-        r = 1 / torch.sqrt(((x - mu) ** 2).mean(-1, keepdim=True) + eps)
-        if kind == "ln":
-            return _ln(((x - mu) * r, r), a)
-        return _ln(((x - mu) * r, r), a.transpose(-1, -2)).transpose(-1, -2)
+    if kind == "ln":
+        return _ln(_normalised(base, eps), a)
+    if kind == "lnC":
+        return _ln(_normalised(base.transpose(-1, -2), eps), a.transpose(-1, -2)).transpose(-1, -2)
     raise ValueError(f"unknown operator {kind!r}")
 
 
@@ -333,9 +327,7 @@ def apply_bilinear(kind: str, base: torch.Tensor, other: torch.Tensor, a: torch.
         if kind.endswith("C"):  # by columns: the row kind on the transposes
             return apply_bilinear(kind[:-1], base.transpose(-1, -2), other.transpose(-1, -2),
                                   a.transpose(-1, -2), eps).transpose(-1, -2)
-        mu = base.mean(-1, keepdim=True)
-        r = 1 / torch.sqrt(((base - mu) ** 2).mean(-1, keepdim=True) + eps)
-        return _ln2(((base - mu) * r, r), other, a, adjoint=kind == "ln2A")
+        return _ln2(_normalised(base, eps), other, a, adjoint=kind == "ln2A")
     dim = -2 if kind.endswith("C") else -1
     first = (base * other).sum(dim, keepdim=True)
     if kind.startswith("aa2A"):
@@ -364,6 +356,13 @@ def _contract(left: torch.Tensor, right: torch.Tensor) -> torch.Tensor:
     if rb:
         return left @ right.sum(-3)
     return left @ right
+
+
+def _normalised(x: torch.Tensor, eps: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """(Y, r) of the row normalisation: r = 1/√(var(X) + ε) by rows and Y = (X − m(X))·r."""
+    mu = x.mean(-1, keepdim=True)
+    r = 1 / torch.sqrt(((x - mu) ** 2).mean(-1, keepdim=True) + eps)
+    return (x - mu) * r, r
 
 
 def _ln(yr, a):
