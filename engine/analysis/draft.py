@@ -6,8 +6,9 @@ first step of training starts from. `build_draft` makes them as the trainer does
 the tokenizer fitted on the corpus sets the vocabulary, then torch's generator is seeded with the config's
 seed and the GPT is built, so its weights are those of step 0 of the run Train would start, bit for bit.
 
-Drafts above DRAFT_MAX_PARAMETERS are not built: a preview costs the analysis process the model and, on the
-masks tab, three more under the other masks (four copies of the weights), before the user asked to train.
+Drafts above DRAFT_MAX_PARAMETERS are not built: a preview costs the analysis process the model and its
+activations on the prompt (the masks tab's other masks share its weights, engine/model/probes.py `with_mask`),
+before the user asked to train.
 """
 
 from __future__ import annotations

@@ -150,6 +150,7 @@ class RouteMoves:
         shares = list(self.shares.items())
         if not shares:
             return "no class moves: A's update leaves B's coefficient where it was"
+
         def percent(v: float) -> str:
             return f"{100 * v:.0f} %".replace("-", "−")
 
