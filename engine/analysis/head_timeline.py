@@ -132,9 +132,12 @@ class TimelineScorer:
         return got if got is not None else _read(_path(self.run, step), stamp)
 
     def _score(self, step: int, stamp: str, probes: HeadProbes, deadline: float) -> dict | None:
-        """Score pieces of `step` until the deadline (one at least): its row when finished, else None."""
+        """Score pieces of `step` until the deadline (one at least; building the model counts as one, GPT-2
+        small's takes 8 s): its row when finished, else None."""
         if self._current is None or self._current[:2] != (step, stamp):
             self._current = (step, stamp, HeadScoring(self.run.build_model(step), probes))
+            if time.monotonic() >= deadline:
+                return None
         scoring = self._current[2]
         scoring.advance()
         while not scoring.finished and time.monotonic() < deadline:

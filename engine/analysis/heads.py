@@ -4,7 +4,8 @@ Every score is per layer and head, an (L, H) float64 array, read from the model'
 (`GPT.attention_trace`, as the heatmaps use) on the run's fixed probes (`engine.rundir.runs.Probe`): the held-out
 validation batch x (B, T) with its targets y, and the induction probe t (random tokens drawn by the corpus's
 frequencies, repeated twice, n a half: `probes.induction_probe`).
-All heads come from one traced forward per probe; what a head is worth from one more, batched forward.
+All heads come from one traced forward per probe, each layer's attention reduced to its scores as the forward
+makes it; what a head is worth from one more, batched forward.
 A_ij below is head's attention from query i to key j, averaged over the probe's sequences.
 
     previous_token  mean_{i≥1} A_{i,i−1} on x. A previous-token head (Olsson et al. 2022, "In-context learning
@@ -48,7 +49,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ..model.gpt import GPT
+from ..model.gpt import GPT, LayerTrace
 from ..model.probes import head_summaries
 
 ATTENTION_SCORES = ("previous_token", "induction", "duplicate", "first_token", "distance", "entropy")
@@ -107,8 +108,12 @@ PIECE_TOKEN_LAYERS = 16_384
 
 class HeadScoring:
     """`head_scores` in pieces, so that a large model's scoring can leave the analysis process between them
-    (engine/analysis/head_timeline.py): first the traced forward of the probe batch with every score but the
-    ablations (`base`), then the mean-ablations a few heads of one layer at a time (PIECE_TOKEN_LAYERS)."""
+    (engine/analysis/head_timeline.py): first the BASE parts (the traced forward of the validation batch with
+    its attention scores and direct logit attributions, the traced forward of the induction probe, the copying
+    scores), then the mean-ablations a few heads of one layer at a time (PIECE_TOKEN_LAYERS). On GPT-2 small's
+    1024-token probes the base parts take 9, 5 and 3 s on one thread of the 2-core machine (docs/figures.md)."""
+
+    BASE = 3
 
     def __init__(self, model: GPT, probes: HeadProbes):
         self.model, self.probes = model, probes
@@ -119,14 +124,14 @@ class HeadScoring:
         for layer in range(L):
             per = max(1, PIECE_TOKEN_LAYERS // (tokens * (L - layer)))
             self.pieces += [(layer, list(range(h, min(H, h + per)))) for h in range(0, H, per)]
-        self.done = 0                           # parts done: the base, then the pieces in order
+        self.done = 0                           # parts done: the BASE parts, then the pieces in order
         self._rec: _Recording | None = None
         self._values: dict[str, np.ndarray] = {}
         self._ablation = np.full((L, H), np.nan)
 
     @property
     def parts(self) -> int:
-        return 1 + len(self.pieces)
+        return self.BASE + len(self.pieces)
 
     @property
     def finished(self) -> bool:
@@ -141,12 +146,13 @@ class HeadScoring:
             with torch.no_grad():
                 if self.done == 0:
                     self._rec = rec = _record(model, self.probes.x, self.probes.y)
-                    ind = _weights(model, self.probes.induction)
-                    self._values = _attention_scores(rec.weights, ind, self.probes.induction)
+                    self._values = rec.scores | {"dla": _dla(model, rec)}
+                elif self.done == 1:
+                    self._values |= _induction_scores(model, self.probes.induction)
+                elif self.done == 2:
                     self._values["copying"] = copying_scores(model)
-                    self._values["dla"] = _dla(model, rec)
                 else:
-                    layer, heads = self.pieces[self.done - 1]
+                    layer, heads = self.pieces[self.done - self.BASE]
                     self._ablation[layer, heads] = _ablation_losses(model, self._rec, layer, heads) - self._rec.loss
         finally:
             model.train(was_training)
@@ -165,45 +171,72 @@ class _Recording:
 
     tgt: torch.Tensor            # (B, T) targets
     loss: float
-    weights: np.ndarray          # (L, B, H, T, T) attention
+    scores: dict[str, np.ndarray]  # the attention scores on x (`_text_scores`), each (L, H)
     block_in: list[torch.Tensor]  # each block's input residual stream (B, T, d)
     z: list[torch.Tensor]        # each block's heads' outputs (B, H, T, dk)
     final_in: torch.Tensor | None  # the final layer norm's input (B, T, d), None without one
 
 
+# The heads' attention is reduced to scores one layer, and one sequence, at a time, and the logits are
+# computed a few sequences at a time (LOGIT_ELEMENTS): GPT-2 small's trace of a 4 × 1024-token probe batch holds
+# three (B, H, T, T) tensors per layer, 7 GB for the whole model, and its logits (B, T, 50257) are 0.8 GB.
+LOGIT_ELEMENTS = 1 << 25
+
+
+class _LayerReduction:
+    """Stands in for the trace list of a traced forward (`GPT.residual(idx, trace=…)`): each layer's attention
+    weights are reduced by `score(b, w)` to a few (H,) arrays per sequence b (w its (H, T, T) float64 weights)
+    and averaged over the batch as they arrive, and the layer's trace is let go."""
+
+    def __init__(self, score):
+        self.score, self.layers = score, []
+
+    def append(self, layer: LayerTrace) -> None:
+        rows = [self.score(b, w.to("cpu", torch.float64).numpy()) for b, w in enumerate(layer.weights)]
+        self.layers.append({name: np.mean([row[name] for row in rows], axis=0) for name in rows[0]})
+
+    def values(self) -> dict[str, np.ndarray]:
+        return {name: np.stack([layer[name] for layer in self.layers]) for name in self.layers[0]}
+
+
 def _record(model: GPT, x: np.ndarray, y: np.ndarray) -> _Recording:
     idx = torch.as_tensor(np.asarray(x), dtype=torch.long, device=_device(model))
     tgt = torch.as_tensor(np.asarray(y), dtype=torch.long, device=idx.device)
-    trace, block_in, zs, final_in = [], [], [], []
+    block_in, zs = [], []
+    reduction = _LayerReduction(lambda b, w: _text_scores(w))
     hooks = [b.register_forward_pre_hook(lambda m, a: block_in.append(a[0])) for b in model.blocks]
-    if model.cfg.has_final_norm:
-        hooks.append(model.ln_f.register_forward_hook(lambda m, a, o: final_in.append(a[0])))
     for block in model.blocks:
         block.z_edit = lambda z: zs.append(z) or z
     try:
-        _, loss = model(idx, tgt, trace=trace)
+        final_in = model.residual(idx, trace=reduction)
     finally:
         _clear(model)
         for hook in hooks:
             hook.remove()
-    weights = torch.stack([t.weights for t in trace]).to("cpu", torch.float64).numpy()
-    return _Recording(tgt, loss.item(), weights, block_in, zs, final_in[0] if final_in else None)
+    loss = _per_token_losses(model, final_in, tgt).mean().item()
+    return _Recording(tgt, loss, reduction.values(), block_in, zs, final_in if model.cfg.has_final_norm else None)
 
 
-def _attention_scores(val: np.ndarray, ind: np.ndarray, tokens: np.ndarray) -> dict[str, np.ndarray]:
-    """The attention scores from the weights (L, B, H, T, T) on x and on the induction probe `tokens` (B, 2n)."""
-    rows = np.arange(1, val.shape[-1])
-    entropy, distance = head_summaries(val)    # (L, B, H)
-    follows, repeats = _matches(tokens)        # (B, 2n, 2n) each
+def _text_scores(w: np.ndarray) -> dict[str, np.ndarray]:
+    """The attention scores on held-out text from one sequence's weights w (H, T, T), each (H,)."""
+    rows = np.arange(1, w.shape[-1])
+    entropy, distance = head_summaries(w)
+    return {"previous_token": w[:, rows, rows - 1].mean(axis=-1), "first_token": w[:, rows, 0].mean(axis=-1),
+            "distance": distance, "entropy": entropy}
+
+
+def _induction_scores(model: GPT, tokens: np.ndarray) -> dict[str, np.ndarray]:
+    """The induction and duplicate-token scores (L, H) on the induction probe `tokens` (B, 2n)."""
+    follows, repeats = _matches(tokens)  # (B, 2n, 2n) each
     n = tokens.shape[1] // 2
-    return {
-        "previous_token": val[..., rows, rows - 1].mean(axis=(1, 3)),
-        "induction": (ind * follows[None, :, None]).sum(axis=-1)[..., n:].mean(axis=(1, 3)),
-        "duplicate": (ind * repeats[None, :, None]).sum(axis=-1)[..., n:].mean(axis=(1, 3)),
-        "first_token": val[..., rows, 0].mean(axis=(1, 3)),
-        "distance": distance.mean(axis=1),
-        "entropy": entropy.mean(axis=1),
-    }
+
+    def score(b: int, w: np.ndarray) -> dict[str, np.ndarray]:
+        return {"induction": (w * follows[b]).sum(axis=-1)[:, n:].mean(axis=-1),
+                "duplicate": (w * repeats[b]).sum(axis=-1)[:, n:].mean(axis=-1)}
+
+    reduction = _LayerReduction(score)
+    model.residual(torch.as_tensor(np.asarray(tokens), dtype=torch.long, device=_device(model)), reduction)
+    return reduction.values()
 
 
 def _matches(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -215,12 +248,6 @@ def _matches(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     follows = (prev[:, None, :] == t[:, :, None]) & (j <= i)
     repeats = (t[:, None, :] == t[:, :, None]) & (j < i)
     return follows.astype(np.float64), repeats.astype(np.float64)
-
-
-def _weights(model: GPT, ids: np.ndarray) -> np.ndarray:
-    idx = torch.as_tensor(np.asarray(ids), dtype=torch.long, device=_device(model))
-    trace = model.attention_trace(idx)
-    return torch.stack([t.weights for t in trace]).to("cpu", torch.float64).numpy()
 
 
 def copying_scores(model: GPT) -> np.ndarray:
@@ -252,7 +279,6 @@ def _ablation_losses(model: GPT, rec: _Recording, layer: int, heads: list[int]) 
     Layers before the ablated heads' are unchanged, so the copies (one per head) start from that layer's
     recorded input: the L·H ablations cost about (L + 1)/2 forwards of H copies of the batch in all.
     """
-    cfg = model.cfg
     B, n = rec.tgt.shape[0], len(heads)
     block = model.blocks[layer]
     means = rec.z[layer].mean(dim=(0, 2))  # (H, dk)
@@ -270,11 +296,16 @@ def _ablation_losses(model: GPT, rec: _Recording, layer: int, heads: list[int]) 
             x = later(x, model.mask_add, model.mask_ok)
     finally:
         block.z_edit = None
-    if cfg.has_final_norm:
-        x = model.ln_f(x)
-    logits = x @ model.unembedding() + model.b_U
-    per_token = _per_token_loss(model, logits, rec.tgt.repeat(n, 1))
+    per_token = _per_token_losses(model, x, rec.tgt.repeat(n, 1))
     return per_token.view(n, -1).mean(dim=-1).to("cpu", torch.float64).numpy()
+
+
+def _per_token_losses(model: GPT, x: torch.Tensor, tgt: torch.Tensor) -> torch.Tensor:
+    """The loss at each position (N, T) of the residual stream after the last block x (N, T, d), read out a few
+    sequences at a time (LOGIT_ELEMENTS)."""
+    rows = max(1, LOGIT_ELEMENTS // (x.shape[1] * model.cfg.vocab_size))
+    return torch.cat([_per_token_loss(model, model.readout(x[i:i + rows]), tgt[i:i + rows])
+                      for i in range(0, x.shape[0], rows)])
 
 
 def _per_token_loss(model: GPT, logits: torch.Tensor, tgt: torch.Tensor) -> torch.Tensor:

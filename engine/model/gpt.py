@@ -19,8 +19,9 @@ MLP(X) = act(X W_in + b_in) W_out + b_out,  act = ReLU, GELU (erf) or GELU's tan
 Loss, cross-entropy: mean over the B·T positions. Squared error (the note's Euler form):
 ½‖onehot(y) − logits‖² summed over the vocabulary and averaged over the B·T positions.
 
-`forward(..., trace=[])` takes the explicit attention path and records the scores before and after the
-mask and the attention weights of every layer and head; without a trace, training uses the fused
+`forward(..., trace=[])` takes the explicit attention path and appends each layer's scores before and after
+the mask and its attention weights (a `LayerTrace`) to the trace: a list, or anything with `append`, such as the
+head scores' reduction that keeps one layer at a time; without a trace, training uses the fused
 `scaled_dot_product_attention` (tests show both agree).
 """
 
@@ -180,6 +181,12 @@ class GPT(nn.Module):
     def forward(self, idx: torch.Tensor, targets: torch.Tensor | None = None,
                 trace: list[LayerTrace] | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
         """idx (B, T) → logits (B, T, V) and the loss when targets are given."""
+        logits = self.readout(self.residual(idx, trace))  # (B, T, V)
+        loss = None if targets is None else self.loss(logits, targets)
+        return logits, loss
+
+    def residual(self, idx: torch.Tensor, trace: list[LayerTrace] | None = None) -> torch.Tensor:
+        """idx (B, T) → the residual stream after the last block (B, T, d), before the final layer norm."""
         B, T = idx.shape
         if T > self.cfg.n_ctx:
             raise ValueError(f"sequence of {T} tokens exceeds the context length {self.cfg.n_ctx}")
@@ -189,11 +196,13 @@ class GPT(nn.Module):
         x = self.drop(F.embedding(idx, self.W_E) + self.W_P[:T])  # (B, T, d)
         for block in self.blocks:
             x = block(x, self.mask_add, self.mask_ok, trace)
+        return x
+
+    def readout(self, x: torch.Tensor) -> torch.Tensor:
+        """The residual stream after the last block (..., d) → logits (..., V): the final layer norm and W_U."""
         if self.cfg.has_final_norm:
             x = self.ln_f(x)
-        logits = x @ self.unembedding() + self.b_U  # (B, T, V)
-        loss = None if targets is None else self.loss(logits, targets)
-        return logits, loss
+        return x @ self.unembedding() + self.b_U
 
     def loss(self, logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
         if self.cfg.loss == "cross_entropy":

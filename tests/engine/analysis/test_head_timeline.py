@@ -94,16 +94,16 @@ def test_a_timeline_scored_a_slice_at_a_time_says_what_is_left_and_ends_as_the_w
     import engine.analysis.heads as heads_mod
 
     fresh = tiny_run(tmp_path / "run")
-    monkeypatch.setattr(heads_mod, "PIECE_TOKEN_LAYERS", 1)  # one head per piece: 1 + 2·2 parts a step
+    monkeypatch.setattr(heads_mod, "PIECE_TOKEN_LAYERS", 1)  # one head per piece: 3 + 2·2 parts a step
     scorer = timeline_mod.TimelineScorer(fresh.path)
     answers = []
     while not answers or answers[-1].scoring is not None:
         answers.append(scorer.advance(0.0))
-    assert len(answers) == 3 * 5  # three steps of five parts, one part a slice
-    first = answers[0]
-    assert first.steps == [] and first.scoring == timeline_mod.Scoring(0, 1, 5, 3)
-    assert str(first.scoring) == "Scoring heads at step 0: part 2 of 5; 2 more steps after it…"
-    assert answers[4].steps == [0] and answers[5].scoring.step == 2
+    assert len(answers) == 3 * 8  # three steps: the model built, then seven parts, one a slice
+    assert answers[0].steps == [] and answers[0].scoring == timeline_mod.Scoring(0, 0, 7, 3)
+    assert answers[1].scoring == timeline_mod.Scoring(0, 1, 7, 3)
+    assert str(answers[1].scoring) == "Scoring heads at step 0: part 2 of 7; 2 more steps after it…"
+    assert answers[7].steps == [0] and answers[8].scoring.step == 2
     whole = timeline_mod.head_timeline(fresh.path)
     assert answers[-1].steps == whole.steps == [0, 2, 4]
     for name in SCORES:

@@ -11,13 +11,18 @@ import torch
 from engine.analysis import heads
 from engine.analysis.head_roles import roles_at
 from engine.model.gpt import GPT
-from engine.model.probes import induction_probe
+from engine.model.probes import head_summaries, induction_probe
 from tests.engine.analysis import planted
 
 
 def probes(batch: int = 4, seed: int = 0) -> heads.HeadProbes:
     x, y = planted.random_ids(batch, seed)
     return heads.HeadProbes(x, y, induction_probe(planted.V, planted.N, seed, batch))
+
+
+def attention(model, ids) -> np.ndarray:
+    """The model's attention weights on ids, (L, B, H, T, T) float64, from the whole trace."""
+    return torch.stack([t.weights for t in model.attention_trace(torch.as_tensor(ids))]).double().numpy()
 
 
 def labels(model) -> list[str]:
@@ -127,7 +132,7 @@ def test_a_planted_induction_circuit_over_a_character_vocabulary_is_found_though
     assert s.values["induction"][1, 0] > 0.9 and s.values["induction"][0, 0] < 0.2
     assert s.values["previous_token"][0, 0] > 0.99
     # the head spreads its attention over every earlier match: the single key i − n + 1 holds only part of it
-    w = heads._weights(planted.induction_circuit(*planted.CHAR), p.induction)[1, :, 0]  # (B, 2n, 2n)
+    w = attention(planted.induction_circuit(*planted.CHAR), p.induction)[1, :, 0]  # (B, 2n, 2n)
     i = np.arange(half, 2 * half)
     assert w[:, i, i - half + 1].mean() < 0.75
     labels = [r.label for r in roles_at(s.values)]
@@ -142,7 +147,7 @@ def test_where_the_probe_holds_each_token_once_the_scores_are_the_single_keys_of
     m = GPT(dataclasses.replace(planted.config(), norm="pre")).eval()
     p = probes()
     got = heads.head_scores(m, p).values
-    w = heads._weights(m, p.induction)  # (L, B, H, 2n, 2n)
+    w = attention(m, p.induction)  # (L, B, H, 2n, 2n)
     n = p.induction.shape[1] // 2
     i = np.arange(n, 2 * n)
     np.testing.assert_allclose(got["induction"], w[..., i, i - n + 1].mean(axis=(1, 3)), atol=1e-12)
@@ -156,7 +161,7 @@ def test_scoring_in_pieces_of_one_head_gives_each_heads_own_mean_ablation(monkey
     monkeypatch.setattr(heads, "PIECE_TOKEN_LAYERS", 1)
     scoring = heads.HeadScoring(model, p)
     L, H = model.cfg.n_layer, model.cfg.n_head
-    assert scoring.parts == 1 + L * H and not scoring.finished
+    assert scoring.parts == heads.HeadScoring.BASE + L * H and not scoring.finished
     while not scoring.finished:
         scoring.advance()
     got = scoring.result()
@@ -184,3 +189,23 @@ def test_scoring_in_pieces_of_one_head_gives_each_heads_own_mean_ablation(monkey
     whole = heads.head_scores(model, p)
     for name in heads.SCORES:
         np.testing.assert_allclose(got.values[name], whole.values[name], rtol=1e-9, atol=1e-12)
+
+
+def test_scores_reduced_a_layer_and_a_sequence_at_a_time_equal_those_of_the_whole_trace(monkeypatch):
+    torch.manual_seed(6)
+    m = GPT(dataclasses.replace(planted.config(), norm="pre", n_layer=3)).eval()
+    p = probes()
+    got = heads.head_scores(m, p)
+    w = attention(m, p.x)  # (L, B, H, T, T)
+    rows = np.arange(1, w.shape[-1])
+    entropy, distance = head_summaries(w)
+    np.testing.assert_allclose(got.values["previous_token"], w[..., rows, rows - 1].mean(axis=(1, 3)), atol=1e-12)
+    np.testing.assert_allclose(got.values["first_token"], w[..., rows, 0].mean(axis=(1, 3)), atol=1e-12)
+    np.testing.assert_allclose(got.values["entropy"], entropy.mean(axis=1), atol=1e-12)
+    np.testing.assert_allclose(got.values["distance"], distance.mean(axis=1), atol=1e-12)
+    assert got.loss == pytest.approx(m(torch.as_tensor(p.x), torch.as_tensor(p.y))[1].item(), abs=1e-6)
+    # the logits read out one sequence at a time give the same losses
+    monkeypatch.setattr(heads, "LOGIT_ELEMENTS", 1)
+    one = heads.head_scores(m, p)
+    assert one.loss == pytest.approx(got.loss, abs=1e-6)
+    np.testing.assert_allclose(one.values["ablation"], got.values["ablation"], atol=1e-6)
