@@ -22,6 +22,8 @@ from collections import defaultdict
 
 import torch
 
+from .eager_optimizers import Eager
+
 
 def newton_schulz_stacked(stack: torch.Tensor, coefficients: tuple[float, float, float], steps: int,
                           eps: float) -> torch.Tensor:
@@ -43,8 +45,9 @@ def shape_lr(lr: float, adjust: str | None, shape: torch.Size) -> float:
     return lr * (0.2 * math.sqrt(max(rows, cols)) if adjust == "match_rms_adamw" else math.sqrt(max(1.0, rows / cols)))
 
 
-class StackedMuon(torch.optim.Muon):
-    """torch.optim.Muon whose Newton–Schulz iterations run one stack per matrix shape (see the module docstring)."""
+class StackedMuon(Eager, torch.optim.Muon):
+    """torch.optim.Muon whose Newton–Schulz iterations run one stack per matrix shape (see the module docstring),
+    without torch's compiler wrappers (engine/training/eager_optimizers.py)."""
 
     @torch.no_grad()
     def step(self, closure=None):

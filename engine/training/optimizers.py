@@ -15,7 +15,7 @@ the transpose of torch.nn.Linear: Muon's shape-dependent lr factor √max(1, row
 W_out (512×128) rather than W_in, and the orthogonalised direction itself does not depend on the layout.
 
 `MuonWithAdamW` only holds the two optimizers side by side (step, zero_grad, state dicts); it computes no
-update itself.
+update itself. The classes are torch's without its compiler wrappers (engine/training/eager_optimizers.py).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from collections.abc import Iterable
 import torch
 
 from ..configs.config import OPTIMIZERS, TrainConfig
+from .eager_optimizers import SGD, AdamW
 from .muon import StackedMuon
 
 
@@ -40,7 +41,7 @@ def _decay_groups(params: Iterable[torch.nn.Parameter], weight_decay: float, lr_
 
 
 def _adamw(groups: list[dict], t: TrainConfig) -> torch.optim.AdamW:
-    return torch.optim.AdamW(groups, lr=t.lr, betas=(t.beta1, t.beta2), eps=t.adam_eps)
+    return AdamW(groups, lr=t.lr, betas=(t.beta1, t.beta2), eps=t.adam_eps)
 
 
 class MuonWithAdamW:
@@ -82,7 +83,7 @@ def make_optimizer(model: torch.nn.Module, t: TrainConfig):
     named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
     params = [p for _, p in named]
     if t.optimizer == "sgd":
-        return torch.optim.SGD(_decay_groups(params, t.weight_decay), lr=t.lr, momentum=t.momentum)
+        return SGD(_decay_groups(params, t.weight_decay), lr=t.lr, momentum=t.momentum)
     if t.optimizer == "muon":
         chosen = set(muon_parameters(model))
         matrices = [p for n, p in named if n in chosen]

@@ -1,0 +1,62 @@
+"""torch's optimizers without its compiler wrappers (engine/training/eager_optimizers.py): the same weights to the
+bit as torch's own classes, state dicts that pass between the two, and training that imports no compiler."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from engine.configs.config import TrainConfig
+from engine.training.optimizers import make_optimizer
+from tests.engine.training.test_optimizers import gradients, model
+
+TORCH = {"adamw": torch.optim.AdamW, "sgd": torch.optim.SGD}
+
+
+@pytest.mark.parametrize("name", sorted(TORCH))
+def test_steps_equal_torch_optimizers_to_the_bit_and_their_states_pass_between_them(name):
+    t = TrainConfig(optimizer=name, lr=3e-2, weight_decay=0.1, momentum=0.9)
+    ours, ref = model(), model()
+    opt = make_optimizer(ours, t)
+    assert type(opt) is not TORCH[name] and isinstance(opt, TORCH[name])
+    ref_opt = TORCH[name]([dict(g, params=[dict(ref.named_parameters())[n] for n in names])
+                           for g, names in zip(opt.param_groups, group_names(ours, opt))],
+                          **{k: v for k, v in opt.defaults.items() if k in ("lr", "betas", "eps", "momentum")})
+    for step in range(4):
+        if step == 2:  # each takes the other's state and goes on as if it had made it
+            mine, theirs = opt.state_dict(), ref_opt.state_dict()
+            opt.load_state_dict(theirs)
+            ref_opt.load_state_dict(mine)
+        for m, o in ((ours, opt), (ref, ref_opt)):
+            gradients(m, step)
+            o.step()
+            o.zero_grad()
+    for (n, p), (_, q) in zip(ours.named_parameters(), ref.named_parameters()):
+        assert torch.equal(p, q), n
+        assert p.grad is None
+
+
+def group_names(m, opt) -> list[list[str]]:
+    names = {id(p): n for n, p in m.named_parameters()}
+    return [[names[id(p)] for p in g["params"]] for g in opt.param_groups]
+
+
+def test_training_with_each_optimizer_imports_no_compiler():
+    """torch's wrappers import torch._dynamo (and sympy with it, 71 MB) on an optimizer's first use."""
+    code = ("import sys, tempfile\n"
+            "from engine.training.trainer import Trainer\n"
+            "from tests.engine.training.test_trainer import small_config\n"
+            "for name in ('adamw', 'sgd', 'muon'):\n"
+            "    trainer = Trainer(small_config(optimizer=name, steps=3, checkpoint_every=2),\n"
+            "                      tempfile.mkdtemp() + '/run', text='to be or not to be, ' * 200)\n"
+            "    for _ in trainer.steps(): pass\n"
+            "print(sorted(m for m in ('torch._dynamo', 'sympy') if m in sys.modules))\n")
+    root = Path(__file__).resolve().parents[3]
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "[]"
+
