@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.worker:
         worker(args.worker, args.preset, args.seconds)
         return 0
-    from engine.training.device import usable_cores
+    from engine.training.thread_policy import usable_cores
 
     cores = usable_cores()
     busy = args.busy_per_core * cores

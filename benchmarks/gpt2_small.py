@@ -104,7 +104,7 @@ def run(root: Path, args) -> None:
 
     from engine.analysis.attention import attention
     from engine.analysis.run_analysis import RunAnalysis
-    from engine.configs.config import human_count, parameter_count
+    from engine.configs.sizes import human_count, parameter_count
     from engine.rundir.runs import Run
     from engine.training.trainer import generate_text
 

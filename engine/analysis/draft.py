@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import functools
 
-from ..configs.config import DataConfig, ExperimentConfig, TrainConfig, parameter_count
+from ..configs.config import DataConfig, ExperimentConfig, TrainConfig
 from ..configs.resolve import with_vocab
+from ..configs.sizes import parameter_count
 from ..errors import UserError
 
 DRAFT_MAX_PARAMETERS = 20_000_000  # 80 MB of float32 weights a copy; GPT-2 small (124M) is shown once it trains

@@ -22,7 +22,7 @@ def add_kind(kinds: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..configs.config import human_count, parameter_count
+    from ..configs.sizes import human_count, parameter_count
     from ..importers.hugging_face import import_hf
 
     done = import_hf(args.folder, args.run)

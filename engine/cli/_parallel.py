@@ -14,6 +14,8 @@ import os
 import sys
 from pathlib import Path
 
+from ._plan import build_config, make_trainer, plan_run
+from ._train_loop import train_in_terminal
 from ..errors import UserError
 
 
@@ -29,10 +31,8 @@ def run_parallel(args: argparse.Namespace) -> int:
     if args.nproc < 1:
         raise UserError("--nproc must be at least 1")
     if args.nproc == 1:
-        from .train import _train, make_trainer, plan_run
-
         run_dir, resume = plan_run(args)
-        return _train(make_trainer(args, run_dir, resume), run_dir)
+        return train_in_terminal(make_trainer(args, run_dir, resume), run_dir)
     return spawn(args.nproc, run_rank, (args, *_plan(args, args.nproc)))
 
 
@@ -41,7 +41,6 @@ def _plan(args: argparse.Namespace, world: int) -> tuple[Path, bool, str]:
     from ..configs.config import ConfigError
     from ..training.distributed import Group
     from ..rundir.runs import Run
-    from .train import build_config, plan_run
 
     run_dir, resume = plan_run(args)
     cfg = Run(run_dir).config if resume else build_config(args)
@@ -57,7 +56,6 @@ def run_rank(args: argparse.Namespace, run_dir: Path, resume: bool, device_name:
     2 a refusal (printed here: a spawned process has no CLI around it), 130 stopped by Ctrl-C."""
     from ..training.device import pick_device
     from ..training.distributed import broadcast, join, leave, reseed_dropout
-    from .train import _train, make_trainer
 
     rank = os.environ.get("RANK", "?")
     try:
@@ -68,7 +66,7 @@ def run_rank(args: argparse.Namespace, run_dir: Path, resume: bool, device_name:
         trainer = make_trainer(args, run_dir, resume, group)
         _share_cores(trainer)
         reseed_dropout(group, trainer.cfg.train.seed, trainer.step)
-        rc = _train(trainer, run_dir) if group.rank == 0 else _follow(trainer)
+        rc = train_in_terminal(trainer, run_dir) if group.rank == 0 else _follow(trainer)
     except UserError as e:
         where = "" if rank == "0" else f" (process {rank})"
         print(f"gpt-explorer: error{where}: {e}", file=sys.stderr, flush=True)
@@ -88,7 +86,8 @@ def _follow(trainer) -> int:
 
 def _share_cores(trainer) -> None:
     """On the CPU the processes on one machine share its cores instead of each taking all of them."""
-    from ..training.device import set_threads, usable_cores
+    from ..training.device import set_threads
+    from ..training.thread_policy import usable_cores
 
     if trainer.device.type == "cpu" and trainer.cfg.train.torch_threads == 0:
         local = int(os.environ.get("LOCAL_WORLD_SIZE", trainer.group.world))

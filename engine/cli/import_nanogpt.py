@@ -31,7 +31,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..configs.config import human_count, parameter_count
+    from ..configs.sizes import human_count, parameter_count
     from ..importers.nanogpt import import_nanogpt
 
     done = import_nanogpt(args.out_dir, args.run, args.meta)

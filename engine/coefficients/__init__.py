@@ -135,7 +135,7 @@ def autograd_coefficients(cfg: ModelConfig, weights: Mapping[str, torch.Tensor],
 
 def progressive(cfg: ModelConfig, probe_tokens: int) -> bool:
     """Whether a model's coefficients come in two stages (G first, then its split): PROGRESSIVE_FLOPS."""
-    from ..configs.config import parameter_count
+    from ..configs.sizes import parameter_count
 
     return 2.0 * parameter_count(cfg) * probe_tokens > PROGRESSIVE_FLOPS
 

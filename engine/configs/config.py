@@ -1,16 +1,16 @@
-"""The experiment's description: model, training and data configs, their validation and parameter count.
+"""The experiment's description: model, training and data configs, their validation and their TOML form.
 
 `ModelConfig` is the single source of truth (docs/design.md): the torch module, the symbolic form and every
 evaluated term are built from it. Configs are frozen dataclasses that round-trip through TOML; each field's
 label, meaning, choices and bounds are in engine/configs/fields.py's table. `validate()` returns every
 problem with the field it belongs to so the builder can show it beside that field: the table's choices and
-bounds, then the checks that relate two fields, written here.
+bounds, then the checks that relate two fields, written here, then what this machine allows
+(engine/configs/limits.py). What a config costs (parameters, memory) is engine/configs/sizes.py's.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
 import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -19,6 +19,8 @@ from typing import Any
 import tomli_w
 
 from .fields import choices, section_fields
+from .limits import problems as limit_problems  # sizes, memory, seeds, non-finite numbers
+from .problem import Problem
 from ..errors import UserError
 from ..safe_io import parse_toml
 
@@ -30,17 +32,6 @@ SCHEDULES = choices("train.schedule")  # the learning rate's curve after warm-up
 
 class ConfigError(UserError, ValueError):
     """A config that cannot be read or built; the message is one line for the user."""
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One thing wrong with a config, attached to the field (``section.name``) it belongs to."""
-
-    field: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.field}: {self.message}"
 
 
 @dataclass(frozen=True)
@@ -158,8 +149,6 @@ class ExperimentConfig:
         problems = self.model.validate() + self.train.validate() + self.data.validate()
         if problems:
             return problems
-        from .limits import problems as limit_problems  # sizes, memory, seeds, non-finite numbers
-
         return limit_problems(self)
 
     def to_dict(self) -> dict[str, Any]:
@@ -244,59 +233,3 @@ def _section(cls: type, d: Any, section: str) -> Any:
             raise ConfigError(f"{section}.{key} must be {want.__name__}, got {value!r}")
         values[key] = value
     return cls(**values)
-
-
-def parameter_count(m: ModelConfig) -> int:
-    """Closed formula for the number of trained parameters (equals torch's count; tests check it).
-
-    Per block (the tutorial's formula): attention 2·n_h·d·(d_v + d_q) with d_q = d_v = d/n_h, plus 4·d
-    for the biases of Q, K, V and the output when `attn_bias` (GPT-2), MLP 2·d·d_f + d_f + d (weights
-    and biases), and 2·d per layer norm (gain and bias), two per block. Embeddings d·n_vocab, plus
-    d·n_ctx when positions are learned; a final layer norm (pre-LN); unembedding d·n_vocab + n_vocab, or
-    only its bias n_vocab when tied to the embedding.
-    """
-    d, h, v = m.d_model, m.n_head, m.vocab_size
-    dq = dv = d // h
-    norms = 2 * (2 * d) if m.norm != "none" else 0
-    attn = 2 * h * d * (dv + dq) + (4 * d if m.attn_bias else 0)
-    block = attn + 2 * d * m.d_ff + d + m.d_ff + norms
-    embed = d * v + (d * m.n_ctx if m.pos_encoding == "learned" else 0)
-    final = 2 * d if m.has_final_norm else 0
-    unembed = v if m.tied else d * v + v
-    return m.n_layer * block + embed + final + unembed
-
-
-def optimizer_state_floats(cfg: ExperimentConfig) -> int:
-    """Floats the optimizer keeps: AdamW two moments per parameter; SGD one momentum buffer (none without
-    momentum); Muon one momentum buffer per block matrix and AdamW's two moments for the rest
-    (engine/training/optimizers.py)."""
-    from ..model.weight_layout import weight_shapes
-
-    params, t = parameter_count(cfg.model), cfg.train
-    if t.optimizer == "sgd":
-        return params if t.momentum else 0
-    if t.optimizer == "muon":
-        matrices = sum(math.prod(s) for n, s in weight_shapes(cfg.model).items()
-                       if n.startswith("blocks.") and len(s) == 2)
-        return matrices + 2 * (params - matrices)
-    return 2 * params
-
-
-def memory_estimate_bytes(cfg: ExperimentConfig, bytes_per_float: int = 4) -> int:
-    """Rough training memory: weights, gradients and the optimizer's state (optimizer_state_floats), plus
-    the activations kept for the backward pass (about 16 tensors of B·T·d per block and the attention maps
-    B·h·T·T), and the model's two masks (T·T floats and T·T booleans, whatever the precision)."""
-    m, t = cfg.model, cfg.train
-    params = parameter_count(m)
-    b, n = t.batch_size, m.n_ctx
-    per_block = 16 * b * n * m.d_model + 2 * b * n * m.d_ff + 3 * b * m.n_head * n * n
-    acts = m.n_layer * per_block + 3 * b * n * m.vocab_size
-    return bytes_per_float * (2 * params + optimizer_state_floats(cfg) + acts) + 5 * n * n
-
-
-def human_count(n: int) -> str:
-    """12_345 -> '12.3k'; used by the CLI and the builder."""
-    if n < 1000:
-        return str(n)
-    exp = min(int(math.log10(n) // 3), 3)
-    return f"{n / 10 ** (3 * exp):.3g}{'kMG'[exp - 1]}"

@@ -3,18 +3,15 @@ depends on, stated once beside the dataclasses of engine/configs/config.py.
 
 What reads it: `validate()` (choices and bounds; config.py adds the checks that relate two fields),
 engine/configs/limits.py (the bounds a command-line option shares with a field), the builder's editors
-(gui/widgets/fields.py), the command line's help and docs/config-fields.md, which `markdown()` writes
-(`python -m engine.configs.fields docs/config-fields.md`; a test holds the file equal to it). Defaults and
-types stay in the dataclasses. No torch and no Qt here: the GUI thread and the CLI's --help read it.
+(gui/widgets/fields.py), the command line's help and docs/config-fields.md, which
+engine/configs/fields_markdown.py writes with the dataclasses' defaults (a test holds the file equal to it).
+Defaults and types stay in the dataclasses. No torch and no Qt here: the GUI thread and the CLI's --help read it.
 """
 
 from __future__ import annotations
 
 import math
-import os
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 # `train.device = auto` tries these in order (engine/training/device.py's pick_device walks this tuple).
 AUTO_DEVICES = ("cuda", "mps", "cpu")
@@ -223,35 +220,3 @@ def settings_help() -> str:
     """The fields `--set` may change, by section, for the command line's help."""
     parts = [f"[{s}] " + ", ".join(f.name for f in section_fields(s)) for s in ("model", "train", "data")]
     return "; ".join(parts)
-
-
-def markdown() -> str:
-    """docs/config-fields.md: every field with its meaning, allowed values and what it depends on."""
-    lines = ["# Config fields", "",
-             "Generated from `engine/configs/fields.py` by `python -m engine.configs.fields docs/config-fields.md`;",
-             "a test holds this file equal to the table. Defaults are those of `engine/configs/config.py`'s dataclasses.",
-             ""]
-    from .config import DataConfig, ModelConfig, TrainConfig  # the defaults; config imports this module
-
-    defaults = {"model": ModelConfig(), "train": TrainConfig(), "data": DataConfig()}
-    for section in ("model", "train", "data"):
-        lines += [f"## [{section}]", "", "| field | label | default | allowed | meaning |", "|---|---|---|---|---|"]
-        for f in section_fields(section):
-            allowed = f.choices_text() if f.choices else (f.range_text() if f.lo is not None else "")
-            meaning = f.help + (f" (unit: {f.unit})" if f.unit else "")
-            if f.depends:
-                meaning += f"; only with {f.depends[0]} = {' or '.join(f.depends[1])}"
-            default = getattr(defaults[section], f.name)
-            lines.append(f"| `{f.name}` | {f.label} | `{default!r}` | {allowed} | {meaning.replace('|', '∣')} |")
-        lines.append("")
-    return "\n".join(lines)
-
-
-def write_markdown(path: Path) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(markdown(), encoding="utf-8")
-    os.replace(tmp, path)
-
-
-if __name__ == "__main__":
-    write_markdown(Path(sys.argv[1] if len(sys.argv) > 1 else "docs/config-fields.md"))

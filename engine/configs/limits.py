@@ -15,8 +15,10 @@ from __future__ import annotations
 import dataclasses
 import os
 
-from .config import Problem, memory_estimate_bytes, parameter_count
 from .fields import BY_KEY
+from .problem import Problem
+from .sizes import memory_estimate_bytes, parameter_count
+from ..training.thread_policy import usable_cores
 
 # Bounds a command-line option shares with a config field (the fields' own are in config_fields's table).
 MAX_SAMPLE_TOKENS = int(BY_KEY["train.sample_tokens"].hi)  # `sample --tokens` as train.sample_tokens
@@ -82,8 +84,6 @@ def problems(cfg) -> list[Problem]:
 
 def training_problems(cfg, device_memory: int | None = None) -> list[Problem]:
     """What training needs beyond `problems`: memory for its estimate, and threads for the cores."""
-    from ..training.device import usable_cores
-
     p = []
     cores = usable_cores()
     if cfg.train.torch_threads > THREADS_PER_CORE * cores:

@@ -27,7 +27,6 @@ from pathlib import Path
 
 import numpy as np
 
-from .export import format_of, save_figure
 from .palette import color_of
 from ..configs.config import ConfigError, ExperimentConfig
 from ..errors import UserError
@@ -174,16 +173,3 @@ def save_overlay_table(path: str | Path, curves: Sequence[RunCurves], smoothing:
             w.writerow([c.name] + ["" if math.isnan(v) else repr(float(v)) for v in values])
     atomic_write_text(Path(path), out.getvalue())  # never a half-written table under the name asked for
     return Path(path)
-
-
-def export_overlay(path: str | Path, curves: Sequence[RunCurves], axis: str = "step",
-                   smoothing: float = 0.0) -> Path:
-    """The overlaid figure (.png .svg .pdf), its data (.csv), or pgfplots/TikZ (.tex), by the suffix."""
-    fmt = format_of(path, ("png", "svg", "pdf", "csv", "tex"))
-    if fmt == "csv":
-        return save_overlay_table(path, curves, smoothing)
-    if fmt == "tex":
-        from .run_curves_tex import save_overlay_tikz
-
-        return save_overlay_tikz(path, curves, axis, smoothing)
-    return save_figure(overlay_figure(curves, axis, smoothing), path)

@@ -55,6 +55,8 @@ _SEEDS = ("error", "placeholder")
 _TABLE: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 _LOCK = threading.Lock()  # a pane may derive on a worker thread while another prints: one node per word
 _EMPTY: frozenset = frozenset()
+# Slots a repr leaves out: how a leaf is shown and where it comes from, not what the word is.
+_NOT_IN_REPR = frozenset({"rows", "cols", "text", "tex", "html", "param", "block", "layer", "path"})
 
 
 @dataclass(frozen=True)
@@ -84,8 +86,15 @@ class Word:
         return ()
 
     def __repr__(self) -> str:
-        from .printing import text
-        return f"<{type(self).__name__} {text(self)}>"
+        """The node and its parts, e.g. <Prod 2 <Sym X_1 weight> <T <Sym K_1 weight>>>: the structure only, as
+        words sit below the printers that write the note's notation (engine.forms.printing.text)."""
+        parts = [type(self).__name__]
+        for name in type(self).__slots__:
+            if name not in _NOT_IN_REPR:
+                value = getattr(self, name)
+                parts += map(repr, value) if isinstance(value, tuple) else [
+                    repr(value) if isinstance(value, Word) else str(value)]
+        return "<" + " ".join(parts) + ">"
 
     # Python operators for convenience in tests and the sympy bridge; the console has its own language.
     def __add__(self, other: Word) -> Word:

@@ -28,8 +28,9 @@ from pathlib import Path
 
 import torch
 
-from ..configs.config import DataConfig, ExperimentConfig, ModelConfig, TrainConfig, parameter_count
+from ..configs.config import DataConfig, ExperimentConfig, ModelConfig, TrainConfig
 from ..configs.fields import BY_KEY
+from ..configs.sizes import parameter_count
 from ..text.corpus import SHAKESPEARE, CorpusError, shakespeare_text
 from ..text.data import Dataset
 from ..errors import UserError

@@ -8,7 +8,10 @@ tests/engine/model/test_model.py holds it equal to `GPT(cfg).state_dict()` for e
 
 from __future__ import annotations
 
-from ..configs.config import ModelConfig
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # an annotation only: configs reach this module through their sizes (engine/configs/sizes.py)
+    from ..configs.config import ModelConfig
 
 # With `attn_bias`, each block's attention adds b_Q, b_K, b_V to its queries, keys and values and b_O to its
 # output; a head owns the same columns h·d_k … (h+1)·d_k − 1 of b_Q, b_K, b_V as of W_Q, W_K, W_V.

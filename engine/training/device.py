@@ -7,12 +7,12 @@ is a user's mistake (one line on the command line), not a crash.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import torch
 
+from .thread_policy import usable_cores
 from ..configs.config import DEVICES
 from ..configs.fields import AUTO_DEVICES
 from ..errors import UserError
@@ -47,14 +47,6 @@ def pick_device(name: str) -> torch.device:
             raise DeviceError("device 'mps' was asked for but Apple's MPS is not available (try --device auto)")
         return torch.device("mps")
     raise DeviceError(f"unknown device {name!r}; choose one of {', '.join(DEVICES)}")
-
-
-def usable_cores() -> int:
-    """Cores this process may run on (the affinity mask where the OS has one)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # macOS, Windows
-        return os.cpu_count() or 1
 
 
 def set_threads(n: int) -> int:

@@ -43,6 +43,15 @@ def prepare_openmp(environ: dict | None = None) -> None:
         env.update(OPENMP_ENV)
 
 
+def usable_cores() -> int:
+    """Cores this process may run on (the affinity mask where the OS has one). No torch here: the configs'
+    limits (engine/configs/limits.py) ask it too."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
+
+
 def for_helper() -> None:
     """In a helper process: one thread for torch, if it ever loads torch, and a lower priority than training's.
     Torch is not imported here: the formula process never needs it, and importing it there cost ~200 MB

@@ -9,7 +9,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QLabel, QLineEdit, QSpinBox,
                                QVBoxLayout, QWidget)
 
-from engine.configs.config import Problem
+from engine.configs.problem import Problem
 from engine.configs.fields import BY_KEY
 
 from .fields import CorpusEdit, FloatEdit, make_editor

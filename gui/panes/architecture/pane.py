@@ -21,8 +21,9 @@ from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QScrollArea,
                                QSplitter, QStyle, QTabWidget, QVBoxLayout, QWidget)
 
-from engine.configs.config import (ConfigError, DataConfig, ExperimentConfig, ModelConfig, Problem, TrainConfig,
-                           human_count, memory_estimate_bytes, parameter_count)
+from engine.configs.config import ConfigError, DataConfig, ExperimentConfig, ModelConfig, TrainConfig
+from engine.configs.problem import Problem
+from engine.configs.sizes import human_count, memory_estimate_bytes, parameter_count
 from engine.configs.inspection import Inspection, inspect_config
 from engine.text.corpus import SHAKESPEARE
 from engine.configs.limits import gib, memory_warning, training_problems

@@ -34,7 +34,8 @@ from PySide6.QtWidgets import (QComboBox, QFrame, QGraphicsItem, QGridLayout, QH
 
 from engine.analysis import questions as q
 from engine.training.determinism import noise_sentence
-from engine.figures.run_curves import AXIS_LABELS, METRIC_LABELS, SMOOTHED, RunCurves, export_overlay
+from engine.figures.run_curves import AXIS_LABELS, METRIC_LABELS, SMOOTHED, RunCurves
+from engine.figures.run_curves_export import export_overlay
 
 from ...analysis import AnalysisJob
 from ...session import Session

@@ -12,7 +12,8 @@ import dataclasses
 from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFormLayout, QLabel, QScrollArea,
                                QTabWidget, QVBoxLayout, QWidget)
 
-from engine.configs.config import ExperimentConfig, ModelConfig, Problem, TrainConfig
+from engine.configs.config import ExperimentConfig, ModelConfig, TrainConfig
+from engine.configs.problem import Problem
 from engine.model.weight_layout import weight_shapes
 
 from ...widgets.config_form import SectionForm

@@ -199,7 +199,7 @@ def test_train_in_a_real_process_never_loads_qt(files, tmp_path):
 def test_progress_on_a_terminal_is_one_line_rewritten_in_place():
     import io
 
-    from engine.cli.train import Progress
+    from engine.cli._train_loop import Progress
     from engine.training.trainer import StepReport
 
     class Terminal(io.StringIO):
@@ -221,7 +221,8 @@ def test_progress_on_a_terminal_is_one_line_rewritten_in_place():
 def test_training_that_takes_most_of_the_memory_warns_and_one_beyond_it_is_one_line(files, tmp_path, capsys,
                                                                                      monkeypatch):
     from engine.configs import limits
-    from engine.configs.config import ExperimentConfig, memory_estimate_bytes
+    from engine.configs.config import ExperimentConfig
+    from engine.configs.sizes import memory_estimate_bytes
 
     cfg = ExperimentConfig.load(files["small.toml"])
     need = memory_estimate_bytes(cfg)

@@ -5,8 +5,8 @@ import random
 
 import pytest
 
-from engine.configs.config import (ConfigError, DataConfig, ExperimentConfig, ModelConfig, TrainConfig,
-                           parameter_count)
+from engine.configs.config import ConfigError, DataConfig, ExperimentConfig, ModelConfig, TrainConfig
+from engine.configs.sizes import parameter_count
 from engine.model.gpt import GPT
 from engine.configs.presets import load_preset, preset_names
 

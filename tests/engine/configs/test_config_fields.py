@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from engine.configs import fields as cf
+from engine.configs import fields_markdown
 from engine.configs.config import DataConfig, ExperimentConfig, ModelConfig, TrainConfig
 from engine.configs.fields import BY_KEY, FIELDS, Field
 
@@ -63,8 +64,9 @@ def test_a_field_added_to_the_table_is_validated_listed_and_documented(monkeypat
     assert [p.field for p in Wider(rotary="sideways").validate()] == ["model.rotary"]
     assert Wider(rotary="on").validate() == []
     assert "rotary" in cf.settings_help()
-    monkeypatch.setattr("engine.configs.config.ModelConfig", Wider)
-    assert "| `rotary` | Rotary positions | `'off'` | off, on (RoPE) | rotate queries and keys" in cf.markdown()
+    monkeypatch.setattr(fields_markdown, "ModelConfig", Wider)
+    assert ("| `rotary` | Rotary positions | `'off'` | off, on (RoPE) | rotate queries and keys"
+            in fields_markdown.markdown())
 
 
 def test_the_command_lines_help_comes_from_the_table(capsys):
@@ -79,8 +81,8 @@ def test_the_command_lines_help_comes_from_the_table(capsys):
 
 
 def test_the_docs_table_is_the_tables_markdown():
-    assert DOCS.read_text(encoding="utf-8") == cf.markdown(), \
-        "docs/config-fields.md is stale: run python -m engine.configs.fields docs/config-fields.md"
+    assert DOCS.read_text(encoding="utf-8") == fields_markdown.markdown(), \
+        "docs/config-fields.md is stale: run python -m engine.configs.fields_markdown docs/config-fields.md"
 
 
 def test_auto_tries_the_devices_in_the_order_the_table_states(monkeypatch):

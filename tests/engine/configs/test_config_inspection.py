@@ -7,8 +7,9 @@ import pytest
 import torch
 
 from engine.configs import limits
-from engine.configs.config import DataConfig, ExperimentConfig, ModelConfig, TrainConfig, memory_estimate_bytes
+from engine.configs.config import DataConfig, ExperimentConfig, ModelConfig, TrainConfig
 from engine.configs.inspection import inspect_config
+from engine.configs.sizes import memory_estimate_bytes
 
 
 def long_context(n_ctx: int, batch_size: int = 4) -> ExperimentConfig:

@@ -9,7 +9,8 @@ import pytest
 
 from engine.errors import UserError
 from engine.figures.palette import color_of
-from engine.figures.run_curves import METRIC_LABELS, export_overlay, load_curves, overlay_figure
+from engine.figures.run_curves import METRIC_LABELS, load_curves, overlay_figure
+from engine.figures.run_curves_export import export_overlay
 from engine.figures.smoothing import ema
 from tests.engine.rundir.test_run_list import runs_folder  # noqa: F401  (the fixture: runs 'short' and 'long')
 

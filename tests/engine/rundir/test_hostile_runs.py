@@ -101,7 +101,7 @@ def test_a_model_or_training_larger_than_the_machine_is_refused_with_both_sizes(
 
 
 def test_threads_beyond_the_cores_and_seeds_beyond_64_bits(capsys, tmp_path, corpus):
-    from engine.training.device import usable_cores
+    from engine.training.thread_policy import usable_cores
 
     cfg = small_config(torch_threads=limits.THREADS_PER_CORE * usable_cores() + 1)
     assert cfg.validate() == [] and "torch_threads" in str(limits.training_problems(cfg)[0])
@@ -300,7 +300,7 @@ def test_a_kill_right_after_a_checkpoint_keeps_its_metrics_row(tmp_path, monkeyp
 
 
 def test_sigterm_stops_training_like_ctrl_c():
-    from engine.cli.train import _StopFlag
+    from engine.cli._train_loop import _StopFlag
 
     before = signal.getsignal(signal.SIGTERM)
     with _StopFlag() as stop:

@@ -58,7 +58,8 @@ def straight(text, tmp_path_factory) -> Path:
 
 
 def test_the_default_thread_count_is_every_core_and_more_than_one_here():
-    from engine.training.device import set_threads, usable_cores
+    from engine.training.device import set_threads
+    from engine.training.thread_policy import usable_cores
 
     assert set_threads(config().train.torch_threads) == usable_cores()
 

@@ -153,7 +153,7 @@ def test_cli_optimizer_option_reaches_the_run(tmp_path, capsys):
 
 @pytest.mark.parametrize("name,momentum", [("adamw", 0.9), ("sgd", 0.9), ("sgd", 0.0), ("muon", 0.9)])
 def test_the_memory_estimate_counts_the_state_each_optimizer_keeps(name, momentum):
-    from engine.configs.config import optimizer_state_floats
+    from engine.configs.sizes import optimizer_state_floats
 
     m = model()
     t = TrainConfig(optimizer=name, momentum=momentum)

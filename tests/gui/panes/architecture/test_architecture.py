@@ -7,7 +7,8 @@ import dataclasses
 import pytest
 from PySide6.QtCore import Qt
 
-from engine.configs.config import ExperimentConfig, ModelConfig, parameter_count
+from engine.configs.config import ExperimentConfig, ModelConfig
+from engine.configs.sizes import parameter_count
 from engine.model.gpt import weight_names
 from engine.configs.presets import load_preset, preset_names
 from gui.widgets import dialogs
@@ -81,7 +82,7 @@ def test_a_32768_context_is_refused_beside_n_ctx_and_nothing_is_built(qtbot, mak
 def test_training_that_takes_most_of_the_memory_is_a_warning_beside_the_estimate(qtbot, make_pane,
                                                                                   monkeypatch):
     from engine.configs import limits
-    from engine.configs.config import memory_estimate_bytes
+    from engine.configs.sizes import memory_estimate_bytes
 
     arch = pane(make_pane())
     qtbot.waitUntil(lambda: "reading the corpus" not in arch.params.text(), timeout=WAIT)

@@ -1,0 +1,115 @@
+"""What `gpt-explorer train`'s options make, in one process or each of several (engine/cli/_parallel.py): the
+config, the run directory (new, restarted or resumed, the options refused here before anything trains) and
+the Trainer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import re
+import sys
+import time
+from pathlib import Path
+
+from ..configs.resolve import unresolved
+from ..errors import UserError
+
+
+def build_config(args: argparse.Namespace, base=None):
+    """The ExperimentConfig the options describe (a preset or file, else `base`, then the overrides)."""
+    from ..configs.config import ExperimentConfig
+    from ..rundir.fork import parse_setting
+    from ..configs.presets import DEFAULT_PRESET, load_preset
+
+    if args.config:
+        cfg = ExperimentConfig.load(args.config)
+    else:
+        cfg = base if base is not None and not args.preset else load_preset(args.preset or DEFAULT_PRESET)
+    for setting in getattr(args, "set", None) or []:
+        cfg = parse_setting(setting, cfg)
+    train, data = cfg.train, cfg.data
+    if args.corpus is not None:
+        from ..text.corpus import BUNDLED
+
+        corpus = args.corpus if args.corpus in BUNDLED else str(Path(args.corpus).expanduser().resolve())
+        data = dataclasses.replace(data, corpus=corpus)
+    overrides = {k: getattr(args, k) for k in ("steps", "device", "seed", "precision", "compile", "optimizer")
+                 if getattr(args, k, None) is not None}
+    return cfg.replace(train=dataclasses.replace(train, **overrides), data=data)
+
+
+def default_run_dir(name: str) -> Path:
+    slug = re.sub(r"[^\w.-]+", "-", name).strip("-.") or "run"
+    base = Path("runs") / f"{slug}-{time.strftime('%Y%m%d-%H%M%S')}"
+    path, i = base, 1
+    while path.exists():
+        i += 1
+        path = base.with_name(f"{base.name}-{i}")
+    return path
+
+
+def plan_run(args: argparse.Namespace) -> tuple[Path, bool]:
+    """The run directory and whether it is resumed; the options are refused here, before training."""
+    from ..rundir.integrity import is_half_made
+    from ..rundir.runs import CONFIG, MADE_FILES, Run, RunError
+
+    run_dir = Path(args.run) if args.run else None
+    if run_dir is not None and (run_dir / CONFIG).is_file():
+        if not Run(run_dir).checkpoint_steps():
+            _restart(args, run_dir)
+            return run_dir, False
+        _check_resumable(args, run_dir)
+        return run_dir, True
+    if run_dir is not None and run_dir.exists() and not is_half_made(run_dir, MADE_FILES):
+        raise RunError(f"{run_dir} is not a run directory (it has no {CONFIG}) and is not empty; "
+                       "choose a new directory or an existing run")
+    return run_dir or default_run_dir(build_config(args).name), False
+
+
+def make_trainer(args: argparse.Namespace, run_dir: Path, resume: bool, group=None):
+    """The Trainer of a planned run: resumed, or new (`group`: this process's place among several)."""
+    from ..training.distributed import SOLO
+    from ..training.trainer import Trainer
+
+    group = group or SOLO
+    if resume:
+        corpus = None if args.corpus is None else build_config(args).data.corpus  # fine-tuning an import
+        return Trainer.resume(run_dir, steps=args.steps, device=args.device, group=group, corpus=corpus,
+                              precision=getattr(args, "precision", None), compile=getattr(args, "compile", None))
+    return Trainer(getattr(args, "fresh_config", None) or build_config(args), run_dir, group=group)
+
+
+def _restart(args: argparse.Namespace, run_dir: Path) -> None:
+    """A run stopped before its first checkpoint has nothing to resume from: it is trained afresh with
+    its own config (or the one the options give), which `make_trainer` finds in args.fresh_config."""
+    from ..rundir.lock import RunLock
+    from ..rundir.runs import CONFIG, Run
+
+    cfg = Run(run_dir).config
+    if args.preset or args.config or args.corpus is not None or args.seed is not None:
+        cfg = build_config(args)
+    else:
+        overrides = {k: getattr(args, k) for k in ("steps", "device", "precision", "compile")
+                     if getattr(args, k, None) is not None}
+        cfg = cfg.replace(train=dataclasses.replace(cfg.train, **overrides))
+    with RunLock(run_dir):  # not while another process is creating or training it
+        (run_dir / CONFIG).unlink()  # what is left is a half-made run, which the Trainer clears
+    args.fresh_config = cfg
+    print(f"{run_dir} was stopped before its first checkpoint; starting it afresh", file=sys.stderr)
+
+
+def _check_resumable(args: argparse.Namespace, run_dir: Path) -> None:
+    from ..rundir.runs import Run
+
+    existing = Run(run_dir).config
+    if args.preset or args.config or args.seed is not None or args.optimizer or getattr(args, "set", None):
+        wanted = build_config(args)
+
+        def same(c):  # what must not change when a run is resumed (its corpus: Trainer.resume says)
+            return (unresolved(c.model),
+                    dataclasses.replace(c.train, steps=0, device="auto", precision="auto", compile=False),
+                    dataclasses.replace(c.data, corpus=""))
+        if same(wanted) != same(existing):
+            raise UserError(f"{run_dir} is a run made with another config; to resume it pass only "
+                            "--run (and --steps or --device if you want)")
