@@ -370,20 +370,19 @@ class RunListing(Question[Any]):
 
 
 @dataclass(frozen=True)
-class FormulaImage(Question[tuple]):
-    """(caption, PNG bytes) of a weight's coefficient formula (engine/coefficients/formula.py): mathtext's
-    parser is pure Python, so it runs in the process rather than beside the GUI thread."""
+class CoefficientFormula(Question[tuple]):
+    """(caption, LaTeX, text notation) of a weight's coefficient, of one of its route classes or of one of its
+    terms (engine/coefficients/formula.py): it needs the model's forms, which this process derives and keeps."""
 
     config: Any
     weight: str
     kind: str
     part: Any
-    color: str
 
     def answer(self, door):
-        from ..coefficients.formula import render_formula
+        from ..coefficients.formula import formula_text
 
-        return render_formula(self.config, self.weight, self.kind, self.part, self.color)
+        return formula_text(self.config, self.weight, self.kind, self.part)
 
 
 # ---- weights training just published -------------------------------------------------------------

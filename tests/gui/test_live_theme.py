@@ -40,7 +40,7 @@ def test_every_styled_label_takes_the_new_text_colour(qtbot, make_window, first,
 
 
 def test_a_formula_is_asked_again_in_the_new_colour_even_when_out_of_sight(qtbot, make_window):
-    from gui.panes.forms.formula import FormulaView
+    from gui.widgets.formula import FormulaView
 
     make_window()
     view = FormulaView("x^2", "x^2")

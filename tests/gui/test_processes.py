@@ -79,7 +79,7 @@ def test_starting_a_helper_loads_no_torch():
 def test_rendering_a_formula_loads_no_torch_in_the_formula_process(qtbot):
     """What the renderer sends the process must not import the Forms pane there (its package loads torch):
     the restructure into pane packages once did, and the formula process grew from ~100 to ~350 MB."""
-    from gui.panes.forms.formula import FormulaRenderer, RenderKey
+    from gui.widgets.formula import FormulaRenderer, RenderKey
 
     renderer = FormulaRenderer()
     key = RenderKey("x^2", 200, 1.0, (0, 0, 0))

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (QCheckBox, QFrame, QLabel, QLineEdit, QPlainTextE
 from engine.forms import Console, Output
 
 from ...jobs import LatestJob
-from .formula import FormulaView
+from ...widgets.formula import FormulaView
 from ...widgets.tiles import row_of
 
 CANCEL_RETRY_MS = 100  # Stop repeats the cancel until the line ends: one asked before its thread began

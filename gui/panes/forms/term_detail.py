@@ -11,7 +11,7 @@ from engine.analysis.terms import TermValues
 from engine.forms import latex, printing
 from engine.forms.derive import Forms, Term
 
-from .formula import FormulaView
+from ...widgets.formula import FormulaView
 from ...widgets.heatmap import HeatmapWidget
 
 

@@ -18,7 +18,7 @@ from engine.forms.derive import Forms, Term, TooManyTerms
 from engine.forms.mixed import MixedForm, notes_question
 
 from ...jobs import LatestJob
-from .formula import FormulaList
+from ...widgets.formula import FormulaList
 from ...widgets.tiles import row_of
 
 SCOPES = ("whole form", "one term", "the note's question")

@@ -23,7 +23,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from PySide6.QtCore import QElapsedTimer, Qt, QTimer
-from PySide6.QtGui import QPalette, QPixmap
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QLineEdit, QScrollArea, QSpinBox,
                                QSplitter, QTabWidget, QVBoxLayout, QWidget)
 
@@ -34,6 +33,7 @@ from ...analysis import AnalysisJob
 from ...screen_fit import scrolling
 from ...session import Session
 from .geometry_view import GeometryView
+from ...widgets.formula import FormulaView
 from ...widgets.heatmap import HeatmapWidget
 from ...widgets.seen import SeenWidget
 from ...widgets.timeline import Timeline
@@ -208,8 +208,7 @@ class WeightPane(SeenWidget):
         self.parts = PartsList()
         self.caption = QLabel()
         self.caption.setWordWrap(True)
-        self.formula = QLabel()
-        self.formula.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        self.formula = FormulaView()
         scroll = QScrollArea()
         scroll.setWidget(self.formula)
         scroll.setWidgetResizable(True)
@@ -581,24 +580,16 @@ class WeightPane(SeenWidget):
         store, st = self.feeder.store, self.state
         if store is None or st.weight is None:
             return
-        self.caption.setText("rendering the formula…")
-        color = self.palette().color(QPalette.ColorRole.WindowText).name()
-        self._formula_job.ask(q.FormulaImage(store.cfg, st.weight, st.kind, st.part, color),
+        self.caption.setText("deriving the formula…")
+        self._formula_job.ask(q.CoefficientFormula(store.cfg, st.weight, st.kind, st.part),
                               tag=(st.weight, st.kind, st.part))
-
-    def changeEvent(self, event) -> None:
-        super().changeEvent(event)
-        if event.type() == event.Type.PaletteChange:  # the formula image is drawn in the text colour
-            self._ask_formula()
 
     def _on_formula(self, tag, result) -> None:
         if tag != (self.state.weight, self.state.kind, self.state.part):
             return
-        caption, png = result
+        caption, tex, notation = result
         self.caption.setText(caption)
-        pixmap = QPixmap()
-        pixmap.loadFromData(png, "PNG")
-        self.formula.setPixmap(pixmap)
+        self.formula.set_formula(tex, notation)  # typeset in the text colour, again when the theme changes
 
     def _say(self, text: str, error: bool = False) -> None:
         self.status.setText(f"<span style='color:#e8590c'>{text}</span>" if error and text else text)

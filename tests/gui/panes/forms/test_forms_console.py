@@ -21,7 +21,7 @@ from gui.panes.forms import FormsPane
 from gui.panes.forms.console import History
 from gui.session import Session
 from gui.widgets import dialogs
-from gui.panes.forms.formula import FormulaView
+from gui.widgets.formula import FormulaView
 
 
 @pytest.fixture

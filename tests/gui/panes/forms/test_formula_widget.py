@@ -7,7 +7,7 @@ from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from engine.forms import Forms, encoder, latex
-from gui.panes.forms.formula import FormulaList, FormulaView, renderer
+from gui.widgets.formula import FormulaList, FormulaView, renderer
 
 LONG = latex(Forms(encoder(3)).term_at(0).G)
 
@@ -81,7 +81,7 @@ def test_a_long_list_shows_a_page_at_a_time(qtbot):
 
 
 def test_rendering_runs_in_another_process_or_else_on_a_thread(qtbot):
-    from gui.panes.forms.formula import FormulaRenderer, RenderKey
+    from gui.widgets.formula import FormulaRenderer, RenderKey
 
     key = RenderKey(r"\mathrm{tr}\left(E^{t}\,\mathrm{d}W\right)", 480, 1.0, (0, 0, 0))
     for use_process in (True, False):

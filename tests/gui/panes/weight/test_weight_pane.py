@@ -107,12 +107,13 @@ def test_choosing_a_class_or_term_shows_its_matrix_and_formula(qtbot, run_path, 
     np.testing.assert_allclose(pane.G_map.matrix(), rec.classes["L1.mlp"], rtol=1e-6, atol=0)
     assert pane.G_map.title().startswith("G [L1.mlp]")
     qtbot.waitUntil(lambda: pane.caption.text().startswith("class L1.mlp"), timeout=WAIT)
-    assert not pane.formula.pixmap().isNull()
+    assert pane.formula.tex  # typeset by the app's one formula renderer
+    qtbot.waitUntil(lambda: pane.formula.rendered, timeout=WAIT)
     term = next(iter(rec.terms))
     pane.parts.setCurrentItem(pane.parts.items[("term", term)])
     np.testing.assert_allclose(pane.G_map.matrix(), rec.terms[term], rtol=1e-6, atol=0)
     qtbot.waitUntil(lambda: pane.caption.text().startswith(f"term {term}"), timeout=WAIT)
-    assert not pane.formula.pixmap().isNull()
+    qtbot.waitUntil(lambda: pane.formula.rendered and not pane.formula.pixmap().isNull(), timeout=WAIT)
     wait_warm(qtbot, pane)
     pane.split_box.setCurrentIndex(1)  # the norms chart by term
     curve = pane.norms.curves[term]

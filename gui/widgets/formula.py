@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (QApplication, QHBoxLayout, QLabel, QPushButton, Q
 
 from engine.figures.formula_layout import formula_work
 
-from ...processes import helper_pool
+from ..processes import helper_pool
 
 FONT_PT = 12.0
 WIDTH_STEP = 48        # widths are rounded down to this many pixels, so a resize re-renders rarely
