@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
+from ..heap import HeapTrim
+
 KEEP_RUNS = 3
 
 
@@ -92,7 +94,13 @@ def door() -> Door:
 
 def answer(question):
     """The answer to a question (engine/analysis/questions.py), computed in this process."""
-    return question.answer(door())
+    try:
+        return question.answer(door())
+    finally:
+        _trim()  # engine/heap.py
+
+
+_trim = HeapTrim()
 
 
 def reset() -> None:
