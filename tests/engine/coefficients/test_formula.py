@@ -3,13 +3,10 @@ term, derived without matplotlib, which the analysis process that derives them t
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 from engine.coefficients.formula import formula_text
 from engine.configs.presets import load_preset
 from engine.forms import derive, latex, text
+from tests.fresh_imports import loaded_by
 
 
 def test_a_class_is_shown_by_its_shortest_term_and_a_term_by_its_own_coefficient():
@@ -25,13 +22,8 @@ def test_a_class_is_shown_by_its_shortest_term_and_a_term_by_its_own_coefficient
     assert formula_text(cfg, "blocks.0.W_Q", "term", "nonsense") == ("no term nonsense in this model", "", "")
 
 
-def test_deriving_a_formula_loads_no_matplotlib():
-    code = ("import sys\n"
-            "from engine.coefficients.formula import formula_text\n"
+def test_deriving_a_formula_loads_no_matplotlib(tmp_path):
+    code = ("from engine.coefficients.formula import formula_text\n"
             "from engine.configs.presets import load_preset\n"
-            "formula_text(load_preset('tiny').model, 'blocks.0.W_Q', 'class', 'direct')\n"
-            "print('matplotlib' in sys.modules)\n")
-    root = Path(__file__).resolve().parents[3]
-    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip() == "False"
+            "formula_text(load_preset('tiny').model, 'blocks.0.W_Q', 'class', 'direct')\n")
+    assert loaded_by(code, ("matplotlib",), tmp_path) == []

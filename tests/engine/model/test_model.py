@@ -2,7 +2,6 @@
 
 import itertools
 import math
-from pathlib import Path
 
 import pytest
 import torch
@@ -10,6 +9,7 @@ import torch
 from engine.model import masks, positional
 from engine.configs.config import ModelConfig
 from engine.model.gpt import GPT, weight_names, weight_shapes
+from tests.fresh_imports import loaded_by
 
 
 def model(**kw) -> GPT:
@@ -168,25 +168,18 @@ def test_gpt2_parts_are_the_equations_written_out():
         assert torch.allclose(m(x_ids, trace=[])[0], want, atol=1e-12)
 
 
-def test_shapes_alone_import_no_compiler():
+def test_shapes_alone_import_no_compiler(tmp_path):
     """Learning a config's weight shapes (a model on the meta device, as every run check does) neither draws
     values there nor computes the masks there: both import torch's compiler stack and sympy (~120 MB in the
     analysis process, which otherwise needs neither)."""
-    import subprocess
-    import sys
-
-    code = ("import sys, torch\n"
+    code = ("import torch\n"
             "from engine.configs.config import ModelConfig\n"
             "from engine.rundir.integrity import expected_shapes\n"
             "for kw in ({}, {'pos_encoding': 'sinusoidal', 'mask': 'banded', 'band': 3}):\n"
             "    shapes = expected_shapes(ModelConfig(n_layer=2, n_head=2, d_model=16, d_ff=24, n_ctx=12,\n"
             "                                         vocab_size=13, **kw))\n"
-            "assert shapes['W_E'] == (13, 16), shapes\n"
-            "print(sorted(m for m in ('torch._dynamo', 'sympy') if m in sys.modules))\n")
-    root = Path(__file__).resolve().parents[3]
-    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip() == "[]"
+            "assert shapes['W_E'] == (13, 16), shapes\n")
+    assert loaded_by(code, ("torch._dynamo", "sympy"), tmp_path) == []
 
 
 def test_meta_model_keeps_its_fixed_buffers_on_the_cpu():

@@ -3,16 +3,13 @@ bit as torch's own classes, state dicts that pass between the two, and training 
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 import torch
 
 from engine.configs.config import TrainConfig
 from engine.training.optimizers import make_optimizer
 from tests.engine.training.test_optimizers import gradients, model
+from tests.fresh_imports import loaded_by
 
 TORCH = {"adamw": torch.optim.AdamW, "sgd": torch.optim.SGD}
 
@@ -45,18 +42,12 @@ def group_names(m, opt) -> list[list[str]]:
     return [[names[id(p)] for p in g["params"]] for g in opt.param_groups]
 
 
-def test_training_with_each_optimizer_imports_no_compiler():
+def test_training_with_each_optimizer_imports_no_compiler(tmp_path):
     """torch's wrappers import torch._dynamo (and sympy with it, 71 MB) on an optimizer's first use."""
-    code = ("import sys, tempfile\n"
-            "from engine.training.trainer import Trainer\n"
+    code = ("from engine.training.trainer import Trainer\n"
             "from tests.engine.training.test_trainer import small_config\n"
             "for name in ('adamw', 'sgd', 'muon'):\n"
-            "    trainer = Trainer(small_config(optimizer=name, steps=3, checkpoint_every=2),\n"
-            "                      tempfile.mkdtemp() + '/run', text='to be or not to be, ' * 200)\n"
-            "    for _ in trainer.steps(): pass\n"
-            "print(sorted(m for m in ('torch._dynamo', 'sympy') if m in sys.modules))\n")
-    root = Path(__file__).resolve().parents[3]
-    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip().splitlines()[-1] == "[]"
-
+            "    trainer = Trainer(small_config(optimizer=name, steps=3, checkpoint_every=2), 'run-' + name,\n"
+            "                      text='to be or not to be, ' * 200)\n"
+            "    for _ in trainer.steps(): pass\n")
+    assert loaded_by(code, ("torch._dynamo", "sympy"), tmp_path) == []
