@@ -4,8 +4,9 @@ glibc keeps what freed objects, arrays and tensors leave in its heap for reuse, 
 to its busiest moment's and stays there. `HeapTrim` gives it back, from the analysis process after its answers
 (engine/analysis/door.py). Measured training nanogpt-cpu with every pane seen (`python benchmarks/ui_latency.py
 --preset nanogpt-cpu`, docs/figures.md): the analysis process held ~24 MB less. In the app's training thread it
-saved ~10 MB and cost up to 2 % of the steps' time, so the app does not trim. A trim takes 1–40 ms of the calling
-thread, never the GUI's; where the C library is not glibc there is nothing to call and nothing is done.
+saved ~10 MB, and a trim of up to 40 ms every 2 s could take up to 2 % of training's time (an estimate, not
+measured), so the app does not trim. A trim takes 1–40 ms of the calling thread, never the GUI's; where the C
+library is not glibc there is nothing to call and nothing is done.
 """
 
 from __future__ import annotations
