@@ -30,7 +30,7 @@ from PySide6.QtGui import QAction, QBrush, QColor, QFont, QFontMetrics, QPainter
 from PySide6.QtWidgets import (QGraphicsItem, QHBoxLayout, QLabel, QSizePolicy, QToolButton,
                                QVBoxLayout, QWidget)
 
-from engine.figures import export
+from engine.figures import colormap_tables, export
 
 from .. import theme
 from . import dialogs
@@ -44,11 +44,12 @@ _COLORMAPS: dict[str, pg.ColorMap] = {}
 
 
 def colormap(kind: str, name: str | None = None) -> pg.ColorMap:
-    """The pyqtgraph colormap `name` (a matplotlib name), else the kind's, taken from matplotlib so exports
-    match the screen."""
+    """The pyqtgraph colormap `name` (a matplotlib name), else the kind's: matplotlib's colours, read from
+    the table engine.figures.colormap_tables keeps of them, so exports match the screen."""
     name = name or export.COLORMAPS[kind]
     if name not in _COLORMAPS:
-        _COLORMAPS[name] = pg.colormap.getFromMatplotlib(name)
+        colors = colormap_tables.table(name)
+        _COLORMAPS[name] = pg.ColorMap(np.linspace(0.0, 1.0, len(colors)), colors, name=name)
     return _COLORMAPS[name]
 
 

@@ -334,7 +334,7 @@ def test_a_heatmap_builds_its_plot_on_its_first_paint_and_shows_what_it_was_give
     tabs.addTab(w, "behind")
     m = np.array([[-2.0, 1.0, 0.5], [0.0, -np.inf, 3.0]])
     w.set_matrix(m, row_title="query", col_title="key", kind="signed", levels=(-4, 4))
-    w.set_colormap("PuOr")
+    w.set_colormap("coolwarm")
     tabs.resize(400, 300)
     tabs.show()
     qtbot.waitExposed(tabs)
@@ -345,7 +345,7 @@ def test_a_heatmap_builds_its_plot_on_its_first_paint_and_shows_what_it_was_give
     qtbot.waitUntil(lambda: w._view is not None)
     np.testing.assert_array_equal(w.image_item.image, w.matrix())
     assert w.image_item.getLevels().tolist() == [-4, 4] and w.colour_bar.levels() == (-4, 4)
-    assert w.colour_bar.colorMap() is colormap("signed", "PuOr")
+    assert w.colour_bar.colorMap() is colormap("signed", "coolwarm")
     assert w.plot_item.getAxis("left").labelText == "query" and w.plot_item.getAxis("bottom").labelText == "key"
     assert w._backdrop.isVisible()  # the masked entry shows hatched
 

@@ -121,3 +121,25 @@ def test_the_suggested_file_name_has_no_runs_of_dashes(heatmap, monkeypatch):
     heatmap.set_matrix(np.eye(2), title="attention weights · step 0")
     heatmap.export_dialog()
     assert asked == ["attention-weights-step-0.png"]
+
+
+def test_every_colour_map_offered_is_tabled():
+    from engine.figures.colormap_tables import NAMES
+    from gui.widgets.heatmap_controls import COLORMAP_CHOICES
+
+    assert {name for _, name in COLORMAP_CHOICES if name} <= set(NAMES)
+
+
+def test_drawing_a_heatmap_in_each_colour_map_loads_no_matplotlib(tmp_path):
+    """The screen reads matplotlib's colours from a table: pyqtgraph's getFromMatplotlib imported pyplot,
+    45 MB in the app's process."""
+    from tests.fresh_imports import loaded_by
+
+    code = ("import os\nos.environ['QT_QPA_PLATFORM'] = 'offscreen'\n"
+            "import numpy as np\nfrom PySide6.QtWidgets import QApplication\napp = QApplication([])\n"
+            "from gui.widgets.heatmap import HeatmapWidget\nfrom gui.widgets.heatmap_controls import "
+            "COLORMAP_CHOICES\nw = HeatmapWidget(title='t')\nw.resize(300, 300)\nw.show()\n"
+            "w.set_matrix(np.eye(4) - 0.5, kind='signed')\napp.processEvents()\n"
+            "for _, name in COLORMAP_CHOICES:\n    w.set_colormap(name)\n    app.processEvents()\n"
+            "assert w._view is not None\n")
+    assert loaded_by(code, ("matplotlib",), tmp_path) == []
