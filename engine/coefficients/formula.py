@@ -13,8 +13,6 @@ from __future__ import annotations
 from ..configs.config import ModelConfig
 from . import class_description
 
-LIMIT = 2500  # terms enumerated to find a class's members or a term by its ID
-
 
 def formula_text(cfg: ModelConfig, weight: str, kind: str, part: str | None) -> tuple[str, str, str]:
     """(caption, LaTeX, the note's text notation) for kind "total" (G), "class" (part a route class) or "term"
@@ -27,7 +25,7 @@ def formula_text(cfg: ModelConfig, weight: str, kind: str, part: str | None) -> 
         return (f"G of {weight}: Σ over its {forms.count(weight)} terms = −∂L/∂W",
                 rf"G = -\partial L / \partial {param.tex}", f"G = −∂L/∂{param.text}")
     try:
-        listed = forms.terms(weight, LIMIT)
+        listed = forms.terms(weight)  # the engine's listing limit: a class's members, a term by its ID
     except TooManyTerms:
         what = f"class {part}: {class_description(part)}" if kind == "class" else f"term {part}"
         return f"{what} ({forms.count(weight)} terms in all: too many to list)", "", ""

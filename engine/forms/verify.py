@@ -23,7 +23,7 @@ from ..model.gpt import GPT
 from . import chain as chain_mod
 from . import evaluate, gpt
 from .chain import ChainSpec
-from .derive import Forms
+from .derive import DEFAULT_LIMIT, Forms
 from .network import Network
 
 TOLERANCE = 1e-8
@@ -119,7 +119,7 @@ def random_probe(cfg: ModelConfig, batch: int = 2, length: int = 8, seed: int = 
 # ---- the checks ----
 
 def compare(forms: Forms, bound: evaluate.Bound, ref: dict[str, torch.Tensor],
-            term_limit: int = 2500) -> list[Check]:
+            term_limit: int = DEFAULT_LIMIT) -> list[Check]:
     """Summed symbolic coefficients (backward templates, route classes, and every term when the form has
     at most `term_limit`) against the reference, per weight in model order."""
     methods = {"total": evaluate.total(bound, forms), "classes": evaluate.classes_summed(bound, forms)}
@@ -137,7 +137,7 @@ def compare(forms: Forms, bound: evaluate.Bound, ref: dict[str, torch.Tensor],
     return out
 
 
-def verify_chain(net: Network, batch: int = 2, n: int = 5, seed: int = 0, term_limit: int = 2500) -> list[Check]:
+def verify_chain(net: Network, batch: int = 2, n: int = 5, seed: int = 0, term_limit: int = DEFAULT_LIMIT) -> list[Check]:
     spec: ChainSpec = net.spec
     weights = chain_mod.random_weights(net, seed)
     x0, targets = chain_mod.random_batch(net, batch, n, seed + 1)
@@ -146,7 +146,7 @@ def verify_chain(net: Network, batch: int = 2, n: int = 5, seed: int = 0, term_l
 
 
 def verify_gpt(cfg: ModelConfig, batch: int = 2, length: int = 8, seed: int = 0,
-               term_limit: int = 2500) -> list[Check]:
+               term_limit: int = DEFAULT_LIMIT) -> list[Check]:
     weights = random_gpt_weights(cfg, seed)
     x, y = random_probe(cfg, batch, length, seed + 2)
     net = gpt.network(cfg)

@@ -116,7 +116,7 @@ class FormsPane(QWidget):
         if self.session.run is not None:
             settings.set_run_value(self.session.run.path, "forms/source", choice.kind)
         model = self.session.model if choice.kind == "model" else None
-        self.status.setText(f"Deriving {choice.describe(model)}…")
+        self.status.setText("Deriving the model's form…" if model is not None else "Deriving the chain's form…")
         self._derive.submit(choice, derive_source, choice, model)
 
     def _on_model_changed(self, _model) -> None:

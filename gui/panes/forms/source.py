@@ -33,14 +33,6 @@ class SourceChoice:
         return dict(residual=self.residual, heads=self.heads, layer_norm=self.layer_norm,
                     cross_entropy=self.cross_entropy, causal=self.causal)
 
-    def describe(self, model: ModelConfig | None = None) -> str:
-        if self.kind == "model":
-            return "the Architecture pane's model" if model is None else \
-                f"the model ({model.n_layer} layers, {model.n_head} heads)"
-        opts = [k for k in ("residual", "layer_norm", "cross_entropy", "causal") if getattr(self, k)]
-        opts += [f"heads={self.heads}"] if self.heads > 1 else []
-        return f"encoder({', '.join([str(self.depth)] + opts)})"
-
 
 def derive_source(choice: SourceChoice, model: ModelConfig | None):
     """(Forms, counts per weight, seconds taken): runs on a pool thread."""
