@@ -1,6 +1,6 @@
 """Head scores at every saved step of a run (`head_timeline`), cached on disk under RUN/cache/heads/.
 
-Saved steps are the snapshots and checkpoints (engine/rundir/runs.py); each step's scores (`heads.head_scores` on
+Saved steps are the snapshots and checkpoints (engine/rundir/runs.py); each step's scores (`heads.HeadScoring` on
 the run's fixed probes) are one .npz file, reused while the weights file it came from, the probes and the
 score definitions (CACHE_VERSION) are unchanged, so a second look at a run is a read of small files.
 A cache file that cannot be read is recomputed, never trusted.
@@ -28,7 +28,7 @@ from ..rundir.runs import Run, RunError, atomic_write_bytes, step_name
 from ..safe_io import UnsafeFileError, check_inside
 from .cache import weights_fingerprint
 from .head_roles import Role, roles_over
-from .heads import SCORES, HeadProbes, HeadScoring, head_scores
+from .heads import SCORES, HeadProbes, HeadScoring
 
 CACHE_DIR = Path("cache") / "heads"
 CACHE_VERSION = 2  # raise when a score's definition changes: older cache files are then recomputed
@@ -71,21 +71,16 @@ class HeadTimeline:
 
 
 def head_timeline(run_dir: str | Path, progress: Callable[[int, int], None] | None = None) -> HeadTimeline:
-    """Scores at every saved step of the run, computing only the steps missing from the cache."""
-    run = Run(run_dir)
-    steps = run.saved_steps()
-    if not steps:
-        raise RunError(f"{run.path} has no saved weights yet")
-    probe = run.probe()
-    probes = HeadProbes.from_probe(probe)
-    key = _key(probes)
-    rows = []
-    for k, step in enumerate(steps):
-        rows.append(_cached_or_computed(run, step, probes, key))
+    """Scores at every saved step of the run, computing only the steps missing from the cache: the
+    `TimelineScorer`'s slices run to the end, one piece each, with `progress(steps done, steps)` after each."""
+    scorer = TimelineScorer(run_dir)
+    while True:
+        timeline = scorer.advance(slice_s=0.0)
+        if timeline.scoring is None:
+            return timeline
         if progress is not None:
-            progress(k + 1, len(steps))
-    values = {name: np.stack([r[name] for r in rows]) for name in SCORES}
-    return HeadTimeline(steps, values, np.array([float(r["loss"]) for r in rows]), probe.induction_derived)
+            done = len(timeline.steps)
+            progress(done, done + timeline.scoring.steps_left)
 
 
 class TimelineScorer:
@@ -155,17 +150,6 @@ def _path(run: Run, step: int) -> Path:
 
 def _stamp(run: Run, step: int, key: str) -> str:
     return f"{key}:{weights_fingerprint(run.path, step)}"
-
-
-def _cached_or_computed(run: Run, step: int, probes: HeadProbes, key: str) -> dict[str, np.ndarray]:
-    path, stamp = _path(run, step), _stamp(run, step, key)
-    cached = _read(path, stamp)
-    if cached is not None:
-        return cached
-    scores = head_scores(run.build_model(step), probes)
-    row = {**scores.values, "loss": np.array(scores.loss)}
-    _write(run, path, stamp, row)
-    return row
 
 
 def _write(run: Run, path: Path, stamp: str, row: dict) -> None:

@@ -44,8 +44,8 @@ def test_the_timeline_scores_every_saved_step_on_the_runs_probes(run):
 def test_a_second_look_reads_the_cache_and_changed_weights_are_scored_again(run, monkeypatch):
     first = timeline_mod.head_timeline(run.path)
     calls = []
-    real = timeline_mod.head_scores
-    monkeypatch.setattr(timeline_mod, "head_scores", lambda *a: calls.append(1) or real(*a))
+    real = timeline_mod.HeadScoring
+    monkeypatch.setattr(timeline_mod, "HeadScoring", lambda *a: calls.append(1) or real(*a))
     again = timeline_mod.head_timeline(run.path)
     assert calls == []
     for name in SCORES:
