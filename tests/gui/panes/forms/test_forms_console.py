@@ -213,3 +213,14 @@ def test_stop_cancels_a_running_line_and_shows_only_while_one_runs(qtbot, pane, 
     assert not stop.isVisible() and console.prompt.isEnabled()
     assert "evaluation cancelled" in console.log.toPlainText()
     assert enter(qtbot, pane, "log(1)") and not stop.isVisible()  # the next line runs uncancelled
+
+
+def test_an_output_of_many_rows_shows_the_first_rows_text_while_they_render():
+    from engine.forms import Output
+    from gui.panes.forms.console import ROWS_SHOWN, _text_rows
+
+    rows = [("", f"x_{k}") for k in range(100)]
+    text = "\n".join(f"x{k}" for k in range(100))
+    assert _text_rows(Output("text", text, rows)) == [f"x{k}" for k in range(ROWS_SHOWN)]
+    assert _text_rows(Output("text", "x0\nx1", rows[:2])) == ["x0", "x1"]
+    assert _text_rows(Output("text", "one line", rows[:3])) == ["", "", ""]  # not one line per row
