@@ -153,7 +153,8 @@ def main() -> None:
             lambda: (console.prompt.setText(line), console.prompt.returnPressed.emit()),
             lambda: not console._job.busy)
 
-    print(f"Forms pane work on Qt's thread pool, event-loop probe every {TICK_MS} ms (goal: p99 gap ≤ {GOAL_MS:.0f} ms)")
+    print(f"Forms pane work on Qt's thread pool, event-loop probe every {TICK_MS} ms "
+          f"(goal: p99 gap ≤ {GOAL_MS:.0f} ms)")
     for what, seconds, p99, worst, cpu, ticks, full, longest, helpers in rows:
         print(f"  {what}: {seconds:.2f} s; gap p99 {p99:.1f} ms ({p99 / GOAL_MS:.2f} of the goal), "
               f"max {worst:.1f} ms; GUI-thread CPU between ticks at most {cpu:.1f} ms; {ticks} ticks; "

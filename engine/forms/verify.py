@@ -137,7 +137,8 @@ def compare(forms: Forms, bound: evaluate.Bound, ref: dict[str, torch.Tensor],
     return out
 
 
-def verify_chain(net: Network, batch: int = 2, n: int = 5, seed: int = 0, term_limit: int = DEFAULT_LIMIT) -> list[Check]:
+def verify_chain(net: Network, batch: int = 2, n: int = 5, seed: int = 0,
+                 term_limit: int = DEFAULT_LIMIT) -> list[Check]:
     spec: ChainSpec = net.spec
     weights = chain_mod.random_weights(net, seed)
     x0, targets = chain_mod.random_batch(net, batch, n, seed + 1)

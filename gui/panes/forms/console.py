@@ -266,7 +266,7 @@ class ConsoleView(QWidget):
 
 def _text_rows(out: Output) -> list[str]:
     """The first ROWS_SHOWN rows' text notation, when the content has one line per row (shown while they
-    render), else blanks. Split once: 40 splits of the 2,184 lines of forms(6) held the GUI thread 200 ms."""
+    render), else blanks. Split once: splitting forms(6)'s 2,184 lines for each of 40 rows took 13 ms."""
     lines = out.content.split("\n", ROWS_SHOWN)
     if out.content.count("\n") + 1 != len(out.rows):
         return [""] * min(len(out.rows), ROWS_SHOWN)
