@@ -32,11 +32,6 @@ TICK_MS = 10
 SETTLE_S = 8.0  # after the window is built: the other panes' first questions, the helper processes' start
 
 
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else 0.0
-
-
 collections: list[tuple[int, float]] = []  # (generation, ms) of the cyclic collector's passes
 _started = [0.0]
 
@@ -130,10 +125,12 @@ def main() -> None:
             total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
         return total
 
+    from ui_latency import percentile
+
     def measure(what, start, done):
         before = helpers_cpu()
         seconds, gaps, cpu = probed(app, start, done)
-        rows.append((what, seconds, percentile(gaps, 0.99), max(gaps, default=0), max(cpu, default=0), len(gaps),
+        rows.append((what, seconds, percentile(gaps, 0.99) if gaps else 0.0, max(gaps, default=0), max(cpu, default=0), len(gaps),
                      len(collections), max((ms for _, ms in collections), default=0), helpers_cpu() - before))
 
     measure(f"derive encoder({args.depth}, every option, heads={args.heads})",

@@ -1,10 +1,10 @@
 """matplotlib's colour maps as tables of 256 colours, so the screen draws the maps the exports draw without
 importing matplotlib in the app's process (pyqtgraph's `getFromMatplotlib` imports pyplot: 45 MB there).
 
-The tables live in resources/colormaps.json as hex colours, one list per map; `NAMES` are the maps the app
-offers (the heatmap kinds' own, `export.COLORMAPS`, and the heatmap menu's choices). Exports keep drawing with
-matplotlib by name, and a test checks that every table equals matplotlib's, so the two cannot drift apart.
-When a map is added, `python -m engine.figures.colormap_tables` writes the file again from matplotlib.
+The tables live in resources/colormaps.json as hex colours, one list per map; `CHOICES` are the maps the app
+offers, as the heatmap menu lists them (the heatmap kinds' own, `export.COLORMAPS`, among them). Exports keep
+drawing with matplotlib by name, and a test checks that every table equals matplotlib's, so the two cannot drift
+apart. When a map is added, `python -m engine.figures.colormap_tables` writes the file again from matplotlib.
 """
 
 from __future__ import annotations
@@ -16,7 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
-NAMES = ("viridis", "magma", "cividis", "Greys", "RdBu_r", "coolwarm")
+CHOICES = (("viridis", "viridis"), ("magma", "magma"), ("cividis", "cividis"), ("greys", "Greys"),
+           ("red–blue", "RdBu_r"), ("cool–warm", "coolwarm"))  # (label, matplotlib name)
+NAMES = tuple(name for _, name in CHOICES)
 ENTRIES = 256  # matplotlib's own resolution for these maps
 FILE = "colormaps.json"
 

@@ -12,9 +12,10 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QAction, QActionGroup
 from PySide6.QtWidgets import QHBoxLayout, QMenu, QToolButton, QWidget
 
+from engine.figures import colormap_tables
+
 # (label, matplotlib name); None: the kind's own map (engine.figures.export.COLORMAPS)
-COLORMAP_CHOICES = (("by kind", None), ("viridis", "viridis"), ("magma", "magma"), ("cividis", "cividis"),
-                    ("greys", "Greys"), ("red–blue", "RdBu_r"), ("cool–warm", "coolwarm"))
+COLORMAP_CHOICES = (("by kind", None), *colormap_tables.CHOICES)
 RANGES = (("auto", "auto: by kind"), ("symmetric", "symmetric about 0"), ("fixed", "fixed across steps"))
 
 

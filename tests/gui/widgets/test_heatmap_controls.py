@@ -123,13 +123,6 @@ def test_the_suggested_file_name_has_no_runs_of_dashes(heatmap, monkeypatch):
     assert asked == ["attention-weights-step-0.png"]
 
 
-def test_every_colour_map_offered_is_tabled():
-    from engine.figures.colormap_tables import NAMES
-    from gui.widgets.heatmap_controls import COLORMAP_CHOICES
-
-    assert {name for _, name in COLORMAP_CHOICES if name} <= set(NAMES)
-
-
 def test_drawing_a_heatmap_in_each_colour_map_loads_no_matplotlib(tmp_path):
     """The screen reads matplotlib's colours from a table: pyqtgraph's getFromMatplotlib imported pyplot,
     45 MB in the app's process."""
