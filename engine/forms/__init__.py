@@ -22,15 +22,29 @@ What the GUI calls:
     snap.total(w); snap.classes(w); snap.terms(w); snap.term(id)
     Console().run(line)                     # [Output(kind, content, rows)]: rows = (label, LaTeX) of a value
     snapshot_export.export_sheet(path, snapshot_export.term_sheet(forms, term))   # also weight_/stage_/form_sheet
+
+The symbols, their derivation, printing and the console load without torch (the forms process, which serves the
+Forms pane, has none: docs/design.md#processes-threads-and-caches); numbers do: `bind`, `Snapshot`, evaluate,
+bound, verify and the `leaves` of gpt and chain import it when first used.
 """
 
 from .chain import ChainSpec, encoder
 from .console import Console, ConsoleError, Output
 from .derive import DEFAULT_LIMIT, Forms, Term, TooManyTerms, forms, route_class
-from .gpt import bind, derive, network
+from .gpt import derive, network
 from .printing import html, latex, mathtext, text
-from .snapshot import Snapshot
 from .words import Label
+
+_WITH_TORCH = {"bind": ".gpt", "Snapshot": ".snapshot"}  # names whose modules import torch: loaded when asked
+
+
+def __getattr__(name: str):
+    if name in _WITH_TORCH:
+        import importlib
+
+        return getattr(importlib.import_module(_WITH_TORCH[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["ChainSpec", "encoder", "Console", "ConsoleError", "Output", "DEFAULT_LIMIT", "Forms", "Term",
            "TooManyTerms", "forms", "route_class", "bind", "derive", "network", "html", "latex", "mathtext",

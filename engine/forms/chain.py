@@ -18,12 +18,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-
-import torch
+from typing import TYPE_CHECKING
 
 from ..configs.config import ModelConfig
 from .network import Definition, Network, Param, named
 from .words import Diag, Scalar, Sym, add, fn, neg, prod, transpose
+
+if TYPE_CHECKING:  # the chain's numbers import torch where they are made: the words load without it
+    import torch
 
 
 @dataclass(frozen=True)
@@ -149,11 +151,14 @@ def _build(spec: ChainSpec) -> Network:
     return Network(spec.describe(), defs, output, E, params, dims, scalars, spec)
 
 
-# ---- numbers for the chain: weights, inputs, targets ----
+# ---- numbers for the chain: weights, inputs, targets (dtype None: float64) ----
 
-def random_weights(net: Network, seed: int = 0, dtype: torch.dtype = torch.float64,
+def random_weights(net: Network, seed: int = 0, dtype: torch.dtype | None = None,
                    scale: float = 0.5) -> dict[str, torch.Tensor]:
     """Weights from a fixed seed: N(0, scale²/fan-in) matrices, N(0, 0.1²) biases, gains near 1."""
+    import torch
+
+    dtype = torch.float64 if dtype is None else dtype
     g = torch.Generator().manual_seed(seed)
     out = {}
     for p in net.params:
@@ -167,9 +172,12 @@ def random_weights(net: Network, seed: int = 0, dtype: torch.dtype = torch.float
 
 
 def random_batch(net: Network, batch: int = 2, n: int = 5, seed: int = 1,
-                 dtype: torch.dtype = torch.float64) -> tuple[torch.Tensor, torch.Tensor]:
+                 dtype: torch.dtype | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """(X_0, targets): X_0 (B, n, d) normal; targets (B, n, d) normal, or class ids (B, n) for the
     cross-entropy head."""
+    import torch
+
+    dtype = torch.float64 if dtype is None else dtype
     spec: ChainSpec = net.spec
     g = torch.Generator().manual_seed(seed)
     x0 = torch.randn(batch, n, spec.d, generator=g, dtype=dtype)
@@ -179,8 +187,11 @@ def random_batch(net: Network, batch: int = 2, n: int = 5, seed: int = 1,
 
 
 def leaves(net: Network, weights: dict[str, torch.Tensor], x0: torch.Tensor, targets: torch.Tensor,
-           dtype: torch.dtype = torch.float64) -> tuple[dict[str, torch.Tensor], dict[str, float]]:
+           dtype: torch.dtype | None = None) -> tuple[dict[str, torch.Tensor], dict[str, float]]:
     """Values of every leaf and scalar of the chain for a batch: what evaluate.Bound needs."""
+    import torch
+
+    dtype = torch.float64 if dtype is None else dtype
     spec: ChainSpec = net.spec
     B, n, _ = x0.shape
     vals = {p.name: weights[p.name].to(dtype) for p in net.params}

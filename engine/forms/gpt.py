@@ -34,16 +34,18 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
-import torch
-
-from ..model import masks, positional
 from ..configs.config import ConfigError, ModelConfig
 from ..model.weight_layout import weight_shapes
 from .derive import Forms
-from .evaluate import Bound, block_of
 from .network import Definition, Network, Param, named
 from .words import Diag, Scalar, Sym, add, fn, neg, prod, transpose
+
+if TYPE_CHECKING:  # the numbers (leaves, bind) import torch where they are made: the network and its
+    import torch   # derivation load without it, as the forms process needs (docs/design.md)
+
+    from .evaluate import Bound
 
 
 # ModelConfig.activation -> the forms' function (words.FN_KINDS)
@@ -239,10 +241,17 @@ def derive(cfg: ModelConfig) -> Forms:
 
 
 def leaves(net: Network, weights: Mapping[str, torch.Tensor], x: torch.Tensor, y: torch.Tensor,
-           dtype: torch.dtype = torch.float64, detach: bool = True) -> tuple[dict[str, torch.Tensor], dict[str, float]]:
-    """Values of every leaf for a batch of token ids x and targets y, both (B, T); weights by state-dict
-    key (a model's state_dict() or a snapshot). `detach=False` keeps the weights' autograd (or forward-mode)
-    history, so what is computed from the leaves can be differentiated by the weights (mixed_classes.py)."""
+           dtype: torch.dtype | None = None, detach: bool = True) -> tuple[dict[str, torch.Tensor], dict[str, float]]:
+    """Values of every leaf for a batch of token ids x and targets y, both (B, T), in `dtype` (None:
+    float64); weights by state-dict key (a model's state_dict() or a snapshot). `detach=False` keeps the
+    weights' autograd (or forward-mode) history, so what is computed from the leaves can be differentiated by
+    the weights (mixed_classes.py)."""
+    import torch
+
+    from ..model import masks, positional
+    from .evaluate import block_of
+
+    dtype = torch.float64 if dtype is None else dtype
     cfg: ModelConfig = net.spec
     B, T = x.shape
     if T > cfg.n_ctx:
@@ -268,8 +277,13 @@ def leaves(net: Network, weights: Mapping[str, torch.Tensor], x: torch.Tensor, y
 
 
 def bind(net: Network, weights: Mapping[str, torch.Tensor], x: torch.Tensor, y: torch.Tensor,
-         dtype: torch.dtype = torch.float64) -> Bound:
-    """The network's numbers on a probe batch: the forward cache every evaluation reads."""
+         dtype: torch.dtype | None = None) -> Bound:
+    """The network's numbers on a probe batch (`dtype` None: float64): the forward cache every evaluation
+    reads."""
+    import torch
+
+    from .evaluate import Bound
+
     with torch.no_grad():
         return Bound(net, *leaves(net, weights, x, y, dtype))
 

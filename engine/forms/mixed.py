@@ -24,14 +24,15 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-
-import torch
+from typing import TYPE_CHECKING
 
 from . import rules
 from .derive import DEFAULT_LIMIT, Forms, Term, TooManyTerms
-from .evaluate import _coefficient, _embed
 from .words import ZERO, Diag, Diff, Num, Op, Op2, Prod, Scalar, Sum, Sym, T, Trace, Word, Zero, add, diag, op, \
     prod, trace, transpose
+
+if TYPE_CHECKING:  # the values import torch where they are made: the words load without it (the console)
+    import torch
 
 BASE_DERIVATIVE = {"aa": "aa2", "aaC": "aa2C", "gg": "gg2", "ggt": "ggt2",  # operators whose base's
                    "ln": "ln2", "lnC": "ln2C"}                           # differential contributes
@@ -164,6 +165,8 @@ class MixedForm:
 
     def values(self, bound, V: torch.Tensor) -> dict[str, torch.Tensor]:
         """term ID -> Σ_batch M^t in A's shape, with V (B's shape) bound to the direction."""
+        from .evaluate import _coefficient, _embed
+
         memo = {self.V[s.name]: _block(s, V) for s in self.net.find(self.weight)[1]}
         param = self.net.param(self.other)
         out = {}
@@ -174,6 +177,8 @@ class MixedForm:
 
     def total(self, bound, V: torch.Tensor) -> torch.Tensor:
         """Σ over the mixed terms of M^t = ∂⟨G_B, V⟩/∂A = −H_AB V."""
+        import torch
+
         param = self.net.param(self.other)
         out = torch.zeros(param.shape, dtype=bound.dtype)
         for g in self.values(bound, V).values():
