@@ -15,9 +15,12 @@ import time
 from pathlib import Path
 
 from PySide6.QtCore import QTimer
+from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
-from . import settings, theme
+from . import desktop_entry, log as app_log, settings, theme
+from .about import version_report
+from .crash import CrashReporter
 
 
 def _process_age_s() -> float:
@@ -55,8 +58,23 @@ def make_application(argv: list[str] | None = None) -> QApplication:
     # No organization name: per-user data lives in ~/.local/share/gpt-explorer (not …/gpt-explorer twice),
     # and no display name, which Qt would append to every window title.
     app.setApplicationName(settings.APPLICATION)
+    app.setDesktopFileName(desktop_entry.APP_ID)  # Wayland's app id; the desktop entry's StartupWMClass
+    app.setWindowIcon(QIcon(str(desktop_entry.icon_path())))
     theme.apply_theme(app, settings.theme())
     return app
+
+
+def start_reporting(window) -> CrashReporter:
+    """The log in the user's data folder, with the versions this session runs, and the crash dialog."""
+    path = app_log.start_log()
+    # the versions once the panes are built: they name torch's, and torch loads then (not before the window)
+    window.sig_panes_ready.connect(lambda: app_log.log.info("started\n%s", version_report()))
+    reporter = CrashReporter(window)
+    reporter.install()
+    if path is None:
+        print("gpt-explorer: the log cannot be written in the data folder; errors go to this terminal",
+              file=sys.stderr)
+    return reporter
 
 
 def run_app(run_dir: str | None = None, argv: list[str] | None = None) -> int:
@@ -68,6 +86,7 @@ def run_app(run_dir: str | None = None, argv: list[str] | None = None) -> int:
 
         run_dir = run_to_reopen()
     window = MainWindow(run_dir=run_dir, panes_after_show=True)
+    window.crash_reporter = start_reporting(window)
     window.show()
     if os.environ.get("GPT_EXPLORER_REPORT_SHOWN"):
         window.sig_first_painted.connect(lambda: print(f"shown {_process_age_s():.3f}", flush=True))

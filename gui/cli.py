@@ -1,4 +1,6 @@
-"""The `gpt-explorer` entry point: the engine's command line, plus the app for `gui` (or no command).
+"""The two entry points: `gpt-explorer`, the engine's command line plus the app for `gui` (or no command),
+a console script; and `gpt-explorer-gui`, the window alone, a gui script (on Windows it opens no console
+window; on Linux the desktop entry starts it, gui/desktop_entry.py).
 
 Qt is imported only when the app is launched, so `gpt-explorer train` never loads it. The app's options
 may be given without the `gui` command (`gpt-explorer --run DIR`), as "the default with no command" reads.
@@ -32,6 +34,12 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0].startswith("-") and argv[0] not in GLOBAL_OPTIONS:
         argv = ["gui", *argv]
     return engine_main(argv, launch_gui=lambda args: _launch(args))
+
+
+def main_window(argv: list[str] | None = None) -> int:
+    """The window, with the `gui` command's options (`gpt-explorer-gui --run DIR`)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    return main(["gui", *argv])
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from engine.configs.presets import DEFAULT_PRESET, load_preset
 from engine.training.state import TrainingState
 
 from . import analysis, drops, screen_fit, settings, theme
+from .about import APP_NAME
 from .controller import TrainingController
 from .exports import ExportRequest, Exports, ExportStatus
 from .menus import build_menus
@@ -33,7 +34,6 @@ from .widgets.banner import Banner
 from .widgets.plot_export import route_heatmap_exports, route_plot_exports
 from .widgets.seen import SeenWidget
 
-APP_NAME = "GPT Explorer"
 # keys and mouse gestures inside the views, which no menu action lists (F1 shows them with the menus')
 IN_VIEWS = (("Timeline: play / pause (when it has focus)", "Space"),
             ("Timeline: one saved step back / on", "Left / Right"),
@@ -341,9 +341,24 @@ class MainWindow(QMainWindow):
         QMessageBox.information(self, "Keyboard shortcuts", f"<table cellpadding='3'>{rows}</table>")
 
     def show_about(self) -> None:
-        QMessageBox.about(self, f"About {APP_NAME}",
-                          f"<b>{APP_NAME}</b><p>Build a small GPT, train it live on Shakespeare, watch its "
-                          "attention as heatmaps and read the symbolic form of its error.</p>")
+        from .about import AboutDialog
+
+        dialog = AboutDialog(self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.show()
+
+    def install_desktop_entry(self) -> None:
+        """Help → Add to applications menu (Linux): the desktop entry and icon, for this user."""
+        from . import desktop_entry
+
+        try:
+            entry, _icon = desktop_entry.install()
+        except (OSError, UserError) as e:
+            self.session.post_message(f"Cannot add GPT Explorer to the applications menu: {e}")
+            return
+        self.session.post_message(f"GPT Explorer is in the applications menu now ({entry}); it starts "
+                                  f"{desktop_entry.describe_command(desktop_entry.launcher_command())}.",
+                                  "info")
 
     # ---- handlers --------------------------------------------------------------------------
 

@@ -6,6 +6,8 @@ Training acts go through the Session, like every pane's buttons, so menu and but
 
 from __future__ import annotations
 
+import sys
+
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 
 from . import settings, theme
@@ -67,5 +69,9 @@ def build_menus(window) -> dict[str, QAction]:
 
     help_ = bar.addMenu("&Help")
     a["shortcuts"] = _action(window, help_, "shortcuts", "&Keyboard shortcuts", window.show_shortcuts, "F1")
+    if sys.platform.startswith("linux"):
+        a["desktop_entry"] = _action(window, help_, "desktop_entry", "Add to &applications menu",
+                                     window.install_desktop_entry,
+                                     tip="Put GPT Explorer, with its icon, in the desktop's applications menu")
     a["about"] = _action(window, help_, "about", "&About GPT Explorer", window.show_about)
     return a

@@ -86,9 +86,14 @@ def set_theme(name: str) -> None:
     qsettings().setValue("view/theme", name)
 
 
+def data_folder() -> Path:
+    """The user's data folder for the app (~/.local/share/gpt-explorer on Linux): runs, the log, the sample."""
+    return Path(QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppDataLocation))
+
+
 def runs_root() -> Path:
     """Where new runs are created: the setting, else the user's data folder."""
-    default = Path(QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppDataLocation)) / "runs"
+    default = data_folder() / "runs"
     value = _read("runs/root", "", str)
     return Path(value) if value else default
 

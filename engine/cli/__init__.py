@@ -20,6 +20,19 @@ from ..errors import UserError
 ORDER = ("gui", "train", "sample", "forms", "export", "bench")
 
 
+class _VersionAction(argparse.Action):
+    """--version: the installation's versions (engine/versions.py), computed only when asked (torch loads)."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from ..versions import report
+
+        print(report())
+        parser.exit()
+
+
 def _command_modules() -> list[str]:
     found = {m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")}
     return [n for n in ORDER if n in found] + sorted(found - set(ORDER))
@@ -29,6 +42,8 @@ def build_parser(launch_gui: Callable[[argparse.Namespace], int] | None = None) 
     parser = argparse.ArgumentParser(
         prog="gpt-explorer",
         description="Build a small GPT, train it on Shakespeare, and read the symbolic form of its error.")
+    parser.add_argument("--version", action=_VersionAction,
+                        help="print the versions of the app, Python, Qt, torch and the GPU, and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     gui = sub.add_parser("gui", help="launch the app (the default with no command)")
     gui.add_argument("--run", metavar="DIR", help="open an existing run directory and show its history")

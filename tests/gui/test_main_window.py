@@ -179,6 +179,9 @@ def test_the_real_app_boots_and_quits(tmp_path):
     assert done.stdout.startswith("shown ")
     assert "Traceback" not in done.stderr
     assert (tmp_path / "config" / settings.ORGANIZATION / f"{settings.APPLICATION}.ini").is_file()
+    # the session's versions went to the log in the user's data folder (gui/log.py)
+    logged = (tmp_path / "data" / settings.APPLICATION / "logs" / "gpt-explorer.log").read_text()
+    assert "started" in logged and "torch: " in logged and "Qt: PySide6" in logged
 
 
 def test_a_terminated_app_closes_its_window_and_saves(tmp_path):
