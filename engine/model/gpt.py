@@ -23,6 +23,13 @@ Loss, cross-entropy: mean over the B·T positions. Squared error (the note's Eul
 the mask and its attention weights (a `LayerTrace`) to the trace: a list, or anything with `append`, such as the
 head scores' reduction that keeps one layer at a time; without a trace, training uses the fused
 `scaled_dot_product_attention` (tests show both agree).
+
+Sampling (`generate`) reads the last position's logits only and keeps each layer's keys and values of the tokens
+already seen (`KVCache`), so a new token costs one position's forward instead of the whole context's. The cache
+holds while no token's keys change: the tokens fit the context (past it the window slides, and with it every
+absolute position) and the mask lets no token see a later one (with mask none each token attends to the newest,
+so every earlier key and value after the first layer changes); otherwise each token recomputes its window, as
+the cache-free path always did. At temperature 0 both give the same tokens (tests/engine/model/test_sampling.py).
 """
 
 from __future__ import annotations
@@ -36,7 +43,7 @@ from torch import nn
 
 from . import masks, positional
 from ..configs.config import ModelConfig
-from .sampling import sampling_probabilities
+from .sampling import NonFiniteLogits, sampling_probabilities
 from .weight_layout import ATTENTION_BIASES, weight_names, weight_shapes  # noqa: F401  (re-exported: the layout's home)
 
 
@@ -47,6 +54,21 @@ class LayerTrace:
     scores: torch.Tensor   # Q K^t / √d_k, before the mask
     masked: torch.Tensor   # after adding the mask (−inf where masked)
     weights: torch.Tensor  # softmax of the masked scores (0 where masked)
+
+
+class KVCache:
+    """Every layer's keys and values (B, h, n_ctx, dk) of the first `length` positions of the sequences being
+    sampled, allocated once for the whole context."""
+
+    def __init__(self, cfg: ModelConfig, batch: int, dtype: torch.dtype, device: torch.device):
+        shape = (cfg.n_layer, batch, cfg.n_head, cfg.n_ctx, cfg.d_head)
+        self.k = torch.empty(shape, dtype=dtype, device=device)
+        self.v = torch.empty(shape, dtype=dtype, device=device)
+        self.length = 0  # positions held; the next token's position
+
+    @property
+    def full(self) -> bool:
+        return self.length == self.k.shape[3]
 
 
 class LayerNorm(nn.Module):
@@ -90,7 +112,8 @@ class Block(nn.Module):
         self.z_edit = None  # f(z) -> z on the heads' outputs z (B, h, T, d_k), for analyses that ablate heads
 
     def attention(self, x: torch.Tensor, mask_add: torch.Tensor, mask_ok: torch.Tensor,
-                  trace: list[LayerTrace] | None) -> torch.Tensor:
+                  trace: list[LayerTrace] | None, cache: tuple[KVCache, int, torch.Tensor | None] | None = None
+                  ) -> torch.Tensor:
         cfg = self.cfg
         B, T, d = x.shape
         h, dk = cfg.n_head, cfg.d_head
@@ -98,7 +121,13 @@ class Block(nn.Module):
         k = self._project(x, "K").view(B, T, h, dk).transpose(1, 2)
         v = self._project(x, "V").view(B, T, h, dk).transpose(1, 2)
         p_drop = cfg.dropout if self.training else 0.0
-        if trace is None:
+        if cache is not None:  # the new positions start … end − 1 read the keys and values held before them
+            kv, layer, rows = cache  # rows: the mask's rows start … end − 1, None where they allow every key
+            start, end = kv.length, kv.length + T
+            kv.k[layer, :, :, start:end], kv.v[layer, :, :, start:end] = k, v
+            k, v = kv.k[layer, :, :, :end], kv.v[layer, :, :, :end]  # (B, h, end, dk)
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=rows, dropout_p=p_drop)
+        elif trace is None:
             mask = None if cfg.mask == "none" else mask_ok[:T, :T]
             y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p_drop)
         else:
@@ -121,16 +150,16 @@ class Block(nn.Module):
         u = x @ self.W_in + self.b_in  # (B, T, d_ff)
         return self.drop(activation(self.cfg.activation, u) @ self.W_out + self.b_out)
 
-    def forward(self, x, mask_add, mask_ok, trace=None):
+    def forward(self, x, mask_add, mask_ok, trace=None, cache=None):
         cfg = self.cfg
         res = (lambda x0, y: x0 + y) if cfg.residual else (lambda x0, y: y)
         if cfg.norm == "pre":
-            x = res(x, self.attention(self.ln1(x), mask_add, mask_ok, trace))
+            x = res(x, self.attention(self.ln1(x), mask_add, mask_ok, trace, cache))
             return res(x, self.mlp(self.ln2(x)))
         if cfg.norm == "post":
-            x = self.ln1(res(x, self.attention(x, mask_add, mask_ok, trace)))
+            x = self.ln1(res(x, self.attention(x, mask_add, mask_ok, trace, cache)))
             return self.ln2(res(x, self.mlp(x)))
-        x = res(x, self.attention(x, mask_add, mask_ok, trace))
+        x = res(x, self.attention(x, mask_add, mask_ok, trace, cache))
         return res(x, self.mlp(x))
 
 
@@ -185,17 +214,27 @@ class GPT(nn.Module):
         loss = None if targets is None else self.loss(logits, targets)
         return logits, loss
 
-    def residual(self, idx: torch.Tensor, trace: list[LayerTrace] | None = None) -> torch.Tensor:
-        """idx (B, T) → the residual stream after the last block (B, T, d), before the final layer norm."""
+    def residual(self, idx: torch.Tensor, trace: list[LayerTrace] | None = None,
+                 cache: KVCache | None = None) -> torch.Tensor:
+        """idx (B, T) → the residual stream after the last block (B, T, d), before the final layer norm. With a
+        `cache`, idx continues the sequences it holds (positions cache.length …), whose keys and values it reads
+        and to which it adds idx's own."""
         B, T = idx.shape
-        if T > self.cfg.n_ctx:
-            raise ValueError(f"sequence of {T} tokens exceeds the context length {self.cfg.n_ctx}")
+        start = 0 if cache is None else cache.length
+        if start + T > self.cfg.n_ctx:
+            raise ValueError(f"sequence of {start + T} tokens exceeds the context length {self.cfg.n_ctx}")
         # F.embedding, not W_E[idx]: indexing's backward (index_put_ with accumulate) adds rows in an order
         # that changes from run to run on several CPU threads; embedding's backward sums each row in index
         # order, so training is bit-reproducible (and measured 1.4-4x faster here)
-        x = self.drop(F.embedding(idx, self.W_E) + self.W_P[:T])  # (B, T, d)
-        for block in self.blocks:
-            x = block(x, self.mask_add, self.mask_ok, trace)
+        x = self.drop(F.embedding(idx, self.W_E) + self.W_P[start:start + T])  # (B, T, d)
+        rows = None
+        if cache is not None:
+            rows = self.mask_ok[start:start + T, :start + T]
+            rows = None if bool(rows.all()) else rows
+        for layer, block in enumerate(self.blocks):
+            x = block(x, self.mask_add, self.mask_ok, trace, None if cache is None else (cache, layer, rows))
+        if cache is not None:
+            cache.length += T
         return x
 
     def readout(self, x: torch.Tensor) -> torch.Tensor:
@@ -217,17 +256,39 @@ class GPT(nn.Module):
             self.forward(idx, trace=trace)
         return trace
 
+    def last_logits(self, idx: torch.Tensor, cache: KVCache | None = None) -> torch.Tensor:
+        """idx (B, T) → the logits (B, V) at its last position only (with a `cache`: idx continues it)."""
+        return self.readout(self.residual(idx, cache=cache)[:, -1])
+
     @torch.no_grad()
     def generate(self, idx: torch.Tensor, n_tokens: int, temperature: float = 1.0,
-                 top_k: int | None = None, generator: torch.Generator | None = None) -> torch.Tensor:
-        """Append n_tokens sampled tokens to idx (B, T); temperature 0 takes the most likely token."""
-        for _ in range(n_tokens):
-            logits, _ = self(idx[:, -self.cfg.n_ctx:])
-            logits = logits[:, -1, :]
+                 top_k: int | None = None, generator: torch.Generator | None = None,
+                 use_cache: bool = True) -> torch.Tensor:
+        """Append n_tokens sampled tokens to idx (B, T); temperature 0 takes the most likely token. Each is
+        drawn from the last position's logits of the last n_ctx tokens, with a KVCache where it holds (module
+        docstring; `use_cache=False` recomputes every window, the check of the cache). Logits that are not
+        finite raise NonFiniteLogits (weights that overflow)."""
+        n_ctx = self.cfg.n_ctx
+        cache = None
+        if use_cache and self.cfg.mask != "none":
+            cache = KVCache(self.cfg, idx.shape[0], self.W_E.dtype, self.W_E.device)
+        logits = self.last_logits(idx[:, -n_ctx:], cache)
+        out = [idx]
+        for i in range(n_tokens):
+            if not bool(torch.isfinite(logits).all()):
+                raise NonFiniteLogits("the model's logits are not finite (its forward pass overflows)")
             if temperature <= 0:
-                nxt = logits.argmax(dim=-1, keepdim=True)
+                nxt = logits.argmax(dim=-1, keepdim=True)  # (B, 1)
             else:
                 probs = sampling_probabilities(logits, temperature, top_k)
                 nxt = torch.multinomial(probs, 1, generator=generator)
-            idx = torch.cat([idx, nxt], dim=1)
-        return idx
+            out.append(nxt)
+            if i == n_tokens - 1:
+                break
+            if cache is not None and not cache.full:
+                logits = self.last_logits(nxt, cache)
+            else:  # the window slides past the context (or no cache): recompute it
+                cache = None
+                out = [torch.cat(out, dim=1)]
+                logits = self.last_logits(out[0][:, -n_ctx:])
+        return torch.cat(out, dim=1)

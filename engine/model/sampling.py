@@ -33,6 +33,10 @@ class SampleRequest:
     seed: int | None = None
 
 
+class NonFiniteLogits(ArithmeticError):
+    """The model gave logits that are not finite: its forward pass overflows (weights that exploded)."""
+
+
 def sampling_probabilities(logits: torch.Tensor, temperature: float = 1.0,
                            top_k: int | None = None) -> torch.Tensor:
     """(…, V) logits -> (…, V) the probabilities of drawing each token."""

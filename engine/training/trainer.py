@@ -32,6 +32,7 @@ from .device import pick_device, set_threads, single_thread
 from .distributed import SOLO, Group
 from ..errors import UserError, shown
 from ..model.gpt import GPT
+from ..model.sampling import NonFiniteLogits
 from ..rundir.integrity import Diverged, NonFiniteWeights, largest_weight, require_finite
 from .optimizers import make_optimizer  # AdamW, SGD or Muon (TrainConfig.optimizer)
 from ..model.probes import induction_probe
@@ -96,9 +97,10 @@ def generate_text(model: GPT, tokenizer, prompt: str, n_tokens: int, temperature
     model.eval()
     try:
         with single_thread(), torch.inference_mode():  # inference_mode: ~7% faster than no_grad here
-            finite = bool(torch.isfinite(model(idx[:, -model.cfg.n_ctx:])[0]).all())
-            out = model.generate(idx, n_tokens, temperature, top_k, generator=gen) if finite else None
-    except RuntimeError as e:  # multinomial's refusal of a NaN distribution met later in the text
+            out = model.generate(idx, n_tokens, temperature, top_k, generator=gen)
+    except NonFiniteLogits:
+        out = None
+    except RuntimeError as e:  # multinomial's refusal of a distribution that overflowed at its temperature
         if "probability tensor" not in str(e):
             raise
         out = None
