@@ -70,6 +70,9 @@ def import_hf(window, folder: str | Path | None = None) -> ImportJob | None:
     def opened(done, source) -> None:
         window.session.post_message(f"Opened {source} as {done.run_dir.name}; Train fine-tunes it on the run's "
                                     "corpus.", "info")
+        if done.ignored:  # a tokenizer file is read for its vocabulary, merges and special tokens only
+            window.session.post_message(f"Ignored in {done.tokenizer_source}: {'; '.join(done.ignored[:3])}"
+                                        f"{' …' if len(done.ignored) > 3 else ''}", "warning")
 
     return _import(window, folder, "Open Hugging Face model", "hf", opened)
 

@@ -30,6 +30,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"imported {args.folder}: {m.n_layer} layers, {m.n_head} heads, d_model {m.d_model}, context "
           f"{m.n_ctx}, {m.vocab_size:,} BPE tokens, {human_count(parameter_count(m))} parameters")
     print(f"weights from {done.weights_file.name}, tokenizer from {done.tokenizer_source}")
+    if done.ignored:  # only the vocabulary, merges and special tokens of a tokenizer file are used
+        print(f"ignored in {done.tokenizer_source}: {'; '.join(done.ignored[:4])}"
+              f"{f' and {len(done.ignored) - 4} more' if len(done.ignored) > 4 else ''}")
     print(f"run written to {done.run_dir} (sample with: gpt-explorer sample --run {done.run_dir}; fine-tune "
           f"with: gpt-explorer train --run {done.run_dir} --corpus FILE)")
     return 0

@@ -65,6 +65,7 @@ class Imported:
     config: ExperimentConfig
     weights_file: Path
     tokenizer_source: str
+    ignored: tuple[str, ...] = ()  # the tokenizer file's settings left out (only its vocabulary is used)
 
 
 def read_config(folder: Path) -> dict:
@@ -168,7 +169,9 @@ def convert(state: dict[str, torch.Tensor], cfg: ModelConfig) -> dict[str, torch
 
 
 def load_tokenizer(folder: Path, vocab_size: int):
-    """The folder's byte-level BPE: tokenizer.json, else vocab.json + merges.txt; it must fit the model."""
+    """The folder's byte-level BPE: tokenizer.json, else vocab.json + merges.txt, read as data
+    (engine/text/bpe_file.py): its size is checked against config.json's before it is built, and any setting
+    but its vocabulary, merges and special tokens is left out and listed in the tokenizer's `ignored`."""
     from ..text.bpe import BPETokenizer
 
     if (folder / TOKENIZER_JSON).exists():
@@ -180,16 +183,16 @@ def load_tokenizer(folder: Path, vocab_size: int):
     try:
         if source == TOKENIZER_JSON:
             text = read_text(folder / TOKENIZER_JSON, JSON_CAP, TOKENIZER_JSON)
-            tok = BPETokenizer.from_dict(parse_json(text, TOKENIZER_JSON))
+            tok = BPETokenizer.from_dict(parse_json(text, TOKENIZER_JSON), str(folder / TOKENIZER_JSON),
+                                         vocab_size, lenient=True)
         else:
             vocab = parse_json(read_text(folder / VOCAB_JSON, JSON_CAP, VOCAB_JSON), VOCAB_JSON)
             merges = read_text(folder / MERGES_TXT, JSON_CAP, MERGES_TXT).splitlines()
-            tok = BPETokenizer.from_vocab_merges(vocab, merges)
-    except (UnsafeFileError, OSError, UnicodeDecodeError, ValueError, CorpusError) as e:  # ValueError: JSON
+            tok = BPETokenizer.from_vocab_merges(vocab, merges, f"{folder / VOCAB_JSON} + {MERGES_TXT}", vocab_size)
+    except CorpusError as e:  # names the file already
+        raise HFImportError(f"the tokenizer cannot be used: {e}") from None
+    except (UnsafeFileError, OSError, UnicodeDecodeError, ValueError) as e:  # ValueError: JSON
         raise HFImportError(f"the tokenizer in {folder} cannot be read: {str(e).splitlines()[0][:160]}") from None
-    if tok.vocab_size != vocab_size:
-        raise HFImportError(f"the tokenizer ({source}) has {tok.vocab_size:,} tokens but config.json's vocab_size "
-                            f"is {vocab_size:,}; they must belong to the same model")
     return tok, source
 
 
@@ -247,5 +250,5 @@ def import_hf(folder: str | Path, run_dir: str | Path, progress: Progress | None
     say()
     create_run(run_dir, cfg, tokenizer, run_probe, weights,
                state={"imported_from": str(folder.resolve()), "wall_s": 0.0})
-    return Imported(run_dir, cfg, weights_file, source)
+    return Imported(run_dir, cfg, weights_file, source, tokenizer.ignored)
 

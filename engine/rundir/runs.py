@@ -390,13 +390,16 @@ class Run:
         problems = self.config.validate()  # a run's config is user input: refused before anything is built
         if problems:
             raise RunError(f"{self.path / CONFIG}: " + "; ".join(map(str, problems)))
+        where = self.path / TOKENIZER
         try:
-            d = parse_json(read_text(self.path / TOKENIZER, JSON_CAP, "tokenizer file"), "tokenizer file")
-            self.tokenizer = tokenizer_from_dict(d if isinstance(d, dict) else {})
+            d = parse_json(read_text(where, JSON_CAP, "tokenizer file"), "tokenizer file")
         except (OSError, ValueError, UserError) as e:
-            raise RunError(f"{self.path / TOKENIZER} is missing or corrupt: {_first_line(e)}") from None
-        if self.tokenizer.vocab_size != self.config.model.vocab_size:
-            raise RunError(f"{self.path}: tokenizer.json and config.toml disagree on the vocabulary size")
+            raise RunError(f"{where} is missing or corrupt: {_first_line(e)}") from None
+        try:  # read as data: its kind and size checked against config.toml before anything is built
+            self.tokenizer = tokenizer_from_dict(d, str(where), kind=self.config.data.tokenizer,
+                                                 vocab_size=self.config.model.vocab_size)
+        except UserError as e:
+            raise RunError(str(e)) from None
         self._warnings: dict[str, str] = {}
         self._shapes: dict[str, tuple[int, ...]] | None = None
         self._checker = None  # a GPT of the config, for check_outputs

@@ -2,9 +2,14 @@
 
 Byte-level BPE (Radford et al. 2019, §2.2) first maps every byte of the UTF-8 text to one printable
 character (a space becomes 'Ġ', a newline 'Ċ'), splits the text with GPT-2's pre-tokenizing pattern and then
-merges frequent pairs; any text encodes, and no token is unknown. A run keeps the whole tokenizer in
+merges frequent pairs; any text encodes, and no token is unknown. A run keeps the tokenizer in
 `tokenizer.json` in the library's own format, so the same file opens here, in `tokenizers` and in
 `transformers`; a GPT-2 folder's tokenizer is the same kind of object (engine/importers/hugging_face.py).
+
+A tokenizer file is data, not configuration: engine/text/bpe_file.py reads its vocabulary, merges and special
+tokens and refuses (or, importing, leaves out) every other setting, and `BPETokenizer.from_parts` builds the
+library's tokenizer from those parts alone, with our pre-tokenizer and decoder and nothing else, so nothing a
+file says runs inside the library.
 
 Token labels are the text a token stands for, not its byte-mapped spelling: 'Ġthe' reads ' the' (which
 engine/model/probes.py then draws as '␣the'); a token holding part of a multi-byte character shows its bytes
@@ -20,28 +25,23 @@ import os
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import numpy as np  # noqa: E402
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers  # noqa: E402
+from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, trainers  # noqa: E402
 
+from .bpe_file import BYTES, BPEParts, check_parts, read_tokenizer_json, read_vocab_merges  # noqa: E402
 from .corpus import CorpusError  # noqa: E402
 
 KIND = "bpe"
 END_OF_TEXT = "<|endoftext|>"
+_BYTES = BYTES  # the byte-level alphabet, character → byte
 
 
-def _byte_decoder() -> dict[str, int]:
-    """The inverse of GPT-2's byte-to-character table (the library's ByteLevel alphabet, in byte order)."""
-    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
-    chars, extra = {}, 0
-    for b in range(256):
-        if b in printable:
-            chars[chr(b)] = b
-        else:  # bytes without a printable look-alike take the characters from U+0100 on, in order
-            chars[chr(256 + extra)] = b
-            extra += 1
-    return chars
-
-
-_BYTES = _byte_decoder()
+def _ours(model: models.BPE) -> Tokenizer:
+    """A tokenizer of `model` with our settings: GPT-2's byte-level pre-tokenizer (no prefix space) and
+    decoder, and no normalizer, padding, truncation or post-processor."""
+    tok = Tokenizer(model)
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    tok.decoder = decoders.ByteLevel()
+    return tok
 
 
 class BPETokenizer:
@@ -49,7 +49,7 @@ class BPETokenizer:
 
     kind = KIND
 
-    def __init__(self, tokenizer: Tokenizer):
+    def __init__(self, tokenizer: Tokenizer, ignored: tuple[str, ...] = ()):
         if not (isinstance(tokenizer.pre_tokenizer, pre_tokenizers.ByteLevel)
                 and isinstance(tokenizer.model, models.BPE)):
             raise CorpusError("the tokenizer is not a byte-level BPE (GPT-2's kind)")
@@ -59,13 +59,12 @@ class BPETokenizer:
             raise CorpusError("the tokenizer's ids are not 0 … n−1")
         self.vocab = [by_id[i] for i in range(len(by_id))]
         self._special = {t.content for t in tokenizer.get_added_tokens_decoder().values()}
+        self.ignored = ignored  # the settings of an imported file that were left out (bpe_file.BPEParts)
 
     @classmethod
     def fit(cls, text: str, vocab_size: int) -> BPETokenizer:
         """Train on `text` (deterministic: the same text and size give the same merges)."""
-        tok = Tokenizer(models.BPE())
-        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-        tok.decoder = decoders.ByteLevel()
+        tok = _ours(models.BPE())
         alphabet = pre_tokenizers.ByteLevel.alphabet()
         trainer = trainers.BpeTrainer(vocab_size=vocab_size, initial_alphabet=alphabet,
                                       special_tokens=[], show_progress=False)
@@ -73,31 +72,27 @@ class BPETokenizer:
         return cls(tok)
 
     @classmethod
-    def from_vocab_merges(cls, vocab: dict, merges: list[str]) -> BPETokenizer:
-        """GPT-2's original files: vocab.json (token → id) and merges.txt (a '#version' line, then one
-        'left right' pair per line, in merge order)."""
-        if not isinstance(vocab, dict) or not all(type(i) is int for i in vocab.values()):
-            raise CorpusError("vocab.json is not a table of token → id")
-        pairs = [tuple(line.split(" ")) for line in merges if line and not line.startswith("#version")]
-        bad = next((p for p in pairs if len(p) != 2), None)
-        if bad is not None:
-            raise CorpusError(f"merges.txt has a line that is not two tokens: {' '.join(bad)[:40]!r}")
+    def from_parts(cls, parts: BPEParts) -> BPETokenizer:
+        """The library's tokenizer built from a checked vocabulary, merges and special tokens alone."""
         try:
-            tok = Tokenizer(models.BPE(vocab=vocab, merges=pairs))
-        except Exception as e:  # the library's own error for merges of unknown tokens
-            raise CorpusError(f"vocab.json and merges.txt do not agree: {str(e).splitlines()[0][:160]}") from None
-        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-        tok.decoder = decoders.ByteLevel()
-        if END_OF_TEXT in vocab:  # GPT-2's document separator, one token, never split
-            tok.add_special_tokens([END_OF_TEXT])
-        return cls(tok)
+            tok = _ours(models.BPE(vocab=parts.vocab, merges=parts.merges))
+        except Exception as e:  # the parts were checked; this is the library disagreeing all the same
+            raise CorpusError(f"the vocabulary and merges cannot be built: {str(e).splitlines()[0][:160]}") from None
+        tok.add_special_tokens([AddedToken(t, special=True, normalized=False) for _, t in parts.special])
+        return cls(tok, parts.ignored)
 
     @classmethod
-    def from_dict(cls, d: dict) -> BPETokenizer:
-        try:
-            return cls(Tokenizer.from_str(json.dumps(d)))
-        except Exception as e:  # the library's parse errors have no common type
-            raise CorpusError(f"not a tokenizer file: {str(e).splitlines()[0][:160]}") from None
+    def from_vocab_merges(cls, vocab, merges: list[str], where: str = "vocab.json + merges.txt",
+                          vocab_size: int | None = None) -> BPETokenizer:
+        """GPT-2's original files: vocab.json (token → id) and merges.txt."""
+        return cls.from_parts(read_vocab_merges(vocab, merges, where, vocab_size=vocab_size))
+
+    @classmethod
+    def from_dict(cls, d: dict, where: str = "the tokenizer file", vocab_size: int | None = None,
+                  lenient: bool = False) -> BPETokenizer:
+        """A tokenizer.json (parsed), read as data (engine/text/bpe_file.py): strict for a run's own file,
+        `lenient` for an import, whose other settings are left out and listed in `ignored`."""
+        return cls.from_parts(read_tokenizer_json(d, where, vocab_size=vocab_size, lenient=lenient))
 
     def to_dict(self) -> dict:
         """The library's own JSON, so the run's tokenizer.json opens in `tokenizers` and `transformers`."""
@@ -134,3 +129,5 @@ class BPETokenizer:
         raw = bytes(_BYTES.get(c, 0x3F) for c in token)
         return raw.decode("utf-8", errors="backslashreplace")
 
+
+__all__ = ["BPETokenizer", "END_OF_TEXT", "KIND", "check_parts"]

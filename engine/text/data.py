@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from ..configs.config import DataConfig
+from ..errors import shown
 from .corpus import CorpusError, load_corpus
 
 UNK = "<unk>"
@@ -132,23 +133,44 @@ class WordTokenizer(_Vocabulary):
         return sum(1 for _ in _WORD.finditer(text))
 
 
-def tokenizer_from_dict(d: dict) -> Tokenizer:
-    if isinstance(d.get("model"), dict):  # the `tokenizers` library's JSON: a byte-level BPE
+def tokenizer_from_dict(d, where: str = "the tokenizer file", *, kind: str | None = None,
+                        vocab_size: int | None = None, lenient: bool = False) -> Tokenizer:
+    """The tokenizer a tokenizer file holds, read as data: a byte-level BPE in the `tokenizers` library's JSON
+    (engine/text/bpe_file.py), or our {"kind", "vocab"} for characters and words. `where` names the file in
+    every refusal; `kind` (the run's data.tokenizer) and `vocab_size` (its model's) are checked before
+    anything is built; `lenient` lets an import leave out a BPE file's other settings."""
+    if not isinstance(d, dict):
+        raise CorpusError(f"{where} is not a tokenizer file (not a JSON object)")
+    found = "bpe" if "model" in d else d.get("kind")
+    if found not in ("char", "word", "bpe"):
+        raise CorpusError(f"{where}: unknown tokenizer kind {shown(found)}")
+    if kind is not None and found != kind:
+        raise CorpusError(f"{where} holds a {_KIND_NAMES[found]} vocabulary, but the run's data.tokenizer is "
+                          f"{kind!r}")
+    if found == "bpe":
         from .bpe import BPETokenizer  # the library loads only for runs that use it
 
-        return BPETokenizer.from_dict(d)
-    kind, vocab = d.get("kind"), d.get("vocab")
+        return BPETokenizer.from_dict(d, where, vocab_size, lenient)
+    other = sorted(set(d) - {"kind", "vocab"})
+    if other:
+        raise CorpusError(f"{where}: the setting {other[0]} is refused; a {found} tokenizer file holds its kind and "
+                          "vocabulary only")
+    vocab = d.get("vocab")
     if not isinstance(vocab, list) or not all(isinstance(v, str) for v in vocab):
-        raise CorpusError("tokenizer file has no vocabulary")
+        raise CorpusError(f"{where} has no vocabulary")
+    if vocab_size is not None and len(vocab) != vocab_size:
+        raise CorpusError(f"{where} has {len(vocab):,} tokens but the model has {vocab_size:,}; they must belong "
+                          "together")
     if len(set(vocab)) != len(vocab):
-        raise CorpusError("the vocabulary lists a token twice")
-    if kind == "char" and not all(len(v) == 1 for v in vocab):
-        raise CorpusError("a character vocabulary holds an entry that is not one character")
-    if kind == "char":
-        return CharTokenizer(vocab)
-    if kind == "word":
-        return WordTokenizer(vocab)
-    raise CorpusError(f"unknown tokenizer kind {kind!r}")
+        raise CorpusError(f"{where}: the vocabulary lists a token twice")
+    if found == "char" and not all(len(v) == 1 for v in vocab):
+        raise CorpusError(f"{where}: a character vocabulary holds an entry that is not one character")
+    if found == "word" and (not vocab or vocab[0] != UNK or not all(vocab)):
+        raise CorpusError(f"{where}: a word vocabulary starts with {UNK} and holds no empty word")
+    return CharTokenizer(vocab) if found == "char" else WordTokenizer(vocab)
+
+
+_KIND_NAMES = {"char": "character", "word": "word", "bpe": "byte-level BPE"}
 
 
 def fit_tokenizer(text: str, cfg: DataConfig) -> Tokenizer:
