@@ -123,12 +123,12 @@ class MainWindow(QMainWindow):
     def _restore_layout_and_open(self, run_dir) -> None:
         self._share_columns()  # the window has its size on screen now (a window manager may have changed it)
         self._default_state = self.saveState(settings.STATE_VERSION)
-        self.layout_restored = settings.restore_layout(self, self.pane_names)
+        self.layout_restored = settings.restore_layout(self, self.pane_names, self._available().size())
         if self.layout_restored and self.isVisible():
             # the default layout on screen may have widened the window for panes the saved one closes: now
             # that they are closed it can take its saved size, and then the docks their saved widths in it
             self._restore_geometry()
-            settings.restore_layout(self, self.pane_names)
+            settings.restore_layout(self, self.pane_names, self._available().size())
         self.message_row.setVisible(bool(self.banner.level))  # a saved layout may have had a message showing
         if not self.updatesEnabled():
             self.layout().activate()
@@ -241,8 +241,9 @@ class MainWindow(QMainWindow):
         return screen.availableGeometry() if screen is not None else QRect()
 
     def _restore_geometry(self) -> None:
-        """The saved size and place, cut to this screen (saved on a larger monitor, it would not fit)."""
-        if settings.restore_geometry(self):
+        """The saved size and place when they were made for a screen like this one (settings.fits_screen), cut
+        to its available area."""
+        if settings.restore_geometry(self, self._available().size()):
             fit = screen_fit.window_size((self.width(), self.height()), self._available(), (0, 0))
             if fit != self.size():
                 self.resize(fit)
@@ -424,6 +425,6 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage("Stopping training and saving a checkpoint…")
         self.controller.shutdown()
         analysis.shutdown()  # the panes' analysis process
-        settings.save_window_state(self, self.pane_names)
+        settings.save_window_state(self, self.pane_names, self._available().size())
         settings.set_saved_config(self.session.config.to_toml())
         super().closeEvent(event)

@@ -5,7 +5,9 @@ showing (the heatmap prompt, the Forms source) (QSettings, INI format, per user)
 `save_window_state` is undone by `restore_geometry` (before the window shows) and `restore_layout` (once
 its docks exist), as napari and Spyder do. The saved layout carries a version and the list of panes it was
 made with; a layout from another version, another set of panes, or
-one Qt cannot read is dropped and the window keeps its default layout. Nothing read here may stop the app
+one Qt cannot read is dropped and the window keeps its default layout. So is a layout made for a larger
+screen than the one the window opens on (`fits_screen`): a layout saved at 1600×1000 and restored at 1280×720
+had its panes cramped and clipped and its tabs elided ("Heatma…") until View → Reset layout. Nothing read here may stop the app
 from starting: every read falls back to a default.
 """
 
@@ -14,13 +16,13 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QSettings, QStandardPaths
+from PySide6.QtCore import QByteArray, QSettings, QSize, QStandardPaths
 from PySide6.QtWidgets import QMainWindow
 
 ORGANIZATION = "gpt-explorer"
 APPLICATION = "gpt-explorer"
 # Bump when the default layout or the meaning of the saved state changes.
-STATE_VERSION = 4  # 4: a small screen's control column and view area; the run browser's panes with the views
+STATE_VERSION = 5  # 5: the window's and the screen's sizes are saved with the layout (fits_screen)
 THEMES = ("dark", "light")
 
 
@@ -45,27 +47,53 @@ def _read(key: str, default, kind: type):
         return default
 
 
-def save_window_state(window: QMainWindow, panes: list[str]) -> None:
+def _size_text(size: QSize) -> str:
+    return f"{size.width()}x{size.height()}"
+
+
+def _read_size(key: str) -> QSize | None:
+    try:
+        w, h = (int(v) for v in _read(key, "", str).split("x"))
+    except ValueError:
+        return None
+    return QSize(w, h) if w > 0 and h > 0 else None
+
+
+def save_window_state(window: QMainWindow, panes: list[str], screen: QSize) -> None:
+    """The window's geometry and dock layout, with its size (frame included) and the available size of the
+    screen it was on (`screen`), which decide whether it may be restored on another screen."""
     s = qsettings()
     s.setValue("window/version", STATE_VERSION)
     s.setValue("window/panes", ",".join(panes))
+    s.setValue("window/frame", _size_text(window.frameGeometry().size()))
+    s.setValue("window/screen", _size_text(screen))
     s.setValue("window/geometry", window.saveGeometry())
     s.setValue("window/state", window.saveState(STATE_VERSION))
     s.sync()
 
 
-def restore_geometry(window: QMainWindow) -> bool:
-    """The window's size and place, before it is shown; False when there is none usable."""
+def fits_screen(screen: QSize) -> bool:
+    """Whether the saved layout may be restored on a screen whose available size is `screen`: it was saved on
+    a screen of that size, or its window, frame included, fits this one (an empty `screen`: unknown, yes)."""
+    saved_screen, frame = _read_size("window/screen"), _read_size("window/frame")
+    if screen.isEmpty() or saved_screen == screen:
+        return True
+    return frame is not None and frame.width() <= screen.width() and frame.height() <= screen.height()
+
+
+def restore_geometry(window: QMainWindow, screen: QSize) -> bool:
+    """The window's size and place, before it is shown; False when there is none usable on this screen."""
     geometry = _read("window/geometry", b"", bytes)
-    if _read("window/version", -1, int) != STATE_VERSION or not geometry:
+    if _read("window/version", -1, int) != STATE_VERSION or not geometry or not fits_screen(screen):
         return False
     return bool(window.restoreGeometry(QByteArray(geometry)))
 
 
-def restore_layout(window: QMainWindow, panes: list[str]) -> bool:
+def restore_layout(window: QMainWindow, panes: list[str], screen: QSize) -> bool:
     """The docks' layout, once they exist; False (the default layout kept) when it was saved by another
-    version or with other panes, or Qt cannot read it."""
-    if _read("window/version", -1, int) != STATE_VERSION or _read("window/panes", "", str) != ",".join(panes):
+    version, with other panes or for a larger screen, or Qt cannot read it."""
+    if _read("window/version", -1, int) != STATE_VERSION or _read("window/panes", "", str) != ",".join(panes) \
+            or not fits_screen(screen):
         return False
     state = _read("window/state", b"", bytes)
     return bool(state) and bool(window.restoreState(QByteArray(state), STATE_VERSION))
@@ -73,7 +101,8 @@ def restore_layout(window: QMainWindow, panes: list[str]) -> bool:
 
 def clear_window_state() -> None:
     s = qsettings()
-    for key in ("window/version", "window/panes", "window/geometry", "window/state"):
+    for key in ("window/version", "window/panes", "window/geometry", "window/state", "window/frame",
+                "window/screen"):
         s.remove(key)
 
 

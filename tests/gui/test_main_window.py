@@ -84,6 +84,32 @@ def test_a_restored_layout_keeps_its_closed_panes_closed_and_the_widths_of_the_o
     assert abs(again.docks["pane_architecture"].width() - before) <= 2
 
 
+def test_a_layout_saved_on_a_larger_screen_is_not_restored_on_a_smaller_one(qtbot, make_window, monkeypatch):
+    """Issue 40: a layout saved at 1600×1000 and reopened at 1280×720 came back cramped and clipped, its tabs
+    elided, until View → Reset layout. It is restored only on a screen it fits, else the screen's default."""
+    from PySide6.QtCore import QRect
+
+    from gui.main_window import MainWindow
+
+    screen = {"now": QRect(0, 0, 1600, 1000)}
+    monkeypatch.setattr(MainWindow, "_available", lambda self: screen["now"])
+    w = make_window()
+    assert len(w._columns) == 3  # the wide screen's three columns
+    w.resize(1480, 900)
+    w.tabifyDockWidget(w.docks["pane_architecture"], w.docks["pane_training"])
+    w.close()
+
+    screen["now"] = QRect(0, 0, 1280, 720)
+    small = make_window()
+    assert not small.layout_restored and len(small._columns) == 2  # the laptop's default layout
+    assert small.width() <= 1280 - 16 and small.height() <= 720 - 40
+    assert small.docks["pane_training"] not in small.tabifiedDockWidgets(small.docks["pane_architecture"])
+    small.close()
+
+    screen["now"] = QRect(0, 0, 1600, 1000)  # saved on the laptop, it fits the larger screen
+    assert make_window().layout_restored  # (its size: Qt clamps it to the real offscreen screen)
+
+
 def test_a_pane_on_a_tab_behind_another_is_not_seen_and_computes_nothing(qtbot, make_window, corpus_file):
     from .conftest import tiny_config
 
