@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -123,15 +124,17 @@ def _finite(row: dict) -> dict:
 
 # ---- checkpoints -------------------------------------------------------------------------------
 
-def write_checkpoint(folder: Path, step: int, weights: dict[str, torch.Tensor], state: dict) -> Path:
-    """Write checkpoints/step-N under a temporary name, verify it loads back equal, then rename it in."""
+def write_checkpoint(folder: Path, step: int, weights: dict[str, torch.Tensor], state: dict,
+                     tokenizer: str | None = None) -> Path:
+    """Write checkpoints/step-N under a temporary name, verify it loads back equal, then rename it in;
+    `tokenizer` is the digest of the run's tokenizer, which the weights' header records."""
     integrity.require_finite(weights, step)
     final = folder / step_name(step)
     tmp = folder / f".tmp-{step_name(step)}-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     try:
-        save_weights(weights, tmp / MODEL_FILE, step)
+        save_weights(weights, tmp / MODEL_FILE, step, tokenizer)
         torch.save(state, tmp / STATE_FILE)
         integrity.write_checksums(tmp, [MODEL_FILE, STATE_FILE])
         loaded, loaded_state = read_checkpoint(tmp)
@@ -151,24 +154,31 @@ def write_checkpoint(folder: Path, step: int, weights: dict[str, torch.Tensor], 
     return final
 
 
-def save_weights(weights: dict[str, torch.Tensor], path: Path, step: int) -> None:
-    """A safetensors file whose header holds its step and the digest of its tensors (run_integrity)."""
-    save_file({k: v.contiguous() for k, v in weights.items()}, str(path),
-              metadata={"step": str(step), integrity.DIGEST_KEY: integrity.tensors_digest(weights)})
+def save_weights(weights: dict[str, torch.Tensor], path: Path, step: int, tokenizer: str | None = None) -> None:
+    """A safetensors file whose header holds its step, the digest of its tensors (run_integrity) and the digest
+    of the tokenizer they were trained with (`tokenizer`, when given)."""
+    metadata = {"step": str(step), integrity.DIGEST_KEY: integrity.tensors_digest(weights)}
+    if tokenizer is not None:
+        metadata[integrity.TOKENIZER_KEY] = tokenizer
+    save_file({k: v.contiguous() for k, v in weights.items()}, str(path), metadata=metadata)
 
 
-def load_weights_file(path: Path, where: str) -> dict[str, torch.Tensor]:
+def load_weights_file(path: Path, where: str, tokenizer: Callable[[], str] | None = None) -> dict[str, torch.Tensor]:
     """The tensors of a safetensors file, refused (IntegrityError) when they differ from the digest its
-    header was written with; safetensors' own errors pass through for the caller to word."""
+    header was written with, or were trained with another tokenizer than the one `tokenizer()` digests;
+    safetensors' own errors pass through for the caller to word."""
     with safe_open(str(path), framework="pt", device="cpu") as f:
         metadata = f.metadata()
+        if tokenizer is not None:
+            integrity.verify_tokenizer(metadata, tokenizer, where)
         weights = {k: f.get_tensor(k) for k in f.keys()}
     integrity.verify_digest(metadata, integrity.tensors_digest(weights), where)
     return weights
 
 
-def read_checkpoint(path: Path) -> tuple[dict[str, torch.Tensor], dict]:
-    """Weights and training state of one checkpoint directory; anything unreadable is a RunError."""
+def read_checkpoint(path: Path, tokenizer: Callable[[], str] | None = None) -> tuple[dict[str, torch.Tensor], dict]:
+    """Weights and training state of one checkpoint directory; anything unreadable is a RunError (also weights
+    trained with another tokenizer than the one `tokenizer()` digests)."""
     where = f"{path.parent.name}/{path.name}"
     try:
         for name in (MODEL_FILE, STATE_FILE):
@@ -178,7 +188,7 @@ def read_checkpoint(path: Path) -> tuple[dict[str, torch.Tensor], dict]:
     except (UserError, OSError) as e:
         raise RunError(str(e)) from None
     try:
-        weights = load_weights_file(path / MODEL_FILE, f"checkpoint {where}/{MODEL_FILE}")
+        weights = load_weights_file(path / MODEL_FILE, f"checkpoint {where}/{MODEL_FILE}", tokenizer)
     except FileNotFoundError:
         raise RunError(f"checkpoint {where} has no {MODEL_FILE}") from None
     except UserError as e:
@@ -233,9 +243,10 @@ def _read_json(path: Path) -> dict | None:
 class RunWriter:
     """Writes one run directory while a Trainer trains (one writer per run at a time)."""
 
-    def __init__(self, path: Path, cfg: ExperimentConfig):
+    def __init__(self, path: Path, cfg: ExperimentConfig, tokenizer: str | None = None):
         self.path = Path(path)
         self.cfg = cfg
+        self.tokenizer = tokenizer  # the tokenizer's digest, recorded in every weights file's header
         for name in (CONFIG, *MADE_FILES):  # a symlink in the run would carry writes out of it
             try:
                 check_inside(self.path, self.path / name)
@@ -261,7 +272,7 @@ class RunWriter:
             path.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise RunError(f"cannot create run directory {path}: {e.strerror}") from None
-        w = cls(path, cfg)
+        w = cls(path, cfg, tokenizer.digest)
         # a creation killed before its config.toml (written last) left only run files: start it again
         if not integrity.clear_half_made(path, MADE_FILES, keep=(LOCK_FILE,)):
             w.lock.release()
@@ -285,7 +296,7 @@ class RunWriter:
     def reopen(cls, run: Run, step: int) -> RunWriter:
         """Continue a run from a checkpoint at `step`: logged rows after it are dropped (they will be
         logged again, identically, since resume is exact), and so is a line cut short by a crash."""
-        w = cls(run.path, run.config)
+        w = cls(run.path, run.config, run.tokenizer.digest)
         for name in (METRICS, SAMPLES):
             rows, _ = read_jsonl(run.path / name)
             kept = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows if r["step"] <= step)
@@ -322,7 +333,7 @@ class RunWriter:
                         val_loss: float | None = None) -> Path:
         """Write a checkpoint, mark it best if its val loss is the lowest yet, and keep the last N."""
         folder = self.path / CHECKPOINTS
-        final = write_checkpoint(folder, step, weights, state)
+        final = write_checkpoint(folder, step, weights, state, self.tokenizer)
         if val_loss is not None and val_loss < self.best_val:
             self.best_step, self.best_val = step, val_loss
             atomic_write_text(folder / BEST, json.dumps({"step": step, "val_loss": val_loss}))
@@ -339,7 +350,7 @@ class RunWriter:
         integrity.require_finite(weights, step)
         path = folder / f"{step_name(step)}.safetensors"
         tmp = folder / f".{path.name}.tmp{os.getpid()}"
-        save_weights(weights, tmp, step)
+        save_weights(weights, tmp, step, self.tokenizer)
         digest = integrity.sha256_of(tmp)
         integrity.sidecar_of(path).unlink(missing_ok=True)  # killed before the new one: read unverified
         os.replace(tmp, path)
@@ -400,11 +411,36 @@ class Run:
                                                  vocab_size=self.config.model.vocab_size)
         except UserError as e:
             raise RunError(str(e)) from None
+        self._check_tokenizer_binding()
         self._warnings: dict[str, str] = {}
         self._shapes: dict[str, tuple[int, ...]] | None = None
         self._checker = None  # a GPT of the config, for check_outputs
         self._sound: set[str] = set()  # weights files whose outputs were found finite
         self.metrics(), self.samples(), self._probe_or_none()
+
+    def _tokenizer_digest(self) -> str:
+        return self.tokenizer.digest
+
+    def _check_tokenizer_binding(self) -> None:
+        """Refuse a tokenizer.json that is not the one the run's newest weights were trained with, as their
+        header records it (a header only: no tensor is read; a damaged file is left to whoever loads it)."""
+        step = max(self.saved_steps(), default=None)
+        if step is None:
+            return
+        path = self.path / SNAPSHOTS / f"{step_name(step)}.safetensors"
+        if step not in self.snapshot_steps():
+            path = self.path / CHECKPOINTS / step_name(step) / MODEL_FILE
+        try:
+            check_regular(path, WEIGHTS_CAP, "weights")
+            with safe_open(str(path), framework="pt", device="cpu") as f:
+                metadata = f.metadata()
+        except Exception:  # damaged: named by the command that loads it
+            return
+        try:
+            integrity.verify_tokenizer(metadata, self._tokenizer_digest, "")
+        except UserError:
+            raise RunError(f"{self.path / TOKENIZER} is not the tokenizer this run's weights were trained with "
+                           "(another run's, or an edited one)") from None
 
     @property
     def warnings(self) -> list[str]:
@@ -513,7 +549,7 @@ class Run:
         raise RunError(f"{self.path} has no intact {what}: " + "; ".join(skipped))
 
     def _checked_checkpoint(self, step: int) -> tuple[dict[str, torch.Tensor], dict]:
-        weights, state = read_checkpoint(self.path / CHECKPOINTS / step_name(step))
+        weights, state = read_checkpoint(self.path / CHECKPOINTS / step_name(step), self._tokenizer_digest)
         if state["step"] != step:
             raise RunError(f"checkpoint {step_name(step)} holds the state of step {state['step']}")
         self._check_weights(weights, f"checkpoint {step_name(step)}")
@@ -566,7 +602,7 @@ class Run:
         try:
             check_regular(path, WEIGHTS_CAP, "snapshot")
             integrity.verify_sidecar(path)
-            weights = load_weights_file(path, f"snapshot {path.name}")
+            weights = load_weights_file(path, f"snapshot {path.name}", self._tokenizer_digest)
         except UserError as e:
             damaged = f"snapshot {path.name} is damaged: {_first_line(e)}"
         except Exception as e:  # safetensors' own error type for truncated or garbage files

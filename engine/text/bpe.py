@@ -18,6 +18,7 @@ as \\xNN escapes.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 
@@ -60,6 +61,7 @@ class BPETokenizer:
         self.vocab = [by_id[i] for i in range(len(by_id))]
         self._special = {t.content for t in tokenizer.get_added_tokens_decoder().values()}
         self.ignored = ignored  # the settings of an imported file that were left out (bpe_file.BPEParts)
+        self._digest: str | None = None
 
     @classmethod
     def fit(cls, text: str, vocab_size: int) -> BPETokenizer:
@@ -97,6 +99,18 @@ class BPETokenizer:
     def to_dict(self) -> dict:
         """The library's own JSON, so the run's tokenizer.json opens in `tokenizers` and `transformers`."""
         return json.loads(self._tok.to_str())
+
+    @property
+    def digest(self) -> str:
+        """sha256 of what the tokenizer is — its tokens in id order, merges and special tokens — whatever the
+        library's file format: a run's weights carry it (engine/rundir/runs.py)."""
+        if self._digest is None:
+            merges = self.to_dict()["model"]["merges"]  # "a b" strings in older releases, [a, b] lists now
+            special = sorted((i, t.content) for i, t in self._tok.get_added_tokens_decoder().items())
+            body = {"kind": KIND, "vocab": self.vocab, "special": special,
+                    "merges": [m.split(" ") if isinstance(m, str) else m for m in merges]}
+            self._digest = hashlib.sha256(json.dumps(body, ensure_ascii=False).encode("utf-8")).hexdigest()
+        return self._digest
 
     @property
     def vocab_size(self) -> int:

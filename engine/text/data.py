@@ -10,6 +10,8 @@ how many characters each split's tokens cover on average, which turns a loss int
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import re
 from collections import Counter
@@ -33,6 +35,8 @@ class Tokenizer(Protocol):
 
     @property
     def vocab_size(self) -> int: ...
+    @property
+    def digest(self) -> str: ...
     def encode(self, text: str) -> list[int]: ...
     def encode_array(self, text: str) -> np.ndarray: ...
     def encode_with_starts(self, text: str) -> tuple[np.ndarray, np.ndarray | None]: ...
@@ -60,6 +64,11 @@ class _Vocabulary:
 
     def to_dict(self) -> dict:
         return {"kind": self.kind, "vocab": self.vocab}
+
+    @property
+    def digest(self) -> str:
+        """sha256 of the kind and the vocabulary: a run's weights carry it (engine/rundir/runs.py)."""
+        return hashlib.sha256(json.dumps(self.to_dict(), ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
 class CharTokenizer(_Vocabulary):

@@ -295,3 +295,26 @@ def test_padding_to_a_billion_tokens_is_one_line_in_a_process_that_exits_normall
     assert done.returncode == 2, done.stderr
     line = one_error_line(done.returncode, done.stderr)
     assert str(run / "tokenizer.json") in line and "padding" in line
+
+
+# ---- another tokenizer of the same size: the weights' header names the one they were trained with ---------
+
+def test_another_runs_tokenizer_of_the_same_size_is_refused_by_every_command(bpe_run, corpus, tmp_path, capsys):
+    other = BPETokenizer.fit(shakespeare_text()[100_000:130_000], VOCAB)
+    assert other.vocab_size == VOCAB and other.vocab != Run(bpe_run).tokenizer.vocab
+    run = damaged_copy(bpe_run, tmp_path, other.to_dict())
+    for command, argv in commands(run, tmp_path).items():
+        line = one_error_line(*run_cli(capsys, *argv)[::2])
+        assert f"{run / 'tokenizer.json'} is not the tokenizer this run's weights were trained with" in line, command
+
+
+def test_a_character_vocabulary_with_two_characters_swapped_is_refused(tmp_path, capsys):
+    from tests.engine.training.test_trainer import small_config
+
+    run = tmp_path / "chars"
+    list(Trainer(small_config(steps=2, checkpoint_every=2), run, text=shakespeare_text()[:20_000]).steps())
+    d = json.loads((run / "tokenizer.json").read_text(encoding="utf-8"))
+    d["vocab"][10], d["vocab"][11] = d["vocab"][11], d["vocab"][10]
+    (run / "tokenizer.json").write_text(json.dumps(d), encoding="utf-8")
+    line = one_error_line(*run_cli(capsys, "sample", "--run", run)[::2])
+    assert "is not the tokenizer this run's weights were trained with" in line
