@@ -226,7 +226,7 @@ class CoefficientStore:
         steps = self.steps() if steps is None else steps
         recs = [self.record(weight, s).summary() for s in steps]
         ups = [self.update(weight, s) for s in steps]
-        cols: dict[str, list[float]] = {"step": [float(s) for s in steps], "norm_G": [r.norm for r in recs],
+        cols: dict[str, list[float]] = {"step": [int(s) for s in steps], "norm_G": [r.norm for r in recs],
                                         "norm_grad": [r.grad_norm for r in recs],
                                         "agreement": [r.agreement for r in recs]}
         for kind, attr in (("class", "class_norms"), ("term", "term_norms")):

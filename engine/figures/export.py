@@ -40,6 +40,9 @@ DATA_FORMATS = ("csv", "npy")
 # probability: attention rows, fixed levels [0, 1]; sequential: any one-signed matrix, min..max;
 # signed: scores, encodings, coefficients: a diverging map with levels symmetric about 0.
 COLORMAPS = {"probability": "viridis", "sequential": "viridis", "signed": "RdBu_r"}
+# SVG text stays text (editable, searchable) instead of glyph outlines; PDF and PostScript embed TrueType
+# (Type 42) fonts, not matplotlib's default Type 3, which IEEE PDF eXpress and some ACM checks reject
+FONT_EMBEDDING = {"svg.fonttype": "none", "pdf.fonttype": 42, "ps.fonttype": 42}
 MASKED_HATCH = "#9e9e9e"   # colour of the hatching drawn where a matrix is NaN ("masked")
 MASKED_FILL = "#ececec"
 
@@ -216,7 +219,8 @@ def loss_table(rows: Sequence[Mapping]) -> dict[str, np.ndarray]:
     def column(key):
         return np.array([math.nan if r.get(key) is None else float(r[key]) for r in rows])
 
-    return {"step": column("step"), "train_loss": column("train_loss"), "val_loss": column("val_loss")}
+    return {"step": np.array([int(r["step"]) for r in rows], dtype=np.int64), "train_loss": column("train_loss"),
+            "val_loss": column("val_loss")}
 
 
 def save_figure(fig, path: str | Path) -> Path:
@@ -229,8 +233,7 @@ def save_figure(fig, path: str | Path) -> Path:
     if options.width_in:  # scaled as a whole, so text keeps its size relative to the page
         w, h = fig.get_size_inches()
         fig.set_size_inches(options.width_in, h * options.width_in / w)
-    # SVG text stays text (editable, searchable) instead of glyph outlines
-    with matplotlib.rc_context({"svg.fonttype": "none"}):
+    with matplotlib.rc_context(FONT_EMBEDDING):
         fig.savefig(path, format=fmt, dpi=options.dpi)
     return path
 
@@ -253,33 +256,49 @@ def save_matrix_data(path: str | Path, matrix, row_labels=None, col_labels=None)
     return Path(path)
 
 
-def save_stack_data(path: str | Path, stack, axis_names: Sequence[str]) -> Path:
-    """NPY: the whole array. CSV: long format, one line per entry: its index on every axis, then value."""
+def save_stack_data(path: str | Path, stack, axis_names: Sequence[str],
+                    labels: Mapping[int, Sequence[str]] | None = None) -> Path:
+    """NPY: the whole array. CSV: long format, one line per entry: its index on every axis, then, for each
+    axis given `labels` (axis number → one label per index: the tokens of a query or key axis), a column
+    `<axis>_token` with that index's label, then the value."""
     fmt = format_of(path, DATA_FORMATS)
     a = display_matrix(stack)
     if fmt == "npy":
         np.save(path, a)
         return Path(path)
+    labels = {axis: axis_labels(names, a.shape[axis]) for axis, names in (labels or {}).items()
+              if names is not None}
     index = np.indices(a.shape).reshape(a.ndim, -1).T
     with open(path, "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
-        w.writerow(list(axis_names) + ["value"])
+        w.writerow(list(axis_names) + [f"{axis_names[k]}_token" for k in labels] + ["value"])
         for idx, v in zip(index, a.ravel()):
-            w.writerow([*map(int, idx), repr(float(v))])
+            w.writerow([*map(int, idx), *(labels[k][idx[k]] for k in labels), repr(float(v))])
     return Path(path)
 
 
+def csv_cell(value) -> str:
+    """A number as a CSV cell: an integer (a step, an index, a count) as one ("120", not "120.0"), a float
+    with repr so it reads back exactly."""
+    if isinstance(value, (bool, np.bool_)):
+        return str(int(value))
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    return repr(float(value))
+
+
 def save_table(path: str | Path, columns: Mapping[str, Sequence[float]]) -> Path:
-    """CSV: a header of column names, then the rows. NPY: a 2-D float array, columns in the given order."""
+    """CSV: a header of column names, then the rows; a column of integers (steps) is written as integers.
+    NPY: a 2-D float array, columns in the given order."""
     fmt = format_of(path, DATA_FORMATS)
-    data = np.column_stack([np.asarray(v, dtype=np.float64) for v in columns.values()])
+    arrays = [np.asarray(v) for v in columns.values()]
     if fmt == "npy":
-        np.save(path, data)
+        np.save(path, np.column_stack([a.astype(np.float64) for a in arrays]))
         return Path(path)
     with open(path, "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
         w.writerow(list(columns))
-        w.writerows([[repr(float(v)) for v in row] for row in data])
+        w.writerows([[csv_cell(v) for v in row] for row in zip(*(a.tolist() for a in arrays))])
     return Path(path)
 
 
@@ -303,7 +322,7 @@ def export_grid(path: str | Path, stack, *, row_labels=None, col_labels=None,
                 cmap: str | None = None) -> Path:
     """A (R, C, n, m) stack to a grid figure or its data, by the suffix."""
     if format_of(path) in DATA_FORMATS:
-        return save_stack_data(path, stack, axis_names)
+        return save_stack_data(path, stack, axis_names, {2: row_labels, 3: col_labels})
     return save_figure(grid_figure(stack, row_labels=row_labels, col_labels=col_labels, kind=kind,
                                    title=title, tile_title=tile_title, levels=levels,
                                    row_title=axis_names[2], col_title=axis_names[3],

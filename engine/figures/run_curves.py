@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .export import csv_cell
 from .palette import color_of
 from ..configs.config import ConfigError, ExperimentConfig
 from ..errors import UserError
@@ -38,6 +39,7 @@ METRIC_LABELS = {"train_loss": "train loss", "val_loss": "validation loss",
                  "train_bpc": "train bits per character", "val_bpc": "validation bits per character",
                  "lr": "learning rate", "tokens_per_s": "tokens/s"}
 AXIS_LABELS = {"step": "step", "tokens": "tokens seen", "wall_s": "wall time (s)"}
+INTEGER_COLUMNS = ("step", "tokens")  # written "120", not "120.0"
 SMOOTHED = ("train_loss", "train_bpc", "tokens_per_s")  # logged every step and noisy; validation is sparse
 
 
@@ -170,6 +172,7 @@ def save_overlay_table(path: str | Path, curves: Sequence[RunCurves], smoothing:
         for i in range(len(c.columns["step"])):
             values = [c.columns[k][i] for k in header[1:-len(SMOOTHED)]]
             values += [smoothed[id(c)][m][i] for m in SMOOTHED]
-            w.writerow([c.name] + ["" if math.isnan(v) else repr(float(v)) for v in values])
+            w.writerow([c.name] + ["" if math.isnan(v) else csv_cell(int(v) if k in INTEGER_COLUMNS else v)
+                                   for k, v in zip(header[1:], values)])
     atomic_write_text(Path(path), out.getvalue())  # never a half-written table under the name asked for
     return Path(path)

@@ -66,6 +66,7 @@ def test_csv_holds_the_norms_over_steps(run, tmp_path, capsys):
     store = CoefficientStore(run, disk=False)
     assert header[:4] == ["step", "norm_G", "norm_grad", "agreement"]
     np.testing.assert_array_equal(body[:, 0], store.steps())
+    assert [r[0] for r in rows[1:]] == [str(s) for s in store.steps()]  # steps as integers (issue 40)
     for i, s in enumerate(store.steps()):
         rec = store.record("blocks.1.W_K", s)
         assert body[i, 1] == pytest.approx(np.linalg.norm(rec.G), rel=1e-6)

@@ -80,6 +80,16 @@ def test_grid_exports_every_tile(tmp_path):
     assert ET.parse(export.export_grid(tmp_path / "g.svg", stack)).getroot().tag.endswith("svg")
 
 
+def test_an_attention_grid_csv_names_the_query_and_key_tokens(tmp_path):
+    """Issue 40: the attention CSV had indices only; a reader had to find the prompt's tokens elsewhere."""
+    stack = np.random.default_rng(1).random((1, 2, 3, 3))
+    tokens = ["The", " cat", ","]
+    rows = read_csv(export.export_grid(tmp_path / "g.csv", stack, row_labels=tokens, col_labels=tokens))
+    assert rows[0] == ["layer", "head", "query", "key", "query_token", "key_token", "value"]
+    layer, head, q, k, q_token, k_token, v = rows[1 + 1 * 9 + 2 * 3 + 1]  # (0, 1, 2, 1)
+    assert (q, k, q_token, k_token) == ("2", "1", ",", " cat") and float(v) == stack[0, 1, 2, 1]
+
+
 def test_loss_exports_columns_and_figure(tmp_path):
     rows = [{"step": s, "train_loss": 4 - s / 10, **({"val_loss": 4.1 - s / 10} if s % 5 == 0 else {})}
             for s in range(1, 11)]
@@ -89,6 +99,7 @@ def test_loss_exports_columns_and_figure(tmp_path):
     assert np.isnan(table[0, 2]) and table[4, 2] == pytest.approx(3.6)
     lines = read_csv(export.export_loss(tmp_path / "loss.csv", rows))
     assert lines[0] == ["step", "train_loss", "val_loss"] and float(lines[3][1]) == rows[2]["train_loss"]
+    assert [line[0] for line in lines[1:4]] == ["1", "2", "3"]  # steps as integers, not "1.0" (issue 40)
     assert export.export_loss(tmp_path / "loss.png", rows).stat().st_size > 1000
     with pytest.raises(UserError, match="no logged steps"):
         export.export_loss(tmp_path / "x.csv", [])

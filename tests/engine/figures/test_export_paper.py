@@ -64,3 +64,22 @@ def test_the_chosen_resolution_and_width_set_the_png_size(tmp_path):
                                        stack())
     fig = export.grid_figure(stack())
     assert png_size(wide) == tuple(round(v * 100) for v in fig.get_size_inches())
+
+
+def pdf_font_types(path) -> set[bytes]:
+    """The /Subtype of every font a PDF embeds (matplotlib writes font dictionaries uncompressed)."""
+    import re
+
+    data = path.read_bytes()
+    return set(re.findall(rb"/Type\s*/Font\b[^>]*?/Subtype\s*/(\w+)", data)) | \
+        set(re.findall(rb"/Subtype\s*/(\w+)[^>]*?/Type\s*/Font\b", data))
+
+
+def test_pdfs_embed_truetype_fonts_not_type_3(tmp_path):
+    """Issue 40: exported PDFs embedded Type 3 fonts, which IEEE PDF eXpress and some ACM checks reject."""
+    figure = export.export_matrix(tmp_path / "m.pdf", np.eye(4), row_labels=TOKENS[:4], col_labels=TOKENS[:4],
+                                  title="a title", value_title="value")
+    loss = export.export_loss(tmp_path / "l.pdf", [{"step": s, "train_loss": 3 - s / 10} for s in range(1, 5)])
+    for path in (figure, loss):
+        kinds = pdf_font_types(path)
+        assert kinds and b"Type3" not in kinds, (path.name, kinds)

@@ -35,6 +35,7 @@ def test_the_figure_names_each_run_and_the_csv_holds_their_rows(runs_folder, tmp
     export_overlay(tmp_path / "o.csv", curves, smoothing=0.6)
     rows = list(csv.DictReader(open(tmp_path / "o.csv", encoding="utf-8")))
     assert [r["run"] for r in rows] == ["short"] * 12 + ["long"] * 20
+    assert rows[1]["step"].isdigit() and rows[1]["tokens"].isdigit()  # "2", not "2.0" (issue 40)
     assert float(rows[-1]["train_loss_smoothed"]) == pytest.approx(ema(curves[1].columns["train_loss"], 0.6)[-1])
     with pytest.raises(UserError):
         export_overlay(tmp_path / "o.npy", curves)
