@@ -16,7 +16,15 @@ summed over every ordered pair the shares give the curvature term of
     E(s) − E(p) ≈ −Σ_W ⟨G_W, ΔW⟩ + ½ Σ_{A,B} ⟨ΔB, H_BA ΔA⟩.
 
 H is symmetric, so the map of shares is symmetric: entry [B, A] = entry [A, B], and each unordered pair of
-distinct weights carries twice its entry. Pure functions of a model config, two sets of weights and a
+distinct weights carries twice its entry.
+
+A B whose coefficient is round-off at both steps is *degenerate*, by the first-order check's rule
+(docs/verification.md#degenerate-weights: its largest entry far below the model's largest; here below 1e-12 of
+it, since a real gradient can be 4e-7 of it at initialisation, verify.ROUND_OFF): b_K's gradient is
+identically zero, for one (a constant added to a row of scores leaves the softmax as it was), and so is its
+whole Hessian row. Its three moves are round-off too, so no cosine, no route-class shares and no ratio to its
+real move are given for it: ratios of round-off would read as a move (cos 0.59 and "direct 97 %" for moves of
+size 1e-21 on a trained run, issue 43). Pure functions of a model config, two sets of weights and a
 batch; RunAnalysis (run_analysis.py) feeds them a run's saved steps and probe batch and caches the results.
 """
 
@@ -110,17 +118,26 @@ class PairInteraction:
     exact: np.ndarray       # G_B(W(p) + ΔA only) − G_B(W(p))
     real: np.ndarray        # G_B(s) − G_B(p)
     share: float            # ½ ⟨ΔB, H_BA ΔA⟩, the pair's part of the curvature term
+    degenerate: bool = False  # G_B is round-off at p and at s (module docstring): so are its moves
 
     @property
     def cosine(self) -> float:
-        """cos(−H_BA ΔA, real ΔG_B); NaN when either is zero."""
-        return cosine(self.predicted, self.real)
+        """cos(−H_BA ΔA, real ΔG_B); NaN when either is zero or B is degenerate."""
+        return float("nan") if self.degenerate else cosine(self.predicted, self.real)
 
     @property
     def cosine_words(self) -> str:
-        """The cosine in words for a title, or why there is none (the predicted or the real move is zero)."""
+        """The cosine in words for a title, or why there is none (a move is zero, or B is degenerate)."""
+        if self.degenerate:
+            return f"no cosine: {degenerate_words(self.weight)}"
         cos = self.cosine
         return "no cosine: a move is zero" if np.isnan(cos) else f"cos with real {cos:.3f}"
+
+
+def degenerate_words(weight: str) -> str:
+    """What the view says of a degenerate B instead of ratios of its moves."""
+    return (f"{weight}'s coefficient is round-off at both steps next to the model's largest (degenerate, by the "
+            "first-order check's rule), and so are its moves")
 
 
 @dataclass(frozen=True, eq=False)
@@ -133,14 +150,16 @@ class RouteMoves:
     step: int
     prev_step: int
     moves: dict[str, np.ndarray]  # route class -> its part, B's shape; the parts sum to −H_BA ΔA
+    degenerate: bool = False      # G_B is round-off at p and at s: so are the parts
 
     @property
     def shares(self) -> dict[str, float]:
         """class -> ⟨part, −H_BA ΔA⟩ / ‖−H_BA ΔA‖²: how much of the predicted move lies along each class's
-        part (they add up to 1; a part against the whole is negative), largest first; empty when nothing moves."""
+        part (they add up to 1; a part against the whole is negative), largest first; empty when nothing moves
+        or B is degenerate."""
         total = sum(self.moves.values())
         norm2 = float(np.sum(total * total)) if len(self.moves) else 0.0
-        if norm2 == 0.0:
+        if norm2 == 0.0 or self.degenerate:
             return {}
         shares = {c: float(np.sum(m * total)) / norm2 for c, m in self.moves.items()}
         return dict(sorted(shares.items(), key=lambda kv: -abs(kv[1])))
@@ -148,6 +167,8 @@ class RouteMoves:
     def words(self, named: int = 4) -> str:
         """The largest shares in words, e.g. "direct 61 %, L3.mlp 22 %, L2.k 9 %, 2 more classes 8 %"."""
         shares = list(self.shares.items())
+        if self.degenerate:
+            return f"no shares: {degenerate_words(self.weight)}"
         if not shares:
             return "no class moves: A's update leaves B's coefficient where it was"
 
@@ -168,12 +189,14 @@ class InteractionMap:
     prev_step: int
     names: list[str]
     shares: np.ndarray       # [B, A] ½ ⟨ΔB, H_BA ΔA⟩ (symmetric; the whole sum is the curvature term)
-    ratios: np.ndarray       # [B, A] ‖H_BA ΔA‖ / ‖real ΔG_B‖ (NaN where B's coefficient did not move)
+    ratios: np.ndarray       # [B, A] ‖H_BA ΔA‖ / ‖real ΔG_B‖ (NaN where B's coefficient did not move or B
+                             # is degenerate, as in the next two)
     explained: np.ndarray    # [B, A] ⟨−H_BA ΔA, ΔG_B⟩ / ‖ΔG_B‖²: A's part of B's real move (rows sum to ~1)
     first_order: np.ndarray  # [W] −⟨G_W, ΔW⟩, each weight's first-order part of the loss change
     residual: np.ndarray     # [B] ‖−(HΔ)_B − ΔG_B‖ / ‖ΔG_B‖: what second order leaves of B's real move
     loss_before: float       # E(p)
     loss_after: float        # E(s)
+    degenerate: np.ndarray | None = None  # [B] G_B is round-off at p and at s (None: none is)
 
     @property
     def change(self) -> float:
@@ -226,6 +249,18 @@ def _inner(a: torch.Tensor, b: torch.Tensor) -> float:
     return float((a.double() * b.double()).sum())
 
 
+def degenerate_weights(at_p: Mapping[str, torch.Tensor], at_s: Mapping[str, torch.Tensor]) -> set[str]:
+    """The weights whose gradient is round-off next to the model's largest at p and at s (module docstring)."""
+    from ..forms.verify import ROUND_OFF, round_off  # the first-order check's rule, where it decides a view
+
+    def small(grads) -> set[str]:
+        size = {n: float(g.detach().abs().max()) if g.numel() else 0.0 for n, g in grads.items()}
+        top = max(size.values())
+        return {n for n, v in size.items() if round_off(v, top, ROUND_OFF)}
+
+    return small(at_p) & small(at_s)
+
+
 def updates(before: Mapping, after: Mapping, names: list[str]) -> dict[str, torch.Tensor]:
     """{name: W(s) − W(p)} in float64."""
     return {n: torch.as_tensor(after[n]).double() - torch.as_tensor(before[n]).double() for n in names}
@@ -248,7 +283,8 @@ def pair_interaction(loss: ProbeLoss, before: Mapping, delta: Mapping[str, torch
     g_p = grads[weight].detach()
     return PairInteraction(weight, other, step, prev_step, _numpy(-column[weight]),
                            _numpy(-(alone[weight] - g_p)), _numpy(-(at_s[weight] - g_p)),
-                           0.5 * _inner(delta[weight], column[weight]))
+                           0.5 * _inner(delta[weight], column[weight]),
+                           weight in degenerate_weights(grads, at_s))
 
 
 def route_moves(loss: ProbeLoss, before: Mapping, delta: Mapping[str, torch.Tensor], weight: str, other: str,
@@ -259,7 +295,8 @@ def route_moves(loss: ProbeLoss, before: Mapping, delta: Mapping[str, torch.Tens
     names = loss.names(before)
     params = leaves(before, names)
     moves = class_moves(loss.config(before), params, loss.x, loss.y, weight, other, delta[other])
-    return RouteMoves(weight, other, step, prev_step, {c: _numpy(m) for c, m in moves.items()})
+    degenerate = weight in degenerate_weights(gradient(loss, params)[1], gradient(loss, _shifted(params, delta))[1])
+    return RouteMoves(weight, other, step, prev_step, {c: _numpy(m) for c, m in moves.items()}, degenerate)
 
 
 def interaction_map(loss: ProbeLoss, before: Mapping, delta: Mapping[str, torch.Tensor], step: int,
@@ -274,9 +311,10 @@ def interaction_map(loss: ProbeLoss, before: Mapping, delta: Mapping[str, torch.
     n = len(names)
     shares, ratios, explained = np.zeros((n, n)), np.full((n, n), np.nan), np.full((n, n), np.nan)
     residual = np.full(n, np.nan)
+    degenerate = degenerate_weights(grads, at_s)
     for i, B in enumerate(names):
         real = -(at_s[B] - grads[B].detach())
-        real_norm = float(real.norm())
+        real_norm = 0.0 if B in degenerate else float(real.norm())  # no ratios of round-off
         whole = torch.zeros_like(real)
         for j, A in enumerate(names):
             col = columns[A][B]
@@ -289,8 +327,9 @@ def interaction_map(loss: ProbeLoss, before: Mapping, delta: Mapping[str, torch.
             residual[i] = float((whole - real).norm()) / real_norm
     first = np.array([_inner(grads[W].detach(), delta[W]) for W in names])  # −⟨G_W, ΔW⟩ = ⟨∇E, ΔW⟩
     return InteractionMap(step, prev_step, names, shares, ratios, explained, first, residual,
-                          float(E_p.detach()), float(E_s.detach()))
+                          float(E_p.detach()), float(E_s.detach()), np.array([B in degenerate for B in names]))
 
 
 __all__ = ["ProbeLoss", "PairInteraction", "InteractionMap", "leaves", "gradient", "hessian_columns",
-           "interval", "check_pair", "updates", "pair_interaction", "interaction_map"]
+           "interval", "check_pair", "degenerate_weights", "degenerate_words", "updates", "pair_interaction",
+           "interaction_map"]

@@ -48,8 +48,7 @@ def _verify(forms, form) -> int:
     got = check_chain(form) if isinstance(forms.net.spec, chain.ChainSpec) else check_gpt(form)
     print(f"{got.weight} by {got.other}: {got.terms} terms, relative error {got.error:.2e} against autograd's "
           f"mixed second derivative (float64): {'ok' if got.ok else 'FAILED'} (tolerance {TOLERANCE:g})"
-          + (f"; {got.weight} is degenerate (its gradient is round-off): relative to the model's scale"
-             if got.degenerate else ""))
+          + (f"; degenerate ({got.degenerate}): relative to the model's scale" if got.degenerate else ""))
     return 0 if got.ok else 1
 
 

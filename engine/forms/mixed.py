@@ -188,10 +188,10 @@ class MixedForm:
 
 def _block(sym: Sym, V: torch.Tensor) -> torch.Tensor:
     """The part of V on the block `sym` (a head's columns of W_Q, ...), shaped as the symbol."""
-    if sym.block is None:
-        return V.reshape(1, -1) if V.dim() == 1 else V
-    axis, start, stop = sym.block
-    return V[start:stop] if axis == 0 else V[:, start:stop]
+    from .evaluate import block_of
+
+    v = V if sym.block is None else block_of(V, sym.block)  # a bias's head: its entries, the last axis
+    return v.reshape(1, -1) if V.dim() == 1 else v
 
 
 def notes_question(net) -> tuple[str, str]:

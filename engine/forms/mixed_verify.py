@@ -4,9 +4,11 @@ The reference is independent of the words: the loss is verify.chain_loss for the
 engine.model.gpt.GPT itself for a GPT (its explicit attention path: the fused kernel has no second
 derivative). For a random direction V on B it differentiates s = ⟨−∂L/∂B, V⟩ by A, which is what the mixed
 terms sum to (Σ M^t = −H_AB V). Metric: max|Δ| / max|reference|, as for the first-order forms; and as there
-(docs/verification.md), a B whose gradient is below verify.DEGENERATE of the model's largest is *degenerate* (the plain
-chain collapses at depth ≥ 4 and its last K's whole Hessian row is round-off, 1e-21 at depth 6): it is judged
-by max|Δ| / the largest mixed derivative of the model's steepest weight, along a random direction.
+(docs/verification.md), a pair whose reference is round-off is *degenerate* and is judged by max|Δ| / the largest
+mixed derivative of the model's steepest weight along a random direction (the model's scale). Either side can
+make it so: B's gradient is round-off (the plain chain collapses at depth ≥ 4 and its last K's whole Hessian row
+is round-off, 1e-21 at depth 6), or the mixed derivative itself is (A = one head's slice of b_K, whose gradient
+is identically zero: a constant added to a row of scores leaves the softmax as it was, so H_BA = 0 for every B).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ class MixedCheck:
     other: str          # A
     terms: int
     error: float        # max|Σ M^t − autograd| / max|autograd| (degenerate: / the model's scale)
-    degenerate: bool = False
+    degenerate: str = ""  # why the reference is round-off ("" when it is not)
 
     @property
     def ok(self) -> bool:
@@ -41,7 +43,7 @@ class MixedCheck:
 @dataclass(frozen=True)
 class Reference:
     mixed: torch.Tensor  # ∂⟨−∂L/∂B, V⟩/∂A
-    degenerate: bool     # B's gradient is round-off next to the model's largest
+    degenerate: str      # why the reference is round-off next to the model's ("" when it is not)
     scale: float         # what an error is divided by: max|mixed|, or the model's scale when degenerate
 
 
@@ -58,11 +60,13 @@ def mixed_reference(loss, weights: dict[str, torch.Tensor], weight: str, other: 
 
     mixed = row(weight, V)[other]
     size = {k: float(g.detach().abs().max()) for k, g in grads.items()}
-    if size[weight] >= verify.DEGENERATE * max(size.values()):
-        return Reference(mixed, False, float(mixed.abs().max()))
     steepest = max(size, key=size.get)
     scale = max(float(g.abs().max()) for g in row(steepest, _direction(w[steepest].shape, seed)).values())
-    return Reference(mixed, True, scale)
+    if verify.round_off(size[weight], size[steepest]):
+        return Reference(mixed, f"{weight}'s gradient is round-off", scale)
+    if verify.round_off(float(mixed.abs().max()), scale):
+        return Reference(mixed, "the mixed derivative is round-off", scale)
+    return Reference(mixed, "", float(mixed.abs().max()))
 
 
 def _result(form: MixedForm, ours: torch.Tensor, ref: Reference) -> MixedCheck:

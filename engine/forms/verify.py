@@ -28,6 +28,11 @@ from .network import Network
 
 TOLERANCE = 1e-8
 DEGENERATE = 1e-6
+# The same rule where it decides what a view shows rather than how an error is judged (the second-order view's
+# degenerate B): a float64 gradient this far below the model's largest is round-off. b_K's, identically zero,
+# is 1e-21 of it; a real one can be small at initialisation (b_Q of a 2-layer model: 4e-7, which DEGENERATE
+# would call round-off, and the view would hide a real move).
+ROUND_OFF = 1e-12
 
 
 @dataclass(frozen=True)
@@ -42,13 +47,19 @@ class Check:
         return self.error <= TOLERANCE
 
 
+def round_off(size: float, top: float, threshold: float = DEGENERATE) -> bool:
+    """Whether a weight's largest entry `size` (of a gradient, or of a mixed derivative) is round-off next to
+    the model's largest `top`: the degenerate rule of docs/verification.md#degenerate-weights."""
+    return size < threshold * top
+
+
 def relative_errors(ours: dict[str, torch.Tensor], ref: dict[str, torch.Tensor]) -> dict[str, tuple[float, bool]]:
     """weight -> (error, degenerate) by the metric of docs/verification.md#the-metric."""
     top = max(float(r.abs().max()) for r in ref.values())
     out = {}
     for name, r in ref.items():
         scale = float(r.abs().max())
-        degenerate = scale < DEGENERATE * top
+        degenerate = round_off(scale, top)
         delta = float((ours[name] - r).abs().max())
         out[name] = (delta / (top if degenerate else scale) if (top if degenerate else scale) > 0 else delta,
                      degenerate)

@@ -13,6 +13,10 @@ Every number comes from the analysis process as the answer to a question (Intera
 InteractionMap of
 engine/analysis/questions.py); the maps of the other saved steps are asked one at a time after the step on
 screen, and only while the tab is shown.
+
+A B whose coefficient is round-off at both steps (b_K's is identically zero) is degenerate, by the first-order
+check's rule: its moves are drawn blank and said to be round-off, with no cosine, class shares or explained
+parts, instead of ratios of round-off (engine/analysis/interaction.py).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
 
-from engine.analysis import questions as q
+from engine.analysis import interaction, questions as q
 
 from ...analysis import AnalysisJob
 from ...widgets.heatmap import HeatmapWidget
@@ -49,6 +53,12 @@ def explained_series(maps: dict, weight: str, named: int = NAMED) -> tuple[np.nd
     if len(order) > named:
         parts["others"] = table[:, order[named:]].sum(axis=1)
     return steps, parts
+
+
+def degenerate_steps(maps: dict, weight: str) -> list[int]:
+    """The steps of `maps` at which B = `weight` is degenerate (its rows of ratios are NaN, not zero)."""
+    return [s for s, m in sorted(maps.items())
+            if m.degenerate is not None and m.degenerate[m.names.index(weight)]]
 
 
 class InteractionView(QWidget):
@@ -170,6 +180,9 @@ class InteractionView(QWidget):
             return
         from engine.coefficients import as_matrix  # loaded: the answer unpickled into it
 
+        if pair.degenerate:
+            self._draw_round_off(pair)
+            return
         shared = max(float(np.max(np.abs(pair.predicted), initial=0)), float(np.max(np.abs(pair.exact), initial=0)))
         levels = (-shared, shared) if shared > 0 else None
         self.predicted.set_matrix(as_matrix(pair.predicted), kind="signed", levels=levels,
@@ -180,6 +193,19 @@ class InteractionView(QWidget):
                              title=f"real ΔG_B · steps {pair.prev_step} → {pair.step}")
         self.message.setText(f"{pair.other} → {pair.weight}, steps {pair.prev_step} → {pair.step}: share of the "
                              f"curvature term {pair.share:.3g} (probe batch)")
+
+    def _draw_round_off(self, pair) -> None:
+        """A degenerate B: its moves blank, each titled with its size, and the reason in the message."""
+        from engine.coefficients import as_matrix
+
+        for view, name, move in ((self.predicted, "−H_BA ΔA", pair.predicted),
+                                 (self.exact, f"exact, from {pair.other}'s update alone", pair.exact),
+                                 (self.real, f"real ΔG_B · steps {pair.prev_step} → {pair.step}", pair.real)):
+            size = float(np.max(np.abs(move), initial=0))
+            view.set_matrix(np.full(as_matrix(move).shape, np.nan), kind="signed",
+                            title=f"{name} · round-off (largest {size:.1e})")
+        self.message.setText(f"{pair.other} → {pair.weight}, steps {pair.prev_step} → {pair.step}: "
+                             f"{interaction.degenerate_words(pair.weight)}; nothing here is a move")
 
     def _on_routes(self, tag, routes) -> None:
         if tag != self.request("routes"):
@@ -215,6 +241,10 @@ class InteractionView(QWidget):
         steps, parts = explained_series(self._maps, self._context[1])
         self.chart.show_series(steps, np.ones_like(steps), parts, "shares", weight="")
         self.chart.plot.setLabel("left", f"part of ΔG of {self._context[1]} explained")
+        degenerate = degenerate_steps(self._maps, self._context[1])
+        self.chart.plot.setTitle(f"{self._context[1]} is degenerate (its coefficient round-off) at "
+                                 f"{len(degenerate)} of {len(steps)} steps: nothing to explain there"
+                                 if degenerate else None)
         self.chart.set_cursor(self._context[2])
 
     def _draw_map(self) -> None:

@@ -200,3 +200,23 @@ def test_a_pair_without_a_cosine_says_why_in_its_titles_instead_of_nan():
     assert "no cosine: a move is zero" in pair_figure(still).axes[0].get_title()
     half = ia.PairInteraction("B", "A", 2, 1, predicted=moved, exact=moved, real=np.eye(2) * 3, share=0.0)
     assert half.cosine_words == "cos with real 1.000"
+
+
+def test_a_coefficient_that_is_identically_zero_is_degenerate_not_ratios_of_round_off():
+    # issue 43: b_K's gradient is zero for any weights (a constant added to a row of scores leaves the softmax
+    # as it was), so its moves are round-off; the view read them as a cosine of 0.59 and "direct 97 %"
+    cfg = ModelConfig(n_layer=2, n_head=2, d_model=8, d_ff=16, n_ctx=8, vocab_size=11, attn_bias=True)
+    loss, weights, delta = setting(cfg, seed=3)
+    p = ia.pair_interaction(loss, weights, delta, "blocks.1.b_K", "blocks.0.W_Q", 2, 1)
+    assert p.degenerate and np.abs(p.predicted).max() < 1e-12 and np.isnan(p.cosine)
+    assert "round-off" in p.cosine_words and "degenerate" in p.cosine_words
+    r = ia.route_moves(loss, weights, delta, "blocks.1.b_K", "blocks.0.W_Q", 2, 1)
+    assert r.degenerate and r.shares == {} and "round-off" in r.words() and "%" not in r.words()
+    m = ia.interaction_map(loss, weights, delta, 2, 1)
+    row = m.names.index("blocks.1.b_K")
+    assert [m.names[i] for i in np.flatnonzero(m.degenerate)] == ["blocks.0.b_K", "blocks.1.b_K"]
+    assert np.isnan(m.ratios[row]).all() and np.isnan(m.explained[row]).all() and np.isnan(m.residual[row])
+    # a weight beside it keeps its numbers: the rule is the first-order check's, not "small"
+    q = ia.pair_interaction(loss, weights, delta, "blocks.1.b_Q", "blocks.0.W_Q", 2, 1)
+    assert not q.degenerate and not np.isnan(q.cosine)
+    assert not np.isnan(m.ratios[m.names.index("blocks.1.b_Q")]).any()

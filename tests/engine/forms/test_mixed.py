@@ -70,6 +70,27 @@ def test_mixed_form_of_a_gpt_equals_autograds_mixed_second_derivative(label, B, 
         assert any("ln2" in text(t.G) for t in form.terms), label
 
 
+BIAS_CONFIGS = {"two heads, post-LN, GELU": small_config(norm="post", activation="gelu", attn_bias=True),
+                "three heads, ReLU": small_config(norm="none", activation="relu", attn_bias=True, n_head=3,
+                                                  d_model=12)}
+
+
+@pytest.mark.parametrize("label, layer", [("two heads, post-LN, GELU", 0), ("two heads, post-LN, GELU", 1),
+                                          ("three heads, ReLU", 0)])
+@pytest.mark.parametrize("bias", ["b_Q", "b_K", "b_V"])
+def test_mixed_form_of_every_per_head_bias_slice_equals_autograds(label, layer, bias):
+    # issue 43: the direction V on a head's slice of a bias was cut by the wrong axis (an IndexError). V spans
+    # every head's slice of the bias at once; the bias is B by the other block's W_Q and A under it (A's
+    # coefficient a head's slice too), and B by the last block's W_O
+    forms = Forms(gpt.network(BIAS_CONFIGS[label]))
+    B, other = f"blocks.{layer}.{bias}", f"blocks.{1 - layer}.W_Q"
+    checks = [check_gpt(MixedForm(forms, b, a)) for b, a in ((B, other), (other, B), (B, "blocks.1.W_O"))]
+    assert all(c.terms > 0 and c.error <= TOLERANCE for c in checks), checks
+    # b_K's gradient is identically zero (a constant added to a row of scores leaves the softmax as it was), and
+    # so is its whole Hessian row: judged by the model's scale, on either side, and said why
+    assert all(bool(c.degenerate) == (bias == "b_K") for c in checks), checks
+
+
 @pytest.mark.parametrize("kind, adjoint", [("aa2", "aa2A"), ("aa2C", "aa2AC")])
 def test_bilinear_operator_and_its_adjoint_satisfy_the_shift_identity(kind, adjoint):
     # <Y, op2_{S,A}[D]> = <op2A_{S,A}[Y], D>: the identity rules.pull relies on (docs/second-order.md)

@@ -35,3 +35,21 @@ def test_console_forms2_takes_the_smallest_chain_or_a_network_and_is_in_help():
     assert c.run('z = forms2(2, "K_1", "Q_0"); z[0].route')[0].content == "direct"
     assert "forms2(" in c.run("help")[0].content
     assert c.run('help("forms2")')[0].content.startswith('forms2("K_5", "Q_3"')
+
+
+def test_verify_of_a_per_head_bias_by_another_weight_says_ok_and_why_b_k_is_degenerate(capsys, tmp_path):
+    # issue 43's report: this ended in an IndexError (a head's slice of b_Q cut by the wrong axis)
+    from dataclasses import replace
+
+    from engine.configs.config import ExperimentConfig
+    from tests.engine.forms.helpers import small_config
+
+    path = tmp_path / "biases.toml"
+    path.write_text(replace(ExperimentConfig(), model=small_config(attn_bias=True, norm="post")).to_toml())
+    rc, out, _ = run_cli(capsys, "forms", "--config", path, "--weight", "blocks.1.b_Q", "--other", "blocks.0.W_Q",
+                         "--verify")
+    assert rc == 0 and out.rstrip().endswith("ok (tolerance 1e-10)"), out
+    rc, out, _ = run_cli(capsys, "forms", "--config", path, "--weight", "blocks.1.W_Q", "--other", "blocks.1.b_K",
+                         "--verify")
+    assert rc == 0 and out.rstrip().endswith("degenerate (the mixed derivative is round-off): relative to the "
+                                             "model's scale"), out

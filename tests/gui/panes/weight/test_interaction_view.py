@@ -68,3 +68,42 @@ def test_first_saved_step_says_no_update_reaches_it(qtbot, run_path):  # noqa: F
     pane.tabs.setCurrentWidget(pane.interaction_view)
     pane.timeline.set_step(0)
     qtbot.waitUntil(lambda: "first saved step" in pane.interaction_view.message.text(), timeout=WAIT)
+
+
+@pytest.fixture(scope="module")
+def biased_run(tmp_path_factory):
+    """tiny_run's model with attention biases: b_K's coefficient is identically zero."""
+    from engine.configs.config import DataConfig, ExperimentConfig, ModelConfig, TrainConfig
+    from engine.text.corpus import shakespeare_text
+    from engine.training.trainer import Trainer
+
+    cfg = ExperimentConfig(
+        name="biased", model=ModelConfig(n_layer=2, n_head=2, d_model=16, d_ff=32, n_ctx=16, attn_bias=True),
+        train=TrainConfig(steps=4, batch_size=4, warmup_steps=1, eval_every=4, eval_batches=1, checkpoint_every=4,
+                          snapshot_every=2, sample_tokens=8, torch_threads=1, device="cpu"),
+        data=DataConfig(corpus="test text"))
+    path = tmp_path_factory.mktemp("biased") / "run"
+    list(Trainer(cfg, path, text=shakespeare_text()[:20_000]).steps())
+    return path
+
+
+def test_a_coefficient_that_is_identically_zero_is_shown_as_round_off_not_as_ratios(qtbot, biased_run):
+    # issue 43: b_K's moves are of size 1e-21; the tab gave them a cosine, class shares and explained parts
+    _, pane = make(qtbot, biased_run, "blocks.1.b_K")
+    view = pane.interaction_view
+    pane.tabs.setCurrentWidget(view)
+    pane.timeline.set_step(4)
+    view.set_other("blocks.0.W_Q")
+    qtbot.waitUntil(lambda: "steps 2 → 4" in view.message.text() and "blocks.0.W_Q" in view.message.text(),
+                    timeout=WAIT)
+    assert "round-off" in view.message.text() and "degenerate" in view.message.text()
+    assert "cos" not in view.message.text() + view.predicted.title()
+    for m in (view.predicted, view.exact, view.real):
+        assert "round-off (largest" in m.title() and np.isnan(m.matrix()).all()
+    qtbot.waitUntil(lambda: "round-off" in view.routes.text(), timeout=WAIT)
+    assert "%" not in view.routes.text()
+    qtbot.waitUntil(lambda: len(view._maps) == 2, timeout=WAIT)
+    assert "degenerate" in view.chart.plot.titleLabel.text and "2 of 2 steps" in view.chart.plot.titleLabel.text
+    view.kind_box.setCurrentIndex(1)  # the ratios' map: B's row has none
+    row = view._maps[4].names.index("blocks.1.b_K")
+    assert np.isnan(view.map.matrix()[row]).all()
