@@ -1,9 +1,9 @@
 """One model cache: a GPT per architecture, into which the weights of each step are loaded.
 
-Building a GPT allocates and initialises every parameter; loading a state dict into one already built costs
-a copy. `ModelCache` keeps the model of the last config asked for and the step whose weights it holds, so
-asking for the same step again costs nothing and a new step costs one `load_state_dict`. Not thread-safe:
-its owner (RunAnalysis, or a pane's live-weights computer) calls it from one thread at a time.
+The model is built once per config on the meta device and each step's weights are assigned into it, not
+copied (GPT.from_weights: a run's weights are its files' memory maps). `ModelCache` keeps the model of the last
+config asked for and the step whose weights it holds, so asking for the same step again costs nothing. Not
+thread-safe: its owner (RunAnalysis, or a pane's live-weights computer) calls it from one thread at a time.
 """
 
 from __future__ import annotations
@@ -28,11 +28,14 @@ class ModelCache:
 
         cfg = with_vocab(cfg, int(weights["W_E"].shape[0]))
         if self._model is None or self._model.cfg != cfg:
-            self._model, self._holds = GPT(cfg).eval(), None
+            self._model, self._holds = None, None
         if self._holds != key:
-            self._holds = None  # a failed load leaves the model half-written
+            self._holds = None  # a failed load leaves the model half-assigned
             try:
-                self._model.load_state_dict(dict(weights))
+                if self._model is None:
+                    self._model = GPT.from_weights(cfg, dict(weights))
+                else:
+                    self._model.load_state_dict(dict(weights), assign=True)
             except RuntimeError as e:
                 raise UserError(f"the weights {label or key} do not fit the model's config: "
                                 f"{str(e).splitlines()[0][:160]}") from None

@@ -125,8 +125,7 @@ def autograd_coefficients(cfg: ModelConfig, weights: Mapping[str, torch.Tensor],
     """−∂L/∂W of every weight on the batch (x, y) by one backward pass of engine.model.gpt.GPT, eval mode."""
     from ..model.gpt import GPT
 
-    model = GPT(cfg).to(dtype).eval()
-    model.load_state_dict({k: v.to(dtype) for k, v in weights.items()})
+    model = GPT.from_weights(cfg, {k: v.to(dtype) for k, v in weights.items()})
     with torch.enable_grad():
         _, loss = model(torch.as_tensor(x), torch.as_tensor(y))
         loss.backward()

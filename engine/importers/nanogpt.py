@@ -240,8 +240,7 @@ def _probe(val_bin: Path, cfg: ExperimentConfig, tokenizer: CharTokenizer,
             ids = None
     source = f"{val_bin}"
     if ids is None:
-        model = GPT(cfg.model)
-        model.load_state_dict(weights)
+        model = GPT.from_weights(cfg.model, weights)
         gen = torch.Generator().manual_seed(t.seed)
         start = torch.zeros((1, 1), dtype=torch.long)
         ids = model.eval().generate(start, 4 * n + 1, 1.0, generator=gen)[0].numpy()

@@ -35,6 +35,7 @@ the cache-free path always did. At temperature 0 both give the same tokens (test
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import torch
@@ -192,6 +193,16 @@ class GPT(nn.Module):
             self.register_buffer("mask_add", masks.additive(cfg.mask, n, cfg.band), persistent=False)
             self.register_buffer("mask_ok", masks.allowed(cfg.mask, n, cfg.band), persistent=False)
         self.reset_parameters()
+
+    @classmethod
+    def from_weights(cls, cfg: ModelConfig, weights: Mapping[str, torch.Tensor]) -> GPT:
+        """The GPT of `cfg` holding `weights` themselves, in eval mode: built on the meta device (nothing
+        allocated or drawn) and the tensors assigned, not copied, so a memory-mapped file stays one (GPT-2
+        small's random initialisation and copy took ~2 s). Names and shapes are checked as load_state_dict does."""
+        with torch.device("meta"):
+            model = cls(cfg)
+        model.load_state_dict(weights, assign=True)
+        return model.eval()
 
     def reset_parameters(self) -> None:
         """GPT-2 initialisation: N(0, 0.02), output projections scaled by 1/√(2·n_layer). A model built on the

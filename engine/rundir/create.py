@@ -136,8 +136,8 @@ def _build(tmp: Path, cfg, tokenizer, probe, weights, step, state, best_val, fil
     try:
         if fill is not None:
             fill(tmp)
-        writer.save_snapshot(step, weights)  # also indexes the snapshots `fill` copied
-        writer.save_checkpoint(step, weights, state, best_val)
+        checkpoint = writer.save_checkpoint(step, weights, state, best_val)
+        writer.link_snapshot(step, checkpoint)  # the same file; also indexes the snapshots `fill` copied
     finally:
         writer.close()
 

@@ -196,8 +196,9 @@ def _mtime(path: Path) -> float:
 
 def disk_size(path: Path) -> int:
     """Bytes in the files under path (links not followed; walked without recursion, so any depth is fine,
-    and over at most SIZE_ENTRIES entries)."""
-    total, seen, folders = 0, 0, [path]
+    and over at most SIZE_ENTRIES entries); a file with several names (a run's snapshot hard-linked to its
+    checkpoint, runs.RunWriter.link_snapshot) counts once."""
+    total, seen, folders, linked = 0, 0, [path], set()
     while folders and seen < SIZE_ENTRIES:
         try:
             with os.scandir(folders.pop()) as it:
@@ -205,21 +206,28 @@ def disk_size(path: Path) -> int:
                     seen += 1
                     if seen > SIZE_ENTRIES:
                         break
-                    total += _entry_size(e, folders)
+                    total += _entry_size(e, folders, linked)
         except OSError:
             continue
     return total
 
 
-def _entry_size(e: os.DirEntry, folders: list[Path]) -> int:
-    """A regular file's size; a folder is queued for the walk; anything else counts nothing."""
+def _entry_size(e: os.DirEntry, folders: list[Path], linked: set) -> int:
+    """A regular file's size (0 for a further name of a file counted already); a folder is queued for the walk;
+    anything else counts nothing."""
     try:
         st = e.stat(follow_symlinks=False)
     except OSError:
         return 0
     if stat.S_ISDIR(st.st_mode):
         folders.append(Path(e.path))
-    return st.st_size if stat.S_ISREG(st.st_mode) else 0
+    if not stat.S_ISREG(st.st_mode):
+        return 0
+    if st.st_nlink > 1:
+        if (st.st_dev, st.st_ino) in linked:
+            return 0
+        linked.add((st.st_dev, st.st_ino))
+    return st.st_size
 
 
 def human_bytes(n: int) -> str:

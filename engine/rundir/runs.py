@@ -137,7 +137,9 @@ def write_checkpoint(folder: Path, step: int, weights: dict[str, torch.Tensor], 
         save_weights(weights, tmp / MODEL_FILE, step, tokenizer)
         torch.save(state, tmp / STATE_FILE)
         integrity.write_checksums(tmp, [MODEL_FILE, STATE_FILE])
-        loaded, loaded_state = read_checkpoint(tmp)
+        # the checksums were just computed from these bytes: what reading back checks is that they decode to
+        # the weights and state written
+        loaded, loaded_state = read_checkpoint(tmp, verify=False)
         if loaded.keys() != weights.keys() or loaded_state.get("step") != step or not all(
                 torch.equal(loaded[k], weights[k].cpu()) for k in weights):
             raise RunError("it does not read back as written")
@@ -163,22 +165,34 @@ def save_weights(weights: dict[str, torch.Tensor], path: Path, step: int, tokeni
     save_file({k: v.contiguous() for k, v in weights.items()}, str(path), metadata=metadata)
 
 
-def load_weights_file(path: Path, where: str, tokenizer: Callable[[], str] | None = None) -> dict[str, torch.Tensor]:
+def load_weights_file(path: Path, where: str, tokenizer: Callable[[], str] | None = None,
+                      checksum: Callable[[], bool] = lambda: False) -> dict[str, torch.Tensor]:
     """The tensors of a safetensors file, refused (IntegrityError) when they differ from the digest its
     header was written with, or were trained with another tokenizer than the one `tokenizer()` digests;
-    safetensors' own errors pass through for the caller to word."""
+    safetensors' own errors pass through for the caller to word. `checksum()`, called once the file reads as
+    safetensors, verifies it against its checksum file and says whether there was one: then its bytes are
+    known to be those written, and they are not hashed a second time for the digest.
+
+    The tensors are views of the file's memory map, not copies: a page is read when first touched, and one
+    written to becomes the process's own (a private mapping; the file never changes). Windows cannot delete
+    a mapped file, and a run's writer deletes old checkpoints and thins snapshots, so there they are copied."""
     with safe_open(str(path), framework="pt", device="cpu") as f:
         metadata = f.metadata()
         if tokenizer is not None:
             integrity.verify_tokenizer(metadata, tokenizer, where)
         weights = {k: f.get_tensor(k) for k in f.keys()}
-    integrity.verify_digest(metadata, integrity.tensors_digest(weights), where)
+    if os.name == "nt":
+        weights = {k: v.clone() for k, v in weights.items()}
+    if not checksum():
+        integrity.verify_digest(metadata, integrity.tensors_digest(weights), where)
     return weights
 
 
-def read_checkpoint(path: Path, tokenizer: Callable[[], str] | None = None) -> tuple[dict[str, torch.Tensor], dict]:
+def read_checkpoint(path: Path, tokenizer: Callable[[], str] | None = None,
+                    verify: bool = True) -> tuple[dict[str, torch.Tensor], dict]:
     """Weights and training state of one checkpoint directory; anything unreadable is a RunError (also weights
-    trained with another tokenizer than the one `tokenizer()` digests)."""
+    trained with another tokenizer than the one `tokenizer()` digests). Without `verify` the bytes are not
+    checked against their checksums (a checkpoint being written, read back)."""
     where = f"{path.parent.name}/{path.name}"
     try:
         for name in (MODEL_FILE, STATE_FILE):
@@ -187,8 +201,9 @@ def read_checkpoint(path: Path, tokenizer: Callable[[], str] | None = None) -> t
         raise RunError(f"checkpoint {where} has no {Path(e.filename).name}") from None
     except (UserError, OSError) as e:
         raise RunError(str(e)) from None
-    try:
-        weights = load_weights_file(path / MODEL_FILE, f"checkpoint {where}/{MODEL_FILE}", tokenizer)
+    try:  # garbled bytes inside well-formed files; the header's digest checks a checkpoint without checksums
+        weights = load_weights_file(path / MODEL_FILE, f"checkpoint {where}/{MODEL_FILE}", tokenizer,
+                                    lambda: not verify or integrity.verify_checksums(path, [MODEL_FILE], where))
     except FileNotFoundError:
         raise RunError(f"checkpoint {where} has no {MODEL_FILE}") from None
     except UserError as e:
@@ -203,8 +218,9 @@ def read_checkpoint(path: Path, tokenizer: Callable[[], str] | None = None) -> t
         raise RunError(f"checkpoint {where}/{STATE_FILE} is corrupt or truncated: {_first_line(e)}") from None
     if not isinstance(state, dict) or type(state.get("step")) is not int or state["step"] < 0:
         raise RunError(f"checkpoint {where}/{STATE_FILE} is not a training state")
-    try:  # garbled bytes inside well-formed files
-        integrity.verify_checksums(path, [MODEL_FILE, STATE_FILE], where)
+    try:
+        if verify:
+            integrity.verify_checksums(path, [STATE_FILE], where)
     except UserError as e:
         raise RunError(str(e)) from None
     return weights, state
@@ -346,17 +362,37 @@ class RunWriter:
 
     def save_snapshot(self, step: int, weights: dict[str, torch.Tensor]) -> Path:
         """Weights at `step` for the timeline; then thin older snapshots to fit the disk budget."""
-        folder = self.path / SNAPSHOTS
         integrity.require_finite(weights, step)
-        path = folder / f"{step_name(step)}.safetensors"
-        tmp = folder / f".{path.name}.tmp{os.getpid()}"
+        path, tmp = self._snapshot_names(step)
         save_weights(weights, tmp, step, self.tokenizer)
-        digest = integrity.sha256_of(tmp)
+        return self._place_snapshot(step, tmp, integrity.sha256_of(tmp))
+
+    def link_snapshot(self, step: int, checkpoint: Path) -> Path:
+        """The snapshot at `step` as a second name of the weights file of `checkpoint`, written at that step:
+        a hard link (a copy where the file system has none), its checksum the checkpoint's, so a run created
+        whole (create.py) writes and hashes its weights once. Writers replace files, never write into them, so
+        the two names never part."""
+        path, tmp = self._snapshot_names(step)
+        source = checkpoint / MODEL_FILE
+        try:
+            os.link(source, tmp)
+        except OSError:
+            shutil.copyfile(source, tmp)
+        sums = integrity.recorded_checksums(checkpoint, checkpoint.name) or {}
+        return self._place_snapshot(step, tmp, sums.get(MODEL_FILE) or integrity.sha256_of(tmp))
+
+    def _snapshot_names(self, step: int) -> tuple[Path, Path]:
+        path = self.path / SNAPSHOTS / f"{step_name(step)}.safetensors"
+        return path, path.with_name(f".{path.name}.tmp{os.getpid()}")
+
+    def _place_snapshot(self, step: int, tmp: Path, digest: str) -> Path:
+        """Rename a whole snapshot file into place with its sidecar; then thin the snapshots to the budget."""
+        path = tmp.with_name(f"{step_name(step)}.safetensors")
         integrity.sidecar_of(path).unlink(missing_ok=True)  # killed before the new one: read unverified
         os.replace(tmp, path)
         integrity.write_sidecar(path, digest)
         self.thinned = sorted(set(self.thinned) - {step})
-        self._thin(folder)
+        self._thin(path.parent)
         return path
 
     def _thin(self, folder: Path) -> None:
@@ -571,16 +607,18 @@ class Run:
         from ..model.gpt import GPT
 
         if self._checker is None:
-            with torch.random.fork_rng(devices=[]):  # its initialisation must not move a trainer's generator
+            with torch.device("meta"):  # no weights of its own: check_outputs assigns each file's
                 self._checker = GPT(self.config.model)
         return self._checker
 
     def _check_row(self) -> torch.Tensor:
-        """One row of the probe batch (token 0 repeated when probe.json is unreadable)."""
+        """The first tokens of the probe batch's first row (integrity.CHECK_TOKENS; token 0 repeated when
+        probe.json is unreadable)."""
+        n = min(integrity.CHECK_TOKENS, self.config.model.n_ctx)
         probe = self._probe_or_none()
         if probe is None:
-            return torch.zeros((1, self.config.model.n_ctx), dtype=torch.long)
-        return torch.from_numpy(probe.x[:1])
+            return torch.zeros((1, n), dtype=torch.long)
+        return torch.from_numpy(probe.x[:1, :n])
 
     def newest_intact_step(self) -> int:
         """The newest saved step whose weights load intact (0 when none are saved): what a command given
@@ -601,8 +639,8 @@ class Run:
         path = self.path / SNAPSHOTS / f"{step_name(step)}.safetensors"
         try:
             check_regular(path, WEIGHTS_CAP, "snapshot")
-            integrity.verify_sidecar(path)
-            weights = load_weights_file(path, f"snapshot {path.name}", self._tokenizer_digest)
+            weights = load_weights_file(path, f"snapshot {path.name}", self._tokenizer_digest,
+                                        lambda: integrity.verify_sidecar(path))
         except UserError as e:
             damaged = f"snapshot {path.name} is damaged: {_first_line(e)}"
         except Exception as e:  # safetensors' own error type for truncated or garbage files
@@ -619,12 +657,12 @@ class Run:
         raise RunError(damaged)
 
     def build_model(self, step: int | None = None, dtype: torch.dtype = torch.float32):
-        """The GPT with the weights at `step`, on the CPU, in eval mode."""
+        """The GPT with the weights at `step`, on the CPU, in eval mode: the file's memory-mapped tensors
+        themselves (GPT.from_weights; copied only to change their dtype)."""
         from ..model.gpt import GPT
 
-        model = GPT(self.config.model)
         try:
-            model.load_state_dict(self.load_weights(step))
+            model = GPT.from_weights(self.config.model, self.load_weights(step))
         except RuntimeError as e:
             raise RunError(f"saved weights do not fit the run's config: {_first_line(e)}") from None
         return model.to(dtype).eval()
