@@ -1,7 +1,7 @@
 """GUI-side work that is not about a run's saved steps, off the GUI thread on Qt's thread pool (the GUI
-thread only renders): derivations of the builder's draft model (the forms pane's derivation, term listing
-and walkthrough, the architecture pane's inspection), the forms console's lines, the app's export queue
-(gui/exports.py, which every file export goes through) and the training controller's device probe. Everything asked of a run (its saved steps, a
+thread only renders): the architecture pane's inspection of its draft, the app's export queue
+(gui/exports.py, which every file export goes through) and the training controller's device probe (the Forms
+pane's work is the forms process's: gui/panes/forms/process.py). Everything asked of a run (its saved steps, a
 sample of a run at rest) is a question for the analysis process instead, through gui/analysis.py's
 `AnalysisJob` (docs/design.md#the-analysis-process): that work is mostly Python, and on a thread it holds the
 interpreter lock the GUI thread needs to paint.

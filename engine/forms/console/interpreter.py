@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 
 from .. import printing, rules
 from ..derive import Forms, Term
@@ -23,6 +24,10 @@ from .syntax import (Assign, Attr, Call, ConsoleError, Expr, Index, ListLit, Nam
 from .values import NOTE_OPS, Form, Html, Latex, NoteList, Output, kind_of
 
 
+def _never() -> bool:
+    return False
+
+
 class Console:
     def __init__(self):
         self.env: dict[str, object] = {}
@@ -31,14 +36,17 @@ class Console:
         self.builtins = builtins(self)
         self._steps, self._deadline = 0, math.inf
         self._cancelled = False
+        self._stopped: Callable[[], bool] = _never
 
     # ---- running ----
 
-    def run(self, line: str) -> list[Output]:
+    def run(self, line: str, stopped: Callable[[], bool] | None = None) -> list[Output]:
         """Run one line (statements separated by ';'); returns the outputs of show/showHTML/log/help,
-        and the value of a last bare expression, as a console echoes it."""
+        and the value of a last bare expression, as a console echoes it. `stopped()`, asked at every
+        evaluation step, cancels the line when true (whoever runs it was told to stop, maybe before it began)."""
         self.out = []
         self._steps, self._cancelled = 0, False
+        self._stopped = stopped or _never
         self._deadline = time.monotonic() + MAX_SECONDS
         statements = parse(line)
         last = None
@@ -91,7 +99,7 @@ class Console:
     def tick(self, pos: int | None, n: int = 1) -> None:
         """Count evaluation steps: a line stops at MAX_STEPS, or when cancelled."""
         self._steps += n
-        if self._cancelled:
+        if self._cancelled or self._stopped():
             raise ConsoleError(pos, "evaluation cancelled")
         if self._steps > MAX_STEPS:
             raise ConsoleError(pos, f"this line takes more than {MAX_STEPS:,} steps; stopped")

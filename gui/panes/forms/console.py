@@ -1,8 +1,9 @@
 """The forms pane's console: the note's command line (engine.forms.console) with a prompt that keeps its
 history (Up and Down), outputs rendered as mathematics, HTML or text, and a log for errors, as in the
-note's screenshots. Lines run off the GUI thread, one at a time; the console evaluates only the forms
+note's screenshots. Lines run in the forms process, one at a time, on a lane of their own (a long line never
+holds up the Terms tab), and the console's variables live there; the console evaluates only the forms
 language, never Python (docs/reliability.md): what it cannot parse is an error in the log. A running line shows
-a Stop button (and Esc stops it): `Console.cancel()` ends it at its next evaluation step.
+a Stop button (and Esc stops it): the process ends the line at its next evaluation step.
 """
 
 from __future__ import annotations
@@ -12,14 +13,14 @@ from PySide6.QtGui import QFont, QFontDatabase, QKeySequence, QPalette, QShortcu
 from PySide6.QtWidgets import (QCheckBox, QFrame, QLabel, QLineEdit, QPlainTextEdit, QPushButton,
                                QScrollArea, QSplitter, QVBoxLayout, QWidget)
 
-from engine.forms import Console, Output
+from engine.forms.console import Output
+from engine.forms.questions import ConsoleLine
+from engine.forms.source import Source
 
-from ...jobs import LatestJob
 from ...widgets.formula import FormulaView
 from ...widgets.tiles import row_of
+from .process import FormsJob
 
-CANCEL_RETRY_MS = 100  # Stop repeats the cancel until the line ends: one asked before its thread began
-# running would be forgotten (Console.run starts every line uncancelled)
 ROWS_SHOWN = 40     # formulas rendered per output; the rest are counted, and show as text
 BLOCKS_KEPT = 200   # outputs kept in the view
 
@@ -80,17 +81,15 @@ class ConsoleView(QWidget):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
-        self.console = Console()
+        self.source: Source | None = None   # its network is the console's `net`
         self.history = History()
-        self._job = LatestJob(self)
+        self._job = FormsJob(self)
         self._build()
         self._job.sig_done.connect(self._on_done)
         self._job.sig_failed.connect(self._on_failed)
         self.prompt.returnPressed.connect(self._on_return)
         self.clear_button.clicked.connect(self.clear)
         self.stop_button.clicked.connect(self.stop)
-        self._cancel_timer = QTimer(self, interval=CANCEL_RETRY_MS)
-        self._cancel_timer.timeout.connect(self.console.cancel)
         stop_key = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
         stop_key.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         stop_key.activated.connect(self.stop)
@@ -139,12 +138,12 @@ class ConsoleView(QWidget):
         super().showEvent(event)
         self.prompt.setFocus()
 
-    def set_network(self, net) -> None:
-        self.console.env["net"] = net
+    def set_source(self, source: Source) -> None:
+        self.source = source
 
     def run_line(self, line: str) -> None:
         line = line.strip()
-        if not line or self._job.busy:
+        if not line or self._job.busy or self.source is None:
             return
         self.history.add(line)
         self.prompt.clear()
@@ -153,7 +152,7 @@ class ConsoleView(QWidget):
         self.stop_button.setEnabled(True)
         self.stop_button.show()
         self.stop_button.setFocus()  # the prompt is disabled: Esc still reaches the console through it
-        self._job.submit(line, self.console.run, line)
+        self._job.ask(ConsoleLine(self.source, line), line)
 
     @property
     def running(self) -> bool:
@@ -164,8 +163,7 @@ class ConsoleView(QWidget):
         if not self._job.busy:
             return
         self.stop_button.setEnabled(False)
-        self.console.cancel()
-        self._cancel_timer.start()
+        self._job.cancel()
 
     def _on_return(self) -> None:
         self.run_line(self.prompt.text())
@@ -186,7 +184,6 @@ class ConsoleView(QWidget):
         self.sig_failed.emit(line, message)
 
     def _ready(self) -> None:
-        self._cancel_timer.stop()
         self.stop_button.hide()
         self.prompt.setEnabled(True)
         self.prompt.setFocus()

@@ -3,7 +3,9 @@
 
 Three tabs over one derivation: Walkthrough (the note's pipeline, stage by stage), Terms (weights with
 their counts, terms, one term's word, G and numbers at the current step) and Console (the note's command
-line). The derivation runs on a pool thread; choosing a weight here selects it app-wide
+line). The derivation, the listing, the formulas and the console's lines are the forms process's work
+(gui/panes/forms/process.py, engine/forms/questions.py): the pane holds the source it shows and plain rows;
+a term's value at a step is the analysis process's. Choosing a weight here selects it app-wide
 (Session.select_weight) and a weight selected elsewhere is shown here. Export… asks the app's export queue
 (Session.request_export) to write formula snapshots (engine.forms.snapshot_export), page by page with
 progress and Cancel; Copy LaTeX puts the chosen formula on the clipboard.
@@ -11,6 +13,7 @@ progress and Cancel; Copy LaTeX puts the chosen formula on the clipboard.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -20,17 +23,18 @@ from PySide6.QtWidgets import QLabel, QMenu, QTabWidget, QToolButton, QVBoxLayou
 from engine.analysis import questions as q
 from engine.analysis.live import Published
 from engine.analysis.terms import TermValues
-from engine.forms import latex
+from engine.forms import questions as fq
 from engine.forms import snapshot_export as se
+from engine.forms.source import KINDS, Source, SourceChoice
 
 from ... import settings
 from ...analysis import AnalysisJob
 from ...exports import ExportRequest
-from ...jobs import LatestJob
 from ...session import Session
 from ...widgets import dialogs
 from .console import ConsoleView
-from .source import KINDS, SourceBar, SourceChoice, derive_source
+from .process import FormsJob
+from .source import SourceBar
 from .terms import TermsView
 from .walkthrough import WalkthroughView
 
@@ -53,10 +57,12 @@ class FormsPane(QWidget):
     def __init__(self, session: Session, parent: QWidget | None = None):
         super().__init__(parent)
         self.session = session
-        self.forms = None
+        self.derived: fq.Derived | None = None   # what the forms process derived of the source shown
+        self.shown: Source | None = None          # the source it derived
         self.counts: dict[str, int] = {}
+        self._asked: Source | None = None          # the source asked for last
         self._valued_step: int | None = None   # the step whose values were last asked for
-        self._derive = LatestJob(self)
+        self._derive = FormsJob(self)
         self._values = AnalysisJob(self, follows=session)
         self._build()
         self.state = FormsState(self.source.choice(), tab="terms")
@@ -115,25 +121,27 @@ class FormsPane(QWidget):
         self.state.source = choice
         if self.session.run is not None:
             settings.set_run_value(self.session.run.path, "forms/source", choice.kind)
-        model = self.session.model if choice.kind == "model" else None
-        self.status.setText("Deriving the model's form…" if model is not None else "Deriving the chain's form…")
-        self._derive.submit(choice, derive_source, choice, model)
+        source = Source.of(choice, self.session.model)
+        self.status.setText("Deriving the model's form…" if choice.kind == "model" else "Deriving the chain's form…")
+        self._asked = source
+        self._derive.forget()
+        self._derive.ask(fq.Derive(source), source)
 
     def _on_model_changed(self, _model) -> None:
         if self.state.source.kind == "model":
             self._on_source_changed(self.state.source)
 
-    def _on_derived(self, choice: SourceChoice, result) -> None:
-        if choice != self.state.source:
+    def _on_derived(self, source: Source, derived: fq.Derived) -> None:
+        if source != self._asked:
             return
-        self.forms, self.counts, seconds = result
+        self.shown, self.derived, self.counts = source, derived, derived.counts
         n = sum(self.counts.values())
-        self.status.setText(f"{self.forms.net.title}: {n:,} terms over {len(self.counts)} weights "
-                            f"(derived in {seconds * 1000:.0f} ms). Every term is one route from a weight to "
-                            "the output; its coefficients add up to −∂L/∂W.")
-        self.terms.set_forms(self.forms, self.counts)
-        self.walkthrough.set_forms(self.forms)
-        self.console.set_network(self.forms.net)
+        self.status.setText(f"{derived.title}: {n:,} terms over {len(self.counts)} weights "
+                            f"(derived in {derived.seconds * 1000:.0f} ms). Every term is one route from a weight "
+                            "to the output; its coefficients add up to −∂L/∂W.")
+        self.terms.set_forms(source, self.counts)
+        self.walkthrough.set_forms(source, derived)
+        self.console.set_source(source)
         want = self.state.weight if self.state.weight in self.counts else self.session.selected_weight
         if want not in self.counts:  # show something at once, without choosing a weight app-wide
             want = next(iter(self.counts), None)
@@ -141,8 +149,9 @@ class FormsPane(QWidget):
             self.terms.select_weight(want)
         self._update_weights_wish()
 
-    def _on_derive_failed(self, _choice, message: str) -> None:
-        self.status.setText(f"Cannot derive the form: {message}")
+    def _on_derive_failed(self, source: Source, message: str) -> None:
+        if source == self._asked:
+            self.status.setText(f"Cannot derive the form: {message}")
 
     # ---- selection -------------------------------------------------------------------------
 
@@ -184,7 +193,7 @@ class FormsPane(QWidget):
 
     def _ask_values(self) -> None:
         term, run = self.terms.term, self.session.run
-        if term is None or self.forms is None:
+        if term is None or self.derived is None:
             return
         if self.state.source.kind != "model":
             self.terms.detail.show_values(None, "Numbers are shown for the model's terms when a run is open "
@@ -218,21 +227,21 @@ class FormsPane(QWidget):
 
     # ---- export ----------------------------------------------------------------------------
 
-    def sheet_builder(self, what: str):
-        """A function making the sheet of `what` (term, weight, stage, form), or None if nothing is chosen.
-        It captures engine objects only, so it may run on a pool thread."""
-        forms, term, weight = self.forms, self.terms.term, self.terms.weight
-        if forms is None:
+    def export_writer(self, what: str):
+        """write(path) making the sheet of `what` (term, weight, stage, form), or None if nothing is chosen.
+        It names the source and the term rather than holding any formula, so the export derives them where it
+        runs; a walkthrough stage is the sheet shown."""
+        source, term, weight = self.shown, self.terms.term, self.terms.weight
+        if source is None:
             return None
         if what == "term" and term is not None:
-            return lambda: se.term_sheet(forms, term)
+            return functools.partial(fq.export_sheet_of, source=source, what="term", term_id=term.id)
         if what == "weight" and weight is not None:
-            return lambda: se.weight_sheet(forms, weight)
+            return functools.partial(fq.export_sheet_of, source=source, what="weight", weight=weight)
         if what == "stage" and self.walkthrough.sheet is not None:
-            sheet = self.walkthrough.sheet
-            return lambda: sheet
+            return functools.partial(se.export_sheet, sheet=self.walkthrough.sheet)
         if what == "form":
-            return lambda: se.form_sheet(forms)
+            return functools.partial(fq.export_sheet_of, source=source, what="form")
         return None
 
     def _default_export(self) -> str:
@@ -242,15 +251,15 @@ class FormsPane(QWidget):
 
     def export_job(self):
         what = self._default_export()
-        build = self.sheet_builder(what)
-        if build is None:
+        write = self.export_writer(what)
+        if write is None:
             return None
         name = {"term": "term", "weight": self.terms.weight or "weight", "stage": "stage", "form": "form"}[what]
-        return se.FILTERS, f"{name}.tex", lambda path: se.export_sheet(path, build())[0]
+        return se.FILTERS, f"{name}.tex", write
 
     def export_dialog(self, what: str) -> None:
-        build = self.sheet_builder(what)
-        if build is None:
+        write = self.export_writer(what)
+        if write is None:
             self.session.post_message("Choose a weight, a term or a walkthrough stage first.", "warning")
             return
         run = self.session.run
@@ -258,13 +267,13 @@ class FormsPane(QWidget):
                                     start=run.path if run is not None else "")
         if chosen is not None:  # the dialog's resolution is a PNG's DPI
             path, options = chosen
-            self.session.request_export(ExportRequest(Path(path), lambda at: se.export_sheet(at, build()), options))
+            self.session.request_export(ExportRequest(Path(path), write, options))
 
     def chosen_latex(self) -> str | None:
         if self.state.tab == "walkthrough" and self.walkthrough.sheet is not None:
             return "\n".join(f.tex for f in self.walkthrough.sheet.formulas)
-        term = self.terms.term
-        return None if term is None else "G = " + latex(term.G)
+        detail = self.terms.detail
+        return detail.G.tex if detail.term is not None and detail.G.tex else None
 
     def copy_latex(self) -> None:
         tex = self.chosen_latex()

@@ -1,51 +1,15 @@
-"""What the forms pane inspects: the note's encoder chain (depth 1–6 and its options) or the model of the
-Architecture pane — `SourceChoice`, the bar that edits it, and `derive_source`, which derives it on a pool
-thread (engine.forms: `Forms(encoder(…))`, or `gpt.derive(model)`, cached per architecture)."""
+"""What the forms pane inspects: the bar that edits the choice between the note's encoder chain (depth 1–6 and
+its options) and the model of the Architecture pane (engine/forms/source.py's `SourceChoice`, which the forms
+process derives)."""
 
 from __future__ import annotations
-
-import time
-from dataclasses import dataclass
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QSpinBox, QVBoxLayout, QWidget
 
-from engine.configs.config import ModelConfig
+from engine.forms.source import KINDS, MAX_DEPTH, MAX_HEADS, SourceChoice
 
-from ...torch_import import ensure_torch
-
-KINDS = ("chain", "model")
-MAX_DEPTH = 6
-MAX_HEADS = 4
-
-
-@dataclass(frozen=True)
-class SourceChoice:
-    kind: str = "chain"          # "chain": the note's encoder(n); "model": the Architecture pane's model
-    depth: int = 2
-    residual: bool = False
-    heads: int = 1
-    layer_norm: bool = False
-    cross_entropy: bool = False
-    causal: bool = False
-
-    def chain_options(self) -> dict:
-        return dict(residual=self.residual, heads=self.heads, layer_norm=self.layer_norm,
-                    cross_entropy=self.cross_entropy, causal=self.causal)
-
-
-def derive_source(choice: SourceChoice, model: ModelConfig | None):
-    """(Forms, counts per weight, seconds taken): runs on a pool thread."""
-    ensure_torch()  # the forms engine's network modules import torch
-    from engine.forms import Forms, derive, encoder
-
-    t0 = time.perf_counter()
-    if choice.kind == "model":
-        forms = derive(model)
-    else:
-        forms = Forms(encoder(choice.depth, **choice.chain_options()))
-    counts = forms.counts()
-    return forms, counts, time.perf_counter() - t0
+__all__ = ["KINDS", "SourceBar", "SourceChoice"]
 
 
 class SourceBar(QWidget):

@@ -1,6 +1,8 @@
 """One term in the forms pane: its ID and route, its word as the expansion writes it, its coefficient G as
 rendered mathematics with the number of operators on its path, and — when a run's weights are at hand —
-G's value at the current step as a small heatmap, its norm, and its share of the weight's total."""
+G's value at the current step as a small heatmap, its norm, and its share of the weight's total. The row is
+shown at once; the formulas come from the forms process (engine/forms/questions.py's TermDetail), the values
+from the analysis process."""
 
 from __future__ import annotations
 
@@ -8,8 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from engine.analysis.terms import TermValues
-from engine.forms import latex, printing
-from engine.forms.derive import Forms, Term
+from engine.forms.questions import TermFormulas, TermRow
 
 from ...widgets.formula import FormulaView
 from ...widgets.heatmap import HeatmapWidget
@@ -26,7 +27,7 @@ class TermDetail(QScrollArea):
         super().__init__(parent)
         self.setWidgetResizable(True)
         self.setFrameShape(QFrame.Shape.NoFrame)
-        self.term: Term | None = None
+        self.term: TermRow | None = None
         self.values_term: str | None = None   # the term whose values are shown
         body = QWidget()
         self.title = QLabel()
@@ -87,16 +88,22 @@ class TermDetail(QScrollArea):
             c.hide()
         self.show_values(None, "")
 
-    def show_term(self, forms: Forms, term: Term) -> None:
+    def show_term(self, term: TermRow, total: int) -> None:
+        """The row at once (of `total` terms in the form); its formulas follow with show_formulas."""
         self.term = term
         for c in self.captions:
             c.show()
         self.title.setText(term.id)
         self.meta.setText(f"weight {term.weight} · route class {term.route_class} · {term.operators} "
-                          f"on its path (one shift each) · term {term.index} of {forms.count():,} in Leibniz order")
-        word = forms.term_word(term)
-        self.word.set_formula(latex(word), printing.text(word))
-        self.G.set_formula("G = " + latex(term.G), "G = " + printing.text(term.G))
+                          f"on its path (one shift each) · term {term.index} of {total:,} in Leibniz order")
+        for view in (self.word, self.G):
+            view.set_formula("")
+            view.setText("…")
+
+    def show_formulas(self, formulas: TermFormulas) -> None:
+        if self.term is not None and formulas.row.id == self.term.id:
+            self.word.set_formula(*formulas.word)
+            self.G.set_formula(*formulas.G)
 
     def show_values(self, values: TermValues | None, message: str) -> None:
         """The term's numbers, or a sentence saying why there are none (no run open, still computing…)."""

@@ -1,17 +1,15 @@
 """The forms pane's term browser: weights with their term counts, the terms of the chosen weight, and the
 chosen term's detail (term_detail.py).
 
-Terms are listed by a model/view table (`TermTable`, uniform rows, nothing rendered) that a LatestJob
-fills in Leibniz order a batch at a time (`TermLoader`): the list shows its first rows at once, a progress
-bar counts the rest, Cancel stops, and a weight with more terms than LOAD_CAP stops there with a button for
-the next LOAD_CAP. Counts come from the derivation without enumerating, so a GPT's millions of routes are
-counted, never listed all at once.
+Terms are listed by a model/view table (`TermTable`, uniform rows, nothing rendered) that the forms process
+fills in Leibniz order a batch at a time (`TermLoader`, engine/forms/questions.py's ListTerms): the list shows
+its first rows at once, a progress bar counts the rest, Cancel stops, and a weight with more terms than LOAD_CAP
+stops there with a button for the next LOAD_CAP, which the process lists from where it stopped. Counts come
+from the derivation without enumerating, so a GPT's millions of routes are counted, never listed all at once.
+The pane holds rows of strings and numbers (TermRow), never the forms themselves.
 """
 
 from __future__ import annotations
-
-import threading
-import time
 
 from PySide6.QtCore import QModelIndex, QObject, Qt, Signal
 from PySide6.QtGui import QStandardItem, QStandardItemModel
@@ -19,36 +17,31 @@ from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLab
                                QPushButton, QSplitter, QTableView, QTreeWidget, QTreeWidgetItem, QVBoxLayout,
                                QWidget)
 
-from engine.forms.derive import Forms, Term
+from engine.forms import questions as fq
+from engine.forms.source import Source
 
-from ...jobs import LatestJob
+from .process import FormsJob
 from .term_detail import TermDetail
 
 LOAD_CAP = 5000   # terms listed per "load" of a weight
-BATCH = 250       # terms per batch sent to the GUI thread
-# Listing is pure Python: without a pause the GUI thread waits up to the interpreter's switch interval
-# (5 ms) for the lock at every call into Python while it paints. A term takes ~0.2 ms, so this yields
-# about every 2 ms.
-YIELD_EVERY = 10
 
 
 class TermTable(QStandardItemModel):
-    """The listed terms as a C++ item model. A Python model's data() is called back for every cell on every
-    paint, and each call waits for the interpreter lock, which the loader thread holds while it lists:
-    measured here, 40–55 ms a frame. Items built once per term paint without Python."""
+    """The listed terms as a C++ item model: items built once per term paint without calling into Python (a
+    Python model's data() is called back for every cell on every paint)."""
 
     HEADERS = ("#", "Term ID", "Route", "Ops")
 
     def __init__(self, parent: QObject | None = None):
         super().__init__(0, len(self.HEADERS), parent)
         self.setHorizontalHeaderLabels(list(self.HEADERS))
-        self.terms: list[Term] = []
+        self.terms: list[fq.TermRow] = []
 
     def clear(self) -> None:
         self.removeRows(0, self.rowCount())
         self.terms = []
 
-    def extend(self, terms: list[Term]) -> None:
+    def extend(self, terms: list[fq.TermRow]) -> None:
         right = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
         for t in terms:
             row = [QStandardItem(str(t.index)), QStandardItem(t.id), QStandardItem(t.route_class),
@@ -62,79 +55,63 @@ class TermTable(QStandardItemModel):
 
 
 class TermLoader(QObject):
-    """Enumerates a weight's terms off the GUI thread, LOAD_CAP at a time, in batches, on a LatestJob (what
-    the pane derives its forms with): a new start cancels the listing under way and runs when it stops."""
+    """Lists a weight's terms in the forms process, LOAD_CAP at a time, in batches: a new start cancels the
+    listing under way (its batches still coming are dropped)."""
 
-    sig_batch = Signal(int, object)         # generation, [Term]
+    sig_batch = Signal(int, object)         # generation, [TermRow]
     sig_finished = Signal(int, int, bool)   # generation, terms listed so far, whether that is all
 
     def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
         self.generation = 0
-        self._cancel = threading.Event()
-        self._iter = None
-        self._job = LatestJob(self)
-        self._job.sig_done.connect(lambda _tag, result: self.sig_finished.emit(*result))
-        # a bug (its traceback is on stderr): what was listed stays, and the list says it is not all
-        self._job.sig_failed.connect(lambda tag, _message: self.sig_finished.emit(*tag, False))
+        self._what: tuple[Source, str] | None = None
+        self._listed = 0
+        self._job = FormsJob(self)
+        self._job.sig_part.connect(self._on_part)
+        self._job.sig_done.connect(lambda gen, listed: self.sig_finished.emit(gen, listed.listed, listed.complete))
+        # a failure (its message on stderr when a bug): what was listed stays, and the list says it is not all
+        self._job.sig_failed.connect(lambda gen, _message: self.sig_finished.emit(gen, self._listed, False))
 
     @property
     def running(self) -> bool:
         return self._job.busy
 
-    def start(self, forms: Forms, weight: str) -> None:
-        self.cancel()
+    def start(self, source: Source, weight: str) -> None:
+        self._job.forget()
         self.generation += 1
-        self._cancel = threading.Event()
-        self._iter = forms.iter_terms(weight)
+        self._what = (source, weight)
         self._run(0)
 
     def more(self, listed: int) -> None:
-        if self._iter is not None and not self.running:
-            self._cancel = threading.Event()
+        if self._what is not None and not self.running:
             self._run(listed)
 
     def cancel(self) -> None:
-        self._cancel.set()
+        self._job.cancel()
 
     def _run(self, listed: int) -> None:
-        self._job.submit((self.generation, listed), _take_terms, self.generation, self._iter, listed, self._cancel,
-                         self.sig_batch.emit)
+        self._listed = listed
+        self._job.ask(fq.ListTerms(*self._what, listed, listed + LOAD_CAP), self.generation)
 
-
-def _take_terms(gen: int, it, listed: int, cancel: threading.Event, emit) -> tuple[int, int, bool]:
-    """Take up to LOAD_CAP terms from `it`, emitting them in batches; (gen, terms listed, whether all)."""
-    n, batch, done = listed, [], False
-    try:
-        while not cancel.is_set() and n - listed < LOAD_CAP:
-            try:
-                batch.append(next(it))
-            except StopIteration:
-                done = True
-                break
-            n += 1
-            if n % YIELD_EVERY == 0:
-                time.sleep(0)  # hand the interpreter lock to the GUI thread if it waits for it
-            if len(batch) == BATCH:
-                emit(gen, batch)
-                batch = []
-        emit(gen, batch)
-    except RuntimeError:  # the pane was deleted while this listed
-        pass
-    return gen, n, done
+    def _on_part(self, gen: int, rows: list) -> None:
+        if gen == self.generation:
+            self._listed += len(rows)
+            self.sig_batch.emit(gen, rows)
 
 
 class TermsView(QWidget):
     sig_weight_chosen = Signal(str)     # the user chose a weight in the list
-    sig_term_chosen = Signal(object)    # Term
+    sig_term_chosen = Signal(object)    # TermRow
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
-        self.forms: Forms | None = None
+        self.source: Source | None = None
+        self.counts: dict[str, int] = {}
         self.weight: str | None = None
         self._complete = False
         self.table = TermTable(self)
         self.loader = TermLoader(self)
+        self._formulas = FormsJob(self)
         self._build()
         self._connect()
 
@@ -211,11 +188,14 @@ class TermsView(QWidget):
         self.loader.sig_finished.connect(self._on_loaded)
         self.cancel_button.clicked.connect(self.loader.cancel)
         self.more_button.clicked.connect(lambda: self._load_more())
+        self._formulas.sig_done.connect(lambda _id, formulas: self.detail.show_formulas(formulas))
+        self._formulas.sig_failed.connect(lambda _id, message: self.detail.meta.setText(f"No formula: {message}"))
 
     # ---- what the pane tells it ----
 
-    def set_forms(self, forms: Forms, counts: dict[str, int]) -> None:
-        self.forms = forms
+    def set_forms(self, source: Source, counts: dict[str, int]) -> None:
+        """Show the weights of the derivation of `source`, with their term counts."""
+        self.source, self.counts = source, dict(counts)
         self.weight = None
         was = self.weights.blockSignals(True)
         self.weights.clear()
@@ -257,23 +237,23 @@ class TermsView(QWidget):
     # ---- listing ----
 
     def _list(self, name: str) -> None:
-        if self.forms is None or name == self.weight:
+        if self.source is None or name == self.weight:
             return
         self.weight = name
         self.table.clear()
         self.detail.clear()
         self._complete = False
-        total = self.forms.count(name)
+        total = self.counts[name]
         self.progress.setRange(0, max(1, min(total, LOAD_CAP)))
         self.progress.setValue(0)
         self.progress.setFormat(f"listing %v of {total:,} terms")
         self._show_progress(True)
         self.list_status.setText("")
-        self.loader.start(self.forms, name)
+        self.loader.start(self.source, name)
 
     def _load_more(self) -> None:
         n = len(self.table.terms)
-        total = self.forms.count(self.weight)
+        total = self.counts[self.weight]
         self.progress.setRange(n, min(total, n + LOAD_CAP))
         self._show_progress(True)
         self.loader.more(n)
@@ -282,7 +262,7 @@ class TermsView(QWidget):
         self.progress.setVisible(running)
         self.cancel_button.setVisible(running)
         self.more_button.setVisible(not running and self.weight is not None and not self._complete
-                                    and self.forms is not None and bool(self.table.terms))
+                                    and self.source is not None and bool(self.table.terms))
 
     def _on_batch(self, gen: int, terms: list) -> None:
         if gen == self.loader.generation:
@@ -295,7 +275,7 @@ class TermsView(QWidget):
         if gen != self.loader.generation:
             return
         self._complete = complete
-        total = self.forms.count(self.weight) if self.forms is not None else listed
+        total = self.counts.get(self.weight, listed)
         self.list_status.setText(f"{total:,} terms of {self.weight}." if complete else
                                  f"Listed the first {listed:,} of {total:,} terms of {self.weight} in Leibniz order.")
         self._show_progress(False)
@@ -307,12 +287,14 @@ class TermsView(QWidget):
             self.sig_weight_chosen.emit(name)
 
     def _on_term_row_changed(self, index: QModelIndex, _previous) -> None:
-        if index.isValid() and self.forms is not None:
+        if index.isValid() and self.source is not None:
             term = self.table.terms[index.row()]
-            self.detail.show_term(self.forms, term)
+            self.detail.show_term(term, sum(self.counts.values()))
+            self._formulas.forget()
+            self._formulas.ask(fq.TermDetail(self.source, term.id), term.id)
             self.sig_term_chosen.emit(term)
 
     @property
-    def term(self) -> Term | None:
+    def term(self) -> fq.TermRow | None:
         index = self.list.currentIndex()
         return self.table.terms[index.row()] if index.isValid() else None

@@ -1,11 +1,11 @@
 """The forms pane's walkthrough: the note's pipeline — encoder(n), form, expandAll, expandmm, shiftmm,
 cycle — as steps to go through for the whole form or for one term, each stage rendered as mathematics
 (docs/rules.md: layers composed by substitution, shifts with their transposes); and the note's own question,
-how Q_3 shapes K_5's coefficient, as the same method applied once more (engine/forms/mixed.py,
-docs/second-order.md#worked-example-the-notes-question-on-a-chain-of-six-layers).
+how Q_3 shapes K_5's coefficient, as the same method applied once more (engine/forms/walkthrough.py).
 
-Stages are derived and printed on a pool thread (`stage_sheets`); a whole form with more terms than the
-engine lists (DEFAULT_LIMIT) walks only as far as the form itself and says to follow one term instead.
+The stages are derived and printed in the forms process (engine/forms/questions.py's Walkthrough); a whole
+form with more terms than the engine lists (DEFAULT_LIMIT) walks only as far as the form itself and says to
+follow one term instead.
 """
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QComboBox, QLabel, QListWidget, QPushButton, QSplitter, QVBoxLayout, QWidget)
 
+from engine.forms import questions as fq
 from engine.forms import snapshot_export as se
-from engine.forms.derive import Forms, Term, TooManyTerms
-from engine.forms.mixed import MixedForm, notes_question
+from engine.forms.source import Source
 
-from ...jobs import LatestJob
 from ...widgets.formula import FormulaList
 from ...widgets.tiles import row_of
+from .process import FormsJob
 
 SCOPES = ("whole form", "one term", "the note's question")
 ABOUT = {
@@ -42,47 +42,19 @@ ABOUT = {
     "mixed terms": "The mixed terms' coefficients M: summed, ∂⟨G_B, V⟩/∂A = −H_AB V; at V = ΔB, read against "
                    "ΔA, they give −⟨ΔB, H_BA ΔA⟩, the pair's part of the loss change's curvature term.",
 }
-QUESTION_NOTE = ("The note asks it of a chain of six layers, K_5 by Q_3: choose depth 6 above to follow "
-                 "its worked example.")
-
-
-def stage_sheets(forms: Forms, term: Term | None, question: bool = False) -> tuple[list[tuple[str, se.Sheet]], str]:
-    """(stage name, sheet) for each step, and a note when the whole form is too large to walk through;
-    `question`: the note's question on the network (mixed.notes_question) instead of the form."""
-    out = [("encoder", se.equations_sheet(forms))]
-    note = ""
-    if question:
-        B, A = notes_question(forms.net)
-        try:
-            form = MixedForm(forms, B, A)
-        except TooManyTerms as e:
-            return out, f"{e}."
-        depth = getattr(forms.net.spec, "depth", 0)
-        note = "" if depth >= 6 else QUESTION_NOTE
-        return out + [(name, se.mixed_stage_sheet(form, name, words)) for name, words in form.stages()], note
-    if term is None:
-        try:
-            stages = forms.form_stages()
-        except TooManyTerms as e:
-            stages = [("form", forms.net.form)]
-            note = f"{e}: choose “One term” above."
-        out += [(name, se.stage_sheet(forms, name, w)) for name, w in stages]
-    else:
-        out += [(name, se.stage_sheet(forms, name, w, term)) for name, w in forms.stages(term)]
-    return out, note
-
 
 class WalkthroughView(QWidget):
     sig_stage_changed = Signal(int)
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
-        self.forms: Forms | None = None
-        self.term: Term | None = None
-        self.shown_term: Term | None = None   # the term the shown stages follow (None: the whole form)
-        self.shown_question = False           # the shown stages are the note's question's
+        self.source: Source | None = None
+        self.derived: fq.Derived | None = None
+        self.term: fq.TermRow | None = None
+        self.shown_term: fq.TermRow | None = None   # the term the shown stages follow (None: the whole form)
+        self.shown_question = False                 # the shown stages are the note's question's
         self.sheets: list[tuple[str, se.Sheet]] = []
-        self._job = LatestJob(self)
+        self._job = FormsJob(self)
         self._build()
         self._connect()
 
@@ -136,23 +108,27 @@ class WalkthroughView(QWidget):
     def question(self) -> bool:
         return self.scope.currentIndex() == 2
 
-    def set_forms(self, forms: Forms) -> None:
-        self.forms, self.term = forms, None
+    @property
+    def busy(self) -> bool:
+        return self._job.busy
+
+    def set_forms(self, source: Source, derived: fq.Derived) -> None:
+        self.source, self.derived, self.term = source, derived, None
         self.refresh()
 
-    def set_term(self, term: Term | None) -> None:
+    def set_term(self, term: fq.TermRow | None) -> None:
         self.term = term
         if self.one_term:
             self.refresh()
 
     def refresh(self) -> None:
-        if self.forms is None:
+        if self.source is None:
             return
-        term = None
-        if self.one_term:
-            term = self.term or self.forms.term_at(0)
+        question = fq.Walkthrough(self.source, self.term.id if self.term is not None else None, self.one_term,
+                                  self.question)
         self.about.setText("Deriving the stages…")
-        self._job.submit((self.forms, term, self.question), stage_sheets, self.forms, term, self.question)
+        self._job.forget()  # only the newest is wanted
+        self._job.ask(question, question)
 
     def step(self, delta: int) -> None:
         row = self.stages.currentRow() + delta
@@ -164,29 +140,28 @@ class WalkthroughView(QWidget):
         row = self.stages.currentRow()
         return self.sheets[row][1] if 0 <= row < len(self.sheets) else None
 
-    def _on_sheets(self, tag, result) -> None:
-        forms, term, question = tag
-        if forms is not self.forms or question != self.question:
+    def _on_sheets(self, asked: fq.Walkthrough, stages: fq.Stages) -> None:
+        if asked.source != self.source or asked.question != self.question:
             return
-        self.shown_question = question
-        sheets, note = result
-        self.shown_term = term
+        self.shown_question = stages.question
+        sheets, note = list(stages.sheets), stages.note
+        self.shown_term = stages.term
         keep = self.stages.currentItem().text() if self.stages.currentItem() else ""
         self.sheets = sheets
         self.note.setText(note)
         self.note.setVisible(bool(note))
         was = self.stages.blockSignals(True)
         self.stages.clear()
-        names = [self._stage_label(name, forms) for name, _ in sheets]
+        names = [self._stage_label(name) for name, _ in sheets]
         self.stages.addItems(names)
         self.stages.blockSignals(was)
         self.stages.setCurrentRow(names.index(keep) if keep in names else 0)
         self._on_stage_row_changed(self.stages.currentRow())
 
-    def _stage_label(self, name: str, forms: Forms) -> str:
+    def _stage_label(self, name: str) -> str:
         if name == "encoder":
-            spec = getattr(forms.net.spec, "depth", None)
-            return f"encoder({spec})" if spec is not None else "network"
+            depth = self.derived.depth
+            return f"encoder({depth})" if depth is not None else "network"
         return name
 
     def _on_failed(self, _tag, message: str) -> None:
@@ -197,7 +172,7 @@ class WalkthroughView(QWidget):
             return
         name, sheet = self.sheets[row]
         key = name.split()[0]
-        what = ("the note's question, {} by {}".format(*notes_question(self.forms.net)) if self.shown_question
+        what = ("the note's question, {} by {}".format(*self.derived.question) if self.shown_question
                 else f"term {self.shown_term.id}" if self.shown_term is not None else "the whole form")
         self.about.setText(f"<b>{self.stages.item(row).text()}</b> — {what} — step {row + 1} of "
                            f"{len(self.sheets)}. {ABOUT.get(name, ABOUT.get(key, ''))}")

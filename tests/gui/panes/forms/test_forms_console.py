@@ -4,9 +4,10 @@ files (the .tex compiles when TeX is installed, the SVG parses, the PNG opens)."
 
 from __future__ import annotations
 
+import functools
+import multiprocessing
 import shutil
 import subprocess
-import time
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -14,14 +15,18 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication, QImage
 
 from engine.cli import main as cli_main
-from engine.forms.console.values import Builtin
+from engine.forms import Forms, encoder, latex
+from engine.forms.desk import Desk
+from engine.service_process import ServiceProcess
 from engine.figures.export import FigureOptions
 from gui.exports import Exports
 from gui.panes.forms import FormsPane
+from gui.panes.forms import process as forms_process
 from gui.panes.forms.console import History
 from gui.session import Session
 from gui.widgets import dialogs
 from gui.widgets.formula import FormulaView
+from tests.gui.panes.forms.spin import add_spin
 
 
 @pytest.fixture
@@ -31,7 +36,7 @@ def pane(qtbot):
     pane.resize(1300, 900)
     pane.show()
     qtbot.waitExposed(pane)
-    qtbot.waitUntil(lambda: pane.forms is not None, timeout=20000)
+    qtbot.waitUntil(lambda: pane.derived is not None, timeout=20000)
     pane.tabs.setCurrentWidget(pane.console)
     return pane
 
@@ -139,7 +144,7 @@ def saving_to(monkeypatch, tmp_path):
 def test_every_exported_snapshot_is_a_valid_file(qtbot, pane, tmp_path, saving_to, what):
     # depth 1: a form of 6 terms; the engine's own tests write every format of the depth-2 chain's sheets
     pane.source.depth.setValue(1)
-    qtbot.waitUntil(lambda: pane.forms.net.title == "encoder(1)", timeout=20000)
+    qtbot.waitUntil(lambda: pane.derived.title == "encoder(1)", timeout=20000)
     pane.terms.select_weight("K_0")
     qtbot.waitUntil(lambda: pane.terms.term is not None, timeout=20000)
     pane.tabs.setCurrentWidget(pane.walkthrough)
@@ -173,38 +178,36 @@ def test_file_export_and_copy_latex_follow_the_chosen_term(qtbot, pane, tmp_path
     qtbot.waitUntil(lambda: pane.terms.term is not None, timeout=20000)
     filters, name, write = pane.export_job()
     assert ".tex" in filters and ".svg" in filters and name == "term.tex"
-    text = write(tmp_path / "t.tex").read_text(encoding="utf-8")
-    assert r"\section*{Term Q\_1}" in text
+    (path,) = write(tmp_path / "t.tex")
+    assert r"\section*{Term Q\_1}" in path.read_text(encoding="utf-8")
+    term = Forms(encoder(2)).term(pane.terms.term.id)
+    qtbot.waitUntil(lambda: pane.terms.detail.G.tex == "G = " + latex(term.G), timeout=20000)
     pane.copy_latex()
-    assert QGuiApplication.clipboard().text() == "G = " + __import__("engine.forms", fromlist=["latex"]).latex(
-        pane.terms.term.G)
+    assert QGuiApplication.clipboard().text() == "G = " + latex(term.G)
 
 
-def spin_until_cancelled(console) -> None:
-    """Give the console a function that runs until its line is cancelled, ticking as every evaluation step
-    does (or until the line's time limit, which ends it with another message). The long line this test
-    ran before, expanding encoder(6), now takes under a second, and a Stop that came after its last step
-    found the line finished."""
-    def spin(pos):
-        while True:
-            console.tick(pos)
-            time.sleep(0.001)
-
-    console.builtins["spin"] = Builtin(spin, "", "runs until the line is cancelled", 0, 0)
+@pytest.fixture
+def spinning(monkeypatch):
+    """The app's forms process replaced by one whose console has spin(); the Event it sets once spinning."""
+    started = multiprocessing.get_context("spawn").Event()
+    service = ServiceProcess(Desk, functools.partial(add_spin, started), name="forms")
+    monkeypatch.setattr(forms_process, "_SERVICE", service)
+    yield started
+    service.close()
 
 
 @pytest.mark.parametrize("how", ["button", "escape"])
-def test_stop_cancels_a_running_line_and_shows_only_while_one_runs(qtbot, pane, how):
+def test_stop_cancels_a_running_line_and_shows_only_while_one_runs(qtbot, pane, spinning, how):
     """A line that runs until stopped: Stop (or Esc) ends it with "evaluation cancelled", the prompt comes
     back, and the button is hidden again; it is not shown while nothing runs."""
     console = pane.console
     stop = console.stop_button
     assert not stop.isVisible()
-    spin_until_cancelled(console.console)
     console.prompt.setText("z = spin(); log(1)")
     with qtbot.waitSignal(console.sig_failed, timeout=60000) as got:
         qtbot.keyClick(console.prompt, Qt.Key.Key_Return)
         assert console.running and stop.isVisible()
+        assert spinning.wait(120)  # the line is running in the forms process
         if how == "button":
             qtbot.mouseClick(stop, Qt.MouseButton.LeftButton)
         else:

@@ -8,8 +8,8 @@ import pytest
 from PySide6.QtCore import Qt
 
 from engine.forms import Forms, Snapshot, encoder, latex
+from engine.forms.source import Source, SourceChoice
 from gui.panes.forms import FormsPane
-from gui.panes.forms.source import SourceChoice
 from gui.session import Session
 
 
@@ -20,7 +20,7 @@ def make(qtbot, session=None):
     pane.resize(1300, 900)
     pane.show()
     qtbot.waitExposed(pane)
-    qtbot.waitUntil(lambda: pane.forms is not None, timeout=20000)
+    qtbot.waitUntil(lambda: pane.derived is not None, timeout=20000)
     return session, pane
 
 
@@ -28,7 +28,7 @@ def choose_weight(qtbot, pane, name):
     items = pane.terms.weights.findItems(name, Qt.MatchFlag.MatchExactly, 0)
     assert items, name
     pane.terms.weights.setCurrentItem(items[0])
-    n = pane.forms.count(name)
+    n = pane.counts[name]
     qtbot.waitUntil(lambda: len(pane.terms.table.terms) == min(n, 5000), timeout=20000)
 
 
@@ -50,7 +50,7 @@ def test_selecting_a_term_shows_its_formula_and_its_G(qtbot):
     term = Forms(encoder(2)).term("K_0 via X_1@Z_1#1")
     assert detail.title.text() == term.id
     assert "route class L1.k" in detail.meta.text() and "4 operators" in detail.meta.text()
-    assert detail.G.tex == "G = " + latex(term.G)
+    qtbot.waitUntil(lambda: detail.G.tex == "G = " + latex(term.G), timeout=20000)
     assert r"\mathrm{d}K_{0}" in detail.word.tex
     qtbot.waitUntil(lambda: detail.G.rendered and detail.word.rendered, timeout=30000)
     assert detail.G.pixmap().height() > 10
@@ -63,7 +63,7 @@ def test_a_weight_with_more_terms_than_a_load_lists_the_first_and_offers_more(qt
     monkeypatch.setattr(forms_terms, "LOAD_CAP", 40)
     _, pane = make(qtbot)
     pane.source.depth.setValue(5)
-    qtbot.waitUntil(lambda: pane.forms is not None and pane.forms.count() == 726, timeout=20000)
+    qtbot.waitUntil(lambda: pane.derived is not None and sum(pane.counts.values()) == 726, timeout=20000)
     pane.terms.select_weight("Q_0")  # 81 terms
     qtbot.waitUntil(lambda: not pane.terms.loader.running and len(pane.terms.table.terms) == 40, timeout=20000)
     assert "first 40 of 81" in pane.terms.list_status.text()
@@ -72,14 +72,14 @@ def test_a_weight_with_more_terms_than_a_load_lists_the_first_and_offers_more(qt
     qtbot.waitUntil(lambda: len(pane.terms.table.terms) == 80 and not pane.terms.loader.running, timeout=20000)
     pane.terms.more_button.click()
     qtbot.waitUntil(lambda: pane.terms.list_status.text() == "81 terms of Q_0.", timeout=20000)
-    assert [t.id for t in pane.terms.table.terms] == [t.id for t in pane.forms.terms("Q_0")]
+    assert [t.id for t in pane.terms.table.terms] == [t.id for t in Forms(encoder(5)).terms("Q_0")]
 
 
 def test_chain_options_change_the_derivation(qtbot):
     _, pane = make(qtbot)
     pane.source.set_choice(SourceChoice(depth=3, residual=True))
-    qtbot.waitUntil(lambda: pane.forms is not None and pane.forms.count() == 126, timeout=20000)
-    assert pane.forms.net.title == "encoder(3, residual)"
+    qtbot.waitUntil(lambda: pane.derived is not None and sum(pane.counts.values()) == 126, timeout=20000)
+    assert pane.derived.title == "encoder(3, residual)"
 
 
 def model_session(tmp_path):
@@ -93,7 +93,7 @@ def test_selecting_a_weight_selects_it_app_wide_and_follows_the_app(qtbot, tmp_p
     session, run = model_session(tmp_path)
     _, pane = make(qtbot, session)
     pane.source.kind.setCurrentIndex(1)
-    qtbot.waitUntil(lambda: pane.forms is not None and "blocks.0.W_Q" in pane.counts, timeout=20000)
+    qtbot.waitUntil(lambda: pane.derived is not None and "blocks.0.W_Q" in pane.counts, timeout=20000)
     item = pane.terms.weights.findItems("blocks.0.W_K", Qt.MatchFlag.MatchExactly, 0)[0]
     with qtbot.waitSignal(session.sig_weight_selected, timeout=5000) as got:
         pane.terms.weights.setCurrentItem(item)
@@ -107,7 +107,7 @@ def test_a_terms_value_on_an_open_run_is_its_coefficient_at_that_step(qtbot, tmp
     session, run = model_session(tmp_path)
     _, pane = make(qtbot, session)
     pane.source.kind.setCurrentIndex(1)
-    qtbot.waitUntil(lambda: pane.forms is not None and "b_U" in pane.counts, timeout=20000)
+    qtbot.waitUntil(lambda: pane.derived is not None and "b_U" in pane.counts, timeout=20000)
     session.set_run(run)
     weight = "blocks.0.W_V"
     choose_weight(qtbot, pane, weight)
@@ -155,7 +155,7 @@ def test_the_walkthrough_steps_through_the_notes_stages(qtbot):
     assert names[:4] == ["encoder(2)", "form", "expandAll", "expandmm"] and names[-1] == "finish"
     assert sum(n.startswith("shift") for n in names) == 4  # one shift per operator on the path
     walk.stages.setCurrentRow(walk.stages.count() - 1)
-    assert walk.rows.rows[0][1] == latex(walk.shown_term.G)
+    assert walk.rows.rows[0][1] == latex(Forms(encoder(2)).term(walk.shown_term.id).G)
 
 
 def test_the_walkthrough_follows_the_notes_question_on_the_chain_of_six_layers(qtbot):
@@ -173,7 +173,7 @@ def test_the_walkthrough_follows_the_notes_question_on_the_chain_of_six_layers(q
     names = [walk.stages.item(i).text() for i in range(walk.stages.count())]
     assert names == ["encoder(6)", "seed", "differentiate", "expandmm", "pull back", "mixed terms"]
     assert not walk.note.isVisibleTo(pane)
-    want = MixedForm(pane.forms, "K_5", "Q_3")
+    want = MixedForm(Source(SourceChoice(depth=6)).derive(), "K_5", "Q_3")
     walk.stages.setCurrentRow(5)
     assert len(walk.rows.rows) == want.count() == 24 and "K_5 by Q_3" in walk.about.text()
     assert walk.rows.rows[0][0] == want.terms[0].id and walk.rows.rows[0][1] == "M = " + latex(want.terms[0].G)
@@ -185,7 +185,7 @@ def test_weight_names_keep_their_ends_so_w_q_w_k_and_w_v_differ(qtbot, tmp_path)
     session, run = model_session(tmp_path)
     _, pane = make(qtbot, session)
     pane.source.kind.setCurrentIndex(1)
-    qtbot.waitUntil(lambda: pane.forms is not None and "blocks.0.W_Q" in pane.counts, timeout=20000)
+    qtbot.waitUntil(lambda: pane.derived is not None and "blocks.0.W_Q" in pane.counts, timeout=20000)
     tree = pane.terms.weights
     fm = tree.fontMetrics()
     assert tree.textElideMode() == Qt.TextElideMode.ElideMiddle
@@ -195,3 +195,35 @@ def test_weight_names_keep_their_ends_so_w_q_w_k_and_w_v_differ(qtbot, tmp_path)
         assert item.toolTip(0) == name
         shown = fm.elidedText(name, Qt.TextElideMode.ElideMiddle, max(40, tree.columnWidth(0) - 10))
         assert shown.endswith(name[-3:])
+
+
+def test_deriving_listing_formulas_stages_and_console_lines_run_in_the_forms_process(qtbot, monkeypatch):
+    """Nothing of the forms engine runs in the app's interpreter: with deriving, listing, the printers and the
+    console made to fail here, the pane still shows all of them, answered by a process that is not this one."""
+    import importlib
+    import os
+
+    from engine.forms.console import interpreter
+    from engine.forms.source import Source as EngineSource
+    from gui.panes.forms import process
+
+    def not_here(*_args, **_kwargs):
+        raise AssertionError("forms work ran in the app's process")
+
+    forms_derive = importlib.import_module("engine.forms.derive")  # the module: engine.forms.derive is a function
+    for owner, name in ((EngineSource, "derive"), (forms_derive.Forms, "iter_terms"),
+                        (forms_derive.Forms, "term_word"), (forms_derive.Forms, "stages"),
+                        (interpreter.Console, "run")):
+        monkeypatch.setattr(owner, name, not_here)
+    _, pane = make(qtbot)
+    pane.source.depth.setValue(3)
+    qtbot.waitUntil(lambda: pane.derived is not None and pane.derived.depth == 3, timeout=20000)
+    choose_weight(qtbot, pane, "K_0")
+    pane.terms.list.setCurrentIndex(pane.terms.table.index(0, 1))
+    qtbot.waitUntil(lambda: pane.terms.detail.G.tex.startswith("G = "), timeout=20000)
+    pane.walkthrough.scope.setCurrentIndex(1)
+    qtbot.waitUntil(lambda: pane.walkthrough.shown_term is not None, timeout=20000)
+    with qtbot.waitSignal(pane.console.sig_ran, timeout=30000) as got:
+        pane.console.run_line("log(count(net))")
+    assert got.args[1][0].content == str(sum(pane.counts.values()))
+    assert process.service().pid not in (None, os.getpid())

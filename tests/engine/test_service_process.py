@@ -1,0 +1,96 @@
+"""The long-lived helper process with lanes (engine/service_process.py): where the work runs, parts before
+the answer, one lane never waiting for another, cancelling, and a process that dies."""
+
+from __future__ import annotations
+
+import os
+import queue
+
+import pytest
+
+from engine.service_process import STOPPED, ServiceProcess
+from tests.engine import service_questions as sq
+
+CAP = 120  # seconds: a generous cap on waiting for an event, never the assertion
+
+
+class Events:
+    """Every callback's (number, kind, payload), in the order they came."""
+
+    def __init__(self):
+        self.q: queue.Queue = queue.Queue()
+
+    def __call__(self, number, kind, payload):
+        self.q.put((number, kind, payload))
+
+    def next(self):
+        return self.q.get(timeout=CAP)
+
+    def until_end(self, number):
+        got = []
+        while True:
+            event = self.next()
+            got.append(event)
+            if event[0] == number and event[1] != "part":
+                return got
+
+
+@pytest.fixture
+def service():
+    s = ServiceProcess(sq.make_state, name="test")
+    yield s
+    s.close()
+
+
+def test_questions_are_answered_in_another_process_that_loads_neither_qt_nor_torch(service):
+    events = Events()
+    n = service.ask(sq.WhereAmI(), events)
+    (number, kind, (pid, heavy)), = events.until_end(n)
+    assert (number, kind) == (n, "done") and pid != os.getpid() and pid == service.pid and heavy == []
+
+
+def test_parts_come_before_the_answer_in_order(service):
+    events = Events()
+    n = service.ask(sq.Parts(5), events)
+    assert events.until_end(n) == [(n, "part", k) for k in range(5)] + [(n, "done", "all")]
+
+
+def test_a_lane_busy_until_cancelled_does_not_hold_up_another_lane(service):
+    events = Events()
+    slow = service.ask(sq.UntilCancelled(), events)
+    assert events.next() == (slow, "part", "started")
+    quick = service.ask(sq.WhereAmI(), events)  # answered while the slow lane is still busy
+    assert events.next()[:2] == (quick, "done")
+    service.cancel(slow)
+    assert events.next() == (slow, "done", "stopped")
+
+
+def test_a_question_cancelled_while_waiting_in_its_lane_never_runs(service):
+    events = Events()
+    slow = service.ask(sq.UntilCancelled(), events)
+    assert events.next() == (slow, "part", "started")
+    waiting = service.ask(sq.Waits(), events)
+    service.cancel(waiting)
+    service.cancel(slow)
+    ends = {events.next()[:2], events.next()[:2]}
+    assert ends == {(slow, "done"), (waiting, "failed")}
+    asked = service.ask(sq.Asked(), events)
+    assert events.until_end(asked)[-1] == (asked, "done", ["slow"])
+
+
+def test_a_failure_is_one_line_and_the_process_goes_on(service):
+    events = Events()
+    n = service.ask(sq.Fails(), events)
+    assert events.until_end(n) == [(n, "failed", "a clear message")]
+    m = service.ask(sq.Parts(1), events)
+    assert events.until_end(m)[-1] == (m, "done", "all")
+
+
+def test_a_process_that_dies_fails_what_was_asked_and_the_next_question_starts_another(service):
+    events = Events()
+    first = service.ask(sq.WhereAmI(), events)
+    pid = events.until_end(first)[-1][2][0]
+    died = service.ask(sq.Dies(), events)
+    assert events.until_end(died) == [(died, "failed", STOPPED)]
+    again = service.ask(sq.WhereAmI(), events)
+    assert events.until_end(again)[-1][2][0] not in (pid, os.getpid())
