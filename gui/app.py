@@ -94,6 +94,8 @@ def run_app(run_dir: str | None = None, argv: list[str] | None = None) -> int:
     if quit_after:  # counted from when the panes are built, so a slow machine still boots fully
         window.sig_panes_ready.connect(lambda: QTimer.singleShot(int(quit_after), window.close))
     window.sig_panes_ready.connect(window.controller.probe_device)
+    if settings.show_welcome():  # a first start, or a user who kept it (gui/first_run/welcome.py)
+        window.sig_panes_ready.connect(window.first_run.show_welcome)
     close_on_signals(window)
     return app.exec()
 

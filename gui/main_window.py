@@ -25,6 +25,7 @@ from . import analysis, drops, screen_fit, settings, theme
 from .about import APP_NAME
 from .controller import TrainingController
 from .exports import ExportRequest, Exports, ExportStatus
+from .first_run.first_run import FirstRun
 from .menus import build_menus
 from .panes import pane_classes
 from .session import Session
@@ -78,6 +79,7 @@ class MainWindow(QMainWindow):
         self._build_banner()
         self._build_central()
         self._build_status_bar()
+        self.first_run = FirstRun(self)  # the welcome, the sample run and the tour (Help menu)
         self.actions = build_menus(self)
         self._connect()
         self.resize(screen_fit.window_size(DEFAULT_SIZE, self._available()))
@@ -279,19 +281,32 @@ class MainWindow(QMainWindow):
 
     # ---- acts (menus call these) -----------------------------------------------------------
 
-    def new_run(self) -> None:
-        self.controller.new_run()
+    def confirm_stop_training(self, doing: str) -> bool:
+        """Before an act that stops the run training (nothing is lost: it is checkpointed): ask first. True
+        when nothing trains or the user agreed."""
+        return not self.controller.alive or dialogs.ask_stop_training(self, doing)
 
-    def open_run(self, path: str | Path | None = None) -> None:
+    def new_run(self) -> bool:
+        if not self.confirm_stop_training("start a new run"):
+            return False
+        self.controller.new_run()
+        return True
+
+    def open_run(self, path: str | Path | None = None) -> bool:
+        """Open a run folder (asked for when not given); False when it was not opened."""
         if path is None:
             path = dialogs.ask_path(self, "folder", "Open run", start=settings.runs_root())
             if path is None:
-                return
+                return False
+        if not self.confirm_stop_training(f"open {Path(path).name}"):
+            return False
         try:
             self.controller.open_run(path)
         except UserError as e:
             self.session.post_message(f"Cannot open the run: {e}. Choose a folder made by Train or "
                                       "`gpt-explorer train`.")
+            return False
+        return True
 
     def export(self) -> None:
         self.export_pane(self._export_pane())
@@ -423,7 +438,9 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event) -> None:
         if self.controller.alive:
             self.statusBar().showMessage("Stopping training and saving a checkpoint…")
+        self.first_run.tour.end()
         self.controller.shutdown()
+        self.first_run.shutdown()  # the sample's training, if it was going on: checkpointed, resumed next time
         analysis.shutdown()  # the panes' analysis process
         settings.save_window_state(self, self.pane_names, self._available().size())
         settings.set_saved_config(self.session.config.to_toml())

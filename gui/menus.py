@@ -68,6 +68,10 @@ def build_menus(window) -> dict[str, QAction]:
         a[f"theme_{name}"] = act
 
     help_ = bar.addMenu("&Help")
+    a["welcome"] = _action(window, help_, "welcome", "&Welcome", window.first_run.show_welcome,
+                           tip="What the app is, and four ways in: the lesson, the sample run, GPT-2, the tour")
+    a["tour"] = _action(window, help_, "tour", "&Tour", window.first_run.start_tour,
+                        tip="One sentence on each pane, in order (on the sample run when nothing is open)")
     a["shortcuts"] = _action(window, help_, "shortcuts", "&Keyboard shortcuts", window.show_shortcuts, "F1")
     if sys.platform.startswith("linux"):
         a["desktop_entry"] = _action(window, help_, "desktop_entry", "Add to &applications menu",

@@ -162,6 +162,15 @@ def set_run_value(run_dir: Path | str, key: str, value: str) -> None:
     qsettings().setValue(_run_key(run_dir, key), value)
 
 
+def show_welcome() -> bool:
+    """Whether the welcome opens at start (until its box is unticked)."""
+    return _read("first_run/welcome", "true", str) != "false"
+
+
+def set_show_welcome(on: bool) -> None:
+    qsettings().setValue("first_run/welcome", "true" if on else "false")
+
+
 def saved_config() -> str:
     """The builder's config (TOML) when the app was last closed; "" when none."""
     return _read("builder/config", "", str)

@@ -1,14 +1,15 @@
 """The one way the app asks the user a question: a path (`ask_path`), where and how to export a figure
-(`ask_export`: the path with a resolution and a width), or what Train on a finished run should do
-(`ask_finished_run`). Tests replace these with plain functions, so no test ever opens a native dialog;
-call them as ``dialogs.ask_path(...)`` so the replacement is seen."""
+(`ask_export`: the path with a resolution and a width), what Train on a finished run should do
+(`ask_finished_run`), or whether to stop a run that trains (`ask_stop_training`). Tests replace these with
+plain functions, so no test ever opens a native dialog; call them as ``dialogs.ask_path(...)`` so the
+replacement is seen."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog, QGridLayout, QHBoxLayout,
-                               QLabel, QSpinBox, QVBoxLayout, QWidget)
+                               QLabel, QMessageBox, QSpinBox, QVBoxLayout, QWidget)
 
 from engine.figures.options import DPI_CHOICES, WIDTH_CHOICES, FigureOptions
 
@@ -111,3 +112,16 @@ def ask_finished_run(parent: QWidget | None, trained: int, more: int) -> tuple[s
         col.addWidget(w)
     box.exec()
     return chosen[0] if chosen else None
+
+
+def ask_stop_training(parent: QWidget | None, doing: str) -> bool:
+    """While a run trains, before something that would stop it (opening another run, a new one): whether to
+    stop it. The run is checkpointed either way; the question is only whether to stop now."""
+    box = QMessageBox(QMessageBox.Icon.Question, "Training is running",
+                      f"A run is training. Stop it to {doing}? It is checkpointed, and Train resumes it "
+                      "when it is opened again.", QMessageBox.StandardButton.Cancel,
+                      parent if isinstance(parent, QWidget) else None)
+    stop = box.addButton("Stop and go on", QMessageBox.ButtonRole.AcceptRole)
+    box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+    box.exec()
+    return box.clickedButton() is stop

@@ -53,6 +53,17 @@ def settings_folder(tmp_path):
     return folder
 
 
+@pytest.fixture(autouse=True)
+def stop_training_when_asked(monkeypatch):
+    """Opening another run (or a new one) while one trains asks first (dialogs.ask_stop_training); a test
+    answers yes unless it replaces this, and never sees a modal box. The questions asked are listed here."""
+    from gui.widgets import dialogs
+
+    asked: list[str] = []
+    monkeypatch.setattr(dialogs, "ask_stop_training", lambda _parent, doing: asked.append(doing) or True)
+    return asked
+
+
 @pytest.fixture(scope="session")
 def small_text() -> str:
     from engine.text.corpus import shakespeare_text

@@ -75,3 +75,24 @@ def test_cancelling_open_run_changes_nothing(qtbot, make_window, monkeypatch):
     monkeypatch.setattr(dialogs, "ask_path", lambda *a, **k: None)
     w.actions["open_run"].trigger()
     assert w.windowTitle() == "GPT Explorer — new run" and not w.banner.isVisible()
+
+
+def test_opening_another_run_while_training_asks_first(qtbot, make_window, tmp_path, monkeypatch,
+                                                        stop_training_when_asked):
+    """Issue 40: opening another run while one trained stopped the training without a word (nothing was lost,
+    but nothing was asked either). Now the window asks; No leaves training going."""
+    from tests.engine.cli.test_export_cli import tiny_run
+
+    other = tiny_run(tmp_path / "other")
+    w = make_window()
+    w.session.request_training("train")
+    qtbot.waitUntil(lambda: w.session.step >= 2, timeout=WAIT)
+    monkeypatch.setattr(dialogs, "ask_stop_training", lambda _parent, doing: stop_training_when_asked.append(doing)
+                        and False)
+    assert not w.open_run(other.path) and not w.new_run()
+    assert stop_training_when_asked == ["open other", "start a new run"]
+    assert w.session.training_state == "running" and w.controller.run_dir != other.path
+    monkeypatch.setattr(dialogs, "ask_stop_training", lambda _parent, doing: True)
+    assert w.open_run(other.path)
+    assert w.session.run.path == other.path and not w.controller.alive
+    assert not w.open_run(tmp_path / "not-a-run")  # refused in the banner, not opened
