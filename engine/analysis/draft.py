@@ -32,9 +32,9 @@ def draft_of(cfg: ExperimentConfig) -> ExperimentConfig:
 @functools.lru_cache(maxsize=2)
 def _tokenizer(data: DataConfig):
     from ..text.corpus import load_corpus
-    from ..text.data import fit_tokenizer
+    from ..text.encoded import fitted_tokenizer
 
-    return fit_tokenizer(load_corpus(data.corpus), data)
+    return fitted_tokenizer(load_corpus(data.corpus), data)  # fitted once per corpus: the token cache
 
 
 def build_draft(cfg: ExperimentConfig):
@@ -46,7 +46,7 @@ def build_draft(cfg: ExperimentConfig):
     problems = cfg.validate()
     if problems:
         raise UserError(f"the draft has {len(problems)} problem(s) to fix first: {problems[0]}")
-    tokenizer = _tokenizer(cfg.data)  # a byte-level BPE takes about a second to fit: once per data config
+    tokenizer = _tokenizer(cfg.data)  # a byte-level BPE takes seconds to fit: once per data config
     model_cfg = with_vocab(cfg.model, tokenizer.vocab_size)
     n = parameter_count(model_cfg)
     if n > DRAFT_MAX_PARAMETERS:

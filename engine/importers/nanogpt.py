@@ -27,7 +27,8 @@ import torch
 
 from ..rundir import integrity as integrity
 from ..configs.config import DataConfig, ExperimentConfig, ModelConfig, TrainConfig
-from ..text.data import CharTokenizer, Dataset
+from ..text.data import Dataset
+from ..text.tokenizer import CharTokenizer
 from ..errors import UserError, shown
 from ..configs.limits import problems as limit_problems
 from ..model.gpt import GPT

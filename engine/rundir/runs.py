@@ -423,7 +423,7 @@ class Run:
     other damaged file is named in `warnings` and the rest still loads."""
 
     def __init__(self, path: str | Path):
-        from ..text.data import tokenizer_from_dict  # keeps `import engine.rundir.runs` light for the CLI
+        from ..text.tokenizer import tokenizer_from_dict  # keeps `import engine.rundir.runs` light for the CLI
 
         self.path = Path(path)
         if not self.path.is_dir():

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from ..errors import shown
 from .corpus import CorpusError
 
+END_OF_TEXT = "<|endoftext|>"  # GPT-2's document separator, one token, never split
 _TOP = ("version", "truncation", "padding", "added_tokens", "normalizer", "pre_tokenizer", "post_processor",
         "decoder", "model")
 # the model's options and the values ours has (GPT-2's file writes "" for the two affixes)
@@ -133,8 +134,6 @@ def _refuse(where: str, setting: str, value) -> None:
 def read_vocab_merges(vocab, merges_lines: list[str], where: str, *, vocab_size: int | None = None) -> BPEParts:
     """GPT-2's original files: vocab.json (token → id) and merges.txt (a '#version' line, then one
     'left right' pair per line, in rank order). GPT-2's `<|endoftext|>`, when listed, is a special token."""
-    from .bpe import END_OF_TEXT
-
     lines = [ln for ln in merges_lines if ln and not ln.startswith("#version")]
     table = _vocab(vocab, where)
     special = [(table[END_OF_TEXT], END_OF_TEXT)] if END_OF_TEXT in table else []

@@ -11,7 +11,7 @@ from engine.analysis import attention as attn
 from engine.configs.config import ModelConfig
 from engine.model import probes
 from engine.model.gpt import GPT
-from engine.text.data import CharTokenizer
+from engine.text.tokenizer import CharTokenizer
 
 TEXT = "To be, or not to be, that is the question: whether 'tis nobler in the mind to suffer"
 

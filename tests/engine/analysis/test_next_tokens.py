@@ -10,7 +10,7 @@ import torch
 from engine.analysis.next_tokens import next_tokens
 from engine.analysis.run_analysis import RunAnalysis
 from engine.configs.config import ModelConfig
-from engine.text.data import CharTokenizer
+from engine.text.tokenizer import CharTokenizer
 from engine.errors import UserError
 from engine.model.gpt import GPT
 from engine.model.sampling import sampling_probabilities

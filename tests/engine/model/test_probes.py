@@ -9,7 +9,7 @@ import torch
 
 from engine.model import probes
 from engine.configs.config import ModelConfig
-from engine.text.data import CharTokenizer
+from engine.text.tokenizer import CharTokenizer
 from engine.errors import UserError
 from engine.model.gpt import GPT
 

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from engine.cli import main
-from engine.text.data import CharTokenizer
+from engine.text.tokenizer import CharTokenizer
 from engine.rundir.create import create_run
 from engine.rundir.runs import SNAPSHOTS, Run, RunError
 from tests.engine.rundir.test_hostile_runs import corpus, finished, one_line  # noqa: F401 (a fixture)

@@ -16,7 +16,8 @@ from tokenizers import Tokenizer, pre_tokenizers
 from engine.text.bpe import _BYTES, BPETokenizer
 from engine.configs.config import DataConfig, ExperimentConfig, ModelConfig, TrainConfig
 from engine.text.corpus import CorpusError, shakespeare_text
-from engine.text.data import Dataset, tokenizer_from_dict
+from engine.text.data import Dataset
+from engine.text.tokenizer import tokenizer_from_dict
 from engine.model.probes import visible_tokens
 from engine.figures.run_curves import load_curves
 from engine.rundir.runs import Run
@@ -74,17 +75,19 @@ def test_saved_dict_is_the_librarys_json_and_loads_back(bpe):
         tokenizer_from_dict({"model": {"type": "nonsense"}})
 
 
-def test_encode_with_starts_gives_each_tokens_first_character(bpe):
-    s = "QUEEN: O, my lord!\nKING: Ay."
-    ids, starts = bpe.encode_with_starts(s)
-    pieces = [s[a:b] for a, b in zip(starts, [*starts[1:], len(s)])]
-    assert pieces == bpe.token_strings(ids)
+def test_char_offset_is_where_each_token_starts(bpe):
+    s = "QUEEN: O, my lord!\nKING: Ay. café 日本"
+    ids = bpe.encode_corpus(s, np.int16)
+    starts = [bpe.char_offset(s, ids, k) for k in range(len(ids))]
+    assert starts == [a for a, _ in bpe._tok.encode(s).offsets]
+    pieces = [s[a:b] for a, b in zip(starts, [*starts[1:], len(s)]) if a < b]
+    assert "".join(pieces) == s
 
 
 def test_bits_per_character_use_each_splits_characters_per_token(text):
     data = Dataset.build(DataConfig(tokenizer="bpe", max_vocab=400), 16, text)
     n_train = len(data.train)
-    cut = int(data.tokenizer.encode_with_starts(text)[1][n_train])
+    cut = int(data.tokenizer._tok.encode(text).offsets[n_train][0])
     assert data.chars_per_token == pytest.approx((cut / n_train, (len(text) - cut) / len(data.val)))
     assert data.chars_per_token[0] > 1.5  # 400 BPE tokens already cover nearly two characters each
     assert data.bits_per_char(math.log(2), "train") == pytest.approx(1 / data.chars_per_token[0])

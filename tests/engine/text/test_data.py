@@ -5,8 +5,8 @@ import torch
 
 from engine.configs.config import DataConfig
 from engine.text.corpus import CorpusError
-from engine.text.data import (UNK, CharTokenizer, Dataset, WordTokenizer, corpus_vocabulary, id_dtype,
-                              tokenizer_from_dict)
+from engine.text.data import Dataset, corpus_vocabulary
+from engine.text.tokenizer import UNK, CharTokenizer, WordTokenizer, id_dtype, tokenizer_from_dict
 
 TEXT = "To be, or not to be: that is the question.\n" * 40
 

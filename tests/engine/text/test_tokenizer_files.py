@@ -20,7 +20,7 @@ from engine.configs.config import DataConfig, ExperimentConfig, ModelConfig, Tra
 from engine.text.bpe import BPETokenizer
 from engine.text.bpe_file import read_tokenizer_json
 from engine.text.corpus import CorpusError, shakespeare_text
-from engine.text.data import tokenizer_from_dict
+from engine.text.tokenizer import tokenizer_from_dict
 from engine.rundir.runs import Run
 from engine.training.trainer import Trainer
 from tests.engine.cli.test_cli_train import one_error_line, run_cli

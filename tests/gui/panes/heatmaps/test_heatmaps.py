@@ -13,7 +13,7 @@ from PySide6.QtCore import QPointF, Qt
 
 from engine.model import probes
 from engine.configs.config import ExperimentConfig, ModelConfig
-from engine.text.data import CharTokenizer
+from engine.text.tokenizer import CharTokenizer
 from engine.model.gpt import GPT
 from engine.workspace import OpenRun
 from gui.panes.heatmaps import pane as heatmaps
