@@ -22,7 +22,8 @@ Loss, cross-entropy: mean over the B·T positions. Squared error (the note's Eul
 `forward(..., trace=[])` takes the explicit attention path and appends each layer's scores before and after
 the mask and its attention weights (a `LayerTrace`) to the trace: a list, or anything with `append`, such as the
 head scores' reduction that keeps one layer at a time; without a trace, training uses the fused
-`scaled_dot_product_attention` (tests show both agree).
+`scaled_dot_product_attention` (tests show both agree, gradients included). Either way Q, K and V come from one
+product x [W_Q W_K W_V] and every bias is added inside its product (`affine`); the weights stay three.
 
 Sampling (`generate`) reads the last position's logits only and keeps each layer's keys and values of the tokens
 already seen (`KVCache`), so a new token costs one position's forward instead of the whole context's. The cache
@@ -83,6 +84,14 @@ class LayerNorm(nn.Module):
         return F.layer_norm(x, (x.shape[-1],), self.g, self.b, self.eps)
 
 
+def affine(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None = None) -> torch.Tensor:
+    """x W (+ b) for x (..., d_in) and W (d_in, d_out): one matrix product of the rows, the bias added inside it
+    (addmm) rather than in a pass of its own, and W's gradient made in W's own layout."""
+    rows = x.reshape(-1, x.shape[-1])  # (N, d_in)
+    y = rows @ w if b is None else torch.addmm(b, rows, w)  # (N, d_out)
+    return y.view(*x.shape[:-1], w.shape[1])
+
+
 def activation(name: str, u: torch.Tensor) -> torch.Tensor:
     """The MLP's non-linearity of `ModelConfig.activation`."""
     if name == "relu":
@@ -118,9 +127,11 @@ class Block(nn.Module):
         cfg = self.cfg
         B, T, d = x.shape
         h, dk = cfg.n_head, cfg.d_head
-        q = self._project(x, "Q").view(B, T, h, dk).transpose(1, 2)  # (B, h, T, dk)
-        k = self._project(x, "K").view(B, T, h, dk).transpose(1, 2)
-        v = self._project(x, "V").view(B, T, h, dk).transpose(1, 2)
+        # Q, K and V in one product, x [W_Q W_K W_V] (each column block is x W_Q, x W_K, x W_V): one product
+        # of width 3d instead of three of width d, as nanoGPT's c_attn does
+        w = torch.cat([self.W_Q, self.W_K, self.W_V], dim=1)  # (d, 3d)
+        b = torch.cat([self.b_Q, self.b_K, self.b_V]) if cfg.attn_bias else None
+        q, k, v = affine(x, w, b).view(B, T, 3, h, dk).permute(2, 0, 3, 1, 4)  # each (B, h, T, dk)
         p_drop = cfg.dropout if self.training else 0.0
         if cache is not None:  # the new positions start … end − 1 read the keys and values held before them
             kv, layer, rows = cache  # rows: the mask's rows start … end − 1, None where they allow every key
@@ -129,8 +140,9 @@ class Block(nn.Module):
             k, v = kv.k[layer, :, :, :end], kv.v[layer, :, :, :end]  # (B, h, end, dk)
             y = F.scaled_dot_product_attention(q, k, v, attn_mask=rows, dropout_p=p_drop)
         elif trace is None:
-            mask = None if cfg.mask == "none" else mask_ok[:T, :T]
-            y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p_drop)
+            causal = cfg.mask == "causal"  # told as a flag, the fused kernel skips the future's blocks
+            mask = None if causal or cfg.mask == "none" else mask_ok[:T, :T]
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p_drop, is_causal=causal)
         else:
             scores = (q @ k.transpose(-2, -1)) / math.sqrt(dk)  # (B, h, T, T)
             masked = scores + mask_add[:T, :T]
@@ -140,16 +152,11 @@ class Block(nn.Module):
         if self.z_edit is not None:
             y = self.z_edit(y)
         y = y.transpose(1, 2).reshape(B, T, d)
-        return self.drop(self._project(y, "O"))
-
-    def _project(self, x: torch.Tensor, which: str) -> torch.Tensor:
-        """x W_which, plus b_which when the attention has biases."""
-        y = x @ getattr(self, "W_" + which)
-        return y + getattr(self, "b_" + which) if self.cfg.attn_bias else y
+        return self.drop(affine(y, self.W_O, self.b_O if cfg.attn_bias else None))
 
     def mlp(self, x: torch.Tensor) -> torch.Tensor:
-        u = x @ self.W_in + self.b_in  # (B, T, d_ff)
-        return self.drop(activation(self.cfg.activation, u) @ self.W_out + self.b_out)
+        u = affine(x, self.W_in, self.b_in)  # (B, T, d_ff)
+        return self.drop(affine(activation(self.cfg.activation, u), self.W_out, self.b_out))
 
     def forward(self, x, mask_add, mask_ok, trace=None, cache=None):
         cfg = self.cfg
@@ -252,7 +259,7 @@ class GPT(nn.Module):
         """The residual stream after the last block (..., d) → logits (..., V): the final layer norm and W_U."""
         if self.cfg.has_final_norm:
             x = self.ln_f(x)
-        return x @ self.unembedding() + self.b_U
+        return affine(x, self.unembedding(), self.b_U)
 
     def loss(self, logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
         if self.cfg.loss == "cross_entropy":

@@ -66,6 +66,26 @@ def test_explicit_and_fused_attention_agree(mask, norm, residual, tied, pos, act
     assert len(trace) == 2 and trace[0].weights.shape == (3, 2, 12, 12)
 
 
+@pytest.mark.parametrize("mask", ["causal", "banded", "none"])
+@pytest.mark.parametrize("attn_bias", [False, True])
+def test_training_on_the_fused_path_takes_the_explicit_paths_gradients(mask, attn_bias):
+    """Training runs the fused attention (Q, K and V in one product, the causal mask as a flag); probes and the
+    forms read the explicit one: the loss and every weight's gradient agree (float64)."""
+    m = model(mask=mask, band=3, attn_bias=attn_bias).train()
+    x, y = torch.randint(13, (3, 12)), torch.randint(13, (3, 12))
+    grads = []
+    for trace in (None, []):
+        m.zero_grad()
+        _, loss = m(x, y, trace=trace)
+        loss.backward()
+        grads.append((loss.detach(), {n: p.grad.clone() for n, p in m.named_parameters()}))
+    (fused_loss, fused), (explicit_loss, explicit) = grads
+    assert torch.allclose(fused_loss, explicit_loss, atol=1e-12, rtol=0)
+    assert fused.keys() == explicit.keys()
+    for name in fused:
+        assert torch.allclose(fused[name], explicit[name], atol=1e-12, rtol=0), name
+
+
 def test_trace_records_scores_mask_and_weights():
     m = model(mask="causal")
     x = torch.randint(13, (1, 5))
