@@ -164,8 +164,8 @@ def _adapt_optimizer(state: dict, cfg: ExperimentConfig) -> str:
     if not same:
         state["optimizer"] = fresh
         return "fresh"
-    for g, f in zip(groups, fresh["param_groups"]):
-        g.update({k: v for k, v in f.items() if k != "params"})
+    for g, f in zip(groups, fresh["param_groups"]):  # how the step is computed (fused or not) stays the run's
+        g.update({k: v for k, v in f.items() if k not in ("params", "fused", "foreach")})
     return "carried"
 
 

@@ -1,6 +1,6 @@
 """The optimizer as a geometry (docs/geometries.md): AdamW, SGD or Muon, built from TrainConfig.
 
-    adamw   torch.optim.AdamW: the diagonal metric √v̂ + ε (Loshchilov & Hutter 2019, decoupled decay)
+    adamw   torch.optim.AdamW, fused: the diagonal metric √v̂ + ε (Loshchilov & Hutter 2019, decoupled decay)
     sgd     torch.optim.SGD with heavy-ball momentum: the Euclidean metric (weight decay is torch's L2 term)
     muon    torch.optim.Muon on the blocks' 2-D matrices (momentum, then Newton–Schulz ≈ U Vᵀ: the spectral
             norm, Jordan et al. 2024, https://kellerjordan.github.io/posts/muon/), its iterations stacked by
@@ -41,7 +41,10 @@ def _decay_groups(params: Iterable[torch.nn.Parameter], weight_decay: float, lr_
 
 
 def _adamw(groups: list[dict], t: TrainConfig) -> torch.optim.AdamW:
-    return AdamW(groups, lr=t.lr, betas=(t.beta1, t.beta2), eps=t.adam_eps)
+    # fused: one kernel for every tensor of a group instead of ~10 operations per tensor (nanogpt-cpu's 53
+    # tensors, one thread: 3.0 -> 0.7 ms a step); it rounds a few last bits otherwise than the loop, so a run
+    # keeps the kind it started with (the flag is in its saved state, and a resume restores it)
+    return AdamW(groups, lr=t.lr, betas=(t.beta1, t.beta2), eps=t.adam_eps, fused=True)
 
 
 class MuonWithAdamW:

@@ -22,7 +22,7 @@ def test_steps_equal_torch_optimizers_to_the_bit_and_their_states_pass_between_t
     assert type(opt) is not TORCH[name] and isinstance(opt, TORCH[name])
     ref_opt = TORCH[name]([dict(g, params=[dict(ref.named_parameters())[n] for n in names])
                            for g, names in zip(opt.param_groups, group_names(ours, opt))],
-                          **{k: v for k, v in opt.defaults.items() if k in ("lr", "betas", "eps", "momentum")})
+                          **{k: v for k, v in opt.defaults.items() if k in ("lr", "betas", "eps", "momentum", "fused")})
     for step in range(4):
         if step == 2:  # each takes the other's state and goes on as if it had made it
             mine, theirs = opt.state_dict(), ref_opt.state_dict()
@@ -51,3 +51,16 @@ def test_training_with_each_optimizer_imports_no_compiler(tmp_path):
             "                      text='to be or not to be, ' * 200)\n"
             "    for _ in trainer.steps(): pass\n")
     assert loaded_by(code, ("torch._dynamo", "sympy"), tmp_path) == []
+
+
+def test_a_run_saved_before_adamw_was_fused_resumes_unfused_so_it_repeats_to_the_bit():
+    """The fused AdamW rounds a few last bits otherwise than torch's loop; a state saved by the loop says so
+    (fused None) and the optimizer it is loaded into keeps stepping that way."""
+    t = TrainConfig(optimizer="adamw")
+    old = make_optimizer(model(), t)
+    for g in old.param_groups:
+        g["fused"] = None  # as a checkpoint written before this change holds it
+    resumed = make_optimizer(model(), t)
+    assert all(g["fused"] for g in resumed.param_groups)
+    resumed.load_state_dict(old.state_dict())
+    assert all(g["fused"] is None for g in resumed.param_groups)
