@@ -118,8 +118,7 @@ def attention(model, tokenizer, prompt: str, step: int) -> AttentionResult:
     from ..model import probes
 
     ids, tokens, note = capped_tokens(tokenizer, prompt, model.cfg)
-    maps = probes.attention_maps(model, ids, tokens)
-    entropy, distance = probes.head_summaries(maps.weights)
+    maps, entropy, distance = probes.summarised_attention(model, ids, tokens)
     return AttentionResult(step, maps, entropy, distance, note)
 
 

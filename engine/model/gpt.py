@@ -144,7 +144,7 @@ class Block(nn.Module):
             mask = None if causal or cfg.mask == "none" else mask_ok[:T, :T]
             y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p_drop, is_causal=causal)
         else:
-            scores = (q @ k.transpose(-2, -1)) / math.sqrt(dk)  # (B, h, T, T)
+            scores = (q @ k.transpose(-2, -1)).div_(math.sqrt(dk))  # (B, h, T, T)
             masked = scores + mask_add[:T, :T]
             weights = torch.softmax(masked, dim=-1)
             trace.append(LayerTrace(scores, masked, weights))
@@ -268,10 +268,11 @@ class GPT(nn.Module):
         return 0.5 * (onehot - logits).pow(2).sum() / targets.numel()
 
     def attention_trace(self, idx: torch.Tensor) -> list[LayerTrace]:
-        """Explicit-path attention of every layer for a batch (no gradients, eval mode kept by caller)."""
+        """Explicit-path attention of every layer for a batch (no gradients, eval mode kept by caller); the
+        blocks only, no logits (GPT-2 small's readout was a fifth of a 256-token prompt's attention)."""
         trace: list[LayerTrace] = []
         with torch.no_grad():
-            self.forward(idx, trace=trace)
+            self.residual(idx, trace=trace)
         return trace
 
     def last_logits(self, idx: torch.Tensor, cache: KVCache | None = None) -> torch.Tensor:

@@ -57,6 +57,13 @@ def mask_matrix(kind: str, n: int, band: int = 1) -> np.ndarray:
 
 def attention_maps(model: GPT, ids: np.ndarray, tokens: tuple[str, ...] = ()) -> AttentionMaps:
     """Run the prompt through the explicit attention path (eval mode: no dropout) and stack the layers."""
+    return summarised_attention(model, ids, tokens)[0]
+
+
+def summarised_attention(model: GPT, ids: np.ndarray, tokens: tuple[str, ...] = ()
+                         ) -> tuple[AttentionMaps, np.ndarray, np.ndarray]:
+    """`attention_maps` and each head's `head_summaries` (L, H), these read from the weights before their
+    masked entries become NaN (zeros then: one copy of the stack fewer)."""
     was_training = model.training
     model.eval()
     try:
@@ -65,15 +72,21 @@ def attention_maps(model: GPT, ids: np.ndarray, tokens: tuple[str, ...] = ()) ->
     finally:
         model.train(was_training)
     T = idx.shape[1]
-    ok = model.mask_ok[:T, :T].cpu().numpy()
+    masked = ~model.mask_ok[:T, :T].cpu()
 
-    def stack(name: str) -> np.ndarray:
-        a = torch.stack([getattr(t, name)[0] for t in trace]).to("cpu", torch.float64).numpy()
-        return np.where(ok, a, np.nan)  # (L, H, T, T)
+    def stack(name: str) -> torch.Tensor:  # (L, H, T, T) float64, each layer converted as it is copied in
+        out = torch.empty((len(trace), *trace[0].weights.shape[1:]), dtype=torch.float64)
+        for layer, t in zip(out, trace):
+            layer.copy_(getattr(t, name)[0])
+        return out
 
-    scores = torch.stack([t.scores[0] for t in trace]).to("cpu", torch.float64).numpy()
-    return AttentionMaps(tuple(tokens), np.asarray(ids).copy(), ok.copy(), scores,
-                         stack("masked"), stack("weights"))
+    scores, weights = stack("scores"), stack("weights")
+    entropy, distance = _summaries(weights)
+    weights.masked_fill_(masked, float("nan"))
+    # the scores after the mask are the scores where the mask allows (it adds 0 there), NaN elsewhere
+    maps = AttentionMaps(tuple(tokens), np.asarray(ids).copy(), (~masked).numpy(), scores.numpy(),
+                         scores.masked_fill(masked, float("nan")).numpy(), weights.numpy())
+    return maps, entropy, distance
 
 
 def head_summaries(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -82,14 +95,16 @@ def head_summaries(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     weights (..., T, T) with NaN where masked; each row's entropy is −Σ_j w_ij log w_ij (0 log 0 = 0) and
     its distance Σ_j w_ij |i − j|; both are averaged over the query rows.
     """
-    w = np.nan_to_num(weights, nan=0.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        plogp = np.where(w > 0, w * np.log(w), 0.0)
-    entropy = -plogp.sum(axis=-1).mean(axis=-1)
-    T = w.shape[-1]
-    dist = np.abs(np.arange(T)[:, None] - np.arange(T)[None, :])
-    distance = (w * dist).sum(axis=-1).mean(axis=-1)
-    return entropy, distance
+    return _summaries(torch.nan_to_num(torch.as_tensor(weights), nan=0.0))
+
+
+def _summaries(w: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
+    """`head_summaries` of weights that are 0 where masked. In torch: GPT-2 small's 144 heads at 256 tokens
+    took 2 s in numpy, ~0.2 s here."""
+    entropy = -torch.special.xlogy(w, w).sum(dim=-1).mean(dim=-1)
+    i = torch.arange(w.shape[-1])
+    distance = (w * (i[:, None] - i[None, :]).abs().to(w.dtype)).sum(dim=-1).mean(dim=-1)
+    return entropy.double().numpy(), distance.double().numpy()
 
 
 def induction_probe(vocab_size: int, n_ctx: int, seed: int, batch: int,
