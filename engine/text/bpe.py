@@ -32,7 +32,7 @@ from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, 
 from ..training.thread_policy import usable_cores  # noqa: E402
 from .bpe_file import BYTES, END_OF_TEXT, BPEParts, check_parts, read_tokenizer_json, read_vocab_merges  # noqa: E402
 from .corpus import CorpusError  # noqa: E402
-from .pieces import BATCH, GROUPS, Cancel, check, pieces  # noqa: E402
+from .pieces import BATCH, GROUPS, Cancel, check, fit_pieces, fit_sample, pieces  # noqa: E402
 
 KIND = "bpe"
 _BYTES = BYTES  # the byte-level alphabet, character → byte
@@ -69,12 +69,14 @@ class BPETokenizer:
 
     @classmethod
     def fit(cls, text: str, vocab_size: int) -> BPETokenizer:
-        """Train on `text` (deterministic: the same text and size give the same merges)."""
+        """Train on `text` (deterministic: the same text and size give the same merges), in this process, on
+        its bounded pieces (`pieces.fit_pieces`: no pre-token longer than MAX_PRETOKEN, at most FIT_CHARS
+        characters); engine/text/bpe_fit.py runs a larger fit where Stop and Ctrl-C reach it."""
         tok = _ours(models.BPE())
         alphabet = pre_tokenizers.ByteLevel.alphabet()
         trainer = trainers.BpeTrainer(vocab_size=vocab_size, initial_alphabet=alphabet,
                                       special_tokens=[], show_progress=False)
-        tok.train_from_iterator([text], trainer=trainer)
+        tok.train_from_iterator(fit_pieces(fit_sample(text)), trainer=trainer)
         return cls(tok)
 
     @classmethod

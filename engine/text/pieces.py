@@ -25,6 +25,10 @@ PIECE_CHARS = 1 << 16  # a piece is cut at the first cut point after this many c
 BATCH = 16             # pieces handed to the library per call: Stop is checked between calls
 GROUPS = 8             # the pieces' share-out among the encoding threads (round robin, so each is spread over the text)
 _CUT = re.compile(r"(?<=[\w!-~])\n(?=[\w!-~])")
+MAX_PRETOKEN = 256      # characters of one pre-token in a fit, at most (+1: a leading space); engine/text/bpe_fit.py
+FIT_CHARS = 16_000_000  # characters of text a fit sees, at most
+SAMPLES = 64            # evenly spaced stretches of a longer corpus that make up its sample
+_LONG = re.compile(rf"\s{{{MAX_PRETOKEN},}}|[^ \n]{{{MAX_PRETOKEN},}}")
 
 Cancel = Callable[[], bool] | None
 
@@ -54,3 +58,24 @@ def pieces(text: str, every: int = PIECE_CHARS) -> list[str]:
     """`text` cut at `cut_points`: pieces of about `every` characters whose tokens, end to end, are the text's."""
     bounds = [0, *cut_points(text, every), len(text)]
     return [text[a:b] for a, b in zip(bounds, bounds[1:])]
+
+
+def fit_sample(text: str) -> str:
+    """The text a fit sees: all of it, or `SAMPLES` evenly spaced stretches adding up to FIT_CHARS."""
+    if len(text) <= FIT_CHARS:
+        return text
+    size, stride = FIT_CHARS // SAMPLES, len(text) // SAMPLES
+    return "".join(text[i * stride: i * stride + size] for i in range(SAMPLES))
+
+
+def fit_pieces(text: str) -> list[str]:
+    """`text` in pieces that tokenize as the whole does (engine/text/pieces.py), further cut inside every
+    stretch that could hold a pre-token longer than MAX_PRETOKEN, every MAX_PRETOKEN characters."""
+    out = []
+    for piece in pieces(text):
+        cuts = [0]
+        for m in _LONG.finditer(piece):
+            cuts += range(max(m.start(), cuts[-1]) + MAX_PRETOKEN, m.end(), MAX_PRETOKEN)
+        cuts.append(len(piece))
+        out += [piece[a:b] for a, b in zip(cuts, cuts[1:]) if a < b]
+    return out

@@ -174,10 +174,11 @@ def fit_tokenizer(text: str, cfg: DataConfig, cancel: Cancel = None) -> Tokenize
     """The tokenizer `cfg` asks for, fitted on `text` (uncached: engine/text/encoded.py keeps fits)."""
     if cfg.tokenizer == "word":
         return WordTokenizer.fit(text, cfg.max_vocab)
-    if cfg.tokenizer == "bpe":
+    if cfg.tokenizer == "bpe":  # bounded, and where Stop and Ctrl-C reach it
         from .bpe import BPETokenizer
+        from .bpe_fit import fit
 
-        return BPETokenizer.fit(text, cfg.max_vocab)
+        return BPETokenizer.from_dict(fit(text, cfg.max_vocab, cancel), "the fitted tokenizer")
     return CharTokenizer.fit(text)
 
 

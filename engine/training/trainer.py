@@ -26,6 +26,7 @@ from .acceleration import autocast, autocast_dtype, compile_or_eager
 from ..configs.config import ExperimentConfig
 from ..text.corpus import CorpusError
 from ..text.data import Dataset
+from ..text.pieces import Cancel
 from ..configs.resolve import resolve
 from .determinism import record_session
 from .device import pick_device, set_threads, single_thread
@@ -121,8 +122,9 @@ class Trainer:
     """
 
     def __init__(self, cfg: ExperimentConfig, run_dir: str | Path | None = None, *,
-                 dataset: Dataset | None = None, text: str | None = None, group: Group = SOLO):
-        self._setup(cfg, dataset, text, group)
+                 dataset: Dataset | None = None, text: str | None = None, group: Group = SOLO,
+                 cancel: Cancel = None):
+        self._setup(cfg, dataset, text, group, cancel=cancel)
         self.writer: RunWriter | None = None
         if run_dir is not None and group.rank == 0:
             self.writer = RunWriter.create(run_dir, self.cfg, self.tokenizer, self.probe)
@@ -172,10 +174,10 @@ class Trainer:
     # ---- set-up and state ------------------------------------------------------------------
 
     def _setup(self, cfg: ExperimentConfig, dataset: Dataset | None, text: str | None, group: Group,
-               tokenizer=None) -> None:
+               tokenizer=None, cancel: Cancel = None) -> None:
         require_valid(cfg)
-        if dataset is None:
-            dataset = Dataset.build(cfg.data, cfg.model.n_ctx, text, tokenizer)
+        if dataset is None:  # `cancel()` true stops a fit or an encoding under way (Cancelled)
+            dataset = Dataset.build(cfg.data, cfg.model.n_ctx, text, tokenizer, cancel)
         if min(len(dataset.train), len(dataset.val)) <= cfg.model.n_ctx:
             raise CorpusError(f"corpus is too short for a context of {cfg.model.n_ctx} tokens")
         cfg = resolve(cfg, dataset)
