@@ -3,12 +3,16 @@
 Every file the user asks for — File → Export…, a heatmap's Export…, the Forms pane's formula snapshots, the
 Weight pane's animations — is an `ExportRequest` served here, so every export behaves alike:
 
-- it runs off the GUI thread, after every export asked before it (none is dropped for a newer one);
+- it runs in a child process of its own (engine/export_process.py), after every export asked before it (none is
+  dropped for a newer one): matplotlib's Python never shares the interpreter lock the GUI thread paints with;
 - it writes under a temporary name and is renamed once whole (engine.safe_io.write_whole): a file appears
   only complete, and a failed or cancelled export leaves nothing behind;
 - it reports how far it is (engine.figures.export.report_progress: rows, pages, frames), shown in the
-  status bar with a Cancel button (`ExportStatus`), which stops the export at its next report;
+  status bar with a Cancel button (`ExportStatus`), which ends the child at once;
 - it ends with one message that names where it wrote and how many files (pages) it wrote.
+
+A request's `write` is sent to that process, so it is an engine function or a `functools.partial` of one with
+plain arguments (what is shown, copied: arrays, rows, a run's folder), never a lambda or a widget's method.
 
 Panes ask through the Session (`Session.request_export`); a widget that offers Export… emits what to write
 and the window hands it here (gui/widgets/plot_export.py), so no widget imports the job machinery.
@@ -16,29 +20,26 @@ and the window hands it here (gui/widgets/plot_export.py), so no widget imports 
 
 from __future__ import annotations
 
-import threading
-import time
+import pickle
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QToolButton, QWidget
 
 from engine.figures.options import FigureOptions
 from engine.safe_io import written
 
-from .jobs import JobQueue
-
-PROGRESS_EVERY_S = 0.1  # a report reaches the GUI thread at most this often (a sheet reports every row)
+POLL_MS = 50  # how often the GUI thread reads what the export's process said (a queue read, never a wait)
 
 
 @dataclass(frozen=True)
 class ExportRequest:
-    """Write `path` with write(at), off the GUI thread. `write` is given a temporary path with the same
-    name (it may write further pages beside it, name-p2.svg …), captures copies rather than widgets, and
-    may call report_progress; `options` are the export dialog's (resolution, width); `what` names the
-    export in messages (default: the file's name)."""
+    """Write `path` with write(at), in the export process. `write` is given a temporary path with the same
+    name (it may write further pages beside it, name-p2.svg …), is picklable (module docstring), and may
+    call report_progress; `options` are the export dialog's (resolution, width); `what` names the export in
+    messages (default: the file's name)."""
     path: Path
     write: Callable[[Path], object]
     options: FigureOptions = field(default_factory=FigureOptions)
@@ -47,34 +48,6 @@ class ExportRequest:
     @property
     def name(self) -> str:
         return self.what or Path(self.path).name
-
-
-def _export(request: ExportRequest, stop: threading.Event, report: Callable) -> list[Path] | None:
-    """On a pool thread: the files written, or None when cancelled (nothing written)."""
-    from engine.figures.export import ExportCancelled, reporting_progress, using_figure_options
-    from engine.safe_io import write_whole
-
-    last = [0.0, ""]
-
-    def progress(done: int, total: int, unit: str) -> None:
-        if stop.is_set():
-            raise ExportCancelled
-        now = time.monotonic()
-        if done >= total or unit != last[1] or now - last[0] >= PROGRESS_EVERY_S:
-            last[:] = [now, unit]
-            report(done, total, unit)
-
-    if stop.is_set():
-        return None
-    try:
-        return using_figure_options(request.options, reporting_progress, progress, write_whole,
-                                    Path(request.path), request.write)
-    except ExportCancelled:
-        return None
-
-
-class _Relay(QObject):
-    sig_progress = Signal(object, int, int, str)  # the request, done, total, unit (queued to the GUI thread)
 
 
 class Exports(QObject):
@@ -91,76 +64,99 @@ class Exports(QObject):
 
     def __init__(self, session=None, parent: QObject | None = None):
         super().__init__(parent)
-        self._jobs = JobQueue(self)
-        self._jobs.sig_done.connect(self._on_done)
-        self._jobs.sig_failed.connect(self._on_failed)
-        self._relay = _Relay(self)
-        self._relay.sig_progress.connect(self.sig_progress)
-        self._asked: list[tuple[ExportRequest, threading.Event]] = []  # the first is running
+        self._asked: list[ExportRequest] = []  # the first is running
+        self._process = None                   # engine.export_process.ExportProcess of the one running
+        self._timer = QTimer(self, interval=POLL_MS)
+        self._timer.timeout.connect(self._poll)
         self._session = session
         if session is not None:
             session.sig_export_requested.connect(self.submit)
 
     @property
     def running(self) -> ExportRequest | None:
-        return self._asked[0][0] if self._asked else None
+        return self._asked[0] if self._asked else None
 
     @property
     def waiting(self) -> int:
         """Requests asked after the running one, not started yet."""
         return max(0, len(self._asked) - 1)
 
+    @property
+    def pid(self) -> int | None:
+        """The process writing the running export (None when none runs)."""
+        return None if self._process is None else self._process.pid
+
     def submit(self, request: ExportRequest) -> None:
-        stop = threading.Event()
-        self._asked.append((request, stop))
-        if len(self._asked) == 1:
-            self.sig_started.emit(request)
+        self._asked.append(request)
         self.sig_queue_changed.emit()
-        report = self._relay.sig_progress.emit
-        self._jobs.submit(request, _export, request, stop, lambda *a, r=request: report(r, *a))
+        if len(self._asked) == 1:
+            self._start()
 
     def serve(self, path, options: FigureOptions, write: Callable[[Path], object], what: str = "") -> None:
         """submit, from the parts a widget's export request carries (HeatmapWidget.sig_export_requested)."""
         self.submit(ExportRequest(Path(path), write, options, what))
 
-    @property
-    def cancelling(self) -> bool:
-        """Whether the running export was asked to stop (it stops at its next report)."""
-        return bool(self._asked) and self._asked[0][1].is_set()
-
     def cancel(self) -> None:
-        """Stop the running export at its next progress report; what it wrote so far is removed."""
-        if self._asked and not self.cancelling:
-            self._asked[0][1].set()
-            self.sig_queue_changed.emit()
+        """Stop the running export now; what it wrote so far is removed."""
+        if self._process is not None:
+            self._process.cancel()
+            self._ended(self._asked[0], "cancelled", None)
 
     def cancel_all(self) -> None:
         """Stop the running export and drop those waiting behind it (each says it was cancelled)."""
-        for _request, stop in self._asked:
-            stop.set()
-        self.sig_queue_changed.emit()
-
-    def _finish(self, request: ExportRequest) -> None:
-        self._asked.pop(0)
-        if self._asked:
-            self.sig_started.emit(self._asked[0][0])
+        waiting, self._asked[1:] = self._asked[1:], []
+        self.cancel()
+        for request in waiting:
+            self._report(request, "cancelled", None)
         self.sig_queue_changed.emit()
         if not self._asked:
             self.sig_idle.emit()
 
-    def _on_done(self, request: ExportRequest, paths) -> None:
-        self._finish(request)
-        if paths is None:
+    def _start(self) -> None:
+        from engine.export_process import ExportProcess
+
+        request = self._asked[0]
+        self.sig_started.emit(request)
+        try:
+            self._process = ExportProcess(request.path, request.write, request.options)
+        except (pickle.PicklingError, AttributeError, TypeError) as e:  # a write that cannot be sent: a bug
+            self._ended(request, "failed", f"this export cannot run in the export process ({e})")
+            return
+        self._timer.start()
+
+    def _poll(self) -> None:
+        process, request = self._process, self.running
+        if process is None:
+            return
+        for event in process.poll():
+            if event[0] == "progress":
+                self.sig_progress.emit(request, *event[1:])
+            elif event[0] == "done":
+                self._ended(request, "done", event[1])
+            else:
+                self._ended(request, "failed", event[1])
+
+    def _ended(self, request: ExportRequest, how: str, detail) -> None:
+        self._timer.stop()
+        self._process = None
+        self._asked.pop(0)
+        self._report(request, how, detail)
+        if self._asked:
+            self._start()
+        self.sig_queue_changed.emit()
+        if not self._asked:
+            self.sig_idle.emit()
+
+    def _report(self, request: ExportRequest, how: str, detail) -> None:
+        if how == "done":
+            self._post(f"Exported {written(detail)}", "info")
+            self.sig_finished.emit(request, detail)
+        elif how == "failed":
+            self._post(f"Export of {request.name} failed: {detail}", "error")
+            self.sig_failed.emit(request, detail)
+        else:
             self._post(f"Export of {request.name} cancelled; nothing was written.", "info")
             self.sig_cancelled.emit(request)
-            return
-        self._post(f"Exported {written(paths)}", "info")
-        self.sig_finished.emit(request, paths)
-
-    def _on_failed(self, request: ExportRequest, message: str) -> None:
-        self._finish(request)
-        self._post(f"Export of {request.name} failed: {message}", "error")
-        self.sig_failed.emit(request, message)
 
     def _post(self, text: str, level: str) -> None:
         if self._session is not None:
@@ -219,11 +215,7 @@ class ExportStatus(QWidget):
         request = self.exports.running
         if request is None:
             return
-        if self.exports.cancelling:
-            text = f"Cancelling {request.name} (at the end of the page or row being written)…"
-        else:
-            text = f"Exporting {request.name}" + (f": {self._progress}" if self._progress else "…")
-        self.cancel_button.setEnabled(not self.exports.cancelling)
+        text = f"Exporting {request.name}" + (f": {self._progress}" if self._progress else "…")
         self.cancel_all_button.setVisible(self.exports.waiting > 0)
         if self.exports.waiting:
             text += f" · {self.exports.waiting} more waiting"

@@ -1,7 +1,7 @@
 """GUI-side work that is not about a run's saved steps, off the GUI thread on Qt's thread pool (the GUI
-thread only renders): the architecture pane's inspection of its draft, the app's export queue
-(gui/exports.py, which every file export goes through) and the training controller's device probe (the Forms
-pane's work is the forms process's: gui/panes/forms/process.py). Everything asked of a run (its saved steps, a
+thread only renders): the architecture pane's inspection of its draft and the training controller's device
+probe (the Forms pane's work is the forms process's, gui/panes/forms/process.py; exports run in a process
+each, gui/exports.py). Everything asked of a run (its saved steps, a
 sample of a run at rest) is a question for the analysis process instead, through gui/analysis.py's
 `AnalysisJob` (docs/design.md#the-analysis-process): that work is mostly Python, and on a thread it holds the
 interpreter lock the GUI thread needs to paint.
@@ -12,8 +12,8 @@ queue (and never slows whoever feeds it). Results and errors come back as signal
 thread through Qt's queued connections. Functions must take and return owned data (copies, numpy arrays),
 never widgets.
 
-`JobQueue` is the same runner for requests that must all be answered (a sample a user asked for, a file
-to export, the device probe): it keeps every request and runs them one after another, in order.
+`JobQueue` is the same runner for requests that must all be answered (a sample a user asked for, the
+device probe): it keeps every request and runs them one after another, in order.
 """
 
 from __future__ import annotations

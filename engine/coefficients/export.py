@@ -97,6 +97,22 @@ def save_stack(path: str | Path, store, weight: str, part: str | None = None) ->
     return Path(path)
 
 
+def export_run_coefficient(path: str | Path, run_dir: str | Path, weight: str, step: int | None = None,
+                           part: str | None = None, stack: bool = False) -> Path:
+    """The Weight pane's export of a run's coefficient, written where it runs (the app's export process): the
+    run's store is opened there, reads the records the pane's analysis process cached on disk and computes the
+    rest; an animation reports its frames (report_progress), which is where a cancel stops it. `stack`: the
+    NPY of every saved step (save_stack); otherwise `export_coefficient` by the suffix."""
+    from ..rundir.runs import Run
+    from .cache import CoefficientStore
+
+    store = CoefficientStore(Run(run_dir))
+    if stack:
+        return save_stack(path, store, weight, part)
+    return export_coefficient(path, store, weight, step,
+                              lambda done, total: export.report_progress(done, total, "frames"), part)
+
+
 def mp4_available() -> bool:
     """Whether an MP4 can be written: matplotlib's writer runs ffmpeg (rcParams animation.ffmpeg_path),
     looked up as its FFMpegWriter.isAvailable does, without importing matplotlib.animation (a second)."""
@@ -150,4 +166,4 @@ def save_animation(path: str | Path, store, weight: str, steps: list[int] | None
 
 
 __all__ = ["FORMATS", "ANIMATION_FORMATS", "axis_titles", "title", "check_step", "check_weight",
-           "export_coefficient", "save_stack", "save_animation", "writer_for"]
+           "export_coefficient", "export_run_coefficient", "save_stack", "save_animation", "writer_for"]

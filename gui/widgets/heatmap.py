@@ -18,6 +18,7 @@ window. Until then set_matrix only keeps what to draw, and exports, which draw f
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from pathlib import Path
@@ -350,14 +351,14 @@ class HeatmapWidget(QWidget):
         return self._title.split(" · ")[0].strip()
 
     def export_job(self):
-        """A function path -> Path writing what is shown now; it holds its own references (set_matrix
-        replaces arrays, never mutates them), so it runs safely off the GUI thread."""
+        """write(path) -> Path of what is shown now, picklable for the export process; it holds its own
+        references (set_matrix replaces arrays, never mutates them)."""
         matrix, kw = self._matrix, dict(row_labels=list(self._row_labels), col_labels=list(self._col_labels),
                                        kind=self._kind, title=self._title, row_title=self._row_title,
                                        col_title=self._col_title, levels=self._levels,
                                        value_title=self.value_title(), caption=self.export_caption(),
                                        cmap=self._cmap_name)
-        return lambda path: export.export_matrix(path, matrix, **kw)
+        return functools.partial(export.export_matrix, matrix=matrix, **kw)
 
     def export_to(self, path: str | Path) -> Path:
         """Write what is shown to path: PNG, SVG, PDF (matplotlib), CSV or NPY, from the suffix."""

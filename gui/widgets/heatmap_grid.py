@@ -9,6 +9,8 @@ a click selects a tile, and Export… writes one subplot per tile (or the whole 
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Signal
@@ -113,7 +115,7 @@ class HeatmapGrid(HeatmapWidget):
                   tile_title=f"{a} {{0}} · {b} {{1}}", axis_names=(a, b) + self._cell_names,
                   levels=self.levels, value_title=self.value_title(), caption=self.export_caption(),
                   cmap=self._cmap_name)
-        return lambda path: export.export_grid(path, stack, **kw)
+        return functools.partial(export.export_grid, stack=stack, **kw)
 
     def _update_ticks(self, *_) -> None:
         if self._view is None:

@@ -1,41 +1,19 @@
-"""The app's one export queue (gui/exports.py): progress and Cancel, files only whole, a message naming
-where and how many pages, and no export dropped for a newer one; its part of the status bar."""
+"""The app's one export queue (gui/exports.py): exports written in a process of their own, progress and a
+Cancel that ends it at once, files only whole, a message naming where and how many pages, and no export
+dropped for a newer one; its part of the status bar."""
 
 from __future__ import annotations
 
-import threading
+import os
 from pathlib import Path
 
 import pytest
 
-from engine.figures.export import report_progress
 from gui.exports import ExportRequest, Exports, ExportStatus
 from gui.session import Session
+from tests.export_writes import CAP_S, Sheet, fail, write_one, write_pid
 
-WAIT = 20000
-
-
-class Sheet:
-    """A write of `pages` pages, page by page, that stops after each page until let go: the test decides
-    what happens between pages (cancel, another request) without timing anything."""
-
-    def __init__(self, pages: int = 3):
-        self.pages = pages
-        self.gates = [threading.Event() for _ in range(pages)]
-        self.written: list[Path] = []
-
-    def __call__(self, at: Path) -> Path:
-        for k in range(self.pages):
-            page = at if k == 0 else at.with_name(f"{at.stem}-p{k + 1}{at.suffix}")
-            page.write_text(f"page {k + 1}")
-            self.written.append(page)
-            report_progress(k + 1, self.pages, "pages written")  # where a cancel stops it
-            assert self.gates[k].wait(WAIT / 1000)
-        return at
-
-    def go(self) -> None:
-        for gate in self.gates:
-            gate.set()
+WAIT = 1000 * CAP_S
 
 
 @pytest.fixture
@@ -66,11 +44,10 @@ def test_progress_is_shown_and_cancel_leaves_no_file(qtbot, served, out):
     qtbot.waitUntil(lambda: (1, 3, "pages written") in progress, timeout=WAIT)
     assert not status.isHidden() and status.label.text() == "Exporting w.svg: 1 of 3 pages written"
     assert status.bar.maximum() == 3 and status.bar.value() == 1
-    assert sheet.written[0].exists() and not (out / "w.svg").exists()  # written, but not under its name
+    (hidden,) = out.iterdir()  # written, but not under its name
+    assert hidden.name.startswith(".w.svg.") and (hidden / "w.svg").is_file() and not (out / "w.svg").exists()
     with qtbot.waitSignal(exports.sig_cancelled, timeout=WAIT):
-        status.cancel_button.click()
-        assert status.label.text().startswith("Cancelling w.svg") and not status.cancel_button.isEnabled()
-        sheet.go()
+        status.cancel_button.click()  # the sheet is still waiting in its second page: only ending it stops it
     assert not list(out.iterdir())  # neither page 1 nor the hidden folder it was written in
     assert messages == [("info", "Export of w.svg cancelled; nothing was written.")]
     assert status.isHidden()
@@ -82,7 +59,7 @@ def test_a_second_export_asked_during_a_long_one_is_written_too(qtbot, served, o
     started = []
     exports.sig_started.connect(lambda r: started.append(r.path.name))
     session.request_export(ExportRequest(out / "long.png", long))
-    qtbot.waitUntil(lambda: len(long.written) == 1, timeout=WAIT)
+    assert long.written[0].wait(CAP_S)
     session.request_export(ExportRequest(out / "short.csv", short))
     assert exports.waiting == 1 and status.label.text().endswith("· 1 more waiting")
     finished = []
@@ -101,14 +78,10 @@ def test_a_second_export_asked_during_a_long_one_is_written_too(qtbot, served, o
 def test_a_failed_export_says_why_and_the_next_still_runs(qtbot, served, out):
     session, exports, status, messages = served
 
-    def fail(at: Path):
-        at.write_text("half")
-        raise OSError(28, "No space left on device")
-
     done = []
     exports.sig_finished.connect(lambda r, paths: done.append(paths))
     session.request_export(ExportRequest(out / "a.csv", fail, what="the norms"))
-    session.request_export(ExportRequest(out / "b.csv", lambda at: at.write_text("1")))
+    session.request_export(ExportRequest(out / "b.csv", write_one))
     qtbot.waitUntil(lambda: len(done) == 1, timeout=WAIT)
     assert messages[0] == ("error", f"Export of the norms failed: cannot write {out / 'a.csv'}: "
                                     "No space left on device")
@@ -119,16 +92,42 @@ def test_cancel_all_stops_the_running_export_and_drops_those_waiting(qtbot, serv
     session, exports, status, messages = served
     long, waiting = Sheet(3), Sheet(1)
     session.request_export(ExportRequest(out / "long.png", long))
-    qtbot.waitUntil(lambda: len(long.written) == 1, timeout=WAIT)
+    assert long.written[0].wait(CAP_S)
     assert status.cancel_all_button.isHidden()  # nothing waits yet: Cancel alone says it
     session.request_export(ExportRequest(out / "next.csv", waiting))
     assert not status.cancel_all_button.isHidden()
     cancelled = []
     exports.sig_cancelled.connect(lambda r: cancelled.append(r.path.name))
     status.cancel_all_button.click()
-    long.go()
     qtbot.waitUntil(lambda: len(cancelled) == 2, timeout=WAIT)
-    assert cancelled == ["long.png", "next.csv"] and waiting.written == []  # the waiting one never began
+    assert cancelled == ["long.png", "next.csv"] and not waiting.written[0].is_set()  # the waiting one never began
     assert not list(out.iterdir()) and status.isHidden()
     assert [text for _, text in messages] == ["Export of long.png cancelled; nothing was written.",
                                               "Export of next.csv cancelled; nothing was written."]
+
+
+def test_an_export_is_written_by_another_process_while_the_gui_thread_serves_events(qtbot, served, out):
+    """Where the work ran: the file names a process that is not this one; while the
+    sheet waits in that process, the GUI thread turns its event loop (a queued call is served)."""
+    session, exports, status, messages = served
+    sheet = Sheet(2)
+    session.request_export(ExportRequest(out / "s.txt", sheet))
+    assert sheet.written[0].wait(CAP_S)
+    served_meanwhile = []
+    from PySide6.QtCore import QTimer
+
+    QTimer.singleShot(0, lambda: served_meanwhile.append(exports.running is not None))
+    qtbot.waitUntil(lambda: bool(served_meanwhile), timeout=WAIT)
+    assert served_meanwhile == [True]  # served while the export was still running
+    with qtbot.waitSignal(exports.sig_finished, timeout=WAIT):
+        sheet.go()
+    with qtbot.waitSignal(exports.sig_finished, timeout=WAIT):
+        session.request_export(ExportRequest(out / "pid.txt", write_pid))
+    assert int((out / "pid.txt").read_text()) != os.getpid()
+
+
+def test_a_write_that_cannot_be_sent_to_the_export_process_fails_in_one_line(qtbot, served, out):
+    session, exports, status, messages = served
+    with qtbot.waitSignal(exports.sig_failed, timeout=WAIT) as got:
+        session.request_export(ExportRequest(out / "x.csv", lambda at: at.write_text("1")))
+    assert got.args[1].startswith("this export cannot run in the export process") and not list(out.iterdir())

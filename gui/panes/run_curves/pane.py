@@ -24,6 +24,7 @@ axis need not replay its text (benchmarks/run_overlay.py measures the event loop
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -217,7 +218,8 @@ class RunCurvesPane(SeenWidget):
         if not curves:
             return None
         axis, smoothing = self.view.axis, self.view.smoothing
-        return EXPORT_FILTERS, "runs.png", lambda path: export_overlay(path, curves, axis, smoothing)
+        return EXPORT_FILTERS, "runs.png", functools.partial(export_overlay, curves=curves, axis=axis,
+                                                             smoothing=smoothing)
 
     # ---- data ------------------------------------------------------------------------------
 

@@ -11,6 +11,7 @@ they are collected at once and drawn at most `REFRESH_MS` apart.
 
 from __future__ import annotations
 
+import functools
 import math
 
 from PySide6.QtCore import QEvent, Qt, QTimer
@@ -275,7 +276,7 @@ class TrainingPane(QWidget):
         val = dict(zip(self.history.val_steps, self.history.val))
         rows = [{"step": s, "train_loss": t, "val_loss": val.get(s)}
                 for s, t in zip(self.history.steps, self.history.train)]
-        return EXPORT_FILTERS, "loss.png", lambda path: export_loss(path, rows)
+        return EXPORT_FILTERS, "loss.png", functools.partial(export_loss, rows=rows)
 
     # ---- handlers --------------------------------------------------------------------------
 

@@ -2,23 +2,25 @@
 saved steps (GIF, MP4), the stack of matrices over steps (NPY) and the norms (CSV).
 
 Each is a request to the app's export queue (Session.request_export, gui/exports.py: every request is
-answered, written whole or not at all, and its frames are reported in the status bar, where Cancel stops
-it) running the engine's pure functions (engine/coefficients/export.py) on a CoefficientStore of the run
-whose records are computed in the analysis process and cached on disk beside the pane's, so a file holds
-the numbers the pane shows.
+answered, written whole or not at all, in the export process, and its frames are reported in the status bar,
+where Cancel stops it) running the engine's `export_run_coefficient` (engine/coefficients/export.py) on the
+run's folder: the export process opens the run's CoefficientStore, which reads the records the analysis
+process cached on disk for the pane, so a file holds the numbers the pane shows.
 """
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QToolButton
 
+from engine.coefficients.export import export_run_coefficient
+
 from ...exports import ExportRequest
 from ...widgets import dialogs
-from .records import open_store
 
 FILTERS = {
     "heatmap": "PNG image (*.png);;SVG image (*.svg);;PDF document (*.pdf);;NumPy array of G (*.npy)",
@@ -38,25 +40,10 @@ def offered(filters: str) -> str:
     return filters if mp4_available() else filters.replace(MP4, "")
 
 
-_STORE: tuple | None = None  # (run, its CoefficientStore): the run last exported, kept for the next export
-
-
-def _store_of(run):
-    global _STORE
-    if _STORE is None or _STORE[0] is not run:
-        _STORE = (run, open_store(run))
-    return _STORE[1]
-
-
-def _run(kind: str, path, run, weight: str, step: int | None, part: str | None):
-    store = _store_of(run)  # imports torch (once, whichever thread is first)
-    from engine.coefficients import export as ce
-    from engine.figures.export import report_progress
-
-    if kind == "stack":
-        return ce.save_stack(path, store, weight, part)
-    return ce.export_coefficient(path, store, weight, step, lambda done, total: report_progress(done, total, "frames"),
-                                 part)
+def _write(kind: str, run, weight: str, step: int | None, part: str | None):
+    """write(path) of `kind` for the export process: it names the run by its folder."""
+    return functools.partial(export_run_coefficient, run_dir=str(run.path), weight=weight, step=step, part=part,
+                             stack=kind == "stack")
 
 
 class WeightExporter(QObject):
@@ -106,11 +93,11 @@ class WeightExporter(QObject):
         if target is None:
             self.pane.session.post_message("Nothing to export yet: train, or open a run, first.", "info")
             return
-        self.pane.session.request_export(ExportRequest(Path(path), lambda at: _run(kind, at, *target)))
+        self.pane.session.request_export(ExportRequest(Path(path), _write(kind, *target)))
 
     def export_job(self):
         """File → Export…: (filters, suggested name, fn(path) -> Path), by the suffix chosen."""
         target = self._target()
         if target is None:
             return None
-        return offered(ALL), f"{target[1]}-G.png", lambda path: _run("file", path, *target)
+        return offered(ALL), f"{target[1]}-G.png", _write("file", *target)

@@ -31,20 +31,9 @@ from PySide6.QtCore import QObject, Signal
 from engine.analysis import questions as q
 from engine.analysis.cache import nbytes
 
-from ... import analysis
 from ...analysis import AnalysisJob
-from ...torch_import import ensure_torch
 
 SHOWN_BYTES = 64 * 2**20  # matrices kept GUI-side: the steps last shown (the newest is always kept)
-
-def open_store(run):
-    """A CoefficientStore of `run` whose records are computed in the analysis process (the exports' store,
-    used on their JobQueue thread: it shares the disk cache the process writes)."""
-    ensure_torch()
-    from engine.coefficients.cache import CoefficientStore
-
-    return CoefficientStore(run, compute=lambda weight, step: analysis.ask_and_wait(
-        q.CoefficientRecord(str(run.path), weight, step)))
 
 
 class ShownRecords:

@@ -85,7 +85,7 @@ def test_minus_infinity_is_displayed_as_nan(heatmap, monkeypatch):
     heatmap.set_matrix(scores, kind="signed", levels=(-20, 20))  # a scale shared with another view
     assert heatmap.image_item.getLevels().tolist() == [-20, 20] and heatmap.colour_bar.levels() == (-20, 20)
     written = {}
-    monkeypatch.setattr(export, "export_matrix", lambda path, m, **kw: written.update(kw))
+    monkeypatch.setattr(export, "export_matrix", lambda path, matrix, **kw: written.update(kw))
     heatmap.export_to("scores.png")
     assert written["levels"] == (-20, 20) and written["kind"] == "signed"  # exports match the screen
 

@@ -26,6 +26,7 @@ from gui.panes.forms.console import History
 from gui.session import Session
 from gui.widgets import dialogs
 from gui.widgets.formula import FormulaView
+from tests.export_writes import sendable
 from tests.gui.panes.forms.spin import add_spin
 
 
@@ -177,7 +178,7 @@ def test_file_export_and_copy_latex_follow_the_chosen_term(qtbot, pane, tmp_path
     pane.terms.select_weight("Q_1")
     qtbot.waitUntil(lambda: pane.terms.term is not None, timeout=20000)
     filters, name, write = pane.export_job()
-    assert ".tex" in filters and ".svg" in filters and name == "term.tex"
+    assert ".tex" in filters and ".svg" in filters and name == "term.tex" and sendable(write)
     (path,) = write(tmp_path / "t.tex")
     assert r"\section*{Term Q\_1}" in path.read_text(encoding="utf-8")
     term = Forms(encoder(2)).term(pane.terms.term.id)

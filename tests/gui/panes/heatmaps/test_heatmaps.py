@@ -20,6 +20,7 @@ from gui.panes.heatmaps import pane as heatmaps
 from gui.panes.heatmaps import HeatmapsPane
 from gui.session import Session
 from gui.widgets.heatmap_grid import GAP
+from tests.export_writes import sendable
 
 TEXT = "First Citizen:\nBefore we proceed any further, hear me speak.\nAll:\nSpeak, speak."
 PROMPT = "Before we proceed any further"
@@ -280,7 +281,7 @@ def test_browsing_a_saved_step_of_a_run(qtbot, tmp_path):
     np.testing.assert_allclose(pane.attention.grid.stack(), want, rtol=1e-5, atol=1e-7)
     assert "step 2" in pane.attention.grid.title()
     filters, name, write = pane.export_job()
-    assert ".npy" in filters and name == "attention.png"
+    assert ".npy" in filters and name == "attention.png" and sendable(write)
     np.testing.assert_allclose(np.load(write(tmp_path / "grid.npy")), want, rtol=1e-5, atol=1e-7)
 
 

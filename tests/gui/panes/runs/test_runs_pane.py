@@ -13,6 +13,7 @@ from engine.rundir.runs import Run
 from engine.figures.smoothing import ema
 from engine.training.trainer import Trainer
 from gui import recent, settings
+from tests.export_writes import sendable
 
 from ...conftest import tiny_config
 
@@ -178,6 +179,7 @@ def test_the_overlay_exports_its_figure_and_data(qtbot, make_window, three_runs,
         runs.set_checked(three_runs / name)
     qtbot.waitUntil(lambda: len(curves.legend_names()) == 2, timeout=WAIT)
     _filters, suggested, fn = curves.export_job()
+    assert sendable(fn)
     fn(tmp_path / "runs.csv")
     rows = list(csv.DictReader(open(tmp_path / "runs.csv", encoding="utf-8")))
     assert sorted({r["run"] for r in rows}) == ["a", "b"] and len(rows) == 6 + 9

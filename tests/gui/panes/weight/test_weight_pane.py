@@ -16,6 +16,7 @@ from engine.rundir.runs import Run
 from gui.exports import Exports
 from gui.panes.weight import WeightPane
 from gui.session import Session
+from tests.export_writes import sendable
 
 from ....engine.coefficients.test_coefficients import tiny_run
 from ...conftest import QT_NOISE, tiny_config
@@ -181,7 +182,7 @@ def test_exports_are_valid_files_with_the_same_numbers(qtbot, run_path, referenc
         assert im.n_frames == len(reference.steps())
     assert progress and progress[-1][0] == progress[-1][1] > 0 and progress[-1][2] == "frames"
     filters, suggested, fn = pane.export_job()
-    assert suggested.endswith(".png") and "*.gif" in filters
+    assert suggested.endswith(".png") and "*.gif" in filters and sendable(fn)
     fn(tmp_path / "file-menu.npy")
     np.testing.assert_allclose(np.load(tmp_path / "file-menu.npy"), reference.record("blocks.1.W_K", 4).G,
                                rtol=1e-6)
