@@ -61,3 +61,38 @@ def roles_over(steps: list[int], series: dict[str, np.ndarray]) -> list[Role]:
     return [Role(r.layer, r.head, r.score, r.value,
                  formation_step(steps, series[r.score][:, r.layer, r.head], THRESHOLDS[r.score]))
             for r in roles_at(last)]
+
+
+# The roles of attention itself, drawn together in the head timeline's "roles" view (all fractions of a head's
+# attention, so one colour scale reads them all); copying is a property of the OV circuit, shown on its own.
+ATTENTION_ROLES = ("previous_token", "induction", "duplicate", "first_token")
+LESSON_ROLES = ("previous_token", "induction")  # always a row, formed or not: the induction lesson's pair
+
+
+@dataclass(frozen=True)
+class RoleRow:
+    """One row of the roles view: a head and the score it is followed by."""
+
+    layer: int
+    head: int
+    score: str
+    formed: int | None  # the saved step it took the role at; None: not (yet) taken
+
+    @property
+    def label(self) -> str:
+        """"L1 H0 induction", or "L1 H0 induction?" for the best head of a role no head has taken yet."""
+        return f"L{self.layer} H{self.head} {ROLE_NAMES[self.score]}{'' if self.formed is not None else '?'}"
+
+
+def role_rows(steps: list[int], series: dict[str, np.ndarray]) -> list[RoleRow]:
+    """The heads that took an attention role (ATTENTION_ROLES), in the order they formed, so both heads of the
+    induction lesson read in one chart without choosing a score. A role of LESSON_ROLES no head has taken
+    is still a row: the head scoring highest on it at the last step, its label ending in "?"."""
+    rows = [RoleRow(r.layer, r.head, r.score, r.formed) for r in roles_over(steps, series)
+            if r.score in ATTENTION_ROLES]
+    for score in LESSON_ROLES:
+        if not any(r.score == score for r in rows) and series[score].size:
+            layer, head = np.unravel_index(int(np.argmax(series[score][-1])), series[score].shape[1:])
+            rows.append(RoleRow(int(layer), int(head), score, None))
+    return sorted(rows, key=lambda r: (r.formed is None, r.formed or 0, ATTENTION_ROLES.index(r.score), r.layer,
+                                       r.head))

@@ -21,8 +21,8 @@ STEPS = (
              "block diagram follow each change, and a weight clicked in the diagram opens in the Weight pane.",
              "pane_architecture"),
     TourStep("Training",
-             "Train (F5) runs here, live: the loss falls as you watch, and the tabs below hold the heads "
-             "chart, a box to generate text, and the samples written while training.",
+             "Train (F5) runs here, live: the loss falls as you watch, and a dashed line on the curve marks "
+             "each step at which a head took its role.",
              "pane_training"),
     TourStep("Heads over training",
              "One row per attention head, one column per saved step: a head lights up as it takes a role, "

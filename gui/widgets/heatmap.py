@@ -157,6 +157,7 @@ class HeatmapWidget(QWidget):
         self._row_labels: list[str] = ["0"]
         self._col_labels: list[str] = ["0"]
         self._pinned_cols: tuple[int, ...] = ()
+        self._marks: dict[tuple[int, int], str] = {}  # marked cells → what the mark says (set_marks)
         self._kind, self._title, self._row_title, self._col_title = "probability", title, "", ""
         self._levels = (0.0, 1.0)
         self._tick_key: tuple = ()
@@ -168,7 +169,7 @@ class HeatmapWidget(QWidget):
         self._given_levels: tuple[float, float] | None = None
         self._colorbar, self._aspect_locked = colorbar, aspect_locked
         self._view: pg.GraphicsLayoutWidget | None = None  # the plot, built by _ensure_view
-        self._plot = self._image = self._bar = self._backdrop = None
+        self._plot = self._image = self._bar = self._backdrop = self._mark_item = None
         self._build()
 
     # --- public API -------------------------------------------------------------------------------
@@ -228,6 +229,7 @@ class HeatmapWidget(QWidget):
             self._place_title()
         if row_title is not None and row_title != self._row_title:  # setLabel re-lays out the axis
             self._row_title = row_title
+            self._tick_key = ()  # the axis's width holds the title's line: measured again
             if self._view is not None:
                 self._plot.setLabel("left", row_title)
         if col_title is not None and col_title != self._col_title:
@@ -249,9 +251,27 @@ class HeatmapWidget(QWidget):
             (r, c), (n_now, m_now) = self._hovered, a.shape
             self._show_hovered((r, c) if r < n_now and c < m_now else None)
 
+    def set_marks(self, marks) -> None:
+        """Cells marked with a diamond drawn on the cell itself (never on its labels): (row, column, what the
+        mark says), said in the read-out when the cell is hovered. Kept until set again."""
+        self._marks = {(int(r), int(c)): text for r, c, text in marks}
+        if self._view is not None:
+            self._draw_marks()
+        if self._hovered is not None:
+            self._show_hovered(self._hovered)
+
+    def marks(self) -> dict[tuple[int, int], str]:
+        return dict(self._marks)
+
+    def _draw_marks(self) -> None:
+        n, m = self._matrix.shape
+        cells = [(r, c) for r, c in self._marks if r < n and c < m]
+        self._mark_item.setData([c + 0.5 for _, c in cells], [r + 0.5 for r, _ in cells])
+
     def _draw(self, shape_changed: bool) -> None:
         """Hand the matrix and its levels to the plot."""
         a, (lo, hi) = self._matrix, self._levels
+        self._draw_marks()
         self._image.setImage(a, autoLevels=False, levels=(lo, hi))
         self._backdrop.setVisible(bool(np.isnan(a).any()))  # hatching costs a fill; draw it only if needed
         if self._bar is not None and self._bar.levels() != (lo, hi):  # a new range re-lays out its axis
@@ -454,6 +474,11 @@ class HeatmapWidget(QWidget):
         self._backdrop = MaskedBackdrop()
         self._plot.addItem(self._backdrop)
         self._plot.addItem(self._image)
+        # white diamonds edged in black read on every colour map, dark or light
+        self._mark_item = pg.ScatterPlotItem(symbol="d", size=12, brush=pg.mkBrush("#ffffff"),
+                                             pen=pg.mkPen("#000000", width=1.5), pxMode=True)
+        self._mark_item.setZValue(10)
+        self._plot.addItem(self._mark_item)
         self._bar = None
         if colorbar:
             self._bar = pg.ColorBarItem(interactive=False, width=12, colorMapMenu=False)
@@ -529,7 +554,10 @@ class HeatmapWidget(QWidget):
                 # narrowed the plot, which changed the step, which widened it again, ~200 times a second
                 # (a GPT-2 prompt's one-head tiles, seen under Xvfb: the window stopped answering)
                 widest = max(map(QFontMetrics(font).horizontalAdvance, labels))
-                axis.setWidth(widest + abs(axis.style.get("tickLength", 5)) + 8)
+                # and the axis's title beside them: without its line, the rotated title ("query") was drawn
+                # over the labels in every token-labelled heatmap
+                title = math.ceil(axis.label.boundingRect().height()) if self._row_title else 0
+                axis.setWidth(widest + abs(axis.style.get("tickLength", 5)) + 8 + title)
 
     def _label_size(self, labels: tuple[str, ...], horizontal: bool, point_size: float) -> int:
         """Pixels one label needs along its axis at a font size: the widest label across (with a gap),
@@ -585,7 +613,8 @@ class HeatmapWidget(QWidget):
         self._hovered = cell
         row_label, col_label, value = described
         shown = "masked" if math.isnan(value) else f"{value:.4g}"
-        self._readout.setText(f"{row_label}  ·  {col_label}  →  {shown}")
+        mark = self._marks.get(cell)
+        self._readout.setText(f"{row_label}  ·  {col_label}  →  {shown}" + (f"  ◆ {mark}" if mark else ""))
         self.sig_hovered.emit(row_label, col_label, value)
 
     def _on_mouse_clicked(self, event) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import QEvent, Qt, QTimer
-from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QScrollArea,
+from PySide6.QtWidgets import (QComboBox, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton, QScrollArea,
                                QSplitter, QStyle, QTabWidget, QVBoxLayout, QWidget)
 
 from engine.configs.config import ConfigError, DataConfig, ExperimentConfig, ModelConfig, TrainConfig
@@ -77,11 +77,12 @@ class ArchitecturePane(QWidget):
         self.load_button.setToolTip("Load a config from a TOML file")
         self.save_button = QPushButton("Save…", self)
         self.save_button.setToolTip("Save this config as a TOML file")
-        head = QHBoxLayout()
-        head.addWidget(QLabel("Preset:", self))
-        head.addWidget(self.preset)
-        head.addWidget(QLabel("Name:", self))
-        head.addWidget(self.name, 1)
+        # one row each: side by side in the builder's column, the Name field was left 76 px and read
+        # "ction-lesson"
+        head = QFormLayout()
+        head.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        head.addRow("Preset:", self.preset)
+        head.addRow("Name:", self.name)
 
         self.tabs = QTabWidget(self)
         self.forms: dict[str, SectionForm] = {}
@@ -181,6 +182,7 @@ class ArchitecturePane(QWidget):
 
     def _show_config(self, cfg: ExperimentConfig) -> None:
         self.name.setText(cfg.name)
+        self.name.setCursorPosition(0)  # its start in sight: at its end, a narrow field read "ction-lesson"
         for section, form in self.forms.items():
             form.set_values(getattr(cfg, section))
         self._on_edited()

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
+
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from engine.analysis.head_export import KINDS
-from engine.analysis.head_roles import ROLE_NAMES, THRESHOLDS
+from engine.analysis.head_roles import ATTENTION_ROLES, ROLE_NAMES, THRESHOLDS, role_rows
 from engine.analysis import questions as q
 from engine.analysis.heads import MEASURES, SCORES
 
@@ -34,7 +36,12 @@ from ...widgets.seen import SeenWidget
 # training (seen under Xvfb): the heads formed unseen, then appeared all at once when training ended.
 SNAPSHOT_REFRESH_S = 3.0
 REFRESH_COST_FACTOR = 3.0
-FORMED_MARK = "◆"  # beside a step at which a head took the chosen score's role
+ROLES = "roles"  # the view of every head that took an attention role, each row in its own role's score
+ROLES_TITLE = "roles, as they formed"
+# what an induction head is and how it is scored, in one plain sentence under the chart (issue 40: alone, a
+# student saw "a loss going down and purple squares")
+INDUCTION_SENTENCE = ("An induction head completes repeats: after … A B … A it attends from the second A to the "
+                      "B, and its score is that attention on random tokens said twice.")
 
 TITLES = {"previous_token": "previous-token", "induction": "induction (prefix matching)",
           "duplicate": "duplicate-token", "first_token": "attention to the first token", "distance":
@@ -44,6 +51,7 @@ TITLES = {"previous_token": "previous-token", "induction": "induction (prefix ma
 
 class HeadTimelineView(SeenWidget):
     sig_cell_clicked = Signal(int, int, int)  # layer, head, step
+    sig_roles_changed = Signal(list)          # the attention roles formed (head_roles.Role), for the loss curve
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -54,16 +62,24 @@ class HeadTimelineView(SeenWidget):
         self.score.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.score.setMinimumContentsLength(10)
         self.score.setObjectName("head_timeline_score")
-        for i, name in enumerate(SCORES):
+        self.score.addItem(ROLES_TITLE, ROLES)
+        self.score.setItemData(0, "Every head that took a role of attention (previous-token, induction, "
+                               "duplicate-token, first-token), in the order they formed, each in the score of "
+                               "its role; a role no head has taken yet shows its best head, marked ?",
+                               Qt.ItemDataRole.ToolTipRole)
+        for i, name in enumerate(SCORES, start=1):
             self.score.addItem(TITLES[name], name)
             self.score.setItemData(i, f"{TITLES[name].capitalize()}: {MEASURES[name]}.", Qt.ItemDataRole.ToolTipRole)
-        self.score.setCurrentIndex(SCORES.index("induction"))
+        self.score.setCurrentIndex(0)  # both heads of the lesson in one chart, without choosing a score
         self.score.setToolTip("Which score colours the cells; a role's threshold is in the note below")
         self.heatmap = HeatmapWidget(self, title="heads × saved steps (click a cell)", aspect_locked=False)
         self.heatmap.hide()  # until there is a timeline: the note says how to get one
         self.note = QLabel("")
         self.note.setWordWrap(True)
         self.note.setObjectName("head_timeline_note")
+        self.lesson = QLabel(INDUCTION_SENTENCE)
+        self.lesson.setWordWrap(True)
+        self.lesson.setObjectName("head_timeline_lesson")
         top = QHBoxLayout()
         top.setContentsMargins(0, 0, 0, 0)
         top.addWidget(QLabel("Score:"))
@@ -74,14 +90,27 @@ class HeadTimelineView(SeenWidget):
         layout.addLayout(top)
         layout.addWidget(self.heatmap, 1)
         layout.addWidget(self.note)
+        layout.addWidget(self.lesson)
         # the room the chart will need, kept before it shows: a plot of PLOT_MIN under its title, with its
-        # read-out, and two lines of the note (the roles); what the score measures is in the tooltips
+        # read-out; the note and the sentence below take the lines their text needs at the width given
+        # (two lines reserved cut the roles of the lesson's four heads); what a score measures is in tooltips
         line = self.note.fontMetrics().lineSpacing()
         self.heatmap.setMinimumHeight(PLOT_MIN + 2 * line + 12)
-        self.setMinimumHeight(self.score.sizeHint().height() + self.heatmap.minimumHeight() + 2 * line
-                              + 2 * layout.spacing())
         self.score.currentIndexChanged.connect(self._render)
         self.heatmap.sig_cell_clicked.connect(self._on_cell_clicked)
+
+    def resizeEvent(self, event) -> None:  # Qt's name
+        super().resizeEvent(event)
+        self._fit_height()
+
+    def _fit_height(self) -> None:
+        """At least the chart's room and every line of the note and the sentence at this width: given two
+        lines, the roles of the lesson's four heads were drawn over the chart."""
+        width = max(self.width(), 100)
+        need = (self.score.sizeHint().height() + self.heatmap.minimumHeight() + self.note.heightForWidth(width)
+                + self.lesson.heightForWidth(width) + 3 * self.layout().spacing())
+        if self.minimumHeight() != need:
+            self.setMinimumHeight(need)
 
     def chosen(self) -> str:
         return self.score.currentData()
@@ -90,36 +119,66 @@ class HeadTimelineView(SeenWidget):
         self.timeline = timeline
         self._render()
 
+    def rows(self) -> list[tuple[int, int, str]]:
+        """The chart's rows: (layer, head, score) — every head in the chosen score, or in the roles view the
+        heads that took a role, each in its role's score (engine.analysis.head_roles.role_rows)."""
+        name, (L, H) = self.chosen(), self.timeline.values[SCORES[0]].shape[1:]
+        if name == ROLES:
+            return [(r.layer, r.head, r.score) for r in role_rows(self.timeline.steps, self.timeline.values)]
+        return [(layer, head, name) for layer in range(L) for head in range(H)]
+
     def matrix(self):
-        """(heads, steps) of the chosen score: row l·H + h is layer l, head h."""
-        a = self.timeline.values[self.chosen()]
-        return a.reshape(a.shape[0], -1).T
+        """(rows, steps): row k is rows()[k]'s score over the saved steps."""
+        return np.array([self.timeline.values[score][:, layer, head] for layer, head, score in self.rows()])
 
     def _render(self) -> None:
         self.heatmap.setVisible(self.timeline is not None)
         if self.timeline is None:
+            self.heatmap.set_marks([])
+            self.sig_roles_changed.emit([])
             return
-        name, (L, H) = self.chosen(), self.timeline.values[SCORES[0]].shape[1:]
+        name, steps = self.chosen(), self.timeline.steps
         roles = self.timeline.roles()
-        formed = {r.formed for r in roles if r.score == name}  # the phase changes: marked on the step axis
-        self.heatmap.set_matrix(self.matrix(), [f"L{i // H} H{i % H}" for i in range(L * H)],
-                                [f"{s} {FORMED_MARK}" if s in formed else str(s) for s in self.timeline.steps],
-                                KINDS.get(name, "probability"), title=TITLES[name], row_title="head",
-                                col_title=f"step ({FORMED_MARK}: a head took this role)" if formed else "step",
-                                pinned_cols=tuple(k for k, s in enumerate(self.timeline.steps) if s in formed))
-        labels = [r.label for r in roles]
-        rule = (f"{ROLE_NAMES[name]} when ≥ {THRESHOLDS[name]}" if name in THRESHOLDS else "no role for this score")
+        rows = self.rows()
+        if name == ROLES:
+            by_row = role_rows(steps, self.timeline.values)
+            labels = [r.label for r in by_row]
+            formed = [(k, r) for k, r in enumerate(by_row) if r.formed is not None]
+        else:
+            labels = [f"L{layer} H{head}" for layer, head, _ in rows]
+            index = {(layer, head): k for k, (layer, head, _) in enumerate(rows)}
+            formed = [(index[(r.layer, r.head)], r) for r in roles if r.score == name and r.formed is not None]
+        # a head's formation is marked on its own cell (row: the head, column: the step): it names its head
+        # and covers no label, where a ◆ beside the step's label named no head and overprinted the axis
+        marks = [(k, steps.index(r.formed), f"L{r.layer} H{r.head} took the {ROLE_NAMES[r.score]} role at step "
+                                            f"{r.formed}") for k, r in formed]
+        self.heatmap.set_matrix(self.matrix(), labels, [str(s) for s in steps],
+                                KINDS.get(name, "probability"), title=ROLES_TITLE if name == ROLES else TITLES[name],
+                                row_title="" if name == ROLES else "head",
+                                col_title="step (◆: a head took its role)" if formed else "step",
+                                pinned_cols=tuple(sorted({c for _, c, _ in marks})))
+        self.heatmap.set_marks(marks)
+        self.sig_roles_changed.emit([r for r in roles if r.score in ATTENTION_ROLES and r.formed is not None])
         derived = " The induction probe was derived from the run's seed (older run)." \
             if self.timeline.induction_derived else ""
-        self.note.setText(("Roles: " + "; ".join(labels) if labels else "No head has a role yet.")
-                          + f" ({rule}.){derived}")
-        self.note.setToolTip(f"{TITLES[name].capitalize()}: {MEASURES[name]}.")
+        if name == ROLES:  # the chart names the roles of attention; the note what else formed, and the rule
+            others = [r.label for r in roles if r.score not in ATTENTION_ROLES]
+            rule = "A role: its score stays ≥ " + ", ".join(f"{THRESHOLDS[n]} ({ROLE_NAMES[n]})"
+                                                            for n in ATTENTION_ROLES)
+            self.note.setText((f"Also: {'; '.join(others)}. " if others else "") + rule + "." + derived)
+        else:
+            found = [r.label for r in roles]
+            rule = f"{ROLE_NAMES[name]} when ≥ {THRESHOLDS[name]}" if name in THRESHOLDS else "no role for this score"
+            self.note.setText(("Roles: " + "; ".join(found) if found else "No head has a role yet.")
+                              + f" ({rule}.){derived}")
+        self.note.setToolTip(ROLES_TITLE if name == ROLES else f"{TITLES[name].capitalize()}: {MEASURES[name]}.")
+        self._fit_height()
 
     def _on_cell_clicked(self, row: int, col: int) -> None:
         if self.timeline is None:
             return
-        H = self.timeline.values[SCORES[0]].shape[2]
-        self.sig_cell_clicked.emit(row // H, row % H, self.timeline.steps[col])
+        layer, head, _ = self.rows()[row]
+        self.sig_cell_clicked.emit(layer, head, self.timeline.steps[col])
 
 
 class HeadTimelinePanel(HeadTimelineView):

@@ -20,8 +20,10 @@ import pyqtgraph as pg
 from PySide6.QtCore import QEvent, Qt
 from PySide6.QtWidgets import QCheckBox, QGraphicsItem, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
+from engine.analysis.head_roles import ROLE_NAMES
+
 from ...screen_fit import PLOT_MIN
-from ...theme import plot_colors, recolor_legend, style_plot
+from ...theme import plot_colors, style_plot
 
 LR_MIN_WIDTH = 190  # px: the learning-rate plot beside the loss, enough for its tick labels and a few steps
 
@@ -109,10 +111,10 @@ class LossPlot(QWidget):
         self.lr_plot.setXLink(self.loss)
         self.loss.setLabel("left", "loss")
         self.lr_plot.setLabel("left", "learning rate")
-        self.loss.addLegend(offset=(-10, 10))
         self.train_curve = self.loss.plot([], [], name="train")
         self.val_curve = self.loss.plot([], [], name="validation", symbol="o", symbolSize=6)
         self.lr_curve = self.lr_plot.plot([], [])
+        self.formations: list[pg.InfiniteLine] = []  # the steps heads took their roles (set_formations)
         self.cursor = pg.InfiniteLine(angle=90, movable=False)
         self.loss.addItem(self.cursor, ignoreBounds=True)
         self.cursor.hide()
@@ -122,8 +124,13 @@ class LossPlot(QWidget):
         self.readout = QLabel("", self)
         self.readout.setObjectName("loss_readout")
         self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # the curves' names above the plot, in their colours: a legend inside it covered the curve or the
+        # labels of the heads' formations, which are drawn at the top of the plot
+        self.key = QLabel(self)
+        self.key.setObjectName("loss_key")
         top = QHBoxLayout()
         top.addWidget(self.readout, 1)
+        top.addWidget(self.key)
         top.addWidget(self.log_box)
         col = QVBoxLayout(self)
         col.setContentsMargins(0, 0, 0, 0)
@@ -165,6 +172,29 @@ class LossPlot(QWidget):
         layout.setColumnStretchFactor(0, 1 if stacked else 2)
         layout.setColumnStretchFactor(1, 0 if stacked else 1)
         self.lr_plot.setMaximumHeight(2 * PLOT_MIN if stacked else 1e6)  # below: the loss takes the rest
+
+    def set_formations(self, roles) -> None:
+        """Mark on the loss curve the steps at which heads took their roles (head_roles.Role with `formed`): a
+        dashed line each, labelled with the heads and roles, so the bend of the curve and the head that made it
+        are read together."""
+        for line in self.formations:
+            self.loss.removeItem(line)
+        by_step: dict[int, list[str]] = {}
+        for r in roles:
+            by_step.setdefault(r.formed, []).append(f"L{r.layer} H{r.head} {ROLE_NAMES[r.score]}")
+        c = plot_colors()
+        self.formations = []
+        for step, names in sorted(by_step.items()):
+            # the label runs up its line from the bottom of the plot, inside it: across the plot, a label
+            # beside its line was cut at the plot's edge in a narrow pane
+            line = pg.InfiniteLine(pos=step, angle=90, movable=False,
+                                   pen=pg.mkPen(c.accent, width=1, style=Qt.PenStyle.DashLine),
+                                   label=", ".join(names),
+                                   labelOpts={"position": 0.97, "color": c.foreground, "rotateAxis": (1, 0),
+                                              "anchors": [(1, 0), (1, 0)]})
+            line.setToolTip(", ".join(names) + f": formed at step {step}")
+            self.loss.addItem(line, ignoreBounds=True)
+            self.formations.append(line)
 
     def plot_heights(self) -> dict[str, float]:
         """The height in pixels of each plot, axes included (tests)."""
@@ -248,5 +278,8 @@ class LossPlot(QWidget):
         self.val_curve.setSymbolPen(c.val)
         self.lr_curve.setPen(pg.mkPen(c.lr, width=1.5))
         self.cursor.setPen(pg.mkPen(c.accent, width=1, style=Qt.PenStyle.DashLine))
-        if self.loss.legend is not None:
-            recolor_legend(self.loss.legend, c.foreground)
+        self.key.setText(f"<span style='color:{c.train}'>━ train</span>&nbsp;&nbsp;"
+                         f"<span style='color:{c.val}'>●━ validation</span>")
+        for line in self.formations:
+            line.setPen(pg.mkPen(c.accent, width=1, style=Qt.PenStyle.DashLine))
+            line.label.setColor(c.foreground)

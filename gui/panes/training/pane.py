@@ -110,6 +110,7 @@ class TrainingPane(QWidget):
         self.plot = LossPlot(self)
         self.head_timeline = HeadTimelinePanel(self.session, self)
         self.head_timeline.setObjectName("head_timeline")  # the tour's stop (gui/first_run/tour_steps.py)
+        self.head_timeline.sig_roles_changed.connect(self.plot.set_formations)  # marked on the loss curve
         # the loss curves above, always in sight; below them one of the heads × steps chart, the sample box and
         # the logged samples, as tabs: stacked, three parts under the curves left each too short to read on
         # a 1280×720 screen (the chart's step axis is its own: a click on a cell names the step)

@@ -109,3 +109,19 @@ def test_a_timeline_scored_a_slice_at_a_time_says_what_is_left_and_ends_as_the_w
     for name in SCORES:
         np.testing.assert_array_equal(answers[-1].values[name], whole.values[name])
     assert timeline_mod.TimelineScorer(fresh.path).advance(0.0).scoring is None  # all cached now
+
+
+def test_the_roles_view_rows_are_the_heads_that_formed_in_order_and_the_lessons_best_so_far():
+    from engine.analysis.head_roles import role_rows
+
+    steps = [0, 100, 200]
+    zeros = np.zeros((3, 2, 2))
+    series = {name: zeros.copy() for name in ("previous_token", "induction", "duplicate", "first_token",
+                                              "copying")}
+    series["previous_token"][1:, 0, 1] = 0.6       # L0 H1 from step 100
+    series["duplicate"][2:, 1, 1] = 0.5            # L1 H1 from step 200
+    series["copying"][:, 1, 0] = 0.9               # not an attention role: not a row
+    series["induction"][2, 1, 0] = 0.2             # below the threshold: the best head so far, "?"
+    rows = role_rows(steps, series)
+    assert [(r.label, r.formed) for r in rows] == [("L0 H1 previous-token", 100), ("L1 H1 duplicate-token", 200),
+                                                   ("L1 H0 induction?", None)]

@@ -404,3 +404,41 @@ def test_the_row_axis_is_as_wide_as_its_widest_label_whichever_the_step_shows(qt
     font.setPointSizeF(plan.point_size)
     widest = QFontMetrics(font).horizontalAdvance("␣Hippolyta")
     assert axis.fixedWidth == widest + abs(axis.style.get("tickLength", 5)) + 8
+
+
+def test_the_row_axis_title_is_never_drawn_over_its_labels(qtbot):
+    """Issue 40: in every token-labelled heatmap the rotated row title ("query") was drawn over the tokens,
+    the axis being exactly as wide as its labels."""
+    from PySide6.QtGui import QImage, QPainter
+
+    labels = ["Now", ",", "␣fair", "␣Hippolyta", "oly", "ta", ",", "␣our"]
+    w = HeatmapWidget(title="softmax")
+    qtbot.addWidget(w)
+    w.set_matrix(np.tril(np.ones((8, 8))), labels, labels, row_title="query", col_title="key")
+    w.resize(420, 420)
+    w.show()
+    qtbot.waitExposed(w)
+    qtbot.waitUntil(lambda: w._plot is not None and bool(w._tick_key))
+    axis = w._plot.getAxis("left")
+    qtbot.waitUntil(lambda: axis.width() == axis.fixedWidth)  # the layout has given the axis its width
+    image = QImage(10, 10, QImage.Format.Format_ARGB32)
+    painter = QPainter(image)
+    _, _, texts = axis.generateDrawSpecs(painter)
+    painter.end()
+    title = axis.label.mapRectToParent(axis.label.boundingRect())
+    assert texts and axis.label.isVisible()
+    for rect, _flags, text in texts:
+        assert not rect.intersects(title), (text, rect, title)
+
+
+def test_marks_sit_on_their_cells_and_say_what_they_mark_on_hover(heatmap, qtbot):
+    heatmap.set_matrix(np.zeros((4, 6)), [f"L0 H{h}" for h in range(4)], [str(s) for s in range(6)],
+                       kind="probability")
+    heatmap.set_marks([(2, 3, "L0 H2 took the previous-token role at step 3")])
+    heatmap.plot_item  # the plot is built on its first paint: now
+    xs, ys = heatmap._mark_item.getData()
+    assert list(xs) == [3.5] and list(ys) == [2.5]  # the cell's centre: on the chart, not on an axis label
+    hover(qtbot, heatmap, 2, 3)
+    qtbot.waitUntil(lambda: "took the previous-token role" in heatmap._readout.text())
+    hover(qtbot, heatmap, 1, 3)
+    qtbot.waitUntil(lambda: "◆" not in heatmap._readout.text())

@@ -295,3 +295,19 @@ def test_the_corpus_field_offers_every_bundled_corpus_and_keeps_a_chosen_file(qt
     assert edit.value() == "/some/corpus.txt" and "corpus.txt" in edit.combo.currentText()
     edit.set_value("shakespeare-repeats")
     assert edit.value() == "shakespeare-repeats"
+
+
+def test_the_name_field_shows_the_start_of_a_long_name(qtbot, make_pane):
+    """Issue 40: beside a preset chooser as wide as its longest entry, the Name field showed "ction-lesson"
+    (the end of "induction-lesson"): the chooser is as wide as a name needs and the field shows its start."""
+    from PySide6.QtGui import QFontMetrics
+
+    w = make_pane()
+    arch = pane(w)
+    index = preset_names().index("induction-lesson")
+    arch.preset.setCurrentIndex(index)
+    arch.preset.activated.emit(index)
+    assert arch.name.text() == "induction-lesson" and arch.name.cursorPosition() == 0
+    arch.resize(360, 900)  # the builder's column of the wide layout at 1600×1000
+    qtbot.waitUntil(lambda: arch.width() == 360)
+    assert arch.name.width() >= QFontMetrics(arch.name.font()).horizontalAdvance("induction-lesson") + 8

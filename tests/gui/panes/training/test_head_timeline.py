@@ -54,6 +54,7 @@ def test_a_hidden_panel_asks_nothing_until_it_is_seen(qtbot, run):
     assert panel.timeline is None and not panel._job.busy
     with qtbot.waitSignal(panel._job.sig_done, timeout=60000):
         panel.show()
+    panel.score.setCurrentIndex(panel.score.findData("induction"))
     np.testing.assert_array_equal(panel.matrix(), RunAnalysis(run.path).head_timeline().values["induction"]
                                   .reshape(3, 4).T)
 
@@ -96,6 +97,7 @@ def test_clicking_a_cell_shows_that_head_at_that_step_in_the_heatmaps_pane(qtbot
     heat = HeatmapsPane(session)
     qtbot.addWidget(heat)
     heat._on_run_opened(run)
+    panel.score.setCurrentIndex(panel.score.findData("induction"))  # one row per head
     with qtbot.waitSignal(panel.sig_cell_clicked) as sig:
         panel.heatmap.sig_cell_clicked.emit(3, 1)  # row 3 = L1 H1, column 1 = step 2
     assert sig.args == [1, 1, 2]
@@ -116,10 +118,13 @@ def test_a_click_on_the_timeline_brings_the_heatmaps_pane_to_the_front(qtbot, ma
     assert heat.tabs.currentWidget() is heat.attention
 
 
-def test_the_step_a_head_took_the_chosen_role_is_marked_on_the_step_axis(qtbot):
+def test_both_heads_of_the_lesson_read_in_one_chart_marked_on_their_own_cells(qtbot):
+    """Issue 40: the default score hid the previous-token head, and the ◆ beside a step's label named no head
+    and overprinted the axis ("425◆◆"). The roles view shows each head that took a role in its role's score,
+    the step it did marked on its own cell; a chosen score marks its heads' cells the same way."""
     from engine.analysis.head_timeline import HeadTimeline
     from engine.analysis.heads import SCORES
-    from gui.panes.training.head_timeline import FORMED_MARK, HeadTimelineView
+    from gui.panes.training.head_timeline import INDUCTION_SENTENCE, HeadTimelineView
 
     steps = [0, 25, 50, 75]
     values = {name: np.zeros((4, 2, 2)) for name in SCORES}
@@ -127,11 +132,23 @@ def test_the_step_a_head_took_the_chosen_role_is_marked_on_the_step_axis(qtbot):
     values["previous_token"][:, 0, 0] = [0.0, 0.6, 0.9, 0.9]  # forms at 25
     view = HeadTimelineView()
     qtbot.addWidget(view)
+    formed = []
+    view.sig_roles_changed.connect(formed.append)
     view.set_timeline(HeadTimeline(steps, values, np.zeros(4), False))
+    assert view.chosen() == "roles"  # the default: no score to choose first
+    assert view.heatmap.labels() == (["L0 H0 previous-token", "L1 H0 induction"], ["0", "25", "50", "75"])
+    np.testing.assert_array_equal(view.matrix(), [values["previous_token"][:, 0, 0], values["induction"][:, 1, 0]])
+    assert set(view.heatmap.marks()) == {(0, 1), (1, 2)}
+    assert "L1 H0 took the induction role at step 50" in view.heatmap.marks()[(1, 2)]
+    assert [(r.layer, r.head, r.score, r.formed) for r in formed[-1]] == [(0, 0, "previous_token", 25),
+                                                                          (1, 0, "induction", 50)]
+    assert view.lesson.text() == INDUCTION_SENTENCE and "induction head" in INDUCTION_SENTENCE
+    with qtbot.waitSignal(view.sig_cell_clicked) as clicked:
+        view.heatmap.sig_cell_clicked.emit(1, 2)  # the induction row, at step 50
+    assert clicked.args == [1, 0, 50]
     view.score.setCurrentIndex(view.score.findData("induction"))
-    assert view.heatmap.labels()[1] == ["0", "25", f"50 {FORMED_MARK}", "75"]
+    assert view.heatmap.labels()[1] == ["0", "25", "50", "75"]  # no mark among the step labels
+    assert set(view.heatmap.marks()) == {(2, 2)}  # row 2: L1 H0
     assert "L1 H0 · induction, from step 50" in view.note.text()
-    view.score.setCurrentIndex(view.score.findData("previous_token"))
-    assert view.heatmap.labels()[1] == ["0", f"25 {FORMED_MARK}", "50", "75"]
     view.score.setCurrentIndex(view.score.findData("entropy"))
-    assert FORMED_MARK not in "".join(view.heatmap.labels()[1])
+    assert view.heatmap.marks() == {}

@@ -9,6 +9,8 @@ from PySide6.QtCore import QEvent, QPointF, Qt
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QApplication
 
+import numpy as np
+
 from gui.panes.training.loss_plot import LossHistory, LossPlot, nice_ceiling, snapped_range
 
 from ...conftest import QT_NOISE
@@ -79,3 +81,24 @@ def test_zooming_stops_following_and_auto_range_resumes_it(qtbot):
     plot.loss.vb.enableAutoRange()  # the "A" button
     plot.show_history(history(90))
     assert plot.following and plot.loss.viewRange()[0][1] >= 90
+
+
+def test_the_steps_heads_took_their_roles_are_marked_on_the_loss_curve(qtbot, make_window):
+    """Issue 40: nothing on the loss curve said where the heads formed. The Training pane draws a dashed line
+    at each formation step, labelled with the heads, from the heads chart's roles."""
+    from engine.analysis.head_timeline import HeadTimeline
+    from engine.analysis.heads import SCORES
+
+    w = make_window()
+    pane = w.panes["pane_training"]
+    values = {name: np.zeros((3, 2, 2)) for name in SCORES}
+    values["previous_token"][1:, 0, 1] = 0.8   # L0 H1 from step 10
+    values["induction"][2:, 1, 0] = 0.6        # L1 H0 from step 20
+    values["copying"][:, 1, 1] = 0.9           # not attention: not on the curve
+    pane.head_timeline.set_timeline(HeadTimeline([0, 10, 20], values, np.zeros(3), False))
+    lines = pane.plot.formations
+    assert [line.value() for line in lines] == [10, 20]
+    assert [line.label.format for line in lines] == ["L0 H1 previous-token", "L1 H0 induction"]
+    assert all(line in pane.plot.loss.items for line in lines)
+    pane.head_timeline.set_timeline(None)  # another run: its marks go
+    assert pane.plot.formations == [] and not any(i in lines for i in pane.plot.loss.items)
