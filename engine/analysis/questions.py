@@ -296,6 +296,38 @@ class InteractionMap(Question[Any]):
         return door.analysis(self.run).interaction_map(self.step)
 
 
+@dataclass(frozen=True)
+class Tokens(Question[Any]):
+    """engine.analysis.tokens.TokenReading: `weight`'s coefficient at `step`, the update that reached it and,
+    with `split`, each route class, read in tokens (docs/readings.md). A large model's view asks without the
+    split first, then with it, in the background."""
+
+    run: str
+    weight: str
+    step: int | None
+    split: bool = True
+
+    @property
+    def background(self) -> bool:
+        return self.split
+
+    def answer(self, door):
+        return door.analysis(self.run).tokens(self.weight, self.step, self.split)
+
+
+@dataclass(frozen=True)
+class CurvatureAt(Question[Any]):
+    """engine.analysis.curvature.Curvature: the curvature along the update that reached `step` and the critical
+    sharpness against 2/η, with `weight`'s own curvature when one is named (docs/readings.md)."""
+
+    run: str
+    step: int | None
+    weight: str | None = None
+
+    def answer(self, door):
+        return door.analysis(self.run).curvature(self.step, self.weight)
+
+
 # ---- two runs side by side (engine/analysis/pair.py) ------------------------------------------------
 
 @dataclass(frozen=True)

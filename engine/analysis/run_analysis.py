@@ -241,6 +241,71 @@ class RunAnalysis:
         return self.cached("interaction map", step, (prev,), spans_steps=True,
                            compute=lambda: ia.interaction_map(*self._interval_inputs(prev, step), step, prev))
 
+    # ---- the readings (docs/readings.md) ------------------------------------------------------------
+
+    def tokens(self, weight: str, step: int | None = None, split: bool = True):
+        """`weight`'s coefficient at `step` (None: the newest) read in tokens, with the update that reached it
+        and (`split`) each route class (engine/analysis/tokens.py)."""
+        from ..coefficients.export import check_step, check_weight
+        from . import tokens as tk
+
+        store = self.coefficients
+        check_weight(store, weight)
+        step = check_step(store, step)
+        steps = self.saved_steps()
+        prev = steps[steps.index(step) - 1] if steps.index(step) > 0 else None
+
+        def compute():
+            import numpy as np
+
+            from ..coefficients import progressive
+
+            probe, cfg = self.run.probe(), self.config.model
+            before = None if prev is None else self.run.load_weights(prev)
+            dtype = np.float32 if progressive(cfg, int(np.asarray(probe.x).size)) else np.float64
+            return tk.token_reading(cfg, self.tokenizer, self.run.load_weights(step), before, probe.x, probe.y,
+                                    weight, step, prev, split, dtype)
+
+        return self.cached("tokens", step, (weight, prev, split), spans_steps=True, compute=compute)
+
+    def token_timeline(self, weight: str, split: bool = True, progress=None, upto: int | None = None) -> list:
+        """`tokens(weight, s)` at every saved step s (up to `upto`), oldest first (each kept on its own)."""
+        steps = [s for s in self.saved_steps() if upto is None or s <= upto]
+        out = []
+        for k, s in enumerate(steps):
+            out.append(self.tokens(weight, s, split))
+            if progress is not None:
+                progress(k + 1, len(steps))
+        return out
+
+    def curvature(self, step: int | None = None, weight: str | None = None):
+        """The curvature along the update that reached `step` (None: the newest) from the saved step before it:
+        κ, each weight's share, the critical sharpness against 2/η, and with `weight` its own κ_W
+        (engine/analysis/curvature.py)."""
+        from . import curvature as cv
+        from . import interaction as ia
+
+        if weight is not None:
+            ia.check_pair(self._weight_names(), weight, weight)
+        prev, step = ia.interval(self.saved_steps(), step)
+
+        def compute():
+            loss, before, _ = self._interval_inputs(prev, step)
+            return cv.curvature(loss, before, self.run.load_weights(step), step, prev,
+                                cv.mean_lr(self.config.train, prev, step), weight)
+
+        return self.cached("curvature", step, (prev, weight), spans_steps=True, compute=compute)
+
+    def curvature_series(self, weight: str | None = None, progress=None) -> list:
+        """`curvature(s, weight)` for every saved step s after the first (each kept on its own)."""
+        steps = self.saved_steps()[1:]
+        out = []
+        for k, s in enumerate(steps):
+            out.append(self.curvature(s, weight))
+            if progress is not None:
+                progress(k + 1, len(steps))
+        return out
+
     def _weight_names(self) -> list[str]:
         from ..model.weight_layout import weight_names
 

@@ -35,6 +35,12 @@ import numpy as np
 
 DIRECT, UNEMBED = "direct", "unembed"
 _ERF = np.frompyfunc(math.erf, 1, 1)
+
+
+def erf(u):
+    """The error function of every entry, by math.erf (exact; a caller with a vectorised one may replace this)."""
+    return _ERF(u).astype(u.dtype)
+
 _GELU_K, _GELU_C = math.sqrt(2.0 / math.pi), 0.044715
 
 
@@ -85,7 +91,7 @@ def activation(name, u):
     if name == "relu":
         return np.maximum(u, 0.0), (u > 0).astype(u.dtype)
     if name == "gelu":
-        cdf = 0.5 * (1.0 + _ERF(u / math.sqrt(2.0)).astype(np.float64))
+        cdf = 0.5 * (1.0 + erf(u / math.sqrt(2.0)))
         return u * cdf, cdf + u * np.exp(-0.5 * u * u) / math.sqrt(2.0 * math.pi)
     t = np.tanh(_GELU_K * (u + _GELU_C * u ** 3))
     return 0.5 * u * (1.0 + t), 0.5 * (1.0 + t) + 0.5 * u * (1.0 - t * t) * _GELU_K * (1.0 + 3 * _GELU_C * u * u)
@@ -169,14 +175,16 @@ def forward(cfg, W, x, y):
         *cache["ln_f"], X = layer_norm(X, W["ln_f.g"], W["ln_f.b"], eps)
     cache["F"] = X
     Z = X @ (W["W_E"].T if cfg["tied"] else W["W_U"]) + W["b_U"]  # (B, T, V) logits
-    N, onehot = B * T, np.eye(Z.shape[-1])[y]
+    N = B * T
     if cfg["loss"] == "cross_entropy":
-        P = softmax(Z)
-        loss = -np.log(np.take_along_axis(P, y[..., None], -1)).sum() / N
-        cache["dZ"] = (onehot - P) / N
+        dZ = -softmax(Z)
+        loss = -np.log(-np.take_along_axis(dZ, y[..., None], -1)).sum() / N
     else:
-        loss = 0.5 * ((onehot - Z) ** 2).sum() / N
-        cache["dZ"] = (onehot - Z) / N
+        dZ = -Z
+        loss = 0.5 * (Z * Z).sum() - np.take_along_axis(Z, y[..., None], -1).sum() + 0.5 * N  # ½‖onehot − Z‖²
+        loss = loss / N
+    np.put_along_axis(dZ, y[..., None], np.take_along_axis(dZ, y[..., None], -1) + 1.0, -1)  # onehot − P (or − Z)
+    cache["dZ"] = dZ / N
     return float(loss), cache
 
 

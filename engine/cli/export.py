@@ -17,7 +17,7 @@ from pathlib import Path
 from ..errors import UserError
 
 WHATS = ("loss", "attention", "mask", "posenc", "coefficient", "update", "heads", "routes", "interaction",
-         "interaction-map")
+         "interaction-map", "tokens", "curvature")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -48,13 +48,24 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "and the pair's share ½⟨ΔB, H_BA ΔA⟩ of the curvature term; figures the three maps side "
                         "by side); interaction-map: every pair's share of the curvature term over the update "
                         "that reached --step (.npy the weights × weights matrix [B, A] in model order, .csv "
-                        "with the weights' names, figures the map with the loss accounting)")
+                        "with the weights' names, figures the map with the loss accounting); tokens: --weight's "
+                        "coefficient read in tokens, the vocabulary items it, the update that reached the step "
+                        "and each route class push toward and away (through the unembedding for a weight "
+                        "writing to the residual stream, directly for the unembedding) or the probe's tokens "
+                        "whose outer products make it up (a weight reading the stream) (.csv the ranked tokens "
+                        "at every saved step, or --step's; .npy the push over the vocabulary or the imprints "
+                        "by probe position; figures the bars at --step and G's tokens over training); "
+                        "curvature: along each update between saved steps, the curvature κ = δᵀHδ/‖δ‖² of the "
+                        "probe loss (with --weight, that weight's own too) and the critical sharpness λ_c (the "
+                        "smallest multiple of the mean step that raises the probe loss, as 2/(t η)) against 2/η "
+                        "(.csv and .npy one row per saved step; figures λ_c and κ over training above the loss)")
     p.add_argument("--step", type=int, metavar="S",
                    help="use the weights saved at this step (default: the newest saved step whose weights are "
                         "intact, naming any damaged newer one)")
     p.add_argument("--layer", type=int, metavar="L", help="attention: only this layer (from 0)")
     p.add_argument("--head", type=int, metavar="H", help="attention: only this head of --layer (from 0)")
-    p.add_argument("--weight", metavar="NAME", help="coefficient, update and routes: the weight, e.g. blocks.0.W_K")
+    p.add_argument("--weight", metavar="NAME",
+                   help="coefficient, update, routes, tokens and curvature: the weight, e.g. blocks.0.W_K")
     p.add_argument("--other", metavar="NAME",
                    help="interaction: the weight A whose update moved --weight's coefficient, e.g. blocks.0.W_Q")
     p.add_argument("--score", metavar="NAME", help="heads: draw only this score (e.g. induction)")
@@ -205,8 +216,40 @@ def export_interaction_map(a, args) -> Path:
     return export_interaction_map(args.out, a.interaction_map(args.step))
 
 
+def export_tokens(a, args) -> Path:
+    from ..analysis.tokens_export import export_tokens
+
+    at = a.tokens(args.weight, args.step)  # checks the name and the step first
+    suffix = Path(args.out).suffix.lower()
+    if suffix == ".npy" or suffix == ".csv" and args.step is not None:
+        return export_tokens(args.out, [at], at.step)
+
+    def progress(done: int, total: int) -> None:
+        print(f"\rreading {done} of {total} saved steps", end="" if done < total else "\n", file=sys.stderr,
+              flush=True)
+
+    return export_tokens(args.out, a.token_timeline(args.weight, progress=progress, upto=at.step), at.step)
+
+
+def export_curvature(a, args) -> Path:
+    from ..analysis.curvature import threshold_words
+    from ..analysis.curvature_export import export_curvature
+
+    a.curvature(None, args.weight)  # checks the name and that an update reaches a saved step first
+
+    def progress(done: int, total: int) -> None:
+        print(f"\rcurvature {done} of {total} intervals", end="" if done < total else "\n", file=sys.stderr,
+              flush=True)
+
+    series = a.curvature_series(args.weight, progress)
+    if args.step is not None:
+        series = [c for c in series if c.step <= args.step]
+    return export_curvature(args.out, series, a.run.metrics(), threshold_words(a.config.train))
+
+
 HANDLERS: dict[str, Callable] = {"loss": export_loss, "attention": export_attention, "mask": export_mask,
                                  "posenc": export_posenc, "coefficient": export_coefficient,
                                  "update": export_update, "heads": export_heads,
                                  "routes": export_routes, "interaction": export_interaction,
-                                 "interaction-map": export_interaction_map}
+                                 "interaction-map": export_interaction_map, "tokens": export_tokens,
+                                 "curvature": export_curvature}

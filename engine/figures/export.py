@@ -142,7 +142,7 @@ def matrix_figure(matrix, *, row_labels=None, col_labels=None, kind: str = "sequ
     _label_axis(ax.set_xticks, col_labels, n_cols, rotate=True)
     ax.set_ylabel(row_title)
     ax.set_xlabel(col_title)
-    ax.set_title(_escape(title))
+    ax.set_title(escape_text(title))
     fig.colorbar(im, ax=ax, shrink=0.8, label=_bar_label(value_title, a))
     _caption(fig, caption)
     return fig
@@ -151,13 +151,13 @@ def matrix_figure(matrix, *, row_labels=None, col_labels=None, kind: str = "sequ
 def _bar_label(value_title: str, a: np.ndarray) -> str | None:
     """The colour bar names what its colours measure, and says what hatching means when there is any."""
     masked = "hatched: masked" if np.isnan(a).any() else ""
-    text = ", ".join(t for t in (_escape(value_title), masked) if t)
+    text = ", ".join(t for t in (escape_text(value_title), masked) if t)
     return text or None
 
 
 def _caption(fig, caption: str) -> None:
     if caption:
-        fig.supxlabel(_escape(caption), fontsize=8, color="0.25")
+        fig.supxlabel(escape_text(caption), fontsize=8, color="0.25")
 
 
 def grid_figure(stack, *, row_labels=None, col_labels=None, kind: str = "probability",
@@ -187,7 +187,7 @@ def grid_figure(stack, *, row_labels=None, col_labels=None, kind: str = "probabi
             if r == R - 1:
                 ax.set_xlabel(col_title, fontsize=8)
     fig.colorbar(im, ax=axes, shrink=0.6, label=_bar_label(value_title, a))
-    fig.suptitle(_escape(title))
+    fig.suptitle(escape_text(title))
     _caption(fig, caption)
     return fig
 
@@ -361,7 +361,7 @@ def _label_axis(set_ticks, labels, n: int, max_labels: int = 64, rotate: bool = 
     shown = range(0, n, label_step(n, max_labels))
     size = 8 if len(shown) <= 24 else 6 if len(shown) <= 48 else 5
     rotate = rotate and max(len(labels[i]) for i in shown) > 2  # single characters read best upright
-    set_ticks(list(shown), [_escape(labels[i]) for i in shown], fontsize=size,
+    set_ticks(list(shown), [escape_text(labels[i]) for i in shown], fontsize=size,
               rotation=90 if rotate else 0)
 
 
@@ -374,6 +374,6 @@ def axis_labels(labels, n: int) -> list[str]:
     return [str(s) for s in labels]
 
 
-def _escape(text: str) -> str:
+def escape_text(text: str) -> str:
     """Keep a literal '$' (a token, a corpus line) from switching matplotlib into mathtext."""
     return text.replace("$", r"\$")

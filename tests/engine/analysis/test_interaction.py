@@ -167,6 +167,27 @@ def test_export_interaction_writes_the_pair_over_training_and_at_a_step(analysis
     assert sorted(p.name for p in tmp_path.iterdir()) == ["p.csv", "p.npy", "p.png"]  # no temporary left
 
 
+def test_export_interaction_csv_holds_each_column_by_value(analysis, tmp_path):
+    # a planted swap of the "exact" and "real" columns passed the whole suite once (issue 39): every column is
+    # compared with the number it names, computed by the engine for that interval
+    from engine.cli import main
+    from engine.coefficients import norm
+
+    pair = ["--weight", "blocks.1.W_K", "--other", "blocks.0.W_Q"]
+    assert main(["export", "--run", str(analysis.path), "--what", "interaction", *pair,
+                 "--out", str(tmp_path / "p.csv")]) == 0
+    lines = (tmp_path / "p.csv").read_text().splitlines()
+    header = lines[0].split(",")
+    for line, p in zip(lines[1:], analysis.interaction_series("blocks.1.W_K", "blocks.0.W_Q"), strict=True):
+        got = dict(zip(header, line.split(",")))
+        want = {"step": p.step, "prev_step": p.prev_step, "predicted_norm": norm(p.predicted),
+                "cosine_real": p.cosine, "exact_norm": norm(p.exact), "real_norm": norm(p.real), "share": p.share}
+        assert set(got) == set(want)
+        for column, value in want.items():
+            assert float(got[column]) == value, column
+    assert norm(p.exact) != norm(p.real)  # so a swap of the two columns shows
+
+
 def test_export_interaction_map_writes_the_matrix_with_names(analysis, tmp_path):
     from engine.cli import main
 
@@ -177,6 +198,7 @@ def test_export_interaction_map_writes_the_matrix_with_names(analysis, tmp_path)
     assert main(["export", "--run", run, "--what", "interaction-map", "--out", str(tmp_path / "m.csv")]) == 0
     lines = (tmp_path / "m.csv").read_text().splitlines()
     assert lines[0].split(",")[1:] == m.names and [row.split(",")[0] for row in lines[1:]] == m.names
+    np.testing.assert_array_equal([[float(v) for v in row.split(",")[1:]] for row in lines[1:]], m.shares)
     assert main(["export", "--run", run, "--what", "interaction-map", "--step", "2",
                  "--out", str(tmp_path / "m.svg")]) == 0
     assert "<svg" in (tmp_path / "m.svg").read_text()

@@ -1,0 +1,135 @@
+"""The readings' cost (issue 39; docs/figures.md#goals), printed as ratios against one backward of the same probe
+loss in the same process, alternating, the best of each taken (so a busy neighbour weighs on both).
+
+1. A coefficient read in tokens (engine/analysis/tokens.py) without its route classes, for a weight reading the
+   stream (blocks.0.W_Q), one writing to it (the last block's W_out) and the embedding: goal ≤ 2 backwards.
+   With the classes too: about one backward of the weight's block per class, as the class split itself.
+2. The curvature along the step (engine/analysis/curvature.py): the gradient with its graph and one double
+   backward for κ and every weight's share: goal ≤ 3 backwards. Then one weight's own κ_W (one more
+   product).
+3. The critical sharpness's line search: goal ≤ 10 forwards (counted), timed against one forward.
+
+The backward is the probe loss's in float64 through the explicit attention path (interaction.ProbeLoss), as
+the second-order view's benchmark uses; `--float32` times the token readout in float32 (what a GPT-2-sized
+model gets in the app) against a float32 backward. Weights are the preset's initial ones, the update random.
+
+    python benchmarks/readings.py [--preset nanogpt-cpu] [--rounds 3] [--threads 1] [--float32]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+# NumPy's BLAS gets the threads torch gets (read once, when NumPy loads): the analysis process runs both on one
+# thread (engine/training/thread_policy.py, for_helper), and two BLAS threads on a loaded 2-core machine made a
+# 4×64×128 by 128×512 product 10× slower (43 ms against 4 ms here)
+_threads = sys.argv[sys.argv.index("--threads") + 1] if "--threads" in sys.argv else "1"
+os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = _threads
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+from engine.analysis import curvature as cv  # noqa: E402
+from engine.analysis import interaction as ia  # noqa: E402
+from engine.analysis import tokens as tk  # noqa: E402
+from engine.configs.presets import load_preset  # noqa: E402
+from engine.model.gpt import GPT  # noqa: E402
+from engine.text.data import CharTokenizer  # noqa: E402
+
+
+def setting(preset: str, seed: int = 0):
+    exp = load_preset(preset)
+    cfg = exp.model
+    torch.manual_seed(seed)
+    weights = {k: v.double() for k, v in GPT(cfg).state_dict().items()}
+    after = {k: v + 1e-3 * torch.randn_like(v) * (float(v.abs().mean()) or 1.0) for k, v in weights.items()}
+    x = torch.randint(0, cfg.vocab_size, (exp.train.probe_batch, cfg.n_ctx))
+    y = torch.randint(0, cfg.vocab_size, (exp.train.probe_batch, cfg.n_ctx))
+    return exp, cfg, weights, after, x, y
+
+
+def timed(fn) -> float:
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
+
+
+def best(ours, ref, rounds: int) -> tuple[float, float]:
+    a, b = [], []
+    for _ in range(rounds):
+        gc.collect()
+        b.append(timed(ref))
+        a.append(timed(ours))
+    return min(a), min(b)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--preset", default="nanogpt-cpu")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--float32", action="store_true")
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    exp, cfg, weights, after, x, y = setting(args.preset)
+    loss = ia.ProbeLoss(cfg, x, y)
+    names = loss.names(weights)
+    backward = lambda: ia.gradient(loss, ia.leaves(weights, names))  # noqa: E731
+    tokenizer = CharTokenizer([chr(33 + i) for i in range(cfg.vocab_size)])
+    dtype = np.float32 if args.float32 else np.float64
+    if args.float32:
+        model = GPT(cfg).eval()
+        model.load_state_dict({k: v.float() for k, v in weights.items()})
+        backward = lambda: torch.autograd.grad(model(x, y)[1], list(model.parameters()))  # noqa: E731
+    print(f"{args.preset}: {sum(v.numel() for v in weights.values()):,} parameters, probe {tuple(x.shape)}, "
+          f"{args.threads} thread(s), {'float32' if args.float32 else 'float64'}")
+    last = cfg.n_layer - 1
+    for name in ("blocks.0.W_Q", f"blocks.{last}.W_out", "W_E"):
+        for split in (False, True):
+            ours, ref = best(lambda: tk.token_reading(cfg, tokenizer, after, weights, x, y, name, 1, 0, split, dtype),
+                             backward, args.rounds)
+            goal = "" if split else f" (goal ≤ 2: {'ok' if ours / ref <= 2 else 'OVER'})"
+            print(f"tokens {name:<18} {'by class' if split else 'whole   '} {ours * 1e3:8.0f} ms = "
+                  f"{ours / ref:5.2f} backwards{goal}")
+    if args.float32:
+        return
+    params = ia.leaves(weights, names)
+    delta = {n: after[n].double() - weights[n] for n in names}
+
+    def kappa():
+        _, grads = ia.gradient(loss, params, create_graph=True)
+        cv.hessian_along(params, grads, delta)
+
+    ours, ref = best(kappa, backward, args.rounds)
+    print(f"curvature κ and shares, whole model {ours * 1e3:8.0f} ms = {ours / ref:5.2f} backwards "
+          f"(goal ≤ 3: {'ok' if ours / ref <= 3 else 'OVER'})")
+    one = f"blocks.{last}.W_K"
+
+    def own():
+        _, grads = ia.gradient(loss, params, create_graph=True)
+        ia.hessian_columns(params, grads, {one: delta[one]})
+
+    ours, ref = best(own, backward, args.rounds)
+    print(f"curvature κ_W of {one:<17} {ours * 1e3:8.0f} ms = {ours / ref:5.2f} backwards")
+    with torch.no_grad():
+        forward = lambda: loss(weights)  # noqa: E731
+        E0 = float(forward())
+        used = []
+
+        def search():
+            used.append(cv.line_search(lambda t: float(loss({n: weights[n] + t * delta[n] for n in names})) - E0)[2])
+
+        ours, ref = best(search, forward, args.rounds)
+    print(f"critical sharpness line search      {ours * 1e3:8.0f} ms = {ours / ref:5.2f} forwards, {used[-1]} "
+          f"evaluated (goal ≤ 10: {'ok' if used[-1] <= cv.FORWARDS else 'OVER'})")
+
+
+if __name__ == "__main__":
+    main()

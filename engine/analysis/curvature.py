@@ -1,0 +1,195 @@
+"""Curvature along the step (issue 39; docs/readings.md#curvature-along-the-step): how sharply the probe loss bends
+along the update the run actually took, and whether a step of the run's size along it still descends.
+
+Between two saved steps p < s, on the run's fixed probe batch (float64; H the Hessian of the probe loss E at
+W(p)), with δ = (W(s) − W(p)) / (s − p) the run's mean optimizer step over the interval and η̄ the schedule's
+mean learning rate over those steps:
+
+    κ      = δᵀHδ / ‖δ‖²                    the curvature along the step, whole model: one Hessian-vector
+                                            product (a double backward through the probe gradient)
+    κ_W    = δ_Wᵀ H_WW δ_W / ‖δ_W‖²          one weight's own curvature along its own step (one product each)
+    share  = ⟨δ_W, (Hδ)_W⟩ / δᵀHδ            each weight's part of δᵀHδ (from the whole model's product)
+    t_c                                     the smallest multiple of δ from W(p) that raises the probe loss
+                                            above E(p): a line search of a few forward passes
+    λ_c    = 2 / (t_c η̄)                     the critical sharpness (Kalra et al. 2026, arXiv 2601.16979)
+
+On a quadratic E along δ, t_c = −2 ∇E·δ / δᵀHδ, and for plain gradient descent (δ = −η ∇E) λ_c = κ, which
+gradient descent keeps below 2/η to stay stable (Cohen et al. 2021, the edge of stability). λ_c crosses 2/η̄
+exactly when t_c < 1: one step of the run's own size, in its own direction, already raises the probe loss.
+That comparison holds whatever produced δ, so it is the threshold drawn for every optimizer (`threshold`
+says what else applies to each).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from .interaction import ProbeLoss, gradient, hessian_columns, leaves
+
+FORWARDS = 10      # the line search's budget of forward passes
+T_MAX = 64.0       # multiples of the mean step searched above 1 before saying none raises the loss
+T_MIN = 1 / 64     # … and below 1 before saying every step does
+
+
+@dataclass(frozen=True)
+class Curvature:
+    """The curvature along the update over [prev_step, step] (module docstring)."""
+
+    step: int
+    prev_step: int
+    lr: float                    # η̄, the schedule's mean learning rate over the interval's steps
+    steps: int                   # optimizer steps in the interval, s − p
+    loss: float                  # E(p)
+    loss_after: float            # E(s)
+    slope: float                 # ∇E(p)·δ: negative when the mean step descends the probe loss
+    along: float                 # δᵀHδ
+    curvature: float             # κ = δᵀHδ / ‖δ‖²
+    shares: dict[str, float]     # weight -> ⟨δ_W, (Hδ)_W⟩ / δᵀHδ (they add up to 1)
+    critical_step: float         # t_c (inf: no multiple up to T_MAX raises the loss; T_MIN: every one does)
+    bracket: tuple[float, float]  # (lo, hi): E rises at hi and not at lo (lo may be 0)
+    forwards: int                # forward passes the line search took
+    weight: str | None = None
+    weight_curvature: float | None = None  # κ_W of `weight`
+
+    @property
+    def critical_sharpness(self) -> float:
+        """λ_c = 2 / (t_c η̄); where the search found no t_c, its bound (`limit`)."""
+        lo, hi = self.bracket
+        t = lo if hi == math.inf else hi
+        return 2.0 / (t * self.lr) if self.lr > 0 else math.nan
+
+    @property
+    def limit(self) -> str:
+        """"" when λ_c was found; "at most" when no multiple up to T_MAX raised the loss; "at least" when
+        every one down to T_MIN did."""
+        lo, hi = self.bracket
+        return "at most" if hi == math.inf else "at least" if lo == 0 else ""
+
+    @property
+    def threshold(self) -> float:
+        """2 / η̄: λ_c above it means a step of the run's size raises the probe loss."""
+        return 2.0 / self.lr if self.lr > 0 else math.nan
+
+    @property
+    def quadratic_step(self) -> float:
+        """t_c of the quadratic model along δ, −2 ∇E·δ / δᵀHδ (inf where it does not bend up)."""
+        return -2.0 * self.slope / self.along if self.along > 0 else math.inf
+
+
+def mean_lr(train, prev_step: int, step: int) -> float:
+    """The schedule's mean learning rate over the optimizer steps prev_step … step − 1 (its base rate: every
+    parameter group follows it, Muon's matrices scaled to muon_lr)."""
+    from ..training.schedule import lr_at
+
+    return float(np.mean([lr_at(k, train) for k in range(prev_step, step)])) if step > prev_step else 0.0
+
+
+def threshold_words(train) -> str:
+    """What the drawn threshold 2/η means for the run's optimizer, and where the comparable ones come from."""
+    base = ("λ_c > 2/η ⇔ a step of the run's size along its own direction raises the probe loss (t_c < 1), "
+            "whatever the optimizer")
+    if train.optimizer == "sgd":
+        extra = (f"; for SGD the Hessian's top eigenvalue stays near 2/η at the edge of stability (Cohen et al. "
+                 f"2021), and with heavy-ball momentum μ = {train.momentum:g} the stable limit is (2 + 2μ)/η "
+                 f"= {2 + 2 * train.momentum:g}/η")
+    elif train.optimizer == "adamw":
+        b = train.beta1
+        extra = (f"; for Adam the comparable limit is on the preconditioned Hessian diag(√v̂ + ε)⁻¹H: "
+                 f"(2 + 2β₁)/((1 − β₁)η) = {(2 + 2 * b) / (1 - b):.3g}/η at β₁ = {b:g} (Cohen et al. 2022, "
+                 "adaptive gradient methods at the edge of stability); κ, not preconditioned, is not compared "
+                 "with it")
+    else:
+        extra = ("; Muon steps in the spectral norm, whose sharpness (the directional smoothness of a "
+                 "non-Euclidean norm) hovers at 2/η for Muon without momentum (arXiv 2603.05002); its matrices "
+                 "move at muon_lr and the rest at lr, both on one schedule, so λ_c is in units of lr")
+    return base + extra
+
+
+def line_search(f: Callable[[float], float], forwards: int = FORWARDS) -> tuple[float, tuple[float, float], int]:
+    """(t_c, (lo, hi), forwards used): the smallest t > 0 with f(t) > 0 found by doubling or halving from 1
+    to a bracket, then bisection until `forwards` evaluations are spent. f(t) = E(p + tδ) − E(p)."""
+    used = 1
+    if f(1.0) > 0:  # the mean step already raises the loss: halve down to a step that does not
+        lo, hi = 0.0, 1.0
+        t = 0.5
+        while t >= T_MIN and used < forwards:
+            used += 1
+            if f(t) > 0:
+                hi, t = t, t / 2
+            else:
+                lo = t
+                break
+        if lo == 0.0:
+            return hi, (0.0, hi), used
+    else:
+        lo, hi = 1.0, math.inf
+        t = 2.0
+        while t <= T_MAX and used < forwards:
+            used += 1
+            if f(t) > 0:
+                hi = t
+                break
+            lo, t = t, t * 2
+        if hi == math.inf:
+            return math.inf, (lo, math.inf), used
+    while used < forwards:
+        mid = 0.5 * (lo + hi)
+        used += 1
+        if f(mid) > 0:
+            hi = mid
+        else:
+            lo = mid
+    return hi, (lo, hi), used
+
+
+def _shifted(params: Mapping[str, torch.Tensor], delta: Mapping[str, torch.Tensor], t: float) -> dict:
+    return {n: (p.detach() + t * delta[n]) for n, p in params.items()}
+
+
+def hessian_along(params: Mapping[str, torch.Tensor], grads: Mapping[str, torch.Tensor],
+                  delta: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """{W: (Hδ)_W}: one double backward of ⟨∇E, δ⟩ through `grads` (made with their graph at `params`)."""
+    names = list(params)
+    with torch.enable_grad():
+        got = torch.autograd.grad([grads[n] for n in names], [params[n] for n in names],
+                                  grad_outputs=[delta[n] for n in names], retain_graph=True, allow_unused=True)
+    return {n: torch.zeros_like(params[n]) if g is None else g.detach() for n, g in zip(names, got)}
+
+
+def curvature(loss: ProbeLoss, before: Mapping, after: Mapping, step: int, prev_step: int, lr: float,
+              weight: str | None = None) -> Curvature:
+    """The curvature along the mean step from `before` (W(p)) to `after` (W(s)); `lr` the schedule's mean rate;
+    with `weight`, that weight's own κ_W too."""
+    names = loss.names(before)
+    params = leaves(before, names)
+    k = step - prev_step
+    delta = {n: (torch.as_tensor(after[n]).double() - torch.as_tensor(before[n]).double()) / k for n in names}
+    E_p, grads = gradient(loss, params, create_graph=True)
+    Hd = hessian_along(params, grads, delta)
+    along = sum(float((delta[n] * Hd[n]).sum()) for n in names)
+    norm2 = sum(float((d * d).sum()) for d in delta.values())
+    slope = sum(float((grads[n].detach() * delta[n]).sum()) for n in names)
+    shares = {n: float((delta[n] * Hd[n]).sum()) / along if along != 0 else math.nan for n in names}
+    E0 = float(E_p.detach())
+    with torch.no_grad():
+        def f(t: float) -> float:
+            return float(loss(_shifted(params, delta, t))) - E0
+
+        t_c, bracket, used = line_search(f)
+        E_s = float(loss({n: torch.as_tensor(after[n]).double() for n in names}))
+    kw = None
+    if weight is not None:
+        col = hessian_columns(params, grads, {weight: delta[weight]})[weight][weight]
+        d2 = float((delta[weight] * delta[weight]).sum())
+        kw = float((delta[weight] * col).sum()) / d2 if d2 > 0 else math.nan
+    return Curvature(step, prev_step, lr, k, E0, E_s, slope, along, along / norm2 if norm2 > 0 else math.nan,
+                     shares, t_c, bracket, used, weight, kw)
+
+
+__all__ = ["FORWARDS", "T_MAX", "T_MIN", "Curvature", "mean_lr", "threshold_words", "line_search", "hessian_along",
+           "curvature"]

@@ -1,0 +1,193 @@
+"""Curvature along the step (engine/analysis/curvature.py, docs/readings.md): κ against the model's whole Hessian
+built by double backward and against finite differences of the loss, in float64; the line search's bracket
+against the loss itself; a run trained at a learning rate that diverges crosses 2/η before its loss blows up;
+every export by value."""
+
+from __future__ import annotations
+
+import csv
+import math
+
+import numpy as np
+import pytest
+import torch
+from torch.func import functional_call
+
+from engine.analysis import curvature as cv
+from engine.analysis import interaction as ia
+from engine.analysis.curvature_export import COLUMNS, curvature_figure, export_curvature, rows
+from engine.configs.config import DataConfig, ExperimentConfig, ModelConfig, TrainConfig
+from engine.model.gpt import GPT
+from engine.text.corpus import shakespeare_text
+from engine.training.trainer import Trainer
+
+CFG = ModelConfig(n_layer=1, n_head=2, d_model=6, d_ff=8, n_ctx=6, vocab_size=7, pos_encoding="learned")
+
+
+def setting(scale=0.05, seed=0):
+    torch.manual_seed(seed)
+    before = {k: v.double() for k, v in GPT(CFG).state_dict().items()}
+    g = torch.Generator().manual_seed(seed + 1)
+    after = {k: v + scale * torch.randn(v.shape, generator=g, dtype=v.dtype) for k, v in before.items()}
+    x = torch.randint(0, CFG.vocab_size, (2, CFG.n_ctx), generator=g)
+    y = torch.randint(0, CFG.vocab_size, (2, CFG.n_ctx), generator=g)
+    return ia.ProbeLoss(CFG, x, y), before, after
+
+
+def flat_loss(loss, before):
+    names = loss.names(before)
+    shapes = [before[n].shape for n in names]
+    sizes = [before[n].numel() for n in names]
+
+    def f(theta):
+        parts = torch.split(theta, sizes)
+        return loss({n: p.reshape(s) for n, p, s in zip(names, parts, shapes)})
+
+    return f, names, sizes
+
+
+def test_curvature_equals_the_whole_hessians_and_finite_differences():
+    loss, before, after = setting()
+    c = cv.curvature(loss, before, after, 5, 3, 0.01, weight="blocks.0.W_in")
+    f, names, sizes = flat_loss(loss, before)
+    theta = torch.cat([before[n].reshape(-1) for n in names])
+    delta = torch.cat([(after[n] - before[n]).reshape(-1) / 2 for n in names])  # the mean of 2 steps
+    H = torch.autograd.functional.hessian(f, theta, vectorize=True)  # every second derivative, double backward
+    along = float(delta @ H @ delta)
+    assert c.along == pytest.approx(along, rel=1e-10)
+    assert c.curvature == pytest.approx(along / float(delta @ delta), rel=1e-10)
+    h = 1e-3
+    with torch.no_grad():
+        fd = (f(theta + h * delta) - 2 * f(theta) + f(theta - h * delta)) / h ** 2
+    assert c.along == pytest.approx(float(fd), rel=1e-5)
+    # each weight's share of δᵀHδ, and one weight's own block
+    Hd = torch.split(H @ delta, sizes)
+    ds = torch.split(delta, sizes)
+    for n, hd, d in zip(names, Hd, ds):
+        assert c.shares[n] == pytest.approx(float(d @ hd) / along, rel=1e-9, abs=1e-12)
+    k = names.index("blocks.0.W_in")
+    lo = sum(sizes[:k])
+    block = H[lo:lo + sizes[k], lo:lo + sizes[k]]
+    assert c.weight_curvature == pytest.approx(float(ds[k] @ block @ ds[k]) / float(ds[k] @ ds[k]), rel=1e-10)
+    assert c.slope == pytest.approx(float(torch.func.grad(f)(theta) @ delta), rel=1e-10)
+
+
+def descending(scale):
+    """A step of size `scale` down the probe loss, mixed with a random direction."""
+    loss, before, after = setting()
+    names = loss.names(before)
+    _, grads = ia.gradient(loss, ia.leaves(before, names))
+    gn = math.sqrt(sum(float((g * g).sum()) for g in grads.values()))
+    rand = {n: after[n] - before[n] for n in names}
+    rn = math.sqrt(sum(float((r * r).sum()) for r in rand.values()))
+    return loss, before, {n: before[n] + scale * (-grads[n] / gn + 0.5 * rand[n] / rn) for n in names}
+
+
+@pytest.mark.parametrize("scale", [0.3, 1.0, 3.0])
+def test_the_line_search_brackets_the_first_rise_of_the_loss_in_ten_forwards(scale):
+    loss, before, after = descending(scale)
+    c = cv.curvature(loss, before, after, 1, 0, 0.01)
+    assert c.forwards <= cv.FORWARDS
+    lo, hi = c.bracket
+    names = loss.names(before)
+
+    def rise(t):
+        with torch.no_grad():
+            return float(loss({n: before[n] + t * (after[n] - before[n]) for n in names})) - c.loss
+
+    assert c.limit == "" and rise(hi) > 0 and (lo == 0 or rise(lo) <= 0) and c.critical_step == hi
+    assert hi - lo <= 0.02 * hi and c.critical_sharpness == 2 / (hi * c.lr)
+
+
+def test_line_search_on_a_parabola_and_its_bounds():
+    for a in (0.1, 1.0, 3.0, 40.0):  # E(t) = −t + a t²/2 rises again past t = 2/a
+        t_c, (lo, hi), used = cv.line_search(lambda t, a=a: -t + a * t * t / 2)
+        assert used <= cv.FORWARDS and lo <= 2 / a <= hi and (hi - lo) <= 0.1 * hi
+    t_c, (lo, hi), _ = cv.line_search(lambda t: -t)  # never rises
+    assert t_c == math.inf and lo == cv.T_MAX
+    t_c, (lo, hi), _ = cv.line_search(lambda t: t)  # every step rises
+    assert lo == 0 and hi == cv.T_MIN
+
+
+def diverging_run(path):
+    """SGD without momentum or clipping, its rate warmed up to 10 over 300 steps: the NaN guard stops it."""
+    cfg = ExperimentConfig(
+        name="diverges", model=ModelConfig(n_layer=1, n_head=2, d_model=16, d_ff=32, n_ctx=16),
+        train=TrainConfig(steps=300, batch_size=8, optimizer="sgd", momentum=0.0, lr=10.0, min_lr=10.0,
+                          warmup_steps=300, grad_clip=0.0, weight_decay=0.0, eval_every=1000, eval_batches=1,
+                          checkpoint_every=1000, snapshot_every=1, sample_tokens=0, torch_threads=1, device="cpu"),
+        data=DataConfig(corpus="test text"))
+    return list(Trainer(cfg, path, text=shakespeare_text()[:50_000]).steps())
+
+
+def test_a_diverging_run_crosses_the_threshold_before_its_loss_blows_up(tmp_path):
+    from engine.analysis.run_analysis import RunAnalysis
+
+    reports = diverging_run(tmp_path / "run")
+    first = reports[0].train_loss
+    blown = next(r.step for r in reports if r.event == "nan" or r.train_loss > 3 * first)
+    a = RunAnalysis(tmp_path / "run")
+    crossed = None
+    for s in range(5, blown, 5):  # consecutive saved steps: each interval is one optimizer step
+        c = a.curvature(s)
+        assert c.steps == 1
+        if s == 5:
+            assert c.critical_sharpness < c.threshold  # it starts below
+        if c.limit == "" and c.critical_sharpness > c.threshold:
+            crossed = s
+            break
+    assert crossed is not None and crossed < blown, (crossed, blown)
+
+
+@pytest.fixture(scope="module")
+def run_path(tmp_path_factory):
+    from tests.engine.coefficients.test_coefficients import tiny_run
+
+    return tiny_run(tmp_path_factory.mktemp("curvature") / "run").path
+
+
+def test_exports_and_the_question_hold_the_engines_numbers(run_path, tmp_path):
+    from engine.analysis import door
+    from engine.analysis import questions as q
+    from engine.analysis.run_analysis import RunAnalysis
+    from engine.cli import main
+
+    a = RunAnalysis(run_path)
+    series = a.curvature_series("blocks.0.W_V")
+    steps = a.saved_steps()
+    assert [(c.prev_step, c.step) for c in series] == list(zip(steps, steps[1:]))
+    got = door.answer(q.CurvatureAt(str(run_path), steps[-1], "blocks.0.W_V"))
+    assert got.curvature == series[-1].curvature and got.weight_curvature == series[-1].weight_curvature
+    assert main(["export", "--run", str(run_path), "--what", "curvature", "--weight", "blocks.0.W_V",
+                 "--out", str(tmp_path / "c.csv")]) == 0
+    with open(tmp_path / "c.csv", encoding="utf-8") as f:
+        table = list(csv.reader(f))
+    assert tuple(table[0]) == COLUMNS
+    for line, c in zip(table[1:], series, strict=True):
+        got = dict(zip(COLUMNS, line))
+        want = dict(zip(COLUMNS, rows([c])[0]))
+        for k, v in want.items():
+            assert (got[k] == v) if isinstance(v, str) else float(got[k]) == pytest.approx(v, rel=0, abs=0) or \
+                (math.isnan(v) and got[k] == "nan"), k
+    assert main(["export", "--run", str(run_path), "--what", "curvature", "--out", str(tmp_path / "c.npy")]) == 0
+    npy = np.load(tmp_path / "c.npy")
+    whole = a.curvature_series()
+    assert npy.shape == (len(whole), len(COLUMNS))
+    np.testing.assert_array_equal(npy[:, COLUMNS.index("curvature")], [c.curvature for c in whole])
+    np.testing.assert_array_equal(npy[:, COLUMNS.index("critical_sharpness")], [c.critical_sharpness for c in whole])
+    fig = curvature_figure(series, a.run.metrics())
+    lines = {line.get_label(): line for line in fig.axes[0].get_lines()}
+    np.testing.assert_array_equal(lines["2/η (the schedule's rate)"].get_ydata(), [c.threshold for c in series])
+    kappa = lines["κ = δᵀHδ/‖δ‖², whole model"].get_ydata()
+    np.testing.assert_array_equal(kappa, [c.curvature if c.curvature > 0 else np.nan for c in series])
+    assert export_curvature(tmp_path / "c.svg", series).read_text().startswith("<?xml")
+
+
+def test_mistakes_are_one_line(run_path, tmp_path, capsys):
+    from engine.cli import main
+
+    for argv, message in ((["--weight", "W_Q"], "no weight 'W_Q'"),):
+        assert main(["export", "--run", str(run_path), "--what", "curvature", *argv,
+                     "--out", str(tmp_path / "x.csv")]) != 0
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and message in err[0], err
