@@ -41,7 +41,7 @@ from engine.analysis import interaction as ia  # noqa: E402
 from engine.analysis import tokens as tk  # noqa: E402
 from engine.configs.presets import load_preset  # noqa: E402
 from engine.model.gpt import GPT  # noqa: E402
-from engine.text.data import CharTokenizer  # noqa: E402
+from engine.text.tokenizer import CharTokenizer  # noqa: E402
 
 
 def setting(preset: str, seed: int = 0):

@@ -17,7 +17,7 @@ from engine.analysis.tokens_export import COLUMNS, export_tokens, reading_figure
 from engine.forms import Snapshot, verify
 from engine.model import gpt as gpt_module
 from engine.model.gpt import GPT, Block
-from engine.text.data import CharTokenizer
+from engine.text.tokenizer import CharTokenizer
 from tests.engine.forms.helpers import small_config
 
 NANO = small_config(norm="pre", activation="gelu", tied=True, pos_encoding="learned", vocab_size=9)
