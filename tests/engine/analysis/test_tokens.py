@@ -16,7 +16,7 @@ from engine.analysis import tokens as tk
 from engine.analysis.tokens_export import COLUMNS, export_tokens, reading_figure, rows
 from engine.forms import Snapshot, verify
 from engine.model import gpt as gpt_module
-from engine.model.gpt import GPT, Block
+from engine.model.gpt import GPT
 from engine.text.tokenizer import CharTokenizer
 from tests.engine.forms.helpers import small_config
 
@@ -121,15 +121,20 @@ def per_position(monkeypatch, cfg, w, x, y, name, M):
     layer, which = int(name.split(".")[1]), name.split(".", 2)[2]
     block = model.blocks[layer]
     if which in ("W_Q", "W_K", "W_V", "b_Q", "b_K", "b_V"):
-        real = Block._project
+        real, d, seen = gpt_module.affine, cfg.d_model, []
 
-        def project(self, a, s):
-            out = real(self, a, s)
-            if self is block and s == which[-1]:
-                out = out + eps[..., None] * (a @ M if which.startswith("W") else M)
+        def affine(a, w, b=None):  # the blocks' x [W_Q W_K W_V] products come in block order
+            out = real(a, w, b)
+            if tuple(w.shape) == (d, 3 * d):
+                seen.append(None)
+                if len(seen) == layer + 1:
+                    part = torch.zeros_like(out)
+                    off = "QKV".index(which[-1]) * d
+                    part[..., off:off + d] = eps[..., None] * (a @ M if which.startswith("W") else M)
+                    out = out + part
             return out
 
-        monkeypatch.setattr(Block, "_project", project)
+        monkeypatch.setattr(gpt_module, "affine", affine)
     elif which == "W_in":
         def mlp(a):
             u = a @ block.W_in + block.b_in + eps[..., None] * (a @ M)
