@@ -1,198 +1,185 @@
-"""The GUI's one door to a run's numbers: `AnalysisJob.ask(question)` with a question object of
-engine/analysis/questions.py, answered in ONE spawned helper process (gui/processes.py: one worker, exits
-with the app) by engine/analysis/door.py's `answer`.
+"""The app's analysis process, seen from the app: a spawned helper (gui/processes.py: exits with the app) that
+answers questions of engine/analysis/questions.py in lanes (engine/analysis/host.py), and the pipe to it.
 
-Each view holds an `AnalysisJob`: gui/jobs.py's `LatestJob` whose questions go to the process. A job has at
-most one question out; a newer one waits in the GUI process and replaces any older one still waiting, so a
-view that asks faster than the process answers falls behind by one answer at most and never builds a queue.
-All jobs' questions meet in one `Scheduler`, which keeps one question in the process and sends next, of those
-asked until the event loop turns, a question about what is on screen before one that reads every saved step
-(`background`: the head timeline of GPT-2 small held the process for minutes while the heatmaps waited), a
-view on screen before a hidden one, then the oldest. Answers come back as
-`sig_done(question, answer)` or `sig_failed(question, message)` on the GUI thread through a queued signal;
-the GUI thread never waits for the process. Work in another process, not a thread: the forms engine and the
-probes are mostly Python, and on a thread they held the interpreter lock long enough to stall the GUI's
-paints (measured: 50–180 ms).
+`send(number, question, reply)` sends a numbered question to its lane, `cancel(number)` stops it there, and
+`reply(message)` hears what came back: ("done", number, answer), ("failed", number, one line, traceback),
+("cancelled", number), ("progress", number, done, total, unit), or ("failed", ...) for every question still
+out when the process stopped. `reply` is called on this module's reader thread: the asker (gui/asker.py), the
+one object that asks, moves what it hears to the GUI thread. Nothing here waits on the GUI thread: questions
+are pickled and written by a sender thread, answers read and unpickled by a reader thread.
+
+Work in another process, not a thread: the forms engine and the probes are mostly Python, and on a thread they
+held the interpreter lock long enough to stall the GUI's paints (measured: 50–180 ms). Weights training
+published cross to the process once (engine/analysis/live.py's Mirror), in the order they are sent.
 """
 
 from __future__ import annotations
 
 import atexit
 import itertools
+import os
+import pickle
+import queue
 import sys
 import threading
-import traceback
 from collections.abc import Callable
-from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field
-from typing import Any
 
-from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QWidget
-
-from engine.analysis.door import answer
+from engine.analysis.host import NOW
 from engine.analysis.live import Mirror
-from engine.analysis.questions import Question
 from engine.errors import UserError
 
-from .jobs import JobQueue, LatestJob
-from .processes import helper_pool
+from .processes import start_helper
 
-_executor: ProcessPoolExecutor | None = None
-_mirror = Mirror()  # the published weights the process holds (engine/analysis/live.py)
-_lock = threading.Lock()
+STOPPED = "the analysis process stopped unexpectedly; try again"
+Reply = Callable[[tuple], None]
 
 
-def executor() -> ProcessPoolExecutor:
-    """The app's analysis process, started on the first question."""
-    global _executor, _mirror
-    with _lock:
-        if _executor is None:
-            _executor, _mirror = helper_pool(), Mirror()
-        return _executor
+class AnalysisProcess:
+    """One spawned analysis process and the threads that talk to it. `in_thread`: the same loop on a thread
+    of this process instead (tests that patch what the process would compute)."""
+
+    def __init__(self, in_thread: bool = False):
+        import multiprocessing
+
+        from engine.analysis import host
+
+        ctx = multiprocessing.get_context("spawn")
+        self._conn, child = ctx.Pipe(duplex=True)
+        if in_thread:
+            from engine.analysis.door import answer
+
+            self.process = threading.Thread(target=host.Host(child, answer).serve, daemon=True, name="analysis")
+            self.process.start()
+        else:
+            self.process = ctx.Process(target=host.serve, args=(child, start_helper, os.getpid()), daemon=True,
+                                       name="analysis")
+            self.process.start()
+            child.close()
+        self.mirror = Mirror()  # the published weights this process holds
+        self._outbox: queue.SimpleQueue = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._replies: dict[int, Reply] = {}  # number -> who hears about it
+        self.alive = True
+        threading.Thread(target=self._write, name="analysis-send", daemon=True).start()
+        threading.Thread(target=self._read, name="analysis-read", daemon=True).start()
+
+    @property
+    def pid(self) -> int:
+        return getattr(self.process, "pid", os.getpid())
+
+    def send(self, number: int, question, reply: Reply) -> None:
+        with self._lock:
+            if not self.alive:
+                reply(("failed", number, STOPPED, None))
+                return
+            self._replies[number] = reply
+            # published weights are named by the mirror in the order sent, as the process receives them
+            self._outbox.put(("ask", number, question.lane, self.mirror.outgoing(question)))
+
+    def cancel(self, number: int) -> None:
+        self._outbox.put(("cancel", number))
+
+    def close(self) -> None:
+        """End the process: it exits when its pipe closes (the questions still out are answered as failed)."""
+        self._outbox.put(None)
+
+    def _write(self) -> None:
+        while True:
+            item = self._outbox.get()
+            try:
+                if item is None:
+                    self._conn.close()
+                    return
+                if item[0] == "ask":
+                    kind, number, lane, question = item
+                    try:
+                        payload = pickle.dumps(question, protocol=pickle.HIGHEST_PROTOCOL)
+                    except Exception as e:  # a bug in what was asked: it fails alone
+                        self._hear(("failed", number, f"the question could not be sent: {e}", None))
+                        continue
+                    self._conn.send((kind, number, lane))
+                    self._conn.send_bytes(payload)
+                else:
+                    self._conn.send(item)
+            except OSError:  # the process is gone: the reader says so to everyone waiting
+                return
+
+    def _read(self) -> None:
+        while True:
+            try:
+                message = self._conn.recv()
+            except (EOFError, OSError):
+                break
+            except Exception as e:  # an answer that cannot be unpickled here
+                print(f"analysis process: an answer could not be read: {e}", file=sys.stderr)
+                continue
+            self._hear(message)
+        with self._lock:
+            self.alive = False
+            waiting, self._replies = self._replies, {}
+        for number, reply in waiting.items():
+            reply(("failed", number, STOPPED, None))
+        self.process.join(timeout=5)
+
+    def _hear(self, message: tuple) -> None:
+        number = message[1]
+        with self._lock:
+            reply = self._replies.get(number) if message[0] == "progress" else self._replies.pop(number, None)
+        if reply is not None:
+            reply(message)
 
 
-def _send(question: Question) -> tuple[ProcessPoolExecutor, Future]:
-    """Send a question to the analysis process (a new one if it stopped), published weights only when the
-    process does not hold them yet."""
-    ex = executor()
-    try:
-        return ex, ex.submit(answer, _mirror.outgoing(question))
-    except (BrokenProcessPool, RuntimeError):
-        restart_after(ex)
-        ex = executor()
-        return ex, ex.submit(answer, _mirror.outgoing(question))
+_numbers = itertools.count(1)
+_process: AnalysisProcess | None = None
+_process_lock = threading.Lock()
+
+
+def number() -> int:
+    """A new ticket number, unique in the app (several windows may share the process, as the tests' do)."""
+    return next(_numbers)
+
+
+def process() -> AnalysisProcess:
+    """The app's analysis process, started on the first question (and again after it stopped)."""
+    global _process
+    with _process_lock:
+        if _process is None or not _process.alive:
+            _process = AnalysisProcess()
+        return _process
 
 
 def shutdown() -> None:
-    """End the analysis process (the app calls it on exit; a killed app's worker ends by itself)."""
-    global _executor
-    with _lock:
-        ex, _executor = _executor, None
-    scheduler.clear()
-    if ex is not None:
-        ex.shutdown(wait=False, cancel_futures=True)
+    """End the analysis process (the app calls it on exit; a killed app's process ends by itself)."""
+    global _process
+    with _process_lock:
+        proc, _process = _process, None
+    if proc is not None:
+        proc.close()
 
 
 atexit.register(shutdown)
 
 
-def restart_after(ex: ProcessPoolExecutor) -> None:
-    global _executor
-    with _lock:
-        if _executor is ex:
-            _executor = None  # the next question starts a new process
+def ask_and_wait(question, timeout: float | None = None):
+    """The answer, waited for on the calling thread: only for work already off the GUI thread (a test's setup,
+    an export on its own thread), never from the GUI thread. A failure is a UserError with its line."""
+    done = threading.Event()
+    got: list = []
+
+    def reply(message: tuple) -> None:
+        if message[0] != "progress":
+            got.append(message)
+            done.set()
+
+    process().send(number(), question, reply)
+    if not done.wait(timeout):
+        raise TimeoutError(f"no answer to {type(question).__name__} in {timeout} s")
+    kind, _, *rest = got[0]
+    if kind == "done":
+        return rest[0]
+    if kind == "failed" and rest[1]:
+        print(rest[1], file=sys.stderr)
+    raise UserError(rest[0] if kind == "failed" else "the question was cancelled")
 
 
-def ask_and_wait(question: Question):
-    """The answer, waited for on the calling thread: only for work already off the GUI thread (an export on
-    a JobQueue thread), never from the GUI thread."""
-    ex, future = _send(question)
-    try:
-        return future.result()
-    except BrokenProcessPool:
-        restart_after(ex)
-        raise UserError("the analysis process stopped unexpectedly; try again") from None
-
-
-def outcome(future: Future, ex: ProcessPoolExecutor) -> tuple[Any, str | None]:
-    """(answer, None) or (None, a one-line message) of a finished question."""
-    try:
-        return future.result(), None
-    except CancelledError:  # shutdown() cancelled it before it ran (the app closing, mostly)
-        return None, "the analysis process was stopped before answering; try again"
-    except UserError as e:
-        return None, str(e)
-    except BrokenProcessPool:
-        restart_after(ex)
-        return None, "the analysis process stopped unexpectedly; try again"
-    except Exception as e:  # a bug: keep its traceback (the process's, chained) on stderr
-        traceback.print_exception(e, file=sys.stderr)
-        return None, f"{type(e).__name__}: {e}"
-
-
-@dataclass(order=True)
-class _Waiting:
-    rank: tuple                      # (background, not on screen, order asked): the smallest goes first
-    question: Question = field(compare=False)
-    finish: Callable = field(compare=False)
-
-
-class Scheduler:
-    """Keeps one question in the analysis process and chooses the next: a view on screen first."""
-
-    def __init__(self):
-        self._lock = threading.Lock()
-        self._waiting: list[_Waiting] = []
-        self._out = False
-        self._order = itertools.count()
-
-    def enqueue(self, question: Question, on_screen: bool, finish: Callable[[Any, str | None], None]) -> None:
-        """Called on the GUI thread; what is asked in the same turn of the event loop is ranked together."""
-        rank = (question.background, not on_screen, next(self._order))
-        with self._lock:
-            self._waiting.append(_Waiting(rank, question, finish))
-        QTimer.singleShot(0, self._pump)
-
-    def clear(self) -> None:
-        with self._lock:
-            waiting, self._waiting, self._out = self._waiting, [], False
-        for w in waiting:
-            w.finish(None, "the analysis process was stopped before answering; try again")
-
-    def _pump(self) -> None:
-        with self._lock:
-            if self._out or not self._waiting:
-                return
-            nxt = min(self._waiting)
-            self._waiting.remove(nxt)
-            self._out = True
-        try:
-            ex, future = _send(nxt.question)
-        except RuntimeError:  # the interpreter is exiting (no process can start): nothing more is asked
-            with self._lock:
-                self._out = False
-            nxt.finish(None, "the analysis process was stopped before answering; try again")
-            return
-        future.add_done_callback(lambda f: self._done(nxt, ex, f))
-
-    def _done(self, waiting: _Waiting, ex: ProcessPoolExecutor, future: Future) -> None:
-        waiting.finish(*outcome(future, ex))
-        with self._lock:
-            self._out = False
-        self._pump()
-
-
-scheduler = Scheduler()
-
-
-def _on_screen(widget) -> bool:
-    """Whether the view owning a job is seen: the nearest pane's `seen()`, else the widget's visibility."""
-    w = widget
-    while w is not None:
-        if hasattr(w, "seen"):
-            return bool(w.seen())
-        w = w.parent() if callable(getattr(w, "parent", None)) else None
-    return isinstance(widget, QWidget) and widget.isVisible()
-
-
-class _InProcess:
-    """Questions asked through the scheduler instead of functions run on a thread (a mixin of jobs.py's)."""
-
-    def ask(self, question: Question, tag: Any = None) -> None:
-        """Ask `question`; its answer comes as sig_done(tag, answer) or sig_failed(tag, message), the tag
-        being the question itself unless another is given."""
-        self.submit(question if tag is None else tag, answer, question)
-
-    def _launch(self, fn: Callable, args: tuple, finish: Callable[[Any, str | None], None]) -> None:
-        (question,) = args
-        scheduler.enqueue(question, _on_screen(self.parent()), finish)
-
-
-class AnalysisJob(_InProcess, LatestJob):
-    """A view's questions: a newer one replaces an older one still waiting."""
-
-
-class AnalysisQueue(_InProcess, JobQueue):
-    """Questions that must all be answered, in the order asked (a sample a user asked for, an export)."""
+__all__ = ["NOW", "AnalysisProcess", "ask_and_wait", "number", "process", "shutdown"]

@@ -24,8 +24,7 @@ from engine.model.sampling import SampleRequest
 from engine.workspace import OpenRun
 
 from . import settings
-from .analysis import AnalysisQueue
-from .jobs import JobQueue
+from .jobs import AnalysisQueue, JobQueue
 from .widgets import dialogs
 from .session import Session
 from .torch_import import ensure_torch

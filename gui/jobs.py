@@ -14,6 +14,9 @@ never widgets.
 
 `JobQueue` is the same runner for requests that must all be answered (a sample a user asked for, the
 device probe): it keeps every request and runs them one after another, in order.
+
+`AnalysisJob` and `AnalysisQueue` are the same for questions to the analysis process, asked through the window's
+asker (gui/asker.py) as acts: the views not yet moved onto view models (engine/views/) use them until they are.
 """
 
 from __future__ import annotations
@@ -115,3 +118,48 @@ class JobQueue(LatestJob):
             self._queue.append((tag, fn, args))
             return
         self._start(tag, fn, args)
+
+
+def _asker_of(obj):
+    """The asker of the window `obj` lies in (through its pane's session), else None."""
+    while obj is not None:
+        session = getattr(obj, "session", None)
+        if session is not None and hasattr(session, "asker"):
+            return session.asker
+        obj = obj.parent() if callable(getattr(obj, "parent", None)) else None
+    return None
+
+
+class _InProcess:
+    """Questions asked of the analysis process instead of functions run on a thread (a mixin of the above)."""
+
+    def ask(self, question, tag: Any = None) -> None:
+        """Ask `question`; its answer comes as sig_done(tag, answer) or sig_failed(tag, message), the tag
+        being the question itself unless another is given."""
+        self.submit(question if tag is None else tag, None, question)
+
+    def _launch(self, fn: Callable, args: tuple, finish: Callable[[Any, str | None], None]) -> None:
+        from . import analysis
+
+        (question,) = args
+        asker = _asker_of(self.parent())
+        if asker is not None:  # an act of no run: this job drops what it no longer wants itself (forget)
+            asker.ask(question, lambda answer: finish(answer, None), lambda message: finish(None, message),
+                      about_open_run=False)
+            return
+
+        def reply(message: tuple) -> None:
+            if message[0] == "done":
+                finish(message[2], None)
+            elif message[0] != "progress":
+                finish(None, message[2] if message[0] == "failed" else "the question was cancelled")
+
+        analysis.process().send(analysis.number(), question, reply)
+
+
+class AnalysisJob(_InProcess, LatestJob):
+    """A view's questions: a newer one replaces an older one still waiting."""
+
+
+class AnalysisQueue(_InProcess, JobQueue):
+    """Questions that must all be answered, in the order asked (a sample a user asked for)."""

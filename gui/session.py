@@ -16,6 +16,8 @@ from PySide6.QtCore import QObject, Signal
 from engine.configs.config import ExperimentConfig, ModelConfig
 from engine.workspace import OpenRun, Workspace
 
+from .asker import Asker
+
 
 class Session(QObject):
     # the state's events (derived from the Workspace's)
@@ -43,6 +45,8 @@ class Session(QObject):
     def __init__(self, config: ExperimentConfig | None = None, parent: QObject | None = None):
         super().__init__(parent)
         self.workspace = Workspace(config)
+        # first to hear the workspace: another run opened is forgotten by every view before any pane hears it
+        self.asker = Asker(self.workspace, self)
         self.step: int = 0          # newest step the open run's trainer reported
         self._weights_wanted: dict[str, int] = {}
         self.compared_runs: list = []  # Paths of the runs ticked in the run browser

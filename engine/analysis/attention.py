@@ -29,6 +29,8 @@ ATTENTION_BYTES = 2**30  # the most one prompt's attention (or masks) may take a
 # copies and one more while NaN is written); masks keep four float64 weight stacks beside one trace, ~71
 # besides the three models rebuilt under the other masks (~0.5 GB each on GPT-2 small, not counted here).
 BYTES_PER_ENTRY = {"attention": 50, "masks": 80}
+BAND = 4   # β of the banded mask the masks are compared with, until the user chooses another
+SHIFT = 1  # k of the shift map P[p + k] ≈ P[p] M_k, until the user chooses another
 
 
 @dataclass(frozen=True)

@@ -9,11 +9,16 @@ Kept, and why (measured in earlier rounds; see docs/design.md#the-analysis-proce
 - the run-curves reader, which re-reads only the metrics logs that changed;
 - the builder's draft at initialisation (engine/analysis/draft.py) of the newest config asked about, so the
   Heatmaps tabs and a new prompt before any run build its model and tokenizer once.
+The process answers in two lanes at once (engine/analysis/host.py): what is kept here is changed under one lock,
+held only while it is looked up or replaced (the published copies' model and the draft are asked about by light
+questions, so by the `now` lane alone); a run's own work is locked by its RunAnalysis, a piece at a time.
 Qt-free; the process never imports Qt.
 """
 
 from __future__ import annotations
 
+import sys
+import threading
 from collections import OrderedDict
 
 from ..heap import HeapTrim
@@ -29,67 +34,84 @@ class Door:
         self._live_snapshot: tuple | None = None  # ((cfg, run, step, serial), Snapshot)
         self._curves = None
         self._draft: tuple | None = None  # (ExperimentConfig, (model, tokenizer))
+        self._lock = threading.RLock()   # the lanes' (host.py): one looks up or replaces what is kept at a time
 
     def analysis(self, run_path: str):
         """The RunAnalysis of `run_path`, refreshed (the run may have grown since the last question)."""
         from .run_analysis import RunAnalysis
 
-        a = self._runs.pop(run_path, None) or RunAnalysis(run_path)
-        self._runs[run_path] = a
-        while len(self._runs) > KEEP_RUNS:
-            self._runs.popitem(last=False)
+        with self._lock:
+            a = self._runs.pop(run_path, None) or RunAnalysis(run_path)
+            self._runs[run_path] = a
+            while len(self._runs) > KEEP_RUNS:
+                self._runs.popitem(last=False)
         a.refresh()
         return a
 
     def live_model(self, config, weights, step: int):
         from .models import ModelCache
 
-        self._live = self._live or ModelCache()
-        return self._live.load(config, weights, ("live", weights.serial), f"at step {step}")
+        with self._lock:  # one model for published copies: the lanes load it one at a time
+            self._live = self._live or ModelCache()
+            return self._live.load(config, weights, ("live", weights.serial), f"at step {step}")
 
     def draft(self, cfg):
         """(model at step 0, tokenizer) of the builder's draft `cfg`, built once per config."""
         from .draft import build_draft
 
-        if self._draft is None or self._draft[0] != cfg:
-            self._draft = None  # the previous draft's model is freed before the next is built
-            self._draft = (cfg, build_draft(cfg))
-        return self._draft[1]
+        with self._lock:
+            if self._draft is None or self._draft[0] != cfg:
+                self._draft = None  # the previous draft's model is freed before the next is built
+                self._draft = (cfg, build_draft(cfg))
+            return self._draft[1]
 
     def live_masks(self, model, tokenizer, prompt: str, band: int, step: int):
         from . import attention as attn
 
-        return attn.masks(model, tokenizer, prompt, band, step, self._masked)
+        with self._lock:
+            return attn.masks(model, tokenizer, prompt, band, step, self._masked)
 
     def live_snapshot(self, run_path: str, config, weights, step: int):
         from ..forms import Snapshot
 
         ident = (config, run_path, step, weights.serial)
-        if self._live_snapshot is None or self._live_snapshot[0] != ident:
-            probe = self.analysis(run_path).run.probe()
-            self._live_snapshot = (ident, Snapshot(config, weights, probe.x, probe.y))
-        return self._live_snapshot[1]
+        probe = self.analysis(run_path).run.probe()
+        with self._lock:
+            if self._live_snapshot is None or self._live_snapshot[0] != ident:
+                self._live_snapshot = (ident, Snapshot(config, weights, probe.x, probe.y))
+            return self._live_snapshot[1]
 
     def curves(self):
         from ..figures.run_curves import CurvesReader
 
-        self._curves = self._curves or CurvesReader()
-        return self._curves
+        with self._lock:
+            self._curves = self._curves or CurvesReader()
+            return self._curves
 
 
 _door: Door | None = None
+_door_lock = threading.Lock()
+_threads_set = threading.local()
 
 
 def door() -> Door:
     global _door
-    if _door is None:
-        import torch
-
-        # under OpenMP the setting is per calling thread; this process's small passes must not take the
-        # cores training uses
-        torch.set_num_threads(1)
-        _door = Door()
+    with _door_lock:
+        if _door is None:
+            _door = Door()
     return _door
+
+
+def _one_torch_thread() -> None:
+    """This process's small passes must not take the cores training uses: one thread, which torch takes from
+    OMP_NUM_THREADS when it loads (gui/processes.py), and which OpenMP sets per calling thread, so each lane
+    sets its own once torch is loaded, after an answer (never while the other lane is still loading it: a
+    question that needs no torch, the runs listing, never waits for that)."""
+    torch = sys.modules.get("torch")
+    if getattr(_threads_set, "done", False) or torch is None or getattr(torch.__spec__, "_initializing", False):
+        return
+    torch.set_num_threads(1)
+    _threads_set.done = True
 
 
 def answer(question):
@@ -97,6 +119,7 @@ def answer(question):
     try:
         return question.answer(door())
     finally:
+        _one_torch_thread()
         _trim()  # engine/heap.py
 
 

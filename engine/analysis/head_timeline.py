@@ -9,7 +9,8 @@ A cache file that cannot be read is recomputed, never trusted.
 heads of GPT-2 small, ablations included, held that process for more than 100 s a step while the panes on
 screen waited. Each `advance(slice_s)` reads what the cache holds, scores pieces of the first step missing
 (heads.HeadScoring) until the slice is spent (at least one piece), and answers the steps complete so far with
-what is left (`Scoring`); the GUI asks again, as a background question, until nothing is left.
+what is left (`Scoring`); the GUI asks again, as a long question, until nothing is left. Each piece is reported
+(engine/progress.py: parts of every saved step), which is also where a cancelled slice stops.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..progress import report
 from ..rundir.runs import Run, RunError, atomic_write_bytes, step_name
 from ..safe_io import UnsafeFileError, check_inside
 from .cache import weights_fingerprint
@@ -106,7 +108,10 @@ class TimelineScorer:
             stamp = _stamp(run, step, key)
             row = self._known(step, stamp)
             if row is None and (not worked or time.monotonic() < deadline):
-                row, worked = self._score(step, stamp, probes, deadline), True
+                def say(done: int, parts: int, k=k) -> None:
+                    report(k * parts + done, len(steps) * parts, "parts")
+
+                row, worked = self._score(step, stamp, probes, deadline, say), True
                 if row is not None:
                     self._rows[(step, stamp)] = row
                     _write(run, _path(run, step), stamp, row)
@@ -126,17 +131,21 @@ class TimelineScorer:
         got = self._rows.get((step, stamp))
         return got if got is not None else _read(_path(self.run, step), stamp)
 
-    def _score(self, step: int, stamp: str, probes: HeadProbes, deadline: float) -> dict | None:
+    def _score(self, step: int, stamp: str, probes: HeadProbes, deadline: float,
+               say: Callable[[int, int], None]) -> dict | None:
         """Score pieces of `step` until the deadline (one at least; building the model counts as one, GPT-2
-        small's takes 8 s): its row when finished, else None."""
+        small's takes 8 s), saying (parts done, parts) after each: its row when finished, else None."""
         if self._current is None or self._current[:2] != (step, stamp):
             self._current = (step, stamp, HeadScoring(self.run.build_model(step), probes))
+            say(0, self._current[2].parts)
             if time.monotonic() >= deadline:
                 return None
         scoring = self._current[2]
         scoring.advance()
+        say(scoring.done, scoring.parts)
         while not scoring.finished and time.monotonic() < deadline:
             scoring.advance()
+            say(scoring.done, scoring.parts)
         if not scoring.finished:
             return None
         self._current = None

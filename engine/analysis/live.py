@@ -80,7 +80,11 @@ class Mirror:
         return Wire(self._sent, {name: _as_numpy(t) for name, t in published.weights.items()})
 
     def outgoing(self, question):
-        """`question` with its Published weights replaced by what crosses the process boundary."""
+        """`question` with its Published weights (in its `source`, engine/analysis/sources.py, or a field of
+        its own) replaced by what crosses the process boundary."""
+        source = getattr(question, "source", None)
+        if isinstance(getattr(source, "weights", None), Published):
+            return dataclasses.replace(question, source=dataclasses.replace(source, weights=self.wire(source.weights)))
         published = getattr(question, "weights", None)
         if not isinstance(published, Published):
             return question

@@ -1,25 +1,28 @@
 """Everything the app asks about a run, as frozen question objects: the one typed door to a run's numbers.
 
-A question names what it asks in its fields, its answer's type in its base (`Question[AttentionResult]`),
-and its cache key (`key`: the question itself, hashable, unless it says otherwise). `answer(door)` is
-computed in the GUI's analysis process (engine/analysis/door.py), for a saved step of a run through that
-run's RunAnalysis, for weights training just published through the same pure functions on one model cache.
-No question is named by a string: the GUI, the command line and the tests construct these classes.
+A question names what it asks in its fields, its answer's type in its base (`Question[AttentionResult]`) and
+the lane it is answered in (`lane`): NOW for what a pane shows from one step, LONG for what reads every saved
+step or takes minutes on a large model (engine/analysis/host.py runs each lane on its own thread, so a light
+question never waits behind a long one). `answer(door)` is computed in the GUI's analysis process
+(engine/analysis/door.py). A question about one model's weights names where they come from in its `source` field
+(engine/analysis/sources.py: a saved step, the copy training published, the builder's draft), so each is one
+class whatever the source. No question is named by a string: the GUI, the command line and the tests construct
+these classes; a parameter's default (the masks' β, the shift k) is stated once, in engine/analysis/attention.py.
 
-    Attention(run="runs/tiny", step=250, prompt="To be")       # -> attention.AttentionResult
-    LiveAttention(config, Published(weights), 251, tokenizer, "To be")
+    Attention(Saved("runs/tiny", 250), "To be")                       # -> attention.AttentionResult
+    Attention(Live(model_config, Published(weights), 251, run="runs/tiny"), "To be")
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
-from ..errors import UserError
 from ..model.sampling import SampleRequest
 from . import attention as attn
-from .live import GONE, Published
+from .host import LONG, NOW
+from .live import Published
+from .sources import Draft, Live, Saved, Source
 
 if TYPE_CHECKING:
     from .door import Door
@@ -28,30 +31,75 @@ A = TypeVar("A")
 
 
 class Question(Generic[A]):
-    """A question about a run whose answer is an A. `background`: it reads every saved step (seconds to
-    minutes on a large model), so the questions of what is on screen now go before it."""
+    """A question about a run whose answer is an A, answered in `lane` (NOW, or LONG for work that reads
+    every saved step: seconds to minutes on a large model)."""
 
-    background = False
+    lane: ClassVar[str] = NOW
 
     def answer(self, door: Door) -> A:
         raise NotImplementedError
 
-    @property
-    def key(self) -> Hashable:
-        return self
 
-
-# ---- a saved step of a run (RunAnalysis) -------------------------------------------------------------
+# ---- one model's weights, from any source (engine/analysis/sources.py) --------------------------------
 
 @dataclass(frozen=True)
 class Attention(Question["attn.AttentionResult"]):
-    run: str
-    step: int
+    source: Source
     prompt: str
 
     def answer(self, door):
-        return door.analysis(self.run).attention(self.step, self.prompt)
+        return self.source.at(door).attention(self.source.step, self.prompt)
 
+
+@dataclass(frozen=True)
+class Masks(Question["attn.MasksResult"]):
+    source: Source
+    prompt: str
+    band: int = attn.BAND
+
+    def answer(self, door):
+        return self.source.at(door).masks(self.source.step, self.prompt, self.band)
+
+
+@dataclass(frozen=True)
+class Positional(Question["attn.PositionalResult"]):
+    source: Source
+    shift: int = attn.SHIFT
+
+    def answer(self, door):
+        return self.source.at(door).positional(self.source.step, self.shift)
+
+
+@dataclass(frozen=True)
+class NextTokens(Question[Any]):
+    """engine.analysis.next_tokens.NextTokens: the model's next-token probabilities after `position` of
+    `text`, and Generate's at `temperature` and `top_k`."""
+
+    source: Source
+    text: str
+    position: int
+    temperature: float = 1.0
+    top_k: int | None = None
+
+    def answer(self, door):
+        return self.source.at(door).next_tokens(self.source.step, self.text, self.position, self.temperature,
+                                                self.top_k)
+
+
+@dataclass(frozen=True)
+class TermValues(Question["terms.TermValues"]):
+    """A term's values at the source's weights, on the run's probe batch (a saved step, or published weights
+    of a run with a folder)."""
+
+    source: Source
+    term_id: str
+    weight: str
+
+    def answer(self, door):
+        return self.source.at(door).term_values(self.source.step, self.term_id, self.weight)
+
+
+# ---- a saved step of a run (RunAnalysis) -------------------------------------------------------------
 
 @dataclass(frozen=True)
 class AttentionDiff(Question["attn.AttentionDiff"]):
@@ -65,65 +113,16 @@ class AttentionDiff(Question["attn.AttentionDiff"]):
 
 
 @dataclass(frozen=True)
-class Masks(Question["attn.MasksResult"]):
-    run: str
-    step: int
-    prompt: str
-    band: int
-
-    def answer(self, door):
-        return door.analysis(self.run).masks(self.step, self.prompt, self.band)
-
-
-@dataclass(frozen=True)
-class Positional(Question["attn.PositionalResult"]):
-    run: str
-    step: int
-    shift: int
-
-    def answer(self, door):
-        return door.analysis(self.run).positional(self.step, self.shift)
-
-
-@dataclass(frozen=True)
-class NextTokens(Question[Any]):
-    """engine.analysis.next_tokens.NextTokens: the model's next-token probabilities after `position` of
-    `text`, and Generate's at `temperature` and `top_k`."""
-
-    run: str
-    step: int
-    text: str
-    position: int
-    temperature: float
-    top_k: int | None
-
-    def answer(self, door):
-        return door.analysis(self.run).next_tokens(self.step, self.text, self.position, self.temperature,
-                                                   self.top_k)
-
-
-@dataclass(frozen=True)
 class Distributions(Question[dict]):
     """Histograms of `weight`, its G and its update ΔW at every saved step (engine/analysis/distributions.py)."""
 
-    background = True
+    lane = LONG
 
     run: str
     weight: str
 
     def answer(self, door):
         return door.analysis(self.run).distributions(self.weight)
-
-
-@dataclass(frozen=True)
-class TermValuesAt(Question["terms.TermValues"]):
-    run: str
-    step: int
-    term_id: str
-    weight: str
-
-    def answer(self, door):
-        return door.analysis(self.run).term_values(self.step, self.term_id, self.weight)
 
 
 @dataclass(frozen=True)
@@ -155,7 +154,7 @@ class RouteShares(Question[Any]):
     """engine.analysis.routes.RouteShares of `weight` (None: every weight summed, or those `among`) over the
     saved steps."""
 
-    background = True
+    lane = LONG
 
     run: str
     weight: str | None
@@ -169,12 +168,13 @@ class RouteShares(Question[Any]):
 class HeadTimeline(Question[Any]):
     """engine.analysis.head_timeline's HeadTimeline: every head's scores at the saved steps scored after at
     most `slice_s` seconds more of scoring (at least one piece; None: head_timeline.SLICE_S), with what is
-    left in its `scoring`: the asker asks again until that is None, so questions about what is on screen
-    are answered between the slices."""
+    left in its `scoring`: the view needs it again until that is None, so the long lane's other questions
+    are answered between the slices, and a cancel loses at most the piece being scored."""
 
-    background = True
+    lane = LONG
 
     run: str
+    look: int = 0                  # the asking view's count of looks: a new look scores the steps saved since
     slice_s: float | None = None
 
     def answer(self, door):
@@ -212,7 +212,7 @@ class CoefficientAt(Question[tuple]):
     every step, so the matrices cross the process boundary only for the step on screen, and then as drawn
     through `window` when the weight is large (engine/coefficients/window.py: GPT-2's W_E is 50,257 rows).
     A large model's first answer has G alone (`StepCoefficient.pending`); asked again with `split`, a
-    background question (seconds to minutes on GPT-2 small), it has the route classes."""
+    long question (seconds to minutes on GPT-2 small), it has the route classes."""
 
     run: str
     weight: str
@@ -222,8 +222,8 @@ class CoefficientAt(Question[tuple]):
     window: Any = None          # engine.coefficients.window.Window; None: every row, pooled when too many
 
     @property
-    def background(self) -> bool:
-        return self.split
+    def lane(self) -> str:  # the split of a large model's G: seconds to minutes on GPT-2 small
+        return LONG if self.split else NOW
 
     def answer(self, door):
         from ..coefficients import window as view
@@ -392,6 +392,7 @@ class RunListing(Question[Any]):
     so the GUI thread stats none of them."""
 
     folders: tuple[str, ...]
+    look: int = 0   # the asking view's count of looks: the same folders listed again is a new question
 
     def answer(self, door):
         from pathlib import Path
@@ -417,142 +418,6 @@ class CoefficientFormula(Question[tuple]):
         return formula_text(self.config, self.weight, self.kind, self.part)
 
 
-# ---- weights training just published -------------------------------------------------------------
-
-@dataclass(frozen=True)
-class _Live:
-    config: Any              # ModelConfig of the weights
-    weights: Any             # Published on the asking side; the process's held copy (or None) on arrival
-    step: int
-
-    def model(self, door):
-        if self.weights is None:
-            raise UserError(GONE)
-        return door.live_model(self.config, self.weights, self.step)
-
-    @property
-    def key(self) -> Hashable:
-        return (type(self).__name__, self.step, self.weights, *self._params())
-
-    def _params(self) -> tuple:
-        return ()
-
-
-@dataclass(frozen=True)
-class LiveAttention(_Live, Question["attn.AttentionResult"]):
-    tokenizer: Any = field(default=None, hash=False, compare=False)
-    prompt: str = ""
-
-    def answer(self, door):
-        return attn.attention(self.model(door), self.tokenizer, self.prompt, self.step)
-
-    def _params(self):
-        return (self.prompt,)
-
-
-@dataclass(frozen=True)
-class LiveMasks(_Live, Question["attn.MasksResult"]):
-    tokenizer: Any = field(default=None, hash=False, compare=False)
-    prompt: str = ""
-    band: int = 4
-
-    def answer(self, door):
-        return door.live_masks(self.model(door), self.tokenizer, self.prompt, self.band, self.step)
-
-    def _params(self):
-        return (self.prompt, self.band)
-
-
-@dataclass(frozen=True)
-class LivePositional(_Live, Question["attn.PositionalResult"]):
-    shift: int = 1
-
-    def answer(self, door):
-        return attn.positional(self.model(door), self.shift, self.step)
-
-    def _params(self):
-        return (self.shift,)
-
-
-@dataclass(frozen=True)
-class LiveNextTokens(_Live, Question[Any]):
-    tokenizer: Any = field(default=None, hash=False, compare=False)
-    text: str = ""
-    position: int = 0
-    temperature: float = 1.0
-    top_k: int | None = None
-
-    def answer(self, door):
-        from .next_tokens import next_tokens
-
-        return next_tokens(self.model(door), self.tokenizer, self.text, self.position, self.temperature,
-                           self.top_k, self.step)
-
-    def _params(self):
-        return (self.text, self.position, self.temperature, self.top_k)
-
-
-@dataclass(frozen=True)
-class LiveTermValues(_Live, Question["terms.TermValues"]):
-    """A term's values on published weights, bound to the run's probe batch."""
-
-    run: str = ""
-    term_id: str = ""
-    weight: str = ""
-
-    def answer(self, door):
-        from . import terms
-
-        if self.weights is None:
-            raise UserError(GONE)
-        snapshot = door.live_snapshot(self.run, self.config, self.weights, self.step)
-        return terms.term_values(snapshot, self.term_id, self.weight, self.step)
-
-    def _params(self):
-        return (self.run, self.term_id, self.weight)
-
-
-# ---- the builder's draft before any run (engine/analysis/draft.py) -------------------------------------
-
-@dataclass(frozen=True)
-class _Draft:
-    """The draft `config` (an ExperimentConfig) at initialisation: step 0 of the run Train would start."""
-
-    config: Any
-
-    @property
-    def step(self) -> int:
-        return 0
-
-
-@dataclass(frozen=True)
-class DraftAttention(_Draft, Question["attn.AttentionResult"]):
-    prompt: str = ""
-
-    def answer(self, door):
-        model, tokenizer = door.draft(self.config)
-        return attn.attention(model, tokenizer, self.prompt, self.step)
-
-
-@dataclass(frozen=True)
-class DraftMasks(_Draft, Question["attn.MasksResult"]):
-    prompt: str = ""
-    band: int = 4
-
-    def answer(self, door):
-        model, tokenizer = door.draft(self.config)
-        return door.live_masks(model, tokenizer, self.prompt, self.band, self.step)
-
-
-@dataclass(frozen=True)
-class DraftPositional(_Draft, Question["attn.PositionalResult"]):
-    shift: int = 1
-
-    def answer(self, door):
-        model, _ = door.draft(self.config)
-        return attn.positional(model, self.shift, self.step)
-
-
 __all__ = [name for name, value in list(globals().items())
            if isinstance(value, type) and issubclass(value, Question) and not name.startswith("_")]
-__all__ += ["Published"]
+__all__ += ["Draft", "Live", "Published", "Saved", "LONG", "NOW"]

@@ -6,7 +6,12 @@ positional encodings for a prompt, a term's values, and the coefficient records 
 is one method: a pure function (engine/analysis/*.py) applied to the cached model, weights or forms
 snapshot at a step, through the one generic helper `cached(name, step, params, compute)`. `refresh()` is
 the one place where derived results are invalidated when the run grows (engine/analysis/cache.py says the
-policy). Thread-safe by one lock: a single worker computes, other threads may `peek`.
+policy). Thread-safe by one lock, held for one piece of work at a time: the analysis process answers a light
+question and a long one at once (engine/analysis/host.py), and an answer made of many pieces (route shares
+over every interval, distributions over every step) takes the lock for each piece, not for the whole, so a
+light question about the same run waits for one piece at most. The head timeline scores with a model of its
+own under a lock of its own. Long answers say how far they are and stop between pieces when cancelled
+(engine/progress.py).
 
     a = RunAnalysis("runs/tiny")
     a.attention(a.saved_steps()[-1], "To be")     # AttentionResult of numpy arrays
@@ -15,11 +20,13 @@ policy). Thread-safe by one lock: a single worker computes, other threads may `p
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import Any
 
+from ..progress import checkpoint, report
 from ..rundir.runs import Run
 from . import attention as attn
 from . import terms
@@ -41,6 +48,7 @@ class RunAnalysis:
         self._probe_loss = None  # the float64 probe loss of the second-order view, built when first asked
         self._masked: dict = {}  # the model rebuilt under each other mask (masks tab), reused between calls
         self._scorer = None      # the head timeline scored a slice at a time (head_timeline_slice)
+        self._scoring = threading.Lock()  # the scorer's: it never holds the lock the other analyses take
         self.refresh()
 
     # ---- what the run is --------------------------------------------------------------------------
@@ -96,9 +104,12 @@ class RunAnalysis:
             return self._snapshot[1]
 
     def cached(self, name: str, step: int, params: Hashable, compute: Callable[[], Any],
-               spans_steps: bool = False) -> Any:
+               spans_steps: bool = False, pieces: bool = False) -> Any:
         """The generic helper every analysis goes through: `compute()`'s result for (name, step, params),
-        kept until `refresh` finds it stale (`spans_steps`: it also reads later steps)."""
+        kept until `refresh` finds it stale (`spans_steps`: it also reads later steps). `pieces`: compute is
+        made of other analyses (or reads) that lock for themselves, so the lock is not held while it runs."""
+        if pieces:
+            return self.results.get(name, step, params, compute, spans_steps)
         with self._lock:
             return self.results.get(name, step, params, compute, spans_steps)
 
@@ -116,12 +127,12 @@ class RunAnalysis:
                            compute=lambda: attn.attention_diff(self.attention(step, prompt),
                                                                self.attention(other_step, prompt)))
 
-    def masks(self, step: int, prompt: str | None = None, band: int = 4) -> attn.MasksResult:
+    def masks(self, step: int, prompt: str | None = None, band: int = attn.BAND) -> attn.MasksResult:
         prompt = self.prompt if prompt is None else prompt
         return self.cached("masks", step, (prompt, band),
                            lambda: attn.masks(self.model(step), self.tokenizer, prompt, band, step, self._masked))
 
-    def positional(self, step: int, shift: int = 1) -> attn.PositionalResult:
+    def positional(self, step: int, shift: int = attn.SHIFT) -> attn.PositionalResult:
         return self.cached("positional", step, (shift,), lambda: attn.positional(self.model(step), shift, step))
 
     def next_tokens(self, step: int, text: str, position: int, temperature: float,
@@ -162,7 +173,7 @@ class RunAnalysis:
         saved steps, for `weight` or (None) summed over every weight (or the weights `among`, when a budget
         cut the whole model short), beside each geometry's own split (engine/analysis/routes.py,
         docs/geometries.md). Each weight's interval is kept apart, so a run that grows computes only its new
-        intervals."""
+        intervals; each interval is a piece of work (the lock is taken for it alone; a cancel stops between)."""
         from . import routes
 
         steps = self.saved_steps()
@@ -170,20 +181,34 @@ class RunAnalysis:
             return routes.assemble(weight, [])
         if weight is None:
             names = self.coefficients.weight_names() if among is None else list(among)
-            return self.cached("routes", steps[-1], (None, among),
-                               lambda: routes.combine([self.route_shares(w) for w in names]), spans_steps=True)
+
+            def each(k: int, w: str):
+                report(k, len(names), "weights")
+                return self._route_shares_of(w, steps, say=False)
+
+            return self.cached("routes", steps[-1], (None, among), spans_steps=True, pieces=True,
+                               compute=lambda: routes.combine([each(k, w) for k, w in enumerate(names)]))
+        return self._route_shares_of(weight, steps, say=True)
+
+    def _route_shares_of(self, weight: str, steps: list[int], say: bool):
+        """One weight's route shares; `say`: report the intervals done (not when the whole model reports)."""
         from ..coefficients.export import check_weight
+        from . import routes
 
         check_weight(self.coefficients, weight)
+        intervals = list(zip(steps, steps[1:]))
 
-        def one(prev: int, step: int):
+        def one(k: int, prev: int, step: int):
+            if say:
+                report(k, len(intervals), "intervals")
+            checkpoint()
             # keyed by the interval's start too: a thinned step changes which update reaches `step`
             return self.cached("route interval", step, (weight, prev),
                                lambda: routes.interval(self.coefficients, weight, step))
 
-        return self.cached("routes", steps[-1], (weight,),
-                           lambda: routes.assemble(weight, [one(p, s) for p, s in zip(steps, steps[1:])]),
-                           spans_steps=True)
+        return self.cached("routes", steps[-1], (weight,), spans_steps=True, pieces=True,
+                           compute=lambda: routes.assemble(weight, [one(k, p, s)
+                                                                    for k, (p, s) in enumerate(intervals)]))
 
     def distributions(self, weight: str) -> dict:
         """The values of `weight`, of its G and of its update ΔW at every saved step, as histograms on bins
@@ -194,14 +219,23 @@ class RunAnalysis:
         store, steps = self.coefficients, self.saved_steps()
         check_weight(store, weight)
 
+        done = itertools.count()
+
+        def piece(read: Callable[[int], Any]) -> Callable[[int], Any]:
+            def locked(s: int):  # W, G and ΔW at each step: three reads a step
+                report(next(done), 3 * len(steps), "reads")
+                with self._lock:
+                    return read(s)
+            return locked
+
         def update(step: int):
             got = store.update(weight, step)
             return None if got is None else got.dW
 
-        return self.cached("distributions", steps[-1] if steps else 0, (weight,), spans_steps=True,
+        return self.cached("distributions", steps[-1] if steps else 0, (weight,), spans_steps=True, pieces=True,
                            compute=lambda: distributions(
-                               steps, lambda s: self.run.load_weights(s)[weight].double().numpy(),
-                               lambda s: store.record(weight, s).G, update))
+                               steps, piece(lambda s: self.run.load_weights(s)[weight].double().numpy()),
+                               piece(lambda s: store.record(weight, s).G), piece(update)))
 
     # ---- the second-order view (engine/analysis/interaction.py, docs/second-order.md) ---------------
 
@@ -327,7 +361,7 @@ class RunAnalysis:
         kept per step on disk under RUN/cache/heads/, keyed by each weights file."""
         from .head_timeline import head_timeline
 
-        with self._lock:
+        with self._scoring:
             return head_timeline(self.path, progress)
 
     def head_timeline_slice(self, slice_s: float | None = None):
@@ -335,7 +369,7 @@ class RunAnalysis:
         scored so far and what is left (`HeadTimeline.scoring`); the step being scored is kept between calls."""
         from .head_timeline import SLICE_S, TimelineScorer
 
-        with self._lock:
+        with self._scoring:
             if self._scorer is None:
                 self._scorer = TimelineScorer(self.run.path)
             return self._scorer.advance(SLICE_S if slice_s is None else slice_s)

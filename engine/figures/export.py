@@ -15,22 +15,22 @@ dialog: the caller runs the export inside `using_figure_options`, and `save_figu
 so every export function honours them without passing them through.
 
 A long export (a formula sheet of hundreds of rows, an animation over training) says how far it is with
-`report_progress`, which also stops it (`ExportCancelled`) once whoever runs it asked it to; the runner
-listens through `reporting_progress`, a context variable like the figure options. Outside that, a report
-does nothing, so the command line runs the same functions unchanged.
+`report_progress`, which also stops it (`ExportCancelled`) once whoever runs it asked it to: engine/progress.py's
+`report` and `Cancelled`, the one mechanism every long answer of the app uses. Outside a runner that listens, a
+report does nothing, so the command line runs the same functions unchanged.
 """
 
 from __future__ import annotations
 
 import csv
 import math
-from collections.abc import Callable, Mapping, Sequence
-from contextvars import ContextVar
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import UserError
+from ..progress import Cancelled, report, reporting
 # the export dialog's options, defined without numpy for the GUI's start; exports read them from here too
 from .options import (DPI_CHOICES, WIDTH_CHOICES, FigureOptions, figure_options,  # noqa: F401
                              using_figure_options)
@@ -47,29 +47,10 @@ MASKED_HATCH = "#9e9e9e"   # colour of the hatching drawn where a matrix is NaN 
 MASKED_FILL = "#ececec"
 
 
-class ExportCancelled(Exception):
-    """Raised inside an export by `report_progress` once whoever runs it asked it to stop."""
-
-
-Progress = Callable[[int, int, str], None]  # done, total, unit ("rows laid out", "pages written", "frames")
-_PROGRESS: ContextVar[Progress | None] = ContextVar("export_progress", default=None)
-
-
-def report_progress(done: int, total: int, unit: str = "") -> None:
-    """Tell whoever runs this export that `done` of `total` `unit` are done; raises ExportCancelled when it
-    asked the export to stop (so call it between pieces of work, never while a file is half written)."""
-    listener = _PROGRESS.get()
-    if listener is not None:
-        listener(done, total, unit)
-
-
-def reporting_progress(listener: Progress, fn: Callable, *args):
-    """fn(*args) with every `report_progress` inside it passed to `listener` (on the thread that exports)."""
-    token = _PROGRESS.set(listener)
-    try:
-        return fn(*args)
-    finally:
-        _PROGRESS.reset(token)
+# an export's progress and its Cancel are the one mechanism of engine/progress.py, under the names exports use
+ExportCancelled = Cancelled
+report_progress = report
+reporting_progress = reporting
 
 
 def format_of(path: str | Path, allowed: Sequence[str] = FIGURE_FORMATS + DATA_FORMATS) -> str:

@@ -9,12 +9,18 @@ from typing import Any
 from engine.analysis.questions import Question
 
 
-def forget_everything() -> None:
+@dataclass(frozen=True)
+class Forget(Question[None]):
     """The door's state as a freshly started process has it: no RunAnalysis kept, no live model, no curves
-    read (the held published copies stay, in step with the GUI's mirror of them)."""
-    from engine.analysis import door
+    read (the held published copies stay, in step with the GUI's mirror of them). Asked in the long lane, it
+    is answered once the window's long work there is done or stopped."""
 
-    door.reset()
+    lane = "long"
+
+    def answer(self, door):
+        from engine.analysis import door as door_module
+
+        door_module.reset()
 
 
 @dataclass(frozen=True)
@@ -36,13 +42,6 @@ class Echo(Question[Any]):
 
 
 @dataclass(frozen=True)
-class Slow(Echo):
-    """An Echo that reads every saved step, as the head timeline does."""
-
-    background = True
-
-
-@dataclass(frozen=True)
 class Total(Question[float]):
     """The sum of every entry of published weights."""
 
@@ -50,3 +49,29 @@ class Total(Question[float]):
 
     def answer(self, door):
         return float(sum(t.sum() for t in self.weights.values()))
+
+
+@dataclass(frozen=True)
+class Held(Question[Any]):
+    """A long question held in the process until the file `gate` exists: it reports progress meanwhile (where
+    a cancel stops it), and leaves `gate`.started when it begins and `gate`.finished when it answers, so a test
+    sees what the process did."""
+
+    lane = "long"
+
+    gate: str
+    value: Any = "done"
+
+    def answer(self, door):
+        from pathlib import Path
+
+        from engine.progress import report
+
+        Path(self.gate + ".started").touch()
+        k = 0
+        while not os.path.exists(self.gate):
+            k += 1
+            report(k, 10**6, "ticks")
+            time.sleep(0.01)
+        Path(self.gate + ".finished").touch()
+        return self.value

@@ -27,13 +27,13 @@ def one_analysis_process(gc_on_gui_thread):
     """One analysis process for every window the GUI tests open, as for the windows of one app session: a
     window's close waits for the work it left there and resets the door, instead of ending the process
     (the Runs pane asks it on every new window, and spawning a Python that imports torch each time was the
-    largest part of the GUI suite's time). Ending it with the app is tested in test_analysis_job.py."""
+    largest part of the GUI suite's time). Ending it with the app is tested in test_asker.py."""
     from gui import analysis, main_window
 
-    from .analysis_state import forget_everything
+    from .analysis_state import Forget
 
     def forget_the_windows_work() -> None:
-        analysis.executor().submit(forget_everything).result(timeout=120)
+        analysis.ask_and_wait(Forget(), timeout=120)
 
     patch = pytest.MonkeyPatch()
     patch.setattr(main_window, "analysis", types.SimpleNamespace(shutdown=forget_the_windows_work))

@@ -28,7 +28,7 @@ from engine.forms import snapshot_export as se
 from engine.forms.source import KINDS, Source, SourceChoice
 
 from ... import settings
-from ...analysis import AnalysisJob
+from ...jobs import AnalysisJob
 from ...exports import ExportRequest
 from ...session import Session
 from ...widgets import dialogs
@@ -213,11 +213,10 @@ class FormsPane(QWidget):
             self.terms.detail.show_values(None, f"Computing the value at step {step}…")
         self._valued_step = step
         if weights is None:  # a saved step, answered by the run's RunAnalysis
-            question = q.TermValuesAt(str(run.path), step, term.id, term.weight)
+            where = q.Saved(str(run.path), step)
         else:  # weights training just published, bound to the run's probe batch
-            question = q.LiveTermValues(model, Published(weights), step, run=str(run.path), term_id=term.id,
-                                        weight=term.weight)
-        self._values.ask(question, tag=term.id)
+            where = q.Live(model, Published(weights), step, run=str(run.path))
+        self._values.ask(q.TermValues(where, term.id, term.weight), tag=term.id)
 
     def _on_values(self, term_id: str, values: TermValues) -> None:
         self.terms.detail.show_values(values, "")

@@ -27,7 +27,7 @@ from engine.analysis.draft import draft_of
 from engine.errors import UserError
 
 from ... import settings
-from ...analysis import AnalysisJob
+from ...jobs import AnalysisJob
 from ...session import Session
 from ...widgets.heatmap import EXPORT_FILTERS, HeatmapWidget
 from ...widgets.seen import SeenWidget

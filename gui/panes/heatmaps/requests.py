@@ -61,15 +61,11 @@ class Request:
         if self.tab == "diff":
             return q.AttentionDiff(str(src.run.path), src.step, self.other, self.prompt)
         if src.draft is not None:
-            return {"attention": lambda: q.DraftAttention(src.draft, self.prompt),
-                    "masks": lambda: q.DraftMasks(src.draft, self.prompt, self.band),
-                    "positional": lambda: q.DraftPositional(src.draft, self.shift)}[self.tab]()
-        if src.weights is None:
-            run = str(src.run.path)
-            return {"attention": lambda: q.Attention(run, src.step, self.prompt),
-                    "masks": lambda: q.Masks(run, src.step, self.prompt, self.band),
-                    "positional": lambda: q.Positional(run, src.step, self.shift)}[self.tab]()
-        live = (src.config, Published(src.weights), src.step)
-        return {"attention": lambda: q.LiveAttention(*live, tokenizer=self.tokenizer, prompt=self.prompt),
-                "masks": lambda: q.LiveMasks(*live, tokenizer=self.tokenizer, prompt=self.prompt, band=self.band),
-                "positional": lambda: q.LivePositional(*live, shift=self.shift)}[self.tab]()
+            where = q.Draft(src.draft)
+        elif src.weights is None:
+            where = q.Saved(str(src.run.path), src.step)
+        else:
+            where = q.Live(src.config, Published(src.weights), src.step, tokenizer=self.tokenizer)
+        return {"attention": lambda: q.Attention(where, self.prompt),
+                "masks": lambda: q.Masks(where, self.prompt, self.band),
+                "positional": lambda: q.Positional(where, self.shift)}[self.tab]()

@@ -38,7 +38,7 @@ from engine.training.determinism import noise_sentence
 from engine.figures.run_curves import AXIS_LABELS, METRIC_LABELS, SMOOTHED, RunCurves
 from engine.figures.run_curves_export import export_overlay
 
-from ...analysis import AnalysisJob
+from ...jobs import AnalysisJob
 from ...session import Session
 from ...theme import color_of, plot_colors, style_plot
 from ...widgets.seen import SeenWidget

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QVBox
 from engine.analysis import questions as q
 from engine.analysis.pair import ATTENTION, COEFFICIENT, WEIGHT, PairChoices, PairDiff
 
-from ...analysis import AnalysisJob
+from ...jobs import AnalysisJob
 from ...session import Session
 from ...widgets.heatmap import HeatmapWidget
 from ...widgets.heatmap_grid import HeatmapGrid

@@ -2,9 +2,10 @@
 optimizer, steps, best validation loss, date and size; open, rename, delete, reveal in the file manager,
 fork (a paired run, engine/rundir/fork.py); tick runs to overlay their curves (the Run curves pane, through `Session.compare_runs`).
 
-The rows come from engine.rundir.listing, which reads only small files, asked in the app's analysis process
-(gui/analysis.py; engine/analysis/questions.py `RunListing`), so the GUI thread only fills the tree; the
-folders to watch come with them. The
+The rows come from engine.rundir.listing, which reads only small files, answered in the app's analysis process
+to the pane's view model (engine/views/runs.py, asked by the app's asker in its light lane, so a head timeline
+scoring meanwhile never holds it back), so the GUI thread only fills the tree; the folders to watch come with
+them. The
 list is refreshed when the pane is shown, when a run is opened or stops training, by its Refresh button,
 and when a listed folder's entries change on disk while the pane is seen (gui/panes/runs/folder_watch.py: a
 run made by `gpt-explorer train` in a terminal appears) — not on a timer, since a folder of hundreds of runs
@@ -23,12 +24,11 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (QAbstractItemView, QApplication, QInputDialog, QMessageBox, QToolButton,
                                QTreeWidget, QTreeWidgetItem, QVBoxLayout)
 
-from engine.analysis import questions as q
 from engine.errors import UserError
-from engine.rundir.listing import RunListing, RunSummary, delete_run, human_bytes, rename_run
+from engine.rundir.listing import RunSummary, delete_run, human_bytes, rename_run
+from engine.views.runs import RunsView
 
 from ... import recent
-from ...analysis import AnalysisJob
 from ...session import Session
 from ...widgets import dialogs
 from .button_flow import ButtonFlow
@@ -61,7 +61,8 @@ class RunsPane(SeenWidget):
         self.summaries: dict[str, RunSummary] = {}
         self._filling = False
         self.folder_watch = FolderWatch(self)
-        self._job = AnalysisJob(self)
+        self.view = RunsView()
+        self.view.seen = False
         self._select: Path | None = None  # the run to select once listed (one just opened)
         self._build()
         self._connect()
@@ -116,21 +117,28 @@ class RunsPane(SeenWidget):
         s.sig_run_opened.connect(self._on_run_opened)
         self.folder_watch.sig_changed.connect(self._on_folders_changed)
         s.sig_training_state_changed.connect(self._on_training_state_changed)
-        self._job.sig_done.connect(self._on_listed)
-        self._job.sig_failed.connect(lambda _tag, message: s.post_message(f"Cannot list the runs: {message}"))
+        self.view.changed.connect(self._on_view_changed)
+        s.asker.watch(self.view)
 
     # ---- the list --------------------------------------------------------------------------
 
     def refresh(self) -> None:
         """List the runs again; the rows come in `_on_listed` (then `sig_listed`)."""
-        self._job.ask(q.RunListing(tuple(str(f) for f in recent.browsed_folders())), tag=None)
+        self.view.list_again(tuple(str(f) for f in recent.browsed_folders()))
 
     @property
     def listing(self) -> bool:
         """A listing asked for has not come yet."""
-        return self._job.busy
+        return self.view.listing_due
 
-    def _on_listed(self, _tag, listing: RunListing) -> None:
+    def _on_view_changed(self, name: str) -> None:
+        if name == "listed":  # a listing came (it may equal the one before: `listing` would not say so)
+            self._on_listed()
+        elif name == "failures" and self.view.failures:
+            self.session.post_message(f"Cannot list the runs: {next(iter(self.view.failures.values()))}")
+
+    def _on_listed(self) -> None:
+        listing = self.view.listing
         self.folder_watch.watch(listing.watch)
         if listing.damaged:  # never left out silently: each named with its reason
             self.session.post_message("Runs left out of the list: " + "; ".join(
@@ -312,5 +320,6 @@ class RunsPane(SeenWidget):
             self.refresh()
 
     def seen_changed(self, seen: bool) -> None:
+        self.view.seen = seen
         if seen:
             self.refresh()

@@ -1,13 +1,14 @@
 """The heads × steps timeline: one row per attention head, one column per saved step, colour the score
 chosen in a selector, so a head forming and the loss curve bending above it are seen at the same step.
 
-`HeadTimelineView` renders an `engine.analysis.head_timeline.HeadTimeline` through the app's one heatmap
+`HeadTimelineChart` renders an `engine.analysis.head_timeline.HeadTimeline` through the app's one heatmap
 widget (one pyqtgraph image) and says which roles formed when; clicking a cell emits (layer, head, step).
-`HeadTimelinePanel` keeps it filled for the session's open run while it is seen: it asks
-`RunAnalysis.head_timeline()` through the one analysis process (gui/analysis.py; its per-step cache makes a
-refresh cost only the new steps) when a run opens, when training comes to rest, and, while training, when new
-snapshots are saved, at an interval of a few times what the last ask took (a timeline is costly: every score
-of every head at each new step). Scores and roles are defined in engine/analysis/heads.py and head_roles.py.
+`HeadTimelinePanel` shows its view model (engine/views/head_timeline.py), which the app's asker keeps filled
+for the open run while the panel is seen: the timeline is scored in the analysis process's long lane a slice at
+a time (its per-step cache makes a refresh cost only the new steps), with its progress and the time left shown
+below. The panel raises the view's `look` when training comes to rest and, while training, when new snapshots
+are saved, at an interval of a few times what the last look took (a timeline is costly: every score of every
+head at each new step). Scores and roles are defined in engine/analysis/heads.py and head_roles.py.
 """
 
 from __future__ import annotations
@@ -21,10 +22,10 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QVBox
 
 from engine.analysis.head_export import KINDS
 from engine.analysis.head_roles import ATTENTION_ROLES, ROLE_NAMES, THRESHOLDS, role_rows
-from engine.analysis import questions as q
 from engine.analysis.heads import MEASURES, SCORES
+from engine.views.head_timeline import HeadTimelineView
 
-from ...analysis import AnalysisJob
+from ...binding import bind
 from ...screen_fit import PLOT_MIN
 from ...widgets.heatmap import HeatmapWidget
 from ...widgets.seen import SeenWidget
@@ -49,7 +50,7 @@ TITLES = {"previous_token": "previous-token", "induction": "induction (prefix ma
           "ablation": "loss increase when mean-ablated", "dla": "direct logit attribution"}
 
 
-class HeadTimelineView(SeenWidget):
+class HeadTimelineChart(SeenWidget):
     sig_cell_clicked = Signal(int, int, int)  # layer, head, step
     sig_roles_changed = Signal(list)          # the attention roles formed (head_roles.Role), for the loss curve
 
@@ -181,66 +182,69 @@ class HeadTimelineView(SeenWidget):
         self.sig_cell_clicked.emit(layer, head, self.timeline.steps[col])
 
 
-class HeadTimelinePanel(HeadTimelineView):
-    """The view kept up to date for the session's open run while it is seen (computed in the analysis
-    process; nothing is asked while it is hidden, and what was missed is asked when it is seen again)."""
+class HeadTimelinePanel(HeadTimelineChart):
+    """The chart of the open run's timeline, from its view model (nothing is asked while it is hidden, and what
+    was missed is asked when it is seen again)."""
 
     def __init__(self, session, parent: QWidget | None = None):
         super().__init__(parent)
         self.session = session
-        self._job = AnalysisJob(self, follows=session)
-        self._job.sig_done.connect(self._on_done)
-        self._job.sig_failed.connect(lambda _tag, message: self.note.setText(message))
-        self._stale = True          # the run changed since the last answer asked for
-        self._last_ask = -1e9       # time.monotonic() of the last ask
-        self._ask_cost = 0.0        # seconds the last answer took to come
+        self.view = HeadTimelineView(score=self.chosen())
+        self.view.seen = False
+        self._last_look = time.monotonic()  # of the last look asked (the first: the view's own, now)
+        self._look_cost = 0.0       # seconds the last whole answer took to come
         self._later = QTimer(self, singleShot=True)
         self._later.timeout.connect(self.refresh)
         self.refresh_button = QPushButton("Refresh")
         self.refresh_button.setToolTip("Score the steps saved since the last look (earlier ones are cached)")
         self.refresh_button.clicked.connect(self.refresh)
         self.top.addWidget(self.refresh_button)
-        session.sig_run_opened.connect(self._on_run_opened)
+        bind(self.score, self.view, "score")
+        self.view.changed.connect(self._on_view_changed)
+        session.sig_run_replaced.connect(self._on_run_replaced)
         session.sig_training_state_changed.connect(self._on_training_state_changed)
         session.sig_step_reported.connect(self._on_step_reported)
         self.sig_cell_clicked.connect(session.show_head_at_step)
-        self._on_run_opened(session.run)
+        session.asker.watch(self.view)
+        self._say()
 
     def refresh(self) -> None:
-        """Ask for the open run's timeline now if seen; else remember to when seen."""
+        """Score the steps saved since the last look (asked while seen)."""
         self._later.stop()
-        run = self.session.run
-        if run is None:
-            self.timeline, self._stale = None, False
-            self._render()
+        self._last_look = time.monotonic()
+        self.view.look_again()
+
+    def _on_view_changed(self, name: str) -> None:
+        if name == "timeline":
+            timeline = self.view.timeline
+            if timeline is None or timeline.steps or self.timeline is None:
+                self.set_timeline(timeline if timeline is None or timeline.steps else None)
+            if timeline is not None and timeline.scoring is None and self.view.looked == self.view.look:
+                self._look_cost = time.monotonic() - self._last_look
+        if name in ("timeline", "progress", "failures", "look"):
+            self._say()
+
+    def _say(self) -> None:
+        """The note under the chart: the roles when whole, else how far the scoring is and the time left."""
+        v = self.view
+        if self.session.run is None:
             self.note.setText("Open or train a run: its heads are scored at every saved step.")
-            return
-        if not self.seen():
-            self._stale = True
-            return
-        self._stale, self._last_ask = False, time.monotonic()
-        if self.timeline is None:
-            self.note.setText("Scoring heads at every saved step…")
-        self._job.ask(q.HeadTimeline(str(run.path)), tag=str(run.path))
+        elif v.failures:
+            self.note.setText(next(iter(v.failures.values())))
+        elif v.timeline is not None and v.timeline.scoring is None:
+            self._render()
+        else:
+            what = str(v.timeline.scoring) if v.timeline is not None else "Scoring heads at every saved step…"
+            self.note.setText(what + (f" ({v.progress})" if v.progress is not None else ""))
 
-    def _on_done(self, tag: str, timeline) -> None:
-        run = self.session.run
-        if run is None or tag != str(run.path):  # an answer for a run since closed is dropped
-            return
-        if timeline.steps:
-            self.set_timeline(timeline)
-        if timeline.scoring is not None:  # a slice of the scoring (a large model): ask for the next
-            self.note.setText(str(timeline.scoring))
-            if self.seen():
-                self._job.ask(q.HeadTimeline(str(run.path)), tag=str(run.path))
-            else:
-                self._stale = True
-            return
-        self._ask_cost = time.monotonic() - self._last_ask
+    def _render(self) -> None:
+        super()._render()
+        if self.timeline is not None and self.view.timeline is not None and self.view.timeline.scoring is not None:
+            self._say()  # the roles so far would read as final: what is left is said instead
 
-    def _on_run_opened(self, _run) -> None:
-        self.timeline = None
-        self.refresh()
+    def _on_run_replaced(self, _open_run) -> None:
+        self._last_look = time.monotonic()  # the view forgot the previous run's timeline: a look at this one
+        self._say()
 
     def _on_training_state_changed(self, state: str) -> None:
         if state in ("paused", "stopped", "finished"):
@@ -250,18 +254,17 @@ class HeadTimelinePanel(HeadTimelineView):
         if not report.snapshot or self.session.run is None:
             return
         if not self.seen():
-            self._stale = True
+            self.view.look_again()  # asked when seen
             return
-        interval = max(SNAPSHOT_REFRESH_S, REFRESH_COST_FACTOR * self._ask_cost)
-        wait = interval - (time.monotonic() - self._last_ask)
+        interval = max(SNAPSHOT_REFRESH_S, REFRESH_COST_FACTOR * self._look_cost)
+        wait = interval - (time.monotonic() - self._last_look)
         if wait <= 0:
             self.refresh()
         elif not self._later.isActive():
             self._later.start(int(wait * 1000) + 1)  # the newest steps then, not the ones of this moment
 
     def seen_changed(self, seen: bool) -> None:
-        if seen and self._stale:
-            self.refresh()
-        elif not seen:
-            self._stale = self._stale or self._later.isActive()
+        self.view.seen = seen
+        if not seen and self._later.isActive():
             self._later.stop()
+            self.view.look_again()  # asked when seen again

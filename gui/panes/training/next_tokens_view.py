@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QSpinBox, QVBoxLayout, QWidge
 from engine.analysis import questions as q
 from engine.analysis.live import Published
 
-from ...analysis import AnalysisJob
+from ...jobs import AnalysisJob
 from ...theme import plot_colors, style_plot
 from ...widgets.elided_label import ElidedLabel
 
@@ -92,12 +92,11 @@ class NextTokensView(QWidget):
             return
         args = (text, self.position.value(), temperature, top_k)
         if source[0] == "run":
-            self._job.ask(q.NextTokens(source[1], source[2], *args), tag=args)
+            where = q.Saved(source[1], source[2])
         else:
             _, config, weights, step, tokenizer = source
-            text, position, temperature, top_k = args
-            self._job.ask(q.LiveNextTokens(config, Published(weights), step, tokenizer=tokenizer, text=text,
-                                           position=position, temperature=temperature, top_k=top_k), tag=args)
+            where = q.Live(config, Published(weights), step, tokenizer=tokenizer)
+        self._job.ask(q.NextTokens(where, *args), tag=args)
 
     def show_result(self, r) -> None:
         self.result = r

@@ -12,7 +12,6 @@ they are collected at once and drawn at most `REFRESH_MS` apart.
 from __future__ import annotations
 
 import functools
-import math
 
 from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtGui import QFontDatabase
@@ -22,6 +21,7 @@ from PySide6.QtWidgets import (QDoubleSpinBox, QFormLayout, QGridLayout, QHBoxLa
 
 from engine.errors import UserError
 from engine.model.sampling import SampleRequest
+from engine.progress import duration
 from engine.training.state import TrainingState
 
 from ...session import Session
@@ -35,18 +35,6 @@ CURVES_SHARE = 0.55  # of the pane's height under its controls: at 1600×1000 th
 DEFAULT_PROMPT = "QUEEN OF WALES"
 EXPORT_FILTERS = ("PNG image (*.png);;SVG image (*.svg);;PDF document (*.pdf);;CSV table (*.csv);;"
                   "NumPy array (*.npy)")
-
-
-def duration(seconds: float) -> str:
-    """12.3 → '12 s', 130 → '2 min 10 s', inf → '—'."""
-    if not math.isfinite(seconds):
-        return "—"
-    s = int(round(seconds))
-    if s < 60:
-        return f"{s} s"
-    if s < 3600:
-        return f"{s // 60} min {s % 60:02d} s"
-    return f"{s // 3600} h {s % 3600 // 60:02d} min"
 
 
 _STAT_FORMATS = {"train_loss": "{:.4f}".format, "val_loss": "{:.4f}".format, "lr": "{:.2e}".format,

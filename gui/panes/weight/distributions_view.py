@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
 from engine.analysis.questions import Distributions
 from engine.analysis.distributions import LABELS, QUANTITIES
 
-from ...analysis import AnalysisJob
+from ...jobs import AnalysisJob
 from ...widgets.heatmap import HeatmapWidget
 
 

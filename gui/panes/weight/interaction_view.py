@@ -27,7 +27,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSplitter, QVBoxLa
 
 from engine.analysis import interaction, questions as q
 
-from ...analysis import AnalysisJob
+from ...jobs import AnalysisJob
 from ...widgets.heatmap import HeatmapWidget
 from .charts import NormsChart
 

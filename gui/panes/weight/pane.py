@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QLineE
 from engine.analysis import questions as q
 from engine.errors import UserError
 
-from ...analysis import AnalysisJob
+from ...jobs import AnalysisJob
 from ...screen_fit import scrolling
 from ...session import Session
 from .geometry_view import GeometryView

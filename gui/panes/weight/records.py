@@ -31,7 +31,7 @@ from PySide6.QtCore import QObject, Signal
 from engine.analysis import questions as q
 from engine.analysis.cache import nbytes
 
-from ...analysis import AnalysisJob
+from ...jobs import AnalysisJob
 
 SHOWN_BYTES = 64 * 2**20  # matrices kept GUI-side: the steps last shown (the newest is always kept)
 

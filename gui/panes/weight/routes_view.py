@@ -28,7 +28,7 @@ from engine.analysis import questions as q
 from engine.analysis.geometry import why_no_shares
 from engine.analysis.routes import APPLIED, NOTE
 
-from ...analysis import AnalysisJob
+from ...jobs import AnalysisJob
 from ...theme import color_of, plot_colors, recolor_legend
 from .charts import _Chart, cached
 

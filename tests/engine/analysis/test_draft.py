@@ -66,10 +66,10 @@ def test_a_draft_that_cannot_be_built_says_why(tmp_path):
 
 def test_the_door_answers_the_draft_tabs_from_one_model(tmp_path):
     door, cfg = Door(), draft_of(config(tmp_path, pos_encoding="sinusoidal"))
-    attention = q.DraftAttention(cfg, "Before we").answer(door)
+    attention = q.Attention(q.Draft(cfg), "Before we").answer(door)
     model = door.draft(cfg)[0]
-    masks = q.DraftMasks(cfg, "Before we", 3).answer(door)
-    positional = q.DraftPositional(cfg, 2).answer(door)
+    masks = q.Masks(q.Draft(cfg), "Before we", 3).answer(door)
+    positional = q.Positional(q.Draft(cfg), 2).answer(door)
     assert door.draft(cfg)[0] is model  # built once for the three tabs
     assert attention.step == masks.step == positional.step == 0
     assert attention.maps.tokens[:6] == ("B", "e", "f", "o", "r", "e")

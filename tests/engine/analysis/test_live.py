@@ -56,7 +56,7 @@ def test_a_process_that_does_not_hold_the_copy_says_so_and_the_door_says_it_in_o
     monkeypatch.setattr(live, "_held", type(live._held)())
     assert cross(mirror, w) is None
     with pytest.raises(UserError, match="no longer"):
-        door.answer(questions.LivePositional(None, None, 3, shift=1))
+        door.answer(questions.Positional(questions.Live(None, None, 3), shift=1))
 
 
 def test_bfloat16_weights_cross_as_float32(monkeypatch):
@@ -73,3 +73,15 @@ def test_copies_never_share_a_serial_and_one_sent_again_after_eviction_gets_a_ne
     assert len(set(serials)) == 4
     again = mirror.wire(Published(copies[0]))  # evicted since: its arrays cross again, under a new serial
     assert again.arrays is not None and again.serial not in serials
+
+
+def test_a_question_whose_source_is_published_weights_crosses_with_the_copy_once(monkeypatch):
+    from engine.analysis import questions as q
+
+    monkeypatch.setattr(live, "_held", type(live._held)())
+    mirror, w = Mirror(), copy(3)
+    question = q.Attention(q.Live(None, Published(w), 7, run="runs/x"), "To be")
+    first, second = mirror.outgoing(question), mirror.outgoing(question)
+    assert first.source.weights.arrays is not None and second.source.weights.arrays is None
+    received = pickle.loads(pickle.dumps(first))
+    assert received.source.step == 7 and torch.equal(received.source.weights["W_E"], w["W_E"])

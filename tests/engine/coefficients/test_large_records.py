@@ -91,4 +91,4 @@ def test_the_pane_is_sent_a_view_of_w_e_pooled_or_of_a_texts_tokens_rows(run):
         np.testing.assert_array_equal(m, whole.classes[name][list(ids)])
     small = q.CoefficientAt(str(run.path), "blocks.0.W_Q", 0, True).answer(door)[2][0]
     assert small.axes is None and small.W.shape == (64, 64)  # small enough: sent whole
-    assert dataclasses.replace(q.CoefficientAt(str(run.path), "W_E", 0, False), split=True).background
+    assert dataclasses.replace(q.CoefficientAt(str(run.path), "W_E", 0, False), split=True).lane == q.LONG

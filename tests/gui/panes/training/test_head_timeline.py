@@ -26,8 +26,8 @@ def opened(qtbot, run):
     panel.resize(600, 400)
     panel.show()
     assert not panel.heatmap.isVisible() and "Open or train a run" in panel.note.text()  # no empty grid
-    with qtbot.waitSignal(panel._job.sig_done, timeout=60000):
-        session.set_run(run)
+    session.set_run(run)
+    qtbot.waitUntil(lambda: not panel.view.scoring and session.asker.idle, timeout=60000)
     assert panel.heatmap.isVisible()
     return session, panel
 
@@ -51,9 +51,10 @@ def test_a_hidden_panel_asks_nothing_until_it_is_seen(qtbot, run):
     panel = HeadTimelinePanel(session)
     qtbot.addWidget(panel)
     session.set_run(run)
-    assert panel.timeline is None and not panel._job.busy
-    with qtbot.waitSignal(panel._job.sig_done, timeout=60000):
-        panel.show()
+    qtbot.wait(50)  # turns of the event loop, in which a seen panel would have asked
+    assert panel.timeline is None and session.asker.idle
+    panel.show()
+    qtbot.waitUntil(lambda: not panel.view.scoring, timeout=60000)
     panel.score.setCurrentIndex(panel.score.findData("induction"))
     np.testing.assert_array_equal(panel.matrix(), RunAnalysis(run.path).head_timeline().values["induction"]
                                   .reshape(3, 4).T)
@@ -64,14 +65,17 @@ def test_snapshots_while_training_ask_again_at_a_low_rate(qtbot, run):
 
     session, panel = opened(qtbot, run)
     report = SimpleNamespace(snapshot=True)
-    session.sig_step_reported.emit(report)  # just asked (the run opened): the ask waits
-    assert panel._later.isActive() and not panel._job.busy
+    panel.refresh()  # just looked: the next look waits
+    look = panel.view.look
+    session.sig_step_reported.emit(report)
+    assert panel._later.isActive() and panel.view.look == look
     session.sig_step_reported.emit(report)
     assert panel._later.isActive()
-    with qtbot.waitSignal(panel._job.sig_done, timeout=60000):
-        panel._later.timeout.emit()
+    panel._later.timeout.emit()
+    assert panel.view.look == look + 1
+    qtbot.waitUntil(lambda: not panel.view.scoring, timeout=60000)
     session.sig_step_reported.emit(SimpleNamespace(snapshot=False))  # a step without a snapshot asks nothing
-    assert not panel._later.isActive() and not panel._job.busy
+    assert not panel._later.isActive() and panel.view.look == look + 1
 
 
 def test_the_wait_between_asks_follows_what_the_last_ask_took(qtbot, run):
@@ -82,12 +86,12 @@ def test_the_wait_between_asks_follows_what_the_last_ask_took(qtbot, run):
 
     session, panel = opened(qtbot, run)
     report = SimpleNamespace(snapshot=True)
-    panel._ask_cost, panel._last_ask = 20.0, time.monotonic()  # a costly model: it waits a few times that
+    panel._look_cost, panel._last_look = 20.0, time.monotonic()  # a costly model: it waits a few times that
     session.sig_step_reported.emit(report)
     # the interval set, not remainingTime(): a coarse Qt timer may fire up to 5% late and says so there
     assert panel._later.isActive() and panel._later.interval() > (REFRESH_COST_FACTOR * 20.0 - 30) * 1000
     panel._later.stop()
-    panel._ask_cost, panel._last_ask = 0.1, time.monotonic()  # a lesson-sized model: again within seconds
+    panel._look_cost, panel._last_look = 0.1, time.monotonic()  # a lesson-sized model: again within seconds
     session.sig_step_reported.emit(report)
     assert panel._later.isActive() and 0 < panel._later.interval() <= SNAPSHOT_REFRESH_S * 1000 + 1
 
@@ -124,13 +128,13 @@ def test_both_heads_of_the_lesson_read_in_one_chart_marked_on_their_own_cells(qt
     the step it did marked on its own cell; a chosen score marks its heads' cells the same way."""
     from engine.analysis.head_timeline import HeadTimeline
     from engine.analysis.heads import SCORES
-    from gui.panes.training.head_timeline import INDUCTION_SENTENCE, HeadTimelineView
+    from gui.panes.training.head_timeline import INDUCTION_SENTENCE, HeadTimelineChart
 
     steps = [0, 25, 50, 75]
     values = {name: np.zeros((4, 2, 2)) for name in SCORES}
     values["induction"][:, 1, 0] = [0.0, 0.1, 0.5, 0.8]      # forms at 50
     values["previous_token"][:, 0, 0] = [0.0, 0.6, 0.9, 0.9]  # forms at 25
-    view = HeadTimelineView()
+    view = HeadTimelineChart()
     qtbot.addWidget(view)
     formed = []
     view.sig_roles_changed.connect(formed.append)

@@ -27,7 +27,7 @@ def test_the_questions_are_answered_by_the_runs_analysis(run_path):  # noqa: F81
     np.testing.assert_allclose(sum(routes.moves.values()), pair.predicted, rtol=0,
                                atol=1e-10 * np.abs(pair.predicted).max())
     assert door.answer(q.InteractionMap(str(run_path), 4)).step == 4
-    assert q.InteractionMap(str(run_path), 4).key == q.InteractionMap(str(run_path), 4)
+    assert q.InteractionMap(str(run_path), 4) == q.InteractionMap(str(run_path), 4)  # a question is its own key
 
 
 def test_tab_shows_the_pair_the_map_and_the_explained_parts(qtbot, run_path):  # noqa: F811

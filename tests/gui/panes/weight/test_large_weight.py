@@ -3,7 +3,6 @@ a row window, and a large model's G shows before its split, which then replaces 
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -71,8 +70,8 @@ def test_a_large_models_g_shows_first_and_its_split_follows(qtbot, run_path, mon
     from gui import analysis
 
     monkeypatch.setattr(co, "PROGRESSIVE_FLOPS", 0.0)
-    pool = ThreadPoolExecutor(1)
-    monkeypatch.setattr(analysis, "executor", lambda: pool)
+    here = analysis.AnalysisProcess(in_thread=True)
+    monkeypatch.setattr(analysis, "process", lambda: here)
     door.reset()
     seen = []
     try:
@@ -90,5 +89,5 @@ def test_a_large_models_g_shows_first_and_its_split_follows(qtbot, run_path, mon
         assert seen[:2] == [True, False]
         assert "Σ classes vs autograd" in pane.badge.text() and pane.parts.groups["class"].childCount() > 1
     finally:
-        pool.shutdown(wait=True)
+        here.close()
         door.reset()

@@ -1,0 +1,256 @@
+"""The app's one asker: every question about a run goes to the analysis process through it, and every answer
+comes back through it (docs/design.md#how-a-pane-gets-its-numbers).
+
+Two kinds of asking meet here:
+- views (engine/views/): the asker `watch`es each view model, and whenever the workspace or a view changes it
+  asks each view on screen for its `needs(workspace)` and sends what is not out yet; an answer goes to every view
+  that asked (`take`), a failure to `failed` (not asked again until the view forgets), a long answer's reports to
+  `progressed`, with the time left estimated here (engine/progress.py's Rate, kept across the slices of a
+  question asked again, a head timeline);
+- acts (`ask`): a question someone asked once (Generate on a run at rest, an export), answered once and never
+  dropped for a newer one, before what views need.
+
+Questions go to their lane (engine/analysis/host.py: `now` for one step's answer, `long` for what reads every
+saved step), one out at a time per lane, so a light question never waits behind a long one; the next of a lane
+is an act's (in the order asked), else what a view on screen needs most, oldest first. A question out that no
+view needs any more (its view moved on: another weight, another prompt, another run) is cancelled in the process,
+where it stops at its next progress report, and its lane is free at once.
+
+THE one rule for staleness: each question is tagged with the serial of the run open when it was asked (an
+`OpenRun`'s: two openings of one folder differ), unless it is about no open run (the runs listing, a pair of ticked
+runs, an export); an answer whose serial is not the open run's is dropped, whatever it is. Opening another run
+cancels everything out about the previous one and makes the views that follow the open run forget what they
+hold, in the workspace's one `sig_run_replaced`, before any pane hears it (the asker is the first to listen).
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
+
+from engine.analysis.host import LANES
+from engine.progress import Progress, Rate
+
+from . import analysis
+
+
+@dataclass(eq=False)
+class Act:
+    """A question asked once: `on_done(answer)`, `on_failed(message)`, `on_progress(Progress)`."""
+
+    question: Any
+    on_done: Callable[[Any], None]
+    on_failed: Callable[[str], None] | None = None
+    on_progress: Callable[[Progress], None] | None = None
+    serial: int | None = None   # the open run's when asked (None: about no open run)
+    number: int | None = None   # its ticket, once sent
+
+
+@dataclass(eq=False)
+class _Out:
+    """A question sent to the analysis process and not answered yet."""
+
+    question: Any
+    number: int
+    serial: int | None
+    views: list = field(default_factory=list)   # the views that asked for it
+    act: Act | None = None
+    cancelled: bool = False
+
+
+class _Relay(QObject):
+    sig_reply = Signal(object)  # emitted on the analysis process's reader thread, heard on the GUI thread
+
+
+class Asker(QObject):
+    def __init__(self, workspace, parent: QObject | None = None, send: Callable | None = None,
+                 cancel: Callable[[int], None] | None = None):
+        """`send(number, question, reply)` and `cancel(number)` reach the analysis process (gui/analysis.py;
+        tests may give others)."""
+        super().__init__(parent)
+        self.workspace = workspace
+        self._send = send or (lambda number, question, reply: analysis.process().send(number, question, reply))
+        self._cancel = cancel or (lambda number: analysis.process().cancel(number))
+        self._views: list = []
+        self._acts: list[Act] = []             # asked, not sent yet, in the order asked
+        self._out: dict[int, _Out] = {}        # ticket number -> what is out
+        self._busy: dict[str, int] = {}        # lane -> the ticket out there (not cancelled)
+        self._since: dict = {}                 # question -> when a view first needed it (its age)
+        self._rates: dict = {}                 # question -> Rate of its long answer
+        self._order = itertools.count()
+        self._pending = False
+        self._relay = _Relay(self)
+        self._relay.sig_reply.connect(self._on_reply, Qt.ConnectionType.QueuedConnection)
+        workspace.sig_run_replaced.connect(self._on_run_replaced)
+        for event in (workspace.sig_run_attached, workspace.sig_selection_changed, workspace.sig_draft_changed,
+                      workspace.sig_weights_published, workspace.sig_training_changed):
+            event.connect(self.later)
+
+    # ---- what views and acts do --------------------------------------------------------------
+
+    def watch(self, view) -> None:
+        """Ask what `view` needs from now on, whenever it or the workspace changes."""
+        self._views.append(view)
+        view.changed.connect(self.later)
+        self.later()
+
+    def ask(self, question, on_done: Callable[[Any], None], on_failed: Callable[[str], None] | None = None,
+            on_progress: Callable[[Progress], None] | None = None, about_open_run: bool = True) -> Act:
+        """Ask `question` once; `about_open_run`: its answer is dropped if another run is opened first."""
+        act = Act(question, on_done, on_failed, on_progress, self.serial() if about_open_run else None)
+        self._acts.append(act)
+        self.later()
+        return act
+
+    def cancel(self, act: Act) -> None:
+        """Stop an act: it is not sent, or is cancelled in the process; none of its callbacks is called."""
+        if act in self._acts:
+            self._acts.remove(act)
+        out = self._out.get(act.number) if act.number is not None else None
+        if out is not None:
+            out.act = None
+            self._stop(out)
+
+    def close(self) -> None:
+        """Its window closes: cancel everything out, send nothing more."""
+        for o in list(self._out.values()):
+            o.act, o.views = None, []
+            self._stop(o)
+        self._acts.clear()
+        self._views.clear()
+
+    def serial(self) -> int:
+        """The open run's serial (0: none open); a question is tagged with it when asked."""
+        open_run = self.workspace.open_run
+        return 0 if open_run is None else open_run.serial
+
+    @property
+    def idle(self) -> bool:
+        """Nothing out and nothing waiting (tests wait for it)."""
+        return not self._out and not self._acts and not self._pending
+
+    def out(self) -> list:
+        """The questions out now (tests read it)."""
+        return [o.question for o in self._out.values() if not o.cancelled]
+
+    def later(self, *_why) -> None:
+        """Look again at what is needed, in the next turn of the event loop (every change of a turn at once)."""
+        if not self._pending:
+            self._pending = True
+            QTimer.singleShot(0, self, self._pump)
+
+    # ---- choosing what to send ---------------------------------------------------------------
+
+    def _pump(self) -> None:
+        self._pending = False
+        wanted: dict = {}       # question -> the views that need it (seen or not)
+        askable: list = []      # (rank, question, view) of the views on screen
+        for view in self._views:
+            needs = [q for q in view.needs(self.workspace) if q not in view.failures]
+            for k, question in enumerate(needs):
+                wanted.setdefault(question, []).append(view)
+                since = self._since.setdefault(question, next(self._order))
+                if view.seen or view.while_hidden:
+                    askable.append(((k, since), question))
+        self._since = {q: t for q, t in self._since.items() if q in wanted}
+        out = {o.question: o for o in self._out.values() if not o.cancelled and o.act is None}
+        for question, o in out.items():
+            if question in wanted:
+                o.views = wanted[question]
+            else:
+                self._stop(o)  # its view moved on
+        self._rates = {q: r for q, r in self._rates.items() if q in wanted or q in out
+                       or any(a.question == q for a in self._acts)}
+        askable.sort(key=lambda a: a[0])
+        for lane in LANES:
+            if lane in self._busy:
+                continue
+            act = next((a for a in self._acts if a.question.lane == lane), None)
+            if act is not None:
+                self._acts.remove(act)
+                self._start(act.question, act.serial, act=act)
+                continue
+            pick = next((q for _, q in askable if q.lane == lane and q not in out), None)
+            if pick is not None:
+                self._start(pick, self.serial() if wanted[pick][0].follows_open_run else None,
+                            views=wanted[pick])
+
+    def _start(self, question, serial: int | None, views: list | None = None, act: Act | None = None) -> None:
+        number = analysis.number()
+        o = _Out(question, number, serial, list(views or ()), act)
+        if act is not None:
+            act.number = number
+        self._out[number] = o
+        self._busy[question.lane] = number
+        relay = self._relay
+
+        def reply(message: tuple) -> None:  # on the analysis process's reader thread
+            try:
+                relay.sig_reply.emit(message)
+            except RuntimeError:  # the asker was deleted (its window closed) while this was out
+                pass
+
+        self._send(number, question, reply)
+
+    def _stop(self, o: _Out) -> None:
+        """Cancel `o` in the process; its lane takes the next question at once."""
+        if o.cancelled:
+            return
+        o.cancelled = True
+        if self._busy.get(o.question.lane) == o.number:
+            del self._busy[o.question.lane]
+        self._cancel(o.number)
+        self.later()
+
+    # ---- what comes back -----------------------------------------------------------------------
+
+    def _on_reply(self, message: tuple) -> None:
+        kind, number = message[0], message[1]
+        o = self._out.get(number)
+        if o is None:
+            return
+        fresh = o.serial is None or o.serial == self.serial()  # THE rule: only about the run open now
+        if kind == "progress":
+            if fresh and not o.cancelled:
+                progress = self._rates.setdefault(o.question, Rate()).progress(*message[2:5])
+                for view in o.views:
+                    view.progressed(o.question, progress)
+                if o.act is not None and o.act.on_progress is not None:
+                    o.act.on_progress(progress)
+            return
+        del self._out[number]
+        if self._busy.get(o.question.lane) == number:
+            del self._busy[o.question.lane]
+        self.later()
+        if not fresh:
+            return
+        if kind == "done":
+            for view in o.views:
+                view.take(o.question, message[2])
+            if o.act is not None:
+                o.act.on_done(message[2])
+        elif kind == "failed":
+            if message[3]:
+                print(message[3], file=sys.stderr)  # a bug's traceback, from the process
+            for view in o.views:
+                view.failed(o.question, message[2])
+            if o.act is not None and o.act.on_failed is not None:
+                o.act.on_failed(message[2])
+
+    def _on_run_replaced(self, _open_run=None) -> None:
+        """Another run is open: nothing out about the previous one is wanted, nothing held of it is shown."""
+        serial = self.serial()
+        for o in list(self._out.values()):
+            if o.serial is not None and o.serial != serial:
+                o.act = None
+                self._stop(o)
+        self._acts = [a for a in self._acts if a.serial is None or a.serial == serial]
+        for view in self._views:
+            if view.follows_open_run:
+                view.forget()
+        self.later()
