@@ -1,14 +1,18 @@
-"""A long-lived helper process that answers questions on lanes, streams parts of an answer and can be told to
-stop one: the Forms pane's forms process (docs/design.md#processes-threads-and-caches). Qt-free; the GUI
-relays its callbacks to the GUI thread.
+"""A long-lived helper process that answers questions on lanes, streams parts of an answer, reports how far a
+long one is and can be told to stop one: the app's analysis process (gui/analysis.py, asked by gui/asker.py) and
+the Forms pane's forms process (docs/design.md#processes-threads-and-caches). Qt-free; the GUI relays its
+callbacks to the GUI thread.
 
 The process keeps a state between questions (`make_state()`: derived forms, a console's variables), made
 once in the process. A question is a picklable object with `lane` (a name) and `answer(state, job)`; each
 lane has one thread in the process, so a long question on one lane (a console line that runs for a minute)
 never holds up another lane's (a weight's terms), while the questions of one lane run in the order asked.
 `job.emit(part)` sends a part of the answer at once (a batch of rows); `job.stopped` turns true when the
-parent cancels the question, which the answer checks between pieces of work. A question still waiting in its
-lane when cancelled is never run.
+parent cancels the question, which the answer checks between pieces of work. Every answer also runs as the
+listener of engine/progress.py: `report(done, total, unit)` inside it is sent to the parent (at most
+PROGRESS_HZ times a second, the last always) and, like `checkpoint()`, raises `Cancelled` once the question was
+cancelled, which ends it as cancelled. A question still waiting in its lane when cancelled is never run; a
+cancelled question ends with ("failed", CANCELLED).
 
 Why a process and why lanes: the forms engine is pure Python, and on a thread of the app's process it held
 the interpreter lock the GUI thread needs to paint (benchmarks/forms_pane.py: a 0.2 s console line held the
@@ -16,8 +20,11 @@ GUI thread 152–169 ms). Spawned, never forked (the app has threads whose locks
 exits when the app does, however it ends: its end of the pipe then reads end-of-file.
 
     service = ServiceProcess(Desk)
-    n = service.ask(question, lambda n, kind, payload: …)   # kind: "part", "done" or "failed" (a one-line message)
-    service.cancel(n); service.close()
+    n = service.ask(question, lambda n, kind, payload: …)   # kind: "part", "progress" (done, total, unit),
+    service.cancel(n); service.close()                      # "done" or "failed" (a one-line message)
+
+Questions are pickled and written by a thread of the parent (a copy of published weights may be hundreds of
+MB: never on the caller's thread) in the order asked, and read in that order by the process.
 """
 
 from __future__ import annotations
@@ -28,20 +35,27 @@ import os
 import queue
 import sys
 import threading
+import time
 import traceback
 from collections.abc import Callable
 from typing import Any
 
+from .progress import Cancelled, reporting
+
 STOPPED = "the helper process stopped unexpectedly; try again"
+CANCELLED = "cancelled"   # the message of a question that ended because it was cancelled
+PROGRESS_HZ = 5           # a question's progress reports are sent at most this often (the last always)
 
 
 class Job:
-    """What an answer is given besides the state: a way to send parts and to learn it was cancelled."""
+    """What an answer is given besides the state: a way to send parts and to learn it was cancelled; also the
+    listener of its engine/progress.py reports."""
 
     def __init__(self, number: int, send: Callable[[tuple], None]):
         self.number = number
         self._send = send
         self._cancelled = threading.Event()
+        self._reported = 0.0
 
     @property
     def stopped(self) -> bool:
@@ -52,6 +66,23 @@ class Job:
 
     def cancel(self) -> None:
         self._cancelled.set()
+
+    def check(self) -> None:
+        """engine.progress.checkpoint(): end the answer here (Cancelled) if it was cancelled."""
+        if self.stopped:
+            raise Cancelled
+
+    def __call__(self, done: int, total: int, unit: str) -> None:
+        """engine.progress.report(): say how far the answer is, or end it here if it was cancelled."""
+        self.check()
+        now = time.monotonic()
+        if now - self._reported >= 1 / PROGRESS_HZ or done >= total:
+            self._reported = now
+            self._send(("progress", self.number, (done, total, unit)))
+
+
+def _answer(state, question, job):
+    return question.answer(state, job)
 
 
 def _message(e: BaseException) -> str:
@@ -64,11 +95,15 @@ def _message(e: BaseException) -> str:
     return f"{type(e).__name__}: {first}"
 
 
-def serve(conn, make_state: Callable[[], Any], setup: Callable[[Any], None] | None = None) -> None:
-    """In the child: answer questions from `conn` until it closes (the parent stopped or died)."""
+def serve(conn, make_state: Callable[[], Any], setup: Callable[[Any], None] | None = None,
+          answer: Callable[[Any, Any, Job], Any] = _answer, in_thread: bool = False) -> None:
+    """In the child: answer questions from `conn` until it closes (the parent stopped or died), each by
+    `answer(state, question, job)` (by default the question's own `answer(state, job)`). `in_thread`: on a
+    thread of the asking process instead (tests), which this leaves as it was when the pipe closes."""
     from .training.thread_policy import for_helper
 
-    for_helper()
+    if not in_thread:
+        for_helper()
     state = make_state()
     if setup is not None:
         setup(state)
@@ -89,9 +124,12 @@ def serve(conn, make_state: Callable[[], Any], setup: Callable[[Any], None] | No
                 send(("failed", number, "cancelled"))
                 continue
             try:
-                message = ("done", number, question.answer(state, job))
+                message = ("done", number, reporting(job, answer, state, question, job))
+            except Cancelled:
+                message = ("failed", number, CANCELLED)
             except BaseException as e:  # noqa: BLE001 — every failure is one line for the parent
                 message = ("failed", number, _message(e))
+            del question
             jobs.pop(number, None)
             try:
                 send(message)
@@ -102,6 +140,8 @@ def serve(conn, make_state: Callable[[], Any], setup: Callable[[Any], None] | No
         try:
             message = conn.recv()
         except (EOFError, OSError):
+            if in_thread:
+                return
             os._exit(0)  # the parent is gone: lane threads may be mid-answer, nothing of theirs is wanted
         if message[0] == "ask":
             _, number, question = message
@@ -118,57 +158,56 @@ def serve(conn, make_state: Callable[[], Any], setup: Callable[[Any], None] | No
 
 
 class ServiceProcess:
-    """The parent's side: starts the process on the first question (again after it died), sends questions,
-    and calls each question's callback from its reader thread (from the caller's when no process could start)."""
+    """The parent's side: starts the process on the first question (again after it died), sends questions
+    from a writer thread, and calls each question's callback from its reader thread (from the caller's when
+    no process could start). `outgoing()`, when given, makes for each new process a function that every
+    question passes through before it is sent, in the order asked (gui/analysis.py: published weights cross
+    once, engine/analysis/live.py)."""
 
-    def __init__(self, make_state: Callable[[], Any], setup: Callable[[Any], None] | None = None, name: str = "helper"):
-        self._make_state, self._setup, self._name = make_state, setup, name
+    def __init__(self, make_state: Callable[[], Any], setup: Callable[[Any], None] | None = None, name: str = "helper",
+                 answer: Callable[[Any, Any, Job], Any] = _answer, outgoing: Callable[[], Callable] | None = None,
+                 in_thread: bool = False):
+        """`in_thread`: answer on a thread of this process instead of a spawned one (tests that patch what the
+        process would compute)."""
+        self._make_state, self._setup, self._name, self._answer = make_state, setup, name, answer
+        self._outgoing, self._in_thread = outgoing, in_thread
         self._lock = threading.Lock()
         self._numbers = itertools.count(1)
         self._callbacks: dict[int, Callable[[int, str, Any], None]] = {}
         self._conn = None
         self._process = None
+        self._outbox: queue.SimpleQueue | None = None   # what the writer thread of the running process sends
+        self._prepare: Callable = lambda question: question
 
     @property
     def pid(self) -> int | None:
-        return None if self._process is None else self._process.pid
+        return None if self._process is None else getattr(self._process, "pid", os.getpid())
 
     def ask(self, question, callback: Callable[[int, str, Any], None]) -> int:
-        """Send `question`; returns its number, and `callback(number, kind, payload)` follows for each part and
-        once for the end."""
+        """Send `question`; returns its number, and `callback(number, kind, payload)` follows for each part
+        and progress report, and once for the end."""
         number = next(self._numbers)
-        for last in (False, True):  # a process that died between two questions is started again, once
-            with self._lock:
-                conn = self._connection()
-                self._callbacks[number] = callback
-                try:
-                    conn.send(("ask", number, question))
-                    return number
-                except (OSError, EOFError):
-                    del self._callbacks[number]
-            if last:
-                callback(number, "failed", STOPPED)
-                return number
-            self._lost(conn)
+        with self._lock:
+            self._connection()
+            self._callbacks[number] = callback
+            self._outbox.put(("ask", number, self._prepare(question)))
         return number
 
     def cancel(self, number: int) -> None:
         with self._lock:
-            if number in self._callbacks and self._conn is not None:
-                try:
-                    self._conn.send(("cancel", number))
-                except (OSError, EOFError):
-                    pass
+            if number in self._callbacks and self._outbox is not None:
+                self._outbox.put(("cancel", number))
 
     def close(self) -> None:
         """End the process; questions still out are answered as failed."""
         with self._lock:
-            conn, process, self._conn, self._process = self._conn, self._process, None, None
-        if conn is not None:
-            conn.close()  # the child reads end-of-file and exits
+            conn, process, outbox = self._conn, self._process, self._outbox
+            self._conn = self._process = self._outbox = None
+        if outbox is not None:
+            outbox.put(None)  # the writer closes the pipe once what was asked before is sent
         if process is not None:
             process.join(2)
-            if process.is_alive():
+            if process.is_alive() and not self._in_thread:
                 process.kill()
         self._fail_all("the helper process was stopped before answering")
 
@@ -177,13 +216,37 @@ class ServiceProcess:
         if self._conn is None:
             ctx = multiprocessing.get_context("spawn")
             ours, theirs = ctx.Pipe()
-            process = ctx.Process(target=serve, args=(theirs, self._make_state, self._setup), name=self._name,
-                                  daemon=True)
-            process.start()
-            theirs.close()
-            self._conn, self._process = ours, process
+            args = (theirs, self._make_state, self._setup, self._answer, self._in_thread)
+            if self._in_thread:
+                process = threading.Thread(target=serve, args=args, name=self._name, daemon=True)
+                process.start()
+            else:
+                process = ctx.Process(target=serve, args=args, name=self._name, daemon=True)
+                process.start()
+                theirs.close()
+            self._conn, self._process, self._outbox = ours, process, queue.SimpleQueue()
+            self._prepare = self._outgoing() if self._outgoing is not None else (lambda question: question)
+            threading.Thread(target=self._write, args=(ours, self._outbox), name=f"{self._name} writer",
+                             daemon=True).start()
             threading.Thread(target=self._read, args=(ours,), name=f"{self._name} reader", daemon=True).start()
         return self._conn
+
+    def _write(self, conn, outbox: queue.SimpleQueue) -> None:
+        while True:
+            message = outbox.get()
+            if message is None:
+                conn.close()  # the child reads end-of-file and exits
+                return
+            try:
+                conn.send(message)
+            except (OSError, EOFError):  # the process is gone: the reader fails what it had
+                self._lost(conn)
+                return
+            except Exception as e:  # a question that cannot be pickled fails alone
+                with self._lock:
+                    callback = self._callbacks.pop(message[1], None)
+                if callback is not None:
+                    callback(message[1], "failed", _message(e))
 
     def _read(self, conn) -> None:
         while True:
@@ -193,7 +256,8 @@ class ServiceProcess:
                 self._lost(conn)
                 return
             with self._lock:
-                callback = self._callbacks.get(number) if kind == "part" else self._callbacks.pop(number, None)
+                ongoing = kind in ("part", "progress")
+                callback = self._callbacks.get(number) if ongoing else self._callbacks.pop(number, None)
             if callback is not None:
                 callback(number, kind, payload)
 

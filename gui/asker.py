@@ -10,8 +10,8 @@ Two kinds of asking meet here:
 - acts (`ask`): a question someone asked once (Generate on a run at rest, an export), answered once and never
   dropped for a newer one, before what views need.
 
-Questions go to their lane (engine/analysis/host.py: `now` for one step's answer, `long` for what reads every
-saved step), one out at a time per lane, so a light question never waits behind a long one; the next of a lane
+Questions go to their lane of the analysis process (gui/analysis.py: `now` for one step's answer, `long` for
+what reads every saved step, a thread each), one out at a time per lane, so a light question never waits behind a long one; the next of a lane
 is an act's (in the order asked), else what a view on screen needs most, oldest first. A question out that no
 view needs any more (its view moved on: another weight, another prompt, another run) is cancelled in the process,
 where it stops at its next progress report, and its lane is free at once.
@@ -26,15 +26,15 @@ hold, in the workspace's one `sig_run_replaced`, before any pane hears it (the a
 from __future__ import annotations
 
 import itertools
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 
-from engine.analysis.host import LANES
+from engine.analysis.questions import LANES
 from engine.progress import Progress, Rate
+from engine.service_process import CANCELLED
 
 from . import analysis
 
@@ -48,7 +48,7 @@ class Act:
     on_failed: Callable[[str], None] | None = None
     on_progress: Callable[[Progress], None] | None = None
     serial: int | None = None   # the open run's when asked (None: about no open run)
-    number: int | None = None   # its ticket, once sent
+    ticket: int | None = None   # once sent
 
 
 @dataclass(eq=False)
@@ -56,11 +56,12 @@ class _Out:
     """A question sent to the analysis process and not answered yet."""
 
     question: Any
-    number: int
+    ticket: int                 # the asker's own number for it (a restarted process numbers afresh)
     serial: int | None
     views: list = field(default_factory=list)   # the views that asked for it
     act: Act | None = None
     cancelled: bool = False
+    cancel: Any = None          # stops it where it runs
 
 
 class _Relay(QObject):
@@ -68,17 +69,15 @@ class _Relay(QObject):
 
 
 class Asker(QObject):
-    def __init__(self, workspace, parent: QObject | None = None, send: Callable | None = None,
-                 cancel: Callable[[int], None] | None = None):
-        """`send(number, question, reply)` and `cancel(number)` reach the analysis process (gui/analysis.py;
-        tests may give others)."""
+    def __init__(self, workspace, parent: QObject | None = None, service: Callable | None = None):
+        """`service()`: the analysis process (gui/analysis.py's; tests may give another)."""
         super().__init__(parent)
         self.workspace = workspace
-        self._send = send or (lambda number, question, reply: analysis.process().send(number, question, reply))
-        self._cancel = cancel or (lambda number: analysis.process().cancel(number))
+        self._service = service or analysis.process
+        self._tickets = itertools.count(1)
         self._views: list = []
         self._acts: list[Act] = []             # asked, not sent yet, in the order asked
-        self._out: dict[int, _Out] = {}        # ticket number -> what is out
+        self._out: dict[int, _Out] = {}        # ticket -> what is out
         self._busy: dict[str, int] = {}        # lane -> the ticket out there (not cancelled)
         self._since: dict = {}                 # question -> when a view first needed it (its age)
         self._rates: dict = {}                 # question -> Rate of its long answer
@@ -111,7 +110,7 @@ class Asker(QObject):
         """Stop an act: it is not sent, or is cancelled in the process; none of its callbacks is called."""
         if act in self._acts:
             self._acts.remove(act)
-        out = self._out.get(act.number) if act.number is not None else None
+        out = self._out.get(act.ticket) if act.ticket is not None else None
         if out is not None:
             out.act = None
             self._stop(out)
@@ -122,6 +121,8 @@ class Asker(QObject):
             o.act, o.views = None, []
             self._stop(o)
         self._acts.clear()
+        for view in self._views:
+            view.changed.disconnect(self.later)
         self._views.clear()
 
     def serial(self) -> int:
@@ -142,7 +143,10 @@ class Asker(QObject):
         """Look again at what is needed, in the next turn of the event loop (every change of a turn at once)."""
         if not self._pending:
             self._pending = True
-            QTimer.singleShot(0, self, self._pump)
+            try:
+                QTimer.singleShot(0, self, self._pump)
+            except RuntimeError:  # its window was deleted; a pane still hidden on the way out has nothing to ask
+                pass
 
     # ---- choosing what to send ---------------------------------------------------------------
 
@@ -181,66 +185,66 @@ class Asker(QObject):
                             views=wanted[pick])
 
     def _start(self, question, serial: int | None, views: list | None = None, act: Act | None = None) -> None:
-        number = analysis.number()
-        o = _Out(question, number, serial, list(views or ()), act)
+        ticket = next(self._tickets)
+        o = _Out(question, ticket, serial, list(views or ()), act)
         if act is not None:
-            act.number = number
-        self._out[number] = o
-        self._busy[question.lane] = number
+            act.ticket = ticket
+        self._out[ticket] = o
+        self._busy[question.lane] = ticket
         relay = self._relay
 
-        def reply(message: tuple) -> None:  # on the analysis process's reader thread
+        def reply(_number: int, kind: str, payload) -> None:  # on the analysis process's reader thread
             try:
-                relay.sig_reply.emit(message)
+                relay.sig_reply.emit((ticket, kind, payload))
             except RuntimeError:  # the asker was deleted (its window closed) while this was out
                 pass
 
-        self._send(number, question, reply)
+        service = self._service()
+        number = service.ask(question, reply)
+        o.cancel = lambda: service.cancel(number)
 
     def _stop(self, o: _Out) -> None:
         """Cancel `o` in the process; its lane takes the next question at once."""
         if o.cancelled:
             return
         o.cancelled = True
-        if self._busy.get(o.question.lane) == o.number:
+        if self._busy.get(o.question.lane) == o.ticket:
             del self._busy[o.question.lane]
-        self._cancel(o.number)
+        o.cancel()
         self.later()
 
     # ---- what comes back -----------------------------------------------------------------------
 
     def _on_reply(self, message: tuple) -> None:
-        kind, number = message[0], message[1]
-        o = self._out.get(number)
+        ticket, kind, payload = message
+        o = self._out.get(ticket)
         if o is None:
             return
         fresh = o.serial is None or o.serial == self.serial()  # THE rule: only about the run open now
-        if kind == "progress":
-            if fresh and not o.cancelled:
-                progress = self._rates.setdefault(o.question, Rate()).progress(*message[2:5])
+        if kind in ("progress", "part"):
+            if fresh and not o.cancelled and kind == "progress":
+                progress = self._rates.setdefault(o.question, Rate()).progress(*payload)
                 for view in o.views:
                     view.progressed(o.question, progress)
                 if o.act is not None and o.act.on_progress is not None:
                     o.act.on_progress(progress)
             return
-        del self._out[number]
-        if self._busy.get(o.question.lane) == number:
+        del self._out[ticket]
+        if self._busy.get(o.question.lane) == ticket:
             del self._busy[o.question.lane]
         self.later()
-        if not fresh:
+        if not fresh or (kind == "failed" and payload == CANCELLED):
             return
         if kind == "done":
             for view in o.views:
-                view.take(o.question, message[2])
+                view.take(o.question, payload)
             if o.act is not None:
-                o.act.on_done(message[2])
-        elif kind == "failed":
-            if message[3]:
-                print(message[3], file=sys.stderr)  # a bug's traceback, from the process
+                o.act.on_done(payload)
+        else:
             for view in o.views:
-                view.failed(o.question, message[2])
+                view.failed(o.question, payload)
             if o.act is not None and o.act.on_failed is not None:
-                o.act.on_failed(message[2])
+                o.act.on_failed(payload)
 
     def _on_run_replaced(self, _open_run=None) -> None:
         """Another run is open: nothing out about the previous one is wanted, nothing held of it is shown."""

@@ -148,13 +148,11 @@ class _InProcess:
                       about_open_run=False)
             return
 
-        def reply(message: tuple) -> None:
-            if message[0] == "done":
-                finish(message[2], None)
-            elif message[0] != "progress":
-                finish(None, message[2] if message[0] == "failed" else "the question was cancelled")
+        def reply(_number: int, kind: str, payload) -> None:
+            if kind in ("done", "failed"):
+                finish(payload, None) if kind == "done" else finish(None, payload)
 
-        analysis.process().send(analysis.number(), question, reply)
+        analysis.process().ask(question, reply)
 
 
 class AnalysisJob(_InProcess, LatestJob):

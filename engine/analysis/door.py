@@ -9,7 +9,7 @@ Kept, and why (measured in earlier rounds; see docs/design.md#the-analysis-proce
 - the run-curves reader, which re-reads only the metrics logs that changed;
 - the builder's draft at initialisation (engine/analysis/draft.py) of the newest config asked about, so the
   Heatmaps tabs and a new prompt before any run build its model and tokenizer once.
-The process answers in two lanes at once (engine/analysis/host.py): what is kept here is changed under one lock,
+The process answers in two lanes at once (engine/service_process.py, gui/analysis.py): what is kept here is changed under one lock,
 held only while it is looked up or replaced (the published copies' model and the draft are asked about by light
 questions, so by the `now` lane alone); a run's own work is locked by its RunAnalysis, a piece at a time.
 Qt-free; the process never imports Qt.
@@ -34,7 +34,7 @@ class Door:
         self._live_snapshot: tuple | None = None  # ((cfg, run, step, serial), Snapshot)
         self._curves = None
         self._draft: tuple | None = None  # (ExperimentConfig, (model, tokenizer))
-        self._lock = threading.RLock()   # the lanes' (host.py): one looks up or replaces what is kept at a time
+        self._lock = threading.RLock()   # the lanes': one looks up or replaces what is kept at a time
 
     def analysis(self, run_path: str):
         """The RunAnalysis of `run_path`, refreshed (the run may have grown since the last question)."""
@@ -112,6 +112,12 @@ def _one_torch_thread() -> None:
         return
     torch.set_num_threads(1)
     _threads_set.done = True
+
+
+def serve_answer(_door: Door, question, _job):
+    """engine/service_process.py's `answer` for the analysis process: a question's progress and cancel reach
+    its work through engine/progress.py, so it needs no more than the question."""
+    return answer(question)
 
 
 def answer(question):

@@ -2,9 +2,9 @@
 
 A question names what it asks in its fields, its answer's type in its base (`Question[AttentionResult]`) and
 the lane it is answered in (`lane`): NOW for what a pane shows from one step, LONG for what reads every saved
-step or takes minutes on a large model (engine/analysis/host.py runs each lane on its own thread, so a light
+step or takes minutes on a large model (the analysis process answers each lane on a thread of its own, so a light
 question never waits behind a long one). `answer(door)` is computed in the GUI's analysis process
-(engine/analysis/door.py). A question about one model's weights names where they come from in its `source` field
+(engine/analysis/door.py; its lanes are engine/service_process.py's, one thread each). A question about one model's weights names where they come from in its `source` field
 (engine/analysis/sources.py: a saved step, the copy training published, the builder's draft), so each is one
 class whatever the source. No question is named by a string: the GUI, the command line and the tests construct
 these classes; a parameter's default (the masks' β, the shift k) is stated once, in engine/analysis/attention.py.
@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from ..model.sampling import SampleRequest
 from . import attention as attn
-from .host import LONG, NOW
 from .live import Published
 from .sources import Draft, Live, Saved, Source
 
@@ -28,6 +27,8 @@ if TYPE_CHECKING:
     from .door import Door
 
 A = TypeVar("A")
+NOW, LONG = "now", "long"   # the lanes: one step's answer; what reads every saved step
+LANES = (NOW, LONG)
 
 
 class Question(Generic[A]):

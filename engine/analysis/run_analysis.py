@@ -7,7 +7,7 @@ is one method: a pure function (engine/analysis/*.py) applied to the cached mode
 snapshot at a step, through the one generic helper `cached(name, step, params, compute)`. `refresh()` is
 the one place where derived results are invalidated when the run grows (engine/analysis/cache.py says the
 policy). Thread-safe by one lock, held for one piece of work at a time: the analysis process answers a light
-question and a long one at once (engine/analysis/host.py), and an answer made of many pieces (route shares
+question and a long one at once (two lanes, engine/analysis/questions.py), and an answer made of many pieces (route shares
 over every interval, distributions over every step) takes the lock for each piece, not for the whole, so a
 light question about the same run waits for one piece at most. The head timeline scores with a model of its
 own under a lock of its own. Long answers say how far they are and stop between pieces when cancelled

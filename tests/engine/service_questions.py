@@ -81,3 +81,21 @@ class Dies:
 
     def answer(self, state, job):
         os._exit(3)
+
+
+@dataclass(frozen=True)
+class Reports:
+    """Long work that says how far it is (engine/progress.py) until it is cancelled."""
+
+    lane = "slow"
+
+    def answer(self, state, job):
+        import time
+
+        from engine.progress import report
+
+        k = 0
+        while True:
+            k += 1
+            report(k, 10**9, "ticks")
+            time.sleep(0.005)

@@ -8,7 +8,7 @@ import queue
 
 import pytest
 
-from engine.service_process import STOPPED, ServiceProcess
+from engine.service_process import CANCELLED, STOPPED, ServiceProcess
 from tests.engine import service_questions as sq
 
 CAP = 120  # seconds: a generous cap on waiting for an event, never the assertion
@@ -94,3 +94,26 @@ def test_a_process_that_dies_fails_what_was_asked_and_the_next_question_starts_a
     assert events.until_end(died) == [(died, "failed", STOPPED)]
     again = service.ask(sq.WhereAmI(), events)
     assert events.until_end(again)[-1][2][0] not in (pid, os.getpid())
+
+
+def test_a_long_answer_reports_how_far_it_is_and_a_cancel_stops_it_at_its_next_report(service):
+    events = Events()
+    n = service.ask(sq.Reports(), events)
+    number, kind, (done, total, unit) = events.next()
+    assert (number, kind, total, unit) == (n, "progress", 10**9, "ticks")
+    service.cancel(n)
+    ends = [e for e in events.until_end(n) if e[1] != "progress"]
+    assert ends == [(n, "failed", CANCELLED)]
+
+
+def test_reports_are_sent_at_most_a_few_times_a_second_and_the_last_always(monkeypatch):
+    from engine import service_process
+
+    now, sent = [100.0], []
+    monkeypatch.setattr(service_process.time, "monotonic", lambda: now[0])
+    job = service_process.Job(7, sent.append)
+    for k in range(10):  # ten reports within a tenth of a second
+        job(k, 10, "parts")
+        now[0] += 0.01
+    job(10, 10, "parts")  # the last: always said
+    assert [m[2][0] for m in sent] == [0, 10]

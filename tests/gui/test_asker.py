@@ -1,4 +1,4 @@
-"""The app's one asker (gui/asker.py) and its analysis process (gui/analysis.py, engine/analysis/host.py): what a
+"""The app's one asker (gui/asker.py) and its analysis process (gui/analysis.py, engine/service_process.py): what a
 view needs is answered in the process, a light question while a long one is held, a question no view needs any
 more is cancelled there and its work stops, an answer about a run no longer open is dropped, a long answer
 reports its progress with the time left, acts are answered once, and the process restarts after it stopped and

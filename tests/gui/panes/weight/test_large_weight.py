@@ -70,7 +70,7 @@ def test_a_large_models_g_shows_first_and_its_split_follows(qtbot, run_path, mon
     from gui import analysis
 
     monkeypatch.setattr(co, "PROGRESSIVE_FLOPS", 0.0)
-    here = analysis.AnalysisProcess(in_thread=True)
+    here = analysis.in_this_process()
     monkeypatch.setattr(analysis, "process", lambda: here)
     door.reset()
     seen = []
