@@ -12,7 +12,6 @@ import sys
 import time
 from pathlib import Path
 
-from ..configs.resolve import unresolved
 from ..errors import UserError
 
 
@@ -74,8 +73,11 @@ def make_trainer(args: argparse.Namespace, run_dir: Path, resume: bool, group=No
 
     group = group or SOLO
     if resume:
-        corpus = None if args.corpus is None else build_config(args).data.corpus  # fine-tuning an import
-        return Trainer.resume(run_dir, steps=args.steps, device=args.device, group=group, corpus=corpus,
+        from ..rundir.runs import Run
+
+        edit = build_config(args, base=Run(run_dir).config) if _edits(args) else None
+        corpus = None if args.corpus is None else build_config(args).data.corpus  # fine-tuning on other text
+        return Trainer.resume(run_dir, config=edit, steps=args.steps, device=args.device, group=group, corpus=corpus,
                               precision=getattr(args, "precision", None), compile=getattr(args, "compile", None))
     return Trainer(getattr(args, "fresh_config", None) or build_config(args), run_dir, group=group)
 
@@ -99,17 +101,22 @@ def _restart(args: argparse.Namespace, run_dir: Path) -> None:
     print(f"{run_dir} was stopped before its first checkpoint; starting it afresh", file=sys.stderr)
 
 
+def _edits(args: argparse.Namespace) -> bool:
+    """Whether the options edit the run's settings beyond what resuming always may change (steps, device,
+    precision, compile, corpus)."""
+    return bool(args.preset or args.config or args.seed is not None or args.optimizer or getattr(args, "set", None))
+
+
 def _check_resumable(args: argparse.Namespace, run_dir: Path) -> None:
+    """An edit of a run's settings continues the run when its weights can follow it; one that needs a new run
+    (a new shape, a new vocabulary) is refused here, naming what that run would not keep
+    (engine/training/continuation.py), since the command line cannot ask."""
     from ..rundir.runs import Run
+    from ..training.continuation import CONTINUE, plan_edit
 
-    existing = Run(run_dir).config
-    if args.preset or args.config or args.seed is not None or args.optimizer or getattr(args, "set", None):
-        wanted = build_config(args)
-
-        def same(c):  # what must not change when a run is resumed (its corpus: Trainer.resume says)
-            return (unresolved(c.model),
-                    dataclasses.replace(c.train, steps=0, device="auto", precision="auto", compile=False),
-                    dataclasses.replace(c.data, corpus=""))
-        if same(wanted) != same(existing):
-            raise UserError(f"{run_dir} is a run made with another config; to resume it pass only "
-                            "--run (and --steps or --device if you want)")
+    if not _edits(args):
+        return
+    run = Run(run_dir)
+    plan = plan_edit(run, build_config(args, base=run.config))
+    if plan.action != CONTINUE:
+        raise UserError(plan.refusal(run_dir))

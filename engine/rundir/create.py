@@ -12,6 +12,7 @@ the next creation of that target removes it.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import shutil
@@ -23,7 +24,8 @@ import torch
 from . import integrity as integrity
 from ..configs.config import ConfigError, ExperimentConfig
 from ..errors import UserError, shown
-from .runs import Probe, RunError, RunWriter
+from .layout import IMPORT
+from .runs import Probe, RunError, RunWriter, atomic_write_text
 
 
 def require_valid(cfg: ExperimentConfig) -> None:
@@ -134,6 +136,9 @@ def _alive(pid: int) -> bool:
 def _build(tmp: Path, cfg, tokenizer, probe, weights, step, state, best_val, fill) -> None:
     writer = RunWriter.create(tmp, cfg, tokenizer, probe)
     try:
+        if "imported_from" in state:  # an import: where its weights came from (engine/training/continuation.py)
+            atomic_write_text(tmp / IMPORT, json.dumps({"source": state["imported_from"], "step": step},
+                                                       ensure_ascii=False))
         if fill is not None:
             fill(tmp)
         checkpoint = writer.save_checkpoint(step, weights, state, best_val)

@@ -18,10 +18,9 @@ import json
 import tomllib
 from pathlib import Path
 
-import torch
-
 from ..configs.config import ConfigError, ExperimentConfig
 from ..errors import UserError
+from ..training.continuation import adapt_optimizer, changed_settings
 from .create import check_target, create_run, require_valid
 from .integrity import SIDECAR, expected_shapes
 from .runs import METRICS, SAMPLES, SNAPSHOTS, Run, RunError, atomic_write_text, read_jsonl, step_name
@@ -46,15 +45,6 @@ def parse_setting(text: str, cfg: ExperimentConfig) -> ExperimentConfig:
     d = cfg.to_dict()
     d[section][name] = value
     return ExperimentConfig.from_dict(d)
-
-
-def changed_settings(a: ExperimentConfig, b: ExperimentConfig) -> dict[str, list]:
-    """Every ``section.field`` whose value differs, with [a's, b's]."""
-    da, db = a.to_dict(), b.to_dict()
-    out = {"name": [a.name, b.name]} if a.name != b.name else {}
-    for section in ("model", "train", "data"):
-        out |= {f"{section}.{k}": [v, db[section][k]] for k, v in da[section].items() if v != db[section][k]}
-    return out
 
 
 def check_pairable(parent: ExperimentConfig, child: ExperimentConfig) -> None:
@@ -98,7 +88,7 @@ def fork_run(parent_dir: str | Path, run_dir: str | Path, cfg: ExperimentConfig,
     else:
         weights, state = parent.load_checkpoint(step)
         state = dict(state, best_val=float("inf"))  # the fork's best is its own from here on
-        carried, probe = _adapt_optimizer(state, cfg), parent.probe()
+        carried, probe = adapt_optimizer(state, cfg), parent.probe()
         Trainer(cfg, text=text, dataset=dataset)._restore(weights, state)  # a state that does not fit: refused now
     record = {"parent": str(parent.path.resolve()), "step": step, "changed": changed, "optimizer_state": carried}
 
@@ -147,26 +137,6 @@ def _copy_history(parent: Run, folder: Path, step: int) -> list[str]:
 
 def _why(e: OSError | UnsafeFileError) -> str:
     return str(e) if isinstance(e, UnsafeFileError) else (e.strerror or str(e))
-
-
-def _adapt_optimizer(state: dict, cfg: ExperimentConfig) -> str:
-    """Keep the moments when the new optimizer is of the same kind, with the new hyperparameters (the
-    saved ones would otherwise come back on load); else start the new optimizer fresh."""
-    from ..model.gpt import GPT
-    from ..training.trainer import make_optimizer
-
-    with torch.device("meta"):
-        fresh = make_optimizer(GPT(cfg.model), cfg.train).state_dict()
-    saved = state.get("optimizer")
-    groups = saved.get("param_groups", []) if isinstance(saved, dict) else []
-    same = len(groups) == len(fresh["param_groups"]) and all(
-        set(g) == set(f) and g["params"] == f["params"] for g, f in zip(groups, fresh["param_groups"]))
-    if not same:
-        state["optimizer"] = fresh
-        return "fresh"
-    for g, f in zip(groups, fresh["param_groups"]):  # how the step is computed (fused or not) stays the run's
-        g.update({k: v for k, v in f.items() if k not in ("params", "fused", "foreach")})
-    return "carried"
 
 
 def fork_record(run_dir: str | Path) -> dict | None:

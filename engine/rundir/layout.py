@@ -13,10 +13,12 @@ METRICS, SAMPLES = "metrics.jsonl", "samples.jsonl"
 CHECKPOINTS, SNAPSHOTS = "checkpoints", "snapshots"
 MODEL_FILE, STATE_FILE, BEST, INDEX = "model.safetensors", "state.pt", "best.json", "index.json"
 DETERMINISM = "determinism.json"  # whether training repeats to the bit (engine/training/determinism.py)
+IMPORT = "import.json"    # in an imported run: where its weights came from, and the step they came at
+CHANGES = "changes.jsonl"  # each edit a continued run was trained on with, and the step it took effect at
 NUMERIC = ("train_loss", "val_loss", "lr", "grad_norm", "tokens_per_s", "wall_s", "temperature",
            "train_bpc", "val_bpc")  # in rows
 # what a run holds but its config.toml; a folder holding only these is a creation killed half-way
-MADE_FILES = (TOKENIZER, PROBE, METRICS, SAMPLES, CHECKPOINTS, SNAPSHOTS, LOCK_FILE, DETERMINISM)
+MADE_FILES = (TOKENIZER, PROBE, METRICS, SAMPLES, CHECKPOINTS, SNAPSHOTS, LOCK_FILE, DETERMINISM, IMPORT, CHANGES)
 
 
 class RunError(UserError, ValueError):

@@ -41,8 +41,8 @@ from safetensors.torch import save_file
 from . import integrity as integrity
 from ..configs.config import ConfigError, ExperimentConfig
 from ..errors import UserError
-from .layout import (BEST, CHECKPOINTS, CONFIG, INDEX, MADE_FILES, METRICS, MODEL_FILE, NUMERIC, PROBE, SAMPLES,
-                     SNAPSHOTS, STATE_FILE, TOKENIZER, RunError)
+from .layout import (BEST, CHANGES, CHECKPOINTS, CONFIG, IMPORT, INDEX, MADE_FILES, METRICS, MODEL_FILE, NUMERIC,
+                     PROBE, SAMPLES, SNAPSHOTS, STATE_FILE, TOKENIZER, RunError)
 from .lock import LOCK_FILE, RunLock
 from ..safe_io import (JSON_CAP, JSONL_CAP, WEIGHTS_CAP, UnsafeFileError, check_inside, check_regular, parse_json,
                       read_text)
@@ -329,6 +329,10 @@ class RunWriter:
     def log_sample(self, row: dict) -> None:
         append_jsonl(self._log(SAMPLES), row)
 
+    def log_changes(self, step: int, changed: dict[str, list]) -> None:
+        """An edit the run continues with from `step` (engine/training/continuation.py)."""
+        append_jsonl(self._log(CHANGES), {"step": step, "changed": changed})
+
     def _log(self, name: str):
         if name not in self._logs:
             self._logs[name] = open(self.path / name, "a", encoding="utf-8")
@@ -548,6 +552,16 @@ class Run:
         """Snapshot steps deleted to keep within the disk budget (recorded, never silently dropped)."""
         index = _read_json(self.path / SNAPSHOTS / INDEX) or {}
         return _int_list(index.get("thinned"))
+
+    def import_record(self) -> dict | None:
+        """import.json of an imported run — where its weights came from ("source") and at which step
+        ("step") — or None for a run trained here (or imported before the record was kept)."""
+        d = _read_json(self.path / IMPORT)
+        return d if d is not None and isinstance(d.get("source"), str) and type(d.get("step")) is int else None
+
+    def changes(self) -> list[dict]:
+        """The edits this run was continued with (changes.jsonl): {"step", "changed": {setting: [old, new]}}."""
+        return [r for r in self._rows(CHANGES) if isinstance(r.get("changed"), dict)]
 
     def best_step(self) -> int | None:
         step = (_read_json(self.path / CHECKPOINTS / BEST) or {}).get("step")

@@ -28,6 +28,7 @@ from ..text.corpus import CorpusError
 from ..text.data import Dataset
 from ..text.pieces import Cancel
 from ..configs.resolve import resolve
+from .continuation import CONTINUE, adapt_optimizer, edited, plan_edit
 from .determinism import record_session
 from .device import pick_device, set_threads, single_thread
 from .distributed import SOLO, Group
@@ -43,6 +44,7 @@ from .schedule import apply_schedule, lr_at
 
 __all__ = ["StepReport", "Trainer", "lr_at", "pick_device", "make_optimizer", "generate_text"]
 
+_HOW = ("train.steps", "train.device", "train.precision", "train.compile")  # edits the optimizer never sees
 SAMPLE_TEMPERATURE = 0.8  # logged samples: a little cooler than the model's distribution, easier to read
 
 
@@ -132,36 +134,39 @@ class Trainer:
             record_session(self.writer.path, 0, self.device)
 
     @classmethod
-    def resume(cls, run_dir: str | Path, *, dataset: Dataset | None = None, text: str | None = None,
-               steps: int | None = None, device: str | None = None, group: Group = SOLO,
-               corpus: str | None = None, **how) -> Trainer:
-        """Continue a run exactly from its latest checkpoint. `steps` changes the total (and so the
-        learning-rate curve from here on); `device` moves it to another device; `how` may change
-        `precision` and `compile`, which change how the step runs, not what it computes.
+    def resume(cls, run_dir: str | Path, *, config: ExperimentConfig | None = None, dataset: Dataset | None = None,
+               text: str | None = None, steps: int | None = None, device: str | None = None, group: Group = SOLO,
+               corpus: str | None = None, cancel: Cancel = None, **how) -> Trainer:
+        """Continue a run from its latest checkpoint, exactly when nothing is edited.
 
-        A pretrained import (engine/importers/hugging_face.py, engine/importers/nanogpt.py) has weights but no optimizer
-        state yet: it starts training from them (fine-tuning), on `corpus` if given, encoded with the
-        model's own tokenizer. A byte-level BPE run encodes its corpus with its saved tokenizer too."""
+        The run keeps its own tokenizer (its tokenizer.json, which its weights were trained with: an import's
+        and a fitted one's alike, fine-tuned or not), and the corpus must encode with it. `config` is the run's
+        config edited; `steps` (a new total, and so a new learning-rate curve from here on), `device`,
+        `corpus` and `how` (`precision`, `compile`) edit it too. An edit the run can follow continues it, its
+        optimizer's moments kept with the new hyperparameters, and is recorded in changes.jsonl; one it cannot
+        (a new shape, a new vocabulary: engine/training/continuation.py) is refused naming what a new run
+        would lose. A pretrained import (engine/importers/) has weights but no optimizer state yet: it starts
+        training from them (fine-tuning)."""
         run = Run(run_dir)
-        cfg = run.config
+        cfg = run.config if config is None else config
         changes = {k: v for k, v in dict(steps=steps, device=device, **how).items() if v is not None}
         if changes:
             cfg = cfg.replace(train=dataclasses.replace(cfg.train, **changes))
+        if corpus is not None:
+            cfg = cfg.replace(data=dataclasses.replace(cfg.data, corpus=corpus))
         weights, state = run.load_checkpoint()
         if steps is not None and steps < state["step"]:
             raise RunError(f"--steps {steps} is fewer than the {state['step']} steps {run.path} has trained")
-        pretrained = is_pretrained(state)
-        if corpus is not None and corpus != cfg.data.corpus:
-            if not pretrained:
-                raise RunError(f"{run.path} has trained on {cfg.data.corpus!r}; its corpus cannot change now "
-                               "(only an imported model's can, before its first step)")
-            cfg = cfg.replace(data=dataclasses.replace(cfg.data, corpus=corpus))
-        own = run.tokenizer if pretrained or run.tokenizer.kind == "bpe" else None
+        plan = plan_edit(run, cfg)
+        if plan.action != CONTINUE:
+            raise RunError(plan.refusal(run.path))
+        cfg = edited(run, cfg)
+        if any(k.startswith("train.") and k not in _HOW for k in plan.changed) and not is_pretrained(state):
+            adapt_optimizer(state, cfg)  # the edited hyperparameters, not the saved ones, from here on
         self = cls.__new__(cls)
-        self._setup(cfg, dataset, text, group, own)
-        if self.tokenizer.vocab != run.tokenizer.vocab:
-            raise RunError(f"the corpus {cfg.data.corpus!r} no longer gives the vocabulary {run.path} was "
-                           "trained with; the run cannot be resumed on it")
+        self._setup(cfg, dataset, text, group, run.tokenizer, cancel)
+        if self.tokenizer.vocab != run.tokenizer.vocab:  # a dataset handed in, made with another vocabulary
+            raise RunError(f"the dataset given is not tokenized with {run.path}'s vocabulary")
         self._restore(weights, state)
         self.warnings = run.warnings  # a damaged newest checkpoint skipped is named here
         self.writer = RunWriter.reopen(run, self.step) if group.rank == 0 else None
@@ -169,6 +174,8 @@ class Trainer:
             record_session(run.path, self.step, self.device)
         if self.writer is not None and cfg != run.config:
             self.writer.write_config(cfg)
+            if plan.changed:
+                self.writer.log_changes(self.step, plan.changed)
         return self
 
     # ---- set-up and state ------------------------------------------------------------------

@@ -82,12 +82,21 @@ def test_train_progress_is_plain_lines_when_not_a_terminal(files, tmp_path, caps
     assert out.count("step 6/12") == 1  # an evaluation step: printed once with its val loss
 
 
-def test_resuming_with_another_config_is_refused(files, tmp_path, capsys):
+def test_an_edit_of_a_run_s_training_continues_it_and_a_new_shape_is_refused(files, tmp_path, capsys):
+    """The command line's side of "fine-tuning keeps its word" (engine/training/continuation.py)."""
     run_dir = tmp_path / "run"
     assert run_cli(capsys, "train", "--config", files["small.toml"], "--corpus", files["corpus.txt"],
                    "--run", run_dir)[0] == 0
     rc, _, err = run_cli(capsys, "train", "--preset", "tiny", "--run", run_dir)
-    assert rc != 0 and "another config" in err and len(err.strip().splitlines()) == 1
+    line = one_error_line(rc, err)
+    assert "cannot continue with this edit: the edit changes the shapes of the weights" in line
+    assert "the weights trained for 12 steps" in line and "pass another --run DIR" in line
+    rc, out, err = run_cli(capsys, "train", "--run", run_dir, "--set", "train.lr=1e-4", "--set", "train.min_lr=1e-5",
+                           "--steps", 14)
+    assert rc == 0 and "resuming at step 12" in out and "step 14/14" in out, err
+    run = Run(run_dir)
+    assert run.config.train.lr == 1e-4 and run.changes()[-1]["step"] == 12
+    assert run.changes()[-1]["changed"]["train.lr"][1] == 1e-4
 
 
 def test_a_diverging_run_stops_with_one_line_and_exit_1(files, tmp_path, capsys, monkeypatch):

@@ -115,10 +115,15 @@ def test_the_run_samples_shows_attention_and_fine_tunes_on_new_text(pretrained, 
     assert run.config.data.corpus == str(corpus) and run.tokenizer.vocab == trainer.tokenizer.vocab
     before, after = run.load_weights(0), run.load_weights(3)
     assert not torch.equal(before["blocks.0.W_Q"], after["blocks.0.W_Q"])
-    again = Trainer.resume(done.run_dir, steps=4)  # a fine-tuned run resumes as any other, its corpus fixed
+    again = Trainer.resume(done.run_dir, steps=4)  # a fine-tuned run resumes as any other
     assert again.step == 3
-    with pytest.raises(Exception, match="cannot change now"):
-        Trainer.resume(done.run_dir, corpus="shakespeare", steps=5)
+    again.writer.close()
+    other = Trainer.resume(done.run_dir, corpus="shakespeare", steps=5)  # and goes on fine-tuning on other text
+    assert other.step == 3 and other.cfg.data.corpus == "shakespeare" and other.tokenizer.vocab == run.tokenizer.vocab
+    other.writer.close()
+    assert [(c["step"], c["changed"]) for c in Run(done.run_dir).changes()] == [
+        (0, {"train.steps": [20, 3], "data.corpus": ["shakespeare", str(corpus)]}), (3, {"train.steps": [3, 4]}),
+        (3, {"train.steps": [4, 5], "data.corpus": [str(corpus), "shakespeare"]})]
 
 
 def edited(folder: Path, tmp_path: Path, **changes) -> Path:
