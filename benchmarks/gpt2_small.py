@@ -23,7 +23,23 @@ downloaded. Then, each as the app does it:
 and the process's resident memory after each (VmRSS) and at its peak (VmHWM). Times are medians of --reps
 where repeated; all but the import run on one torch thread, as the app's analysis process does.
 
+With `--against transformers` it compares instead, on the same folder and one torch thread, each of ours
+against what a researcher would run with Hugging Face `transformers`, alternating ours and theirs --reps times,
+and prints a line per phase, starting with its name and ending with the ratio of the medians (ours / theirs):
+
+    open       a fresh process until the model is ready: our run of the folder (Run(...).build_model(), what
+               the app loads on opening it) against GPT2LMHeadModel.from_pretrained(folder); interpreter start
+               and imports included on both sides. `import` is the same for the import itself (import_hf and
+               then the run opened, File → Open Hugging Face model…), done once per folder
+    sample     32 greedy tokens after a 16-token prompt: generate_text against generate(do_sample=False)
+    attention  every head on a 256-token prompt: engine.analysis.attention.attention (the Heatmaps pane's
+               answer) against the forward with output_attentions=True (eager attention, which returns them)
+    G          G of blocks.11.W_Q on the run's probe batch (1 × 1024 tokens), the Weight pane's first answer for
+               a step not asked before (CoefficientStore.first: its weights read, one backward) against the
+               forward and backward of the same tokens with labels
+
     python benchmarks/gpt2_small.py [--reps 3] [--tokens 32] [--keep DIR] [--layer L]
+    python benchmarks/gpt2_small.py --against transformers [--folder HF_DIR] [--reps 3] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -32,6 +48,7 @@ import argparse
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -89,11 +106,13 @@ def main() -> None:
     ap.add_argument("--tokens", type=int, default=32, help="tokens sampled in the sample phase")
     ap.add_argument("--keep", metavar="DIR", help="build the folder and run here and keep them (default: a temp dir)")
     ap.add_argument("--layer", type=int, help="also split every weight of this layer (minutes)")
+    ap.add_argument("--against", choices=["transformers"], help="compare with transformers instead, phase by phase")
+    ap.add_argument("--folder", metavar="HF_DIR", help="a GPT-2-small-shaped folder to use instead of building one")
     args = ap.parse_args()
     root = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="gpt2-small-"))
     root.mkdir(parents=True, exist_ok=True)
     try:
-        run(root, args)
+        (against_transformers if args.against else run)(root, args)
     finally:
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)
@@ -148,6 +167,132 @@ def run(root: Path, args) -> None:
     del model, result, capped
     coefficients(run_dir, prompt, args)
     head_timeline(run_dir)
+
+
+# ---- --against transformers -------------------------------------------------------------------------------
+
+OURS_OPEN = """
+import torch; torch.set_num_threads(1)
+import sys
+from engine.rundir.runs import Run
+Run(sys.argv[1]).build_model()
+"""
+OURS_IMPORT = """
+import torch; torch.set_num_threads(1)
+import sys
+from engine.importers.hugging_face import import_hf
+from engine.rundir.runs import Run
+import_hf(sys.argv[2], sys.argv[1])
+Run(sys.argv[1]).build_model()
+"""
+THEIRS_OPEN = """
+import torch; torch.set_num_threads(1)
+import sys, transformers
+transformers.GPT2LMHeadModel.from_pretrained(sys.argv[2])
+"""
+
+
+def against_transformers(root: Path, args) -> None:
+    """Each phase ours and theirs alternating --reps times, one torch thread (module docstring)."""
+    import torch
+    import transformers
+
+    from engine.rundir.runs import Run
+
+    torch.set_num_threads(1)
+    folder = Path(args.folder) if args.folder else root / "gpt2-small"
+    if not (folder / "config.json").exists():
+        build_folder(folder)
+    run_dir = root / "run"
+    print(f"torch {torch.__version__}, transformers {transformers.__version__}, one thread, {os.cpu_count()} cores, "
+          f"load {os.getloadavg()[0]:.1f}; {args.reps} alternations, medians; {folder}")
+
+    def fresh(code: str, target: Path):
+        def go():
+            shutil.rmtree(target, ignore_errors=True) if code is OURS_IMPORT else None
+            subprocess.run([sys.executable, "-c", code, str(target), str(folder)], check=True, cwd=ROOT,
+                           env={**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)},
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return go
+
+    compare("import", "import_hf and the run opened, a fresh process", "from_pretrained, a fresh process",
+            fresh(OURS_IMPORT, run_dir), fresh(THEIRS_OPEN, run_dir), args.reps)
+    compare("open", "the run's model (Run.build_model), a fresh process", "from_pretrained, a fresh process",
+            fresh(OURS_OPEN, run_dir), fresh(THEIRS_OPEN, run_dir), args.reps)
+    run_, hf = Run(run_dir), transformers.GPT2LMHeadModel.from_pretrained(folder, attn_implementation="eager")
+    model, hf = run_.build_model(), hf.eval()
+    probe = run_.probe()
+    sample(run_, model, hf, probe, args)
+    attended(run_, model, hf, probe, args)
+    backprop(run_, hf, probe, args)
+
+
+def compare(name: str, ours_what: str, theirs_what: str, ours, theirs, reps: int) -> tuple:
+    """Run ours and theirs alternately `reps` times; print the phase's line; their last results."""
+    times: dict[str, list[float]] = {"ours": [], "theirs": []}
+    got = {}
+    for _ in range(reps):
+        for side, fn in (("ours", ours), ("theirs", theirs)):
+            t0 = time.perf_counter()
+            got[side] = fn()
+            times[side].append(time.perf_counter() - t0)
+    a, b = statistics.median(times["ours"]), statistics.median(times["theirs"])
+    print(f"{name:<10} ours {a:7.2f} s ({ours_what}); transformers {b:7.2f} s ({theirs_what}); "
+          f"load {os.getloadavg()[0]:.1f}  {a / b:.2f}×", flush=True)
+    return got["ours"], got["theirs"]
+
+
+def sample(run_, model, hf, probe, args) -> None:
+    import torch
+
+    from engine.training.trainer import generate_text
+
+    prompt = run_.tokenizer.decode(probe.x[0, :16].tolist())
+    ids = torch.tensor([run_.tokenizer.encode(prompt)])
+    n = args.tokens
+
+    def theirs():
+        with torch.inference_mode():
+            out = hf.generate(ids, max_new_tokens=n, min_new_tokens=n, do_sample=False)
+        return run_.tokenizer.decode(out[0, ids.shape[1]:].tolist())
+
+    ours, text = compare("sample", f"generate_text, {n} greedy tokens after {ids.shape[1]}", "generate",
+                         lambda: generate_text(model, run_.tokenizer, prompt, n, 0.0), theirs, args.reps)
+    assert ours == text, "greedy tokens differ from transformers'"
+
+
+def attended(run_, model, hf, probe, args) -> None:
+    import numpy as np
+    import torch
+
+    from engine.analysis.attention import attention
+
+    prompt = run_.tokenizer.decode(np.tile(probe.x[0], 2)[:256].tolist())
+    ids = torch.tensor([run_.tokenizer.encode(prompt)])
+
+    def theirs():
+        with torch.inference_mode():
+            return torch.stack(hf(ids, output_attentions=True).attentions)[:, 0].numpy()
+
+    ours, maps = compare("attention", f"attention(), every head on {ids.shape[1]} tokens",
+                         "forward with output_attentions", lambda: attention(model, run_.tokenizer, prompt, 0),
+                         theirs, args.reps)
+    assert np.allclose(np.nan_to_num(ours.maps.weights), maps, atol=1e-5), "attention differs from transformers'"
+
+
+def backprop(run_, hf, probe, args) -> None:
+    import torch
+
+    from engine.coefficients.cache import CoefficientStore
+
+    x = torch.as_tensor(probe.x)
+
+    def theirs():
+        hf.zero_grad(set_to_none=True)
+        hf(input_ids=x, labels=x).loss.backward()
+
+    compare("G", f"CoefficientStore.first of blocks.11.W_Q, probe {tuple(x.shape)}", "forward and backward",
+            lambda: CoefficientStore(run_, disk=False).first("blocks.11.W_Q", 0), theirs, args.reps)
 
 
 def import_in_child(folder: Path, run_dir: Path):

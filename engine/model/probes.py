@@ -31,7 +31,7 @@ class AttentionMaps:
     tokens: tuple[str, ...]  # the prompt's tokens, whitespace made visible (axis labels)
     ids: np.ndarray          # (T,) token ids
     mask: np.ndarray         # (T, T) bool, True where the query (row) may attend to the key (column)
-    scores: np.ndarray       # (L, H, T, T) Q Kᵗ / √d_k before the mask
+    scores: np.ndarray       # (L, H, T, T) Q Kᵗ / √d_k before the mask, in the model's dtype as the others
     masked: np.ndarray       # (L, H, T, T) scores after the mask, NaN where masked
     weights: np.ndarray      # (L, H, T, T) attention rows (sum to 1), NaN where masked
 
@@ -74,8 +74,8 @@ def summarised_attention(model: GPT, ids: np.ndarray, tokens: tuple[str, ...] = 
     T = idx.shape[1]
     masked = ~model.mask_ok[:T, :T].cpu()
 
-    def stack(name: str) -> torch.Tensor:  # (L, H, T, T) float64, each layer converted as it is copied in
-        out = torch.empty((len(trace), *trace[0].weights.shape[1:]), dtype=torch.float64)
+    def stack(name: str) -> torch.Tensor:  # (L, H, T, T) in the model's dtype, on the CPU
+        out = torch.empty((len(trace), *trace[0].weights.shape[1:]), dtype=trace[0].weights.dtype)
         for layer, t in zip(out, trace):
             layer.copy_(getattr(t, name)[0])
         return out
