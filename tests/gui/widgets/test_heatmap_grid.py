@@ -80,4 +80,4 @@ def test_grid_export_holds_every_tile(grid, qtbot, tmp_path):
     np.testing.assert_allclose(got[np.isfinite(got)], s[np.isfinite(s)], rtol=1e-6)
     grid.export_to(tmp_path / "grid.csv")
     header = (tmp_path / "grid.csv").read_text().splitlines()[0]
-    assert header == "layer,head,query,key,value"
+    assert header == "layer,head,query,key,query_token,key_token,value"  # the tokens named (issue 40)
