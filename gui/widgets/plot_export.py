@@ -35,9 +35,11 @@ def route_plot_exports(pane: QWidget, export: Callable[[], None]) -> int:
 def route_heatmap_exports(root: QWidget, serve: Callable[[Path, object, Callable, str], None]) -> int:
     """Hand the Export… of every heatmap in `root` (itself included) to `serve(path, options, write, what)`
     (the app's export queue); returns how many were routed."""
+    from .attention_lines import AttentionLinesWidget
     from .heatmap import HeatmapWidget
 
-    heatmaps = [root] * isinstance(root, HeatmapWidget) + root.findChildren(HeatmapWidget)
+    heatmaps = [root] * isinstance(root, HeatmapWidget) + root.findChildren(HeatmapWidget) \
+        + root.findChildren(AttentionLinesWidget)
     for heatmap in heatmaps:
         heatmap.sig_export_requested.connect(serve)
     return len(heatmaps)

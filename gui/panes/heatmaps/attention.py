@@ -1,5 +1,6 @@
-"""The Attention tab of the heatmaps pane: every layer × head as one grid (or the chosen head large), a
-per-head table of entropy and distance attended, and the chosen head step by step.
+"""The Attention tab of the heatmaps pane: every layer × head as one grid (or the chosen head large, or the
+chosen layer's heads as lines between tokens), a per-head table of entropy and distance attended, and the
+chosen head step by step.
 
 Render-only: it takes an AttentionResult (engine.analysis.attention) and slices it for the chosen layer
 and head. Attention is softmax(Q Kᵗ/√d_k + M) (Vaswani et al. 2017, §3.2.1).
@@ -15,6 +16,7 @@ from PySide6.QtWidgets import (QButtonGroup, QHeaderView, QLabel, QRadioButton, 
 from engine.figures import export
 from engine.analysis.attention import AttentionResult
 
+from ...widgets.attention_lines import MIN_PITCH, AttentionLinesWidget
 from ...widgets.heatmap import HeatmapWidget
 from ...widgets.heatmap_grid import HeatmapGrid
 from ...widgets.tiles import Tiles, row_of
@@ -36,14 +38,19 @@ class AttentionView(QWidget):
         self._shape: tuple[int, int, int] | None = None  # (layers, heads, tokens) the layout was fitted to
         self.grid = HeatmapGrid(title="every layer × head (click a tile)")
         self.single = HeatmapWidget(title="attention weights")
+        self.lines = AttentionLinesWidget()
         self.stack = QStackedWidget()
         self.stack.addWidget(self.grid)
         self.stack.addWidget(self.single)
+        self.stack.addWidget(self.lines)
         self.mode = QButtonGroup(self)
         every, one = QRadioButton("every layer and head"), QRadioButton("one head, large")
+        lines = QRadioButton("lines, one layer")
+        lines.setToolTip("The chosen layer's heads as lines between tokens, one colour per head (hover a token)")
         every.setChecked(True)
         self.mode.addButton(every, 0)
         self.mode.addButton(one, 1)
+        self.mode.addButton(lines, 2)
         self.summary = QLabel(" ")
         self.summary.setWordWrap(True)
         # two lines, fixed: a label that changes height re-lays out every view below it, every frame
@@ -83,7 +90,7 @@ class AttentionView(QWidget):
         split.setStretchFactor(1, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
-        layout.addLayout(row_of(every, one))
+        layout.addLayout(row_of(every, one, lines))
         layout.addWidget(self.summary)
         layout.addWidget(split, 1)
 
@@ -99,7 +106,7 @@ class AttentionView(QWidget):
             maps = result.maps
             self.grid.set_stack(maps.weights, maps.tokens, maps.tokens, kind="probability",
                                 title=f"attention weights · step {result.step}")
-        if details or self.stack.currentIndex() == 1:
+        if details or self.stack.currentIndex() > 0:
             self._show_table(result)
             self._render_head()
         else:
@@ -141,6 +148,8 @@ class AttentionView(QWidget):
         if self.stack.currentIndex() == 1:
             self.single.set_matrix(maps.weights[l, h], t, t, "probability",
                                    f"attention weights · {where} · step {self.result.step}", "query", "key")
+        elif self.stack.currentIndex() == 2:
+            self.lines.set_layer(maps.weights[l], t, l, self.result.step)
         levels = export.levels_for(maps.scores[l, h], "signed")  # one scale before and after the mask
         self.steps[0].set_matrix(maps.scores[l, h], t, t, "signed", f"scores {QK} · {short}", "query", "key")
         self.steps[1].set_matrix(np.where(maps.mask, 1.0, np.nan), t, t, "probability", "mask", "query", "key")
@@ -178,7 +187,10 @@ class AttentionView(QWidget):
         rows_per_col = L / H if self.stack.currentIndex() == 0 else 1.0
         total = sum(self._split.sizes())
         want = int(max(self.stack.width() - 70, 100) * rows_per_col) + 70  # + title, axes, colour bar
-        top = max(total // 3, min(want, 2 * total // 3))
+        most = 2 * total // 3
+        if self.stack.currentIndex() == 2:  # lines: a row per token, as many as fit (three quarters at most)
+            want, most = T * MIN_PITCH + 60, 3 * total // 4
+        top = max(total // 3, min(want, most))
         self._split.setSizes([top, total - top])
 
     def _on_mode_toggled(self, mode: int, checked: bool) -> None:

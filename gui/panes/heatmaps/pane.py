@@ -29,6 +29,7 @@ from engine.errors import UserError
 from ... import settings
 from ...jobs import AnalysisJob
 from ...session import Session
+from ...widgets.attention_lines import AttentionLinesWidget
 from ...widgets.heatmap import EXPORT_FILTERS, HeatmapWidget
 from ...widgets.seen import SeenWidget
 from ...widgets.timeline import Timeline
@@ -114,7 +115,8 @@ class HeatmapsPane(SeenWidget):
         self.attention, self.masks, self.positional = AttentionView(), MasksView(), PositionalView()
         self.diff = DiffView()
         self.views = dict(zip(TABS, (self.attention, self.masks, self.positional, self.diff)))
-        for view in (v for tab in self.views.values() for v in tab.findChildren(HeatmapWidget)):
+        for view in (v for tab in self.views.values() for v in tab.findChildren(HeatmapWidget)
+                     + tab.findChildren(AttentionLinesWidget)):
             # every exported figure names run, step and prompt, and is first offered the run's folder
             view.set_caption_source(self.export_caption, self._run_folder)
         self.tabs = QTabWidget()

@@ -423,3 +423,38 @@ def test_opening_a_run_replaces_the_draft(qtbot, tmp_path):
     with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
         session.set_run(run)
     assert "at initialisation" not in pane.status.text() and "step 4" in pane.attention.grid.title()
+
+
+def test_attention_as_lines_draws_the_chosen_layers_heads_and_follows_the_hovered_token(qtbot, tok, tmp_path):
+    """Issue 40, BertViz's head view: the chosen layer's heads as lines between tokens, one colour per head;
+    hovering a query keeps only its lines and names each head's strongest key; exported like the heatmaps."""
+    import pickle
+
+    from engine.figures.attention_lines import line_segments
+
+    session, pane, model = make(qtbot, tok)
+    publish(qtbot, session, pane, model)
+    pane.attention.mode.button(2).click()
+    lines = pane.attention.lines
+    assert pane.attention.stack.currentWidget() is lines
+    pane.layer.setValue(1)
+    weights = explicit(model, tok)[1][1]  # layer 1: (H, T, T)
+    np.testing.assert_allclose(np.nan_to_num(lines.canvas.weights), weights, rtol=1e-5, atol=1e-7)
+    assert lines.canvas.tokens[:3] == ["B", "e", "f"] and lines.heads() == [0, 1, 2]
+    assert "layer 1" in lines.title_label.text() and "step 5" in lines.title_label.text()
+    lines.head_buttons[1].click()  # head 1 hidden
+    assert lines.canvas.heads == [0, 2] and {s.head for s in lines.canvas.segments()} <= {0, 2}
+
+    canvas = lines.canvas
+    left, _ = canvas.columns()
+    qtbot.mouseMove(canvas, QPointF(left / 2, canvas.row_y(5)).toPoint())
+    qtbot.waitUntil(lambda: canvas.hover == (5, None))
+    assert {(s.query) for s in canvas.segments()} == {5}
+    assert canvas.segments() == line_segments(canvas.weights, [0, 2], query=5)
+    strongest = int(np.argmax(weights[0, 5]))
+    assert f"H0 → {canvas.tokens[strongest]!r}" in lines.readout.text()
+
+    job = pane.export_job()  # File → Export… exports what is shown: these lines
+    assert job is not None and sendable(job[2])
+    written = pickle.loads(pickle.dumps(job[2]))(tmp_path / "lines.csv")  # picklable for the export process
+    assert written.read_text(encoding="utf-8").startswith("head,query,key,query_token,key_token,value")
