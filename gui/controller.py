@@ -1,16 +1,17 @@
 """The one owner of training: turns the Session's requests (train, pause, resume, step, stop, save, sample)
 into a TrainingWorker, and the worker's signals back into Session state. Panes never hold the worker.
 
-A run is resumed rather than restarted when its config is the one in the builder and it has steps left;
-Train on a finished run asks whether to continue it for more steps or start a new one (it used to start a
-new run silently, and the finished run's curves vanished); otherwise Train starts a new run directory
-under the runs folder of the settings. The trainer is imported
-and built in the worker thread, so torch never loads on the GUI thread.
+The shown run continues from its own latest checkpoint when the builder's config only edits its training
+(engine/training/continuation.py: an imported GPT-2 given more steps fine-tunes from its weights; it used to
+start a new run from random weights without a word) and it has steps left; an edit its weights cannot follow
+(a new shape or vocabulary) asks first, naming what a new run will not keep; Train on a finished run asks
+whether to continue it for more steps or start a new one; otherwise Train starts a new run directory under the
+runs folder of the settings. The trainer is imported and built in the worker thread, so torch never loads on
+the GUI thread.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import time
 from pathlib import Path
@@ -19,7 +20,6 @@ from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, Signal
 
 from engine.analysis.questions import Sample
 from engine.configs.config import ExperimentConfig
-from engine.configs.resolve import unresolved
 from engine.model.sampling import SampleRequest
 from engine.workspace import OpenRun
 
@@ -42,16 +42,6 @@ def new_run_path(root: Path, name: str) -> Path:
         i += 1
         path = base.with_name(f"{base.name}-{i}")
     return path
-
-
-def _same_model(a: ExperimentConfig, b: ExperimentConfig) -> bool:
-    """Equal but for vocab_size, which the trainer sets from the corpus."""
-    return unresolved(a) == unresolved(b)
-
-
-def _new_corpus_only(a: ExperimentConfig, b: ExperimentConfig) -> bool:
-    """Equal but for vocab_size and the corpus: an imported model not yet trained fine-tunes on b's."""
-    return _same_model(a, b.replace(data=dataclasses.replace(b.data, corpus=a.data.corpus)))
 
 
 def _device_of(name: str) -> str:
@@ -107,22 +97,36 @@ class TrainingController(QObject):
                 self._start(paused=False, more=more)
 
     def _ask_more_steps(self) -> int | None:
-        """0 unless the shown run has finished and has the builder's config: then the steps to continue
-        it for (0: a new run), or None when the user cancels."""
+        """0 unless Train must ask: when the builder's edit needs a new run (0 once the user agrees), or the
+        shown run has finished (the steps to continue it for; 0: a new run); None when the user cancels."""
+        plan = self._plan(self.session.config)
+        if plan is None:
+            return 0
+        if plan.action != "continue":  # a new shape or vocabulary: say what the new run will not keep
+            return 0 if dialogs.ask_new_run(self.parent(), plan.reason, plan.lost) else None
         run = self.session.run
-        if self.run_dir is None or run is None or not _same_model(run.config, self.session.config):
+        trained = run.checkpoint_steps()[-1]
+        if trained < self.session.config.train.steps:
             return 0
-        steps = run.checkpoint_steps()
-        if not steps or steps[-1] < run.config.train.steps:
-            return 0
-        answer = dialogs.ask_finished_run(self.parent(), steps[-1], max(1, run.config.train.steps // 2))
+        answer = dialogs.ask_finished_run(self.parent(), trained, max(1, run.config.train.steps // 2))
         return None if answer is None else answer[1]
+
+    def _plan(self, cfg: ExperimentConfig):
+        """What training the shown run with `cfg` means (engine/training/continuation.py), or None when no run
+        with a checkpoint is shown."""
+        run = self.session.run
+        if self.run_dir is None or run is None or not run.checkpoint_steps():
+            return None
+        from engine.training.continuation import plan_edit  # a run is open: its modules are loaded
+
+        return plan_edit(run, cfg)
 
     def step(self) -> None:
         if not self.alive:
-            if not self._check_config():
+            more = self._ask_more_steps() if self._check_config() else None
+            if more is None:
                 return
-            self._start(paused=True)
+            self._start(paused=True, more=more)
         self.worker.step_once()
 
     def pause(self) -> None:
@@ -193,13 +197,11 @@ class TrainingController(QObject):
         return not problems
 
     def _resumable(self, cfg: ExperimentConfig) -> bool:
-        run = self.session.run
-        if self.run_dir is None or run is None:
-            return False
-        steps = run.checkpoint_steps()
-        if steps == [0] and _new_corpus_only(run.config, cfg):  # an import (or a fork at 0: resume says)
-            return True
-        return _same_model(run.config, cfg) and bool(steps) and steps[-1] < run.config.train.steps
+        """The shown run continues with the builder's config: its weights can follow the edit, and it has steps
+        left to train (an imported run, edited or not, fine-tunes from its own weights)."""
+        plan = self._plan(cfg)
+        return plan is not None and plan.action == "continue" and \
+            self.session.run.checkpoint_steps()[-1] < cfg.train.steps
 
     def _start(self, paused: bool, more: int = 0) -> None:
         """`more` > 0: continue the finished run shown for that many more steps. A new run replaces the
@@ -209,13 +211,11 @@ class TrainingController(QObject):
         resume = more > 0 or self._resumable(cfg)
         run_dir = self.run_dir if resume else new_run_path(settings.runs_root(), cfg.name)
         total = self.session.run.checkpoint_steps()[-1] + more if more > 0 else None
-        # an import not yet trained fine-tunes on the draft's corpus
-        corpus = cfg.data.corpus if resume and self.session.run.checkpoint_steps() == [0] and more == 0 else None
         self.shutdown()
-        if resume:
+        if resume:  # with the builder's edits of its training settings
             def make():
                 from engine.training.trainer import Trainer
-                return Trainer.resume(run_dir, steps=total, corpus=corpus)
+                return Trainer.resume(run_dir, config=cfg, steps=total)
         else:
             self.session.replace_run(OpenRun(cfg))
 

@@ -114,6 +114,20 @@ def ask_finished_run(parent: QWidget | None, trained: int, more: int) -> tuple[s
     return chosen[0] if chosen else None
 
 
+def ask_new_run(parent: QWidget | None, reason: str, lost: tuple[str, ...]) -> bool:
+    """Train after an edit the shown run cannot follow: whether to start a new run, which will not keep `lost`
+    (the run shown stays as it is)."""
+    kept = f" and will not keep {', '.join(lost)}" if lost else ""
+    box = QMessageBox(QMessageBox.Icon.Question, "This edit needs a new run",
+                      f"The run shown cannot continue with this config: {reason}. A new run starts from new "
+                      f"weights{kept}; the run shown stays as it is.", QMessageBox.StandardButton.Cancel,
+                      parent if isinstance(parent, QWidget) else None)
+    new = box.addButton("Start a new run", QMessageBox.ButtonRole.AcceptRole)
+    box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+    box.exec()
+    return box.clickedButton() is new
+
+
 def ask_stop_training(parent: QWidget | None, doing: str) -> bool:
     """While a run trains, before something that would stop it (opening another run, a new one): whether to
     stop it. The run is checkpointed either way; the question is only whether to stop now."""

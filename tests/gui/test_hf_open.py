@@ -65,3 +65,43 @@ def test_the_import_runs_off_the_gui_thread_with_its_stages_shown_and_cancel_lea
     assert done.args[0] is None and again.process.finished and not again.dialog.isVisible()
     assert "Import of pretrained cancelled; nothing was written." in w.banner.text
     assert sorted(settings.runs_root().iterdir()) == [run_dir]  # the first run alone: no .tmp- leftover
+
+
+def test_an_edited_import_fine_tunes_from_its_weights_and_a_new_shape_asks_first(
+        qtbot, make_window, pretrained, monkeypatch, corpus_file):  # noqa: F811
+    """Issue 38: Steps 20 -> 23 on an imported GPT-2 fine-tunes it in place (it used to start a new run from random
+    weights without a word); a new shape asks first, naming what the new run will not keep."""
+    w = make_window()
+    monkeypatch.setattr(dialogs, "ask_path", lambda *a, **k: pretrained)
+    w.actions["import_hf"].trigger()
+    run_dir = imported(qtbot, w)
+    cfg = w.session.config
+    asked = []
+    monkeypatch.setattr(dialogs, "ask_new_run", lambda _parent, reason, lost: asked.append((reason, lost)) or False)
+    w.session.set_config(cfg.replace(model=dataclasses.replace(cfg.model, n_layer=3)))
+    w.actions["train"].trigger()
+    assert len(asked) == 1 and "shapes of the weights" in asked[0][0] and "the imported weights" in asked[0][1][0]
+    assert not w.controller.alive and w.controller.run_dir == run_dir  # cancelled: nothing started
+    w.session.set_config(cfg.replace(train=dataclasses.replace(cfg.train, steps=23),
+                                     data=dataclasses.replace(cfg.data, corpus=str(corpus_file))))
+    w.actions["train"].trigger()
+    qtbot.waitUntil(lambda: w.session.training_state == "finished", timeout=WAIT)
+    assert len(asked) == 1 and w.controller.run_dir == run_dir  # continued in place, not asked
+    run = Run(run_dir)
+    assert run.checkpoint_steps()[-1] == 23 and run.changes()[0]["step"] == 0
+    assert run.changes()[0]["changed"]["train.steps"] == [20, 23]
+
+
+@pytest.mark.parametrize("button,expected", [("Start a new run", True), ("Cancel", False)])
+def test_the_new_run_question_names_what_would_not_be_kept(qtbot, monkeypatch, button, expected):
+    from PySide6.QtWidgets import QMessageBox, QPushButton
+
+    seen = []
+
+    def answer(box):
+        seen.append(box.text())
+        next(b for b in box.findChildren(QPushButton) if b.text().replace("&", "") == button).click()
+        return 0
+    monkeypatch.setattr(QMessageBox, "exec", answer)
+    assert dialogs.ask_new_run(None, "W_E changes shape", ("the imported weights (from x)",)) is expected
+    assert "W_E changes shape" in seen[0] and "will not keep the imported weights (from x)" in seen[0]
