@@ -146,7 +146,7 @@ def builtins(c) -> dict[str, Builtin]:
         try:
             return MixedForm(c.forms_of(net), weight, other, MAX_TERMS).terms
         except KeyError as e:
-            raise ConsoleError(pos, f"forms2: no weight {e.args[0]!r} in {net.title}") from None
+            raise ConsoleError(pos, _missing_weight(net, e.args[0], weight, other)) from None
         except (TooManyTerms, MixedFormError) as e:
             raise ConsoleError(pos, f"forms2: {e}") from None
 
@@ -262,6 +262,19 @@ def builtins(c) -> dict[str, Builtin]:
         "latex": B(latex, "x", "x as LaTeX (matplotlib mathtext), as a string", 1, 1),
         "help": B(help_, '"name"', "this list, or help on one function", 0, 1),
     }
+
+
+def _missing_weight(net: Network, missing, weight: str, other: str) -> str:
+    """forms2's refusal of a weight the network lacks, saying what to do: an encoder chain too shallow for it
+    names the depth that has both weights (issue 40: at depth 2, "no weight 'K_5'" said neither)."""
+    names = [s.name for s in net.weights]
+    shown = ", ".join(names[:8]) + (" …" if len(names) > 8 else "")
+    text = f"forms2: no weight {missing!r} in {net.title} (its weights: {shown})"
+    if net.title.startswith("encoder("):
+        depth = 1 + max(_layer(weight), _layer(other))
+        text += (f"; {weight} and {other} are weights of the chain of depth {depth}: choose depth {depth} as "
+                 f"the source, or write forms2(encoder({depth}), \"{weight}\", \"{other}\")")
+    return text
 
 
 def _layer(name: str) -> int:

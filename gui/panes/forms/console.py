@@ -8,7 +8,7 @@ a Stop button (and Esc stops it): the process ends the line at its next evaluati
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont, QFontDatabase, QKeySequence, QPalette, QShortcut
 from PySide6.QtWidgets import (QCheckBox, QFrame, QLabel, QLineEdit, QPlainTextEdit, QPushButton,
                                QScrollArea, QSplitter, QVBoxLayout, QWidget)
@@ -101,6 +101,12 @@ class ConsoleView(QWidget):
         self.scroll = QScrollArea()
         self.scroll.setWidgetResizable(True)
         self.scroll.setWidget(self.body)
+        # the transcript keeps its newest output in sight while it grows (a formula's row takes its height
+        # when it is laid out, after the output is added), unless the reader has scrolled up to read
+        self._following = True
+        bar = self.scroll.verticalScrollBar()
+        bar.rangeChanged.connect(self._on_range_changed)
+        bar.valueChanged.connect(self._on_scrolled)
         self.log = QPlainTextEdit()
         self.log.setObjectName("console_log")
         self.log.setReadOnly(True)
@@ -244,11 +250,19 @@ class ConsoleView(QWidget):
             old = self.blocks.takeAt(0).widget()
             if old is not None:
                 old.deleteLater()
-        QTimer.singleShot(0, self._scroll_to_end)
+        self._following = True  # a new output is in sight however far up the reader was
+        self._scroll_to_end()
 
     def _scroll_to_end(self) -> None:
         bar = self.scroll.verticalScrollBar()
         bar.setValue(bar.maximum())
+
+    def _on_range_changed(self, _low: int, high: int) -> None:
+        if self._following:
+            self.scroll.verticalScrollBar().setValue(high)
+
+    def _on_scrolled(self, value: int) -> None:
+        self._following = value >= self.scroll.verticalScrollBar().maximum() - 4
 
     def outputs(self) -> list[QWidget]:
         return [self.blocks.itemAt(i).widget() for i in range(self.blocks.count())]

@@ -53,3 +53,19 @@ def test_verify_of_a_per_head_bias_by_another_weight_says_ok_and_why_b_k_is_dege
                          "--verify")
     assert rc == 0 and out.rstrip().endswith("degenerate (the mixed derivative is round-off): relative to the "
                                              "model's scale"), out
+
+
+def test_forms2_on_a_chain_too_shallow_names_the_depth_to_choose():
+    """Issue 40: at depth 2 (the Forms pane's source), forms2("K_5", "Q_3") said only "no weight 'K_5'"."""
+    import pytest
+
+    from engine.forms.console import ConsoleError
+
+    c = Console()
+    c.run("net = encoder(2)")
+    with pytest.raises(ConsoleError) as refused:
+        c.run('forms2("K_5", "Q_3")')
+    message = str(refused.value)
+    assert "no weight 'K_5' in encoder(2)" in message and "choose depth 6" in message
+    assert 'forms2(encoder(6), "K_5", "Q_3")' in message and "K_1" in message  # its own weights listed
+    assert c.run('forms2(encoder(6), "K_5", "Q_3").length')[0].content == "24"  # what it says to do works

@@ -228,3 +228,20 @@ def test_an_output_of_many_rows_shows_the_first_rows_text_while_they_render():
     assert _text_rows(Output("text", text, rows)) == [f"x{k}" for k in range(ROWS_SHOWN)]
     assert _text_rows(Output("text", "x0\nx1", rows[:2])) == ["x0", "x1"]
     assert _text_rows(Output("text", "one line", rows[:3])) == ["", "", ""]  # not one line per row
+
+
+def test_the_transcript_scrolls_to_each_new_output_as_it_grows(qtbot, pane):
+    """Issue 40: the console did not scroll to new output; its formulas take their height once laid out,
+    after the output is added, so scrolling once at the add left the newest rows below the fold."""
+    bar = pane.console.scroll.verticalScrollBar()
+    for _ in range(3):
+        enter(qtbot, pane, "show(forms(2))")
+    qtbot.waitUntil(lambda: bar.maximum() > 0, timeout=20000)
+    qtbot.waitUntil(lambda: all(v.height() > 0 for v in pane.console.findChildren(FormulaView)), timeout=30000)
+    qtbot.wait(200)  # rows laid out after the last output: the transcript followed them
+    assert bar.value() == bar.maximum()
+    bar.setValue(0)  # the reader scrolls up to read: the transcript stays there while rows settle...
+    qtbot.wait(100)
+    assert bar.value() == 0
+    enter(qtbot, pane, "log(forms(2).length)")  # ...until a new output comes
+    qtbot.waitUntil(lambda: bar.value() == bar.maximum(), timeout=5000)
