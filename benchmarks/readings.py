@@ -8,6 +8,8 @@ loss in the same process, alternating, the best of each taken (so a busy neighbo
    backward for κ and every weight's share: goal ≤ 3 backwards. Then one weight's own κ_W (one more
    product).
 3. The critical sharpness's line search: goal ≤ 10 forwards (counted), timed against one forward.
+4. A coefficient as code (engine/ascode/generate.py): writing the .py and the .npz, whose own cost is the forms
+   engine's number for the file to check itself with (the whole G, or every class for one class).
 
 The backward is the probe loss's in float64 through the explicit attention path (interaction.ProbeLoss), as
 the second-order view's benchmark uses; `--float32` times the token readout in float32 (what a GPT-2-sized
@@ -129,6 +131,16 @@ def main() -> None:
         ours, ref = best(search, forward, args.rounds)
     print(f"critical sharpness line search      {ours * 1e3:8.0f} ms = {ours / ref:5.2f} forwards, {used[-1]} "
           f"evaluated (goal ≤ 10: {'ok' if used[-1] <= cv.FORWARDS else 'OVER'})")
+    import tempfile
+
+    from engine.ascode.generate import write_code
+
+    with tempfile.TemporaryDirectory() as folder:
+        for part in (None, "direct"):
+            ours, ref = best(lambda: write_code(Path(folder) / "g.py", cfg, after, x, y, "blocks.0.W_Q", part, 1,
+                                                "benchmark"), backward, args.rounds)
+            print(f"code, blocks.0.W_Q {'whole G ' if part is None else 'one class'}         {ours * 1e3:8.0f} ms = "
+                  f"{ours / ref:5.2f} backwards")
 
 
 if __name__ == "__main__":

@@ -212,6 +212,8 @@ def written(paths: list[Path]) -> str:
     """Where an export wrote, in words: the path, or how many pages, in which folder, first and last."""
     if len(paths) == 1:
         return str(paths[0])
+    if len(paths) == 2 and paths[0].stem == paths[1].stem:  # a file and its data beside it (a .py and its .npz)
+        return f"{paths[0]} and {paths[1].name} beside it"
     return f"{len(paths)} pages in {paths[0].parent}: {paths[0].name} … {paths[-1].name}"
 
 

@@ -27,8 +27,6 @@ the class adjoints δ of its output, position by position, so that G = Σ over p
     rows       Y_t = W[X_t]:     G[X_t] += δ_t          (the embedding and learned positions; X ids)
 """
 
-from __future__ import annotations
-
 import math
 
 import numpy as np
@@ -191,6 +189,53 @@ def forward(cfg, W, x, y):
 def loss(cfg, W, x, y):
     """The probe loss alone (what finite differences differentiate)."""
     return forward(cfg, W, x, y)[0]
+
+
+def torch_loss(cfg, W, x, y):
+    """The same loss written in torch, so autograd can differentiate it where torch is installed (the only
+    function here that needs torch; it imports it when called). W: {name: float64 tensor}."""
+    import torch
+    import torch.nn.functional as F
+
+    def ln(a, name):
+        return F.layer_norm(a, a.shape[-1:], W[name + ".g"], W[name + ".b"], cfg["ln_eps"])
+
+    def attention(p, a):
+        h = cfg["n_head"]
+        B, T, d = a.shape
+        q, k, v = ((a @ W[p + "W_" + s] + W.get(p + "b_" + s, 0.0)).reshape(B, T, h, d // h).transpose(1, 2)
+                   for s in "QKV")
+        scores = q @ k.transpose(-1, -2) / math.sqrt(d // h)
+        ok = torch.from_numpy(allowed(cfg["mask"], T, cfg["band"]))
+        y = torch.softmax(scores.masked_fill(~ok, float("-inf")), -1) @ v
+        return y.transpose(1, 2).reshape(B, T, d) @ W[p + "W_O"] + W.get(p + "b_O", 0.0)
+
+    def mlp(p, a):
+        u = a @ W[p + "W_in"] + W[p + "b_in"]
+        r = torch.relu(u) if cfg["activation"] == "relu" else F.gelu(
+            u, approximate="tanh" if cfg["activation"] == "gelu_tanh" else "none")
+        return r @ W[p + "W_out"] + W[p + "b_out"]
+
+    x, y = torch.as_tensor(x), torch.as_tensor(y)
+    X = W["W_E"][x] + (W["W_P"][: x.shape[1]] if "W_P" in W else 0.0)
+    res = (lambda a, b: a + b) if cfg["residual"] else (lambda a, b: b)
+    for i in range(cfg["n_layer"]):
+        p = f"blocks.{i}."
+        if cfg["norm"] == "pre":
+            X = res(X, attention(p, ln(X, p + "ln1")))
+            X = res(X, mlp(p, ln(X, p + "ln2")))
+        elif cfg["norm"] == "post":
+            X = ln(res(X, attention(p, X)), p + "ln1")
+            X = ln(res(X, mlp(p, X)), p + "ln2")
+        else:
+            X = res(X, attention(p, X))
+            X = res(X, mlp(p, X))
+    if cfg["norm"] == "pre":
+        X = ln(X, "ln_f")
+    Z = X @ (W["W_E"].T if cfg["tied"] else W["W_U"]) + W["b_U"]
+    if cfg["loss"] == "cross_entropy":
+        return F.cross_entropy(Z.reshape(-1, Z.shape[-1]), y.reshape(-1))
+    return 0.5 * ((F.one_hot(y, Z.shape[-1]).to(Z.dtype) - Z) ** 2).sum() / y.numel()
 
 
 # ---- the backward pass, by route class ----

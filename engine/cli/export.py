@@ -17,7 +17,7 @@ from pathlib import Path
 from ..errors import UserError
 
 WHATS = ("loss", "attention", "mask", "posenc", "coefficient", "update", "heads", "routes", "interaction",
-         "interaction-map", "tokens", "curvature")
+         "interaction-map", "tokens", "curvature", "code")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -58,7 +58,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "curvature: along each update between saved steps, the curvature κ = δᵀHδ/‖δ‖² of the "
                         "probe loss (with --weight, that weight's own too) and the critical sharpness λ_c (the "
                         "smallest multiple of the mean step that raises the probe loss, as 2/(t η)) against 2/η "
-                        "(.csv and .npy one row per saved step; figures λ_c and κ over training above the loss)")
+                        "(.csv and .npy one row per saved step; figures λ_c and κ over training above the loss); "
+                        "code: --weight's coefficient (or its route class --class) at --step as a standalone "
+                        "Python file (.py, with FILE.npz beside it) that computes it with the model written out "
+                        "in NumPy and checks it against finite differences, the forms engine and autograd")
     p.add_argument("--step", type=int, metavar="S",
                    help="use the weights saved at this step (default: the newest saved step whose weights are "
                         "intact, naming any damaged newer one)")
@@ -69,6 +72,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--other", metavar="NAME",
                    help="interaction: the weight A whose update moved --weight's coefficient, e.g. blocks.0.W_Q")
     p.add_argument("--score", metavar="NAME", help="heads: draw only this score (e.g. induction)")
+    p.add_argument("--class", dest="part", metavar="C",
+                   help="code: one route class of --weight's coefficient (e.g. L1.q, direct) instead of the whole")
     p.add_argument("--prompt", metavar="TEXT",
                    help="attention and mask: the text to probe (default: the run's heatmap prompt)")
     p.add_argument("--out", metavar="FILE", required=True, help="the file to write; its suffix sets the format")
@@ -82,8 +87,8 @@ def run(args: argparse.Namespace) -> int:
 
     out = Path(args.out)
     # a bad suffix is refused before any work
-    export.format_of(out, _coefficient_formats() if args.what == "coefficient" else export.FIGURE_FORMATS
-                     + export.DATA_FORMATS)
+    export.format_of(out, _coefficient_formats() if args.what == "coefficient" else _code_formats()
+                     if args.what == "code" else export.FIGURE_FORMATS + export.DATA_FORMATS)
     check_output_path(out)
     analysis = RunAnalysis(args.run)
     if args.step is None and args.what in AT_ONE_STEP:  # as sample and resume do, past damaged weights
@@ -102,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-AT_ONE_STEP = ("attention", "posenc", "coefficient", "update")  # what reads the weights of one step
+AT_ONE_STEP = ("attention", "posenc", "coefficient", "update", "code")  # what reads the weights of one step
 
 
 def export_loss(a, args) -> Path:
@@ -247,9 +252,26 @@ def export_curvature(a, args) -> Path:
     return export_curvature(args.out, series, a.run.metrics(), threshold_words(a.config.train))
 
 
+def _code_formats() -> tuple[str, ...]:
+    from ..ascode.generate import CODE_FORMATS
+
+    return CODE_FORMATS
+
+
+def export_code(a, args) -> Path:
+    from ..ascode.generate import write_code
+    from ..coefficients.export import check_step, check_weight
+
+    check_weight(a.coefficients, args.weight)
+    step = check_step(a.coefficients, args.step)
+    probe = a.run.probe()
+    return write_code(args.out, a.config.model, a.run.load_weights(step), probe.x, probe.y, args.weight,
+                      args.part, step, a.config.name)[0]
+
+
 HANDLERS: dict[str, Callable] = {"loss": export_loss, "attention": export_attention, "mask": export_mask,
                                  "posenc": export_posenc, "coefficient": export_coefficient,
                                  "update": export_update, "heads": export_heads,
                                  "routes": export_routes, "interaction": export_interaction,
                                  "interaction-map": export_interaction_map, "tokens": export_tokens,
-                                 "curvature": export_curvature}
+                                 "curvature": export_curvature, "code": export_code}

@@ -100,3 +100,12 @@ def test_uses_add_up_position_by_position_to_the_coefficient():
 def test_the_module_loads_nothing_but_numpy(tmp_path):
     code = f"import runpy; runpy.run_path({str(ROOT / 'engine/ascode/numpy_gpt.py')!r})"
     assert loaded_by(code, ("torch", "engine", "scipy", "matplotlib"), tmp_path) == []
+
+
+@pytest.mark.parametrize("label", list(CONFIGS))
+def test_the_torch_loss_a_generated_file_checks_with_is_the_models(label):
+    cfg = CONFIGS[label]
+    w, x, y = case(cfg, seed=5)
+    loss, _ = autograd(cfg, w, x, y)
+    W = {k: torch.from_numpy(v) for k, v in numpy_weights(cfg, w).items()}
+    assert float(ng.torch_loss(config_dict(cfg), W, x, y)) == pytest.approx(loss, rel=1e-13)

@@ -1,0 +1,101 @@
+"""A coefficient as code (engine/ascode/generate.py, docs/readings.md#as-code): the file written for every weight
+of nanogpt-cpu runs in a fresh interpreter where only NumPy can be imported and agrees with autograd to 1e-10 in
+float64; a route class's file agrees with the forms engine and passes its own finite differences; a file whose
+data was tampered with says so and fails; the command line writes both files or one clear line."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from engine.ascode.generate import write_code
+from engine.configs.presets import load_preset
+from engine.forms import Snapshot, verify
+from engine.model.gpt import GPT
+
+NANO = load_preset("nanogpt-cpu").model
+# NumPy alone: torch and this project cannot be imported in the interpreter that runs a generated file
+NUMPY_ONLY = ("import sys, runpy; sys.modules['torch'] = None; sys.modules['engine'] = None; "
+              "sys.argv = [sys.argv[1]] + sys.argv[2:]; runpy.run_path(sys.argv[0], run_name='__main__')")
+
+
+def run_numpy_only(path, *args):
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", PYTHONPATH="")
+    return subprocess.run([sys.executable, "-c", NUMPY_ONLY, str(path), *map(str, args)], capture_output=True,
+                          text=True, env=env, cwd=path.parent, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def nano():
+    """nanogpt-cpu's weights (perturbed initial ones), a 2 × 32 probe, and autograd's −∂L/∂W in float64."""
+    w = verify.random_gpt_weights(NANO, 0)
+    x, y = verify.random_probe(NANO, batch=2, length=32)
+    model = GPT(NANO).double().eval()
+    model.load_state_dict(w)
+    params = dict(model.named_parameters())
+    grads = torch.autograd.grad(model(x, y)[1], list(params.values()))
+    return w, x.numpy(), y.numpy(), {n: -g.numpy() for n, g in zip(params, grads)}
+
+
+def test_every_weights_file_runs_with_numpy_alone_and_agrees_with_autograd(nano, tmp_path):
+    w, x, y, ref = nano
+    top = max(np.abs(g).max() for g in ref.values())
+    engine = Snapshot(NANO, w, torch.as_tensor(x), torch.as_tensor(y), torch.float64).total()  # every weight at once
+    for name in ref:
+        path = tmp_path / f"{name.replace('.', '_')}.py"
+        write_code(path, NANO, w, x, y, name, None, 7, "nano", engine[name].numpy())
+        done = run_numpy_only(path, "--out", tmp_path / "out.npy", "--no-differences")
+        assert done.returncode == 0 and "torch is not installed, skipped" in done.stdout, (name, done.stderr)
+        got = np.load(tmp_path / "out.npy")
+        scale = max(np.abs(ref[name]).max(), 1e-6 * top)  # the degenerate rule of docs/verification.md
+        assert np.abs(got - ref[name]).max() <= 1e-10 * scale, name
+
+
+@pytest.mark.parametrize("weight, part", [("blocks.1.W_in", "L2.q"), ("W_E", "unembed"), ("blocks.3.W_K", None)])
+def test_a_files_own_checks_pass_and_a_class_is_the_forms_engines(nano, tmp_path, weight, part):
+    w, x, y, ref = nano
+    path = tmp_path / "g.py"
+    write_code(path, NANO, w, x, y, weight, part, 7, "nano")
+    done = run_numpy_only(path, "--out", tmp_path / "g.npy")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.count("(ok,") == (4 if part else 3) and "FAILED" not in done.stdout
+    classes = Snapshot(NANO, w, torch.as_tensor(x), torch.as_tensor(y), torch.float64).classes(weight)[weight]
+    want = ref[weight] if part is None else classes[part].numpy()
+    np.testing.assert_allclose(np.load(tmp_path / "g.npy"), want, rtol=0, atol=1e-10 * np.abs(want).max())
+    with_torch = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, cwd=tmp_path,
+                                env=dict(os.environ, OPENBLAS_NUM_THREADS="1", PYTHONPATH=""), timeout=600)
+    assert with_torch.returncode == 0 and "against torch autograd: relative error" in with_torch.stdout
+
+
+def test_a_file_whose_number_is_wrong_fails_its_check(nano, tmp_path):
+    w, x, y, _ = nano
+    path = tmp_path / "g.py"
+    _, npz = write_code(path, NANO, w, x, y, "blocks.0.W_O", "L1.v", 7, "nano")
+    data = dict(np.load(npz))
+    data["expected"] = data["expected"] * (1 + 1e-6)
+    np.savez(npz, **data)
+    done = run_numpy_only(path, "--no-differences")
+    assert done.returncode == 1 and "forms engine (.npz): relative error 1.00e-06 (FAILED" in done.stdout
+
+
+def test_the_command_line_writes_the_file_and_its_data_or_one_line(tmp_path, capsys):
+    from engine.cli import main
+    from tests.engine.coefficients.test_coefficients import tiny_run
+
+    run = tiny_run(tmp_path / "run")
+    out = tmp_path / "q.py"
+    assert main(["export", "--run", str(run.path), "--what", "code", "--weight", "blocks.0.W_Q", "--class",
+                 "L1.k", "--out", str(out)]) == 0
+    assert capsys.readouterr().out.strip() == f"wrote {out} and q.npz beside it"
+    assert "WEIGHT, PART = 'blocks.0.W_Q', 'L1.k'" in out.read_text() and (tmp_path / "q.npz").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["q.npz", "q.py", "run"]  # nothing half-written left
+    for argv, message in ((["--class", "L9.q", "--out", str(out)], "has no route class 'L9.q'"),
+                          (["--out", str(tmp_path / "q.csv")], "choose a file ending in .py")):
+        assert main(["export", "--run", str(run.path), "--what", "code", "--weight", "blocks.0.W_Q", *argv]) != 0
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and message in err[0], err
