@@ -21,6 +21,7 @@ from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, Signal
 from engine.analysis.questions import Sample
 from engine.configs.config import ExperimentConfig
 from engine.model.sampling import SampleRequest
+from engine.training.preparation import corpus_preparation
 from engine.workspace import OpenRun
 
 from . import settings
@@ -211,6 +212,8 @@ class TrainingController(QObject):
         resume = more > 0 or self._resumable(cfg)
         run_dir = self.run_dir if resume else new_run_path(settings.runs_root(), cfg.name)
         total = self.session.run.checkpoint_steps()[-1] + more if more > 0 else None
+        # the corpus made ready in a child first; a resumed run's with its own tokenizer (Trainer.resume)
+        prepare = corpus_preparation(cfg.data, cfg.model.n_ctx, run_dir if resume else None)
         self.shutdown()
         if resume:  # with the builder's edits of its training settings
             def make():
@@ -223,7 +226,7 @@ class TrainingController(QObject):
                 from engine.training.trainer import Trainer
                 return Trainer(cfg, run_dir)
         self._training = self.session.open_run
-        worker = TrainingWorker(make, paused=paused, weights_every=self.session.weights_every)
+        worker = TrainingWorker(make, paused=paused, weights_every=self.session.weights_every, prepare=prepare)
         worker.sig_started.connect(self._on_worker_started, QUEUED)
         worker.sig_step_reported.connect(self.session.report_step, QUEUED)
         worker.sig_weights_ready.connect(self._on_weights_ready, QUEUED)
@@ -231,6 +234,7 @@ class TrainingController(QObject):
         worker.sig_failed.connect(self.session.post_message, QUEUED)
         worker.sig_sample_ready.connect(self.session.sig_sample_ready, QUEUED)
         worker.sig_checkpoint_saved.connect(self._on_checkpoint_saved, QUEUED)
+        worker.sig_preparing.connect(self._on_preparing, QUEUED)
         self.worker = worker
         self.session.set_training_state("paused" if paused else "running")
         worker.start()
@@ -277,6 +281,9 @@ class TrainingController(QObject):
     def _on_weights_wanted_changed(self, every: int) -> None:
         if self.worker is not None:
             self.worker.weights_every = every
+
+    def _on_preparing(self, text: str) -> None:
+        self.session.post_message(text, "info")
 
     def _on_checkpoint_saved(self, path: str) -> None:
         self.session.post_message(f"Checkpoint saved: {path}", "info")

@@ -1,6 +1,10 @@
 """Training in a worker thread (docs/design.md#processes-threads-and-caches).
 
-`TrainingWorker` is a QThread that builds a `engine.training.trainer.Trainer` and pulls `Trainer.steps()`; pause,
+`TrainingWorker` is a QThread that builds a `engine.training.trainer.Trainer` and pulls `Trainer.steps()`; first,
+when the corpus is more than a character vocabulary's, it has a child process make the corpus ready (read,
+fitted and encoded into the token cache: engine/training/preparation.py) and waits for it without the
+interpreter lock, so the trainer it builds then reads the cache instead of tokenising beside the GUI thread
+(a GPT-2 BPE's one encode held the lock ~36 s); Stop ends that child at once. Pause,
 single step, resume and stop are flags checked between steps (the generator pauses by not being asked for
 its next report, and closing it writes a checkpoint, so a stopped run resumes). Everything it tells the
 GUI goes out as a signal, delivered through a queued connection: step reports, weight copies (every
@@ -20,12 +24,15 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QThread, Signal
 
+from engine.child_job import ChildJob
 from engine.errors import UserError
 from engine.model.sampling import SampleRequest
 
 from .torch_import import ensure_torch
 
 _STEP, _STOP, _REST = "step", "stop", "rest"
+PREPARING = ("Reading and tokenising the corpus in a process of its own; training starts when it is ready "
+             "(the first time for a tokenizer and a corpus, a GPT-2 vocabulary takes a few seconds).")
 
 
 @dataclass(frozen=True)
@@ -77,11 +84,15 @@ class TrainingWorker(QThread):
     sig_failed = Signal(str)              # a sentence for the banner
     sig_sample_ready = Signal(object, str)  # SampleRequest, text
     sig_checkpoint_saved = Signal(str)    # path
+    sig_preparing = Signal(str)           # a sentence: the corpus is being made ready in a child process
 
     def __init__(self, make_trainer: Callable[[], object], *, paused: bool = False, weights_every: int = 0,
-                 parent=None):
+                 prepare: Callable[[], object] | None = None, parent=None):
+        """`prepare`: picklable work run in a child process before the trainer is built (None: none)."""
         super().__init__(parent)
         self._make_trainer = make_trainer
+        self._prepare = prepare
+        self.preparation_pid: int | None = None  # the child that made the corpus ready (tests read it)
         self._cond = threading.Condition()
         self._paused, self._stop, self._budget = paused, False, 0
         self._jobs: deque[Callable] = deque()
@@ -131,6 +142,9 @@ class TrainingWorker(QThread):
 
     def run(self) -> None:
         try:
+            if self._prepare is not None and not self._prepared():
+                self._set_state("stopped")
+                return
             ensure_torch()
             trainer = self._make_trainer()
         except BaseException as e:  # noqa: BLE001 — reported as a banner, never a traceback dialog
@@ -143,6 +157,24 @@ class TrainingWorker(QThread):
             trainer.step, trainer.compile_message))
         self._publish(trainer)
         self._train(trainer)
+
+    def _prepared(self) -> bool:
+        """Run `prepare` in a child process and wait for it; False when stopped meanwhile (the child is ended).
+        A failure raises a UserError with the child's one line."""
+        job = ChildJob(self._prepare, name="corpus")
+        self.preparation_pid = job.pid
+        self.sig_preparing.emit(PREPARING)
+        while True:
+            with self._cond:
+                stopping = self._stop
+            if stopping:
+                job.cancel()
+                return False
+            for event in job.wait(0.2):
+                if event[0] == "failed":
+                    raise UserError(event[1])
+                if event[0] == "done":
+                    return True
 
     def _train(self, trainer) -> None:
         steps = trainer.steps()

@@ -1,7 +1,10 @@
 """What the builder learns of a draft config beyond its closed formulas (docs/design.md#the-architecture-pane): the vocabulary the
 corpus really gives, or why the corpus cannot be used. Pure functions of a config; no Qt. They load the
 corpus (and the tokenizer, which imports torch), so the Architecture pane calls them off the GUI thread
-(after gui.torch_import.ensure_torch: torch must be imported by one thread at a time).
+(after gui.torch_import.ensure_torch: torch must be imported by one thread at a time), and `inspect_apart`
+does the work in a child process when the vocabulary is a BPE's or words' (fitting and encoding them held the
+interpreter lock beside the GUI thread: after a GPT-2 import the window froze ≥ 19 s while the builder "read the
+corpus"); the tokenizer and the ids it makes go to the token cache, where Train then finds them.
 
 No model is built here: the closed formula `parameter_count` is exact (tests compare it with torch for every
 option), and building a model only to count it allocated its n_ctx² masks, 11 GB for a 32768-token context.
@@ -36,6 +39,10 @@ def _corpus_text(corpus: str) -> str:
 
 @functools.lru_cache(maxsize=16)
 def _dataset_vocab(data: DataConfig, n_ctx: int) -> int:
+    if data.tokenizer != "char":  # fitted and encoded once, into the token cache that training reads
+        from engine.text.prepared import prepare_corpus
+
+        return prepare_corpus(data, n_ctx).vocab_size
     from engine.text.data import corpus_vocabulary
 
     return corpus_vocabulary(data, n_ctx, _corpus_text(data.corpus))
@@ -49,3 +56,16 @@ def inspect_config(cfg: ExperimentConfig) -> Inspection:
         except UserError as e:
             problem = str(e)
     return Inspection(vocab, problem, with_vocab(cfg.model, vocab or cfg.model.vocab_size))
+
+
+def inspect_apart(cfg: ExperimentConfig) -> Inspection:
+    """inspect_config, in a child process when the corpus is read into a BPE or word vocabulary (engine/child_job.py:
+    the calling thread waits without the interpreter lock); a bug there is a UserError with its one line."""
+    if cfg.data.tokenizer == "char" or cfg.data.validate():
+        return inspect_config(cfg)
+    from engine.child_job import ChildJob
+
+    outcome = ChildJob(inspect_config, cfg, name="inspect the corpus").wait()[-1]
+    if outcome[0] != "done":
+        raise UserError(outcome[1])
+    return outcome[1]

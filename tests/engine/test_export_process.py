@@ -7,7 +7,7 @@ import os
 import time
 
 from engine.export_process import ExportProcess
-from tests.export_writes import CAP_S, Sheet, die, fail, write_pid
+from tests.child_work import CAP_S, Sheet, die, fail, write_pid
 
 
 def until_end(job: ExportProcess) -> list[tuple]:

@@ -11,7 +11,7 @@ import pytest
 
 from gui.exports import ExportRequest, Exports, ExportStatus
 from gui.session import Session
-from tests.export_writes import CAP_S, Sheet, fail, write_one, write_pid
+from tests.child_work import CAP_S, Sheet, fail, write_one, write_pid
 
 WAIT = 1000 * CAP_S
 

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (QComboBox, QFormLayout, QHBoxLayout, QLabel, QLin
 from engine.configs.config import ConfigError, DataConfig, ExperimentConfig, ModelConfig, TrainConfig
 from engine.configs.problem import Problem
 from engine.configs.sizes import human_count, memory_estimate_bytes, parameter_count
-from engine.configs.inspection import Inspection, inspect_config
+from engine.configs.inspection import Inspection, inspect_apart
 from engine.text.corpus import SHAKESPEARE
 from engine.configs.limits import gib, memory_warning, training_problems
 from engine.configs.presets import load_preset, preset_names
@@ -350,4 +350,4 @@ class ArchitecturePane(QWidget):
 
 def _inspect(cfg: ExperimentConfig) -> Inspection:
     ensure_torch()  # engine.text.data and engine.model.gpt import torch, which one thread at a time must import
-    return inspect_config(cfg)
+    return inspect_apart(cfg)

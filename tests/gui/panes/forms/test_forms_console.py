@@ -26,7 +26,7 @@ from gui.panes.forms.console import History
 from gui.session import Session
 from gui.widgets import dialogs
 from gui.widgets.formula import FormulaView
-from tests.export_writes import sendable
+from tests.child_work import sendable
 from tests.gui.panes.forms.spin import add_spin
 
 

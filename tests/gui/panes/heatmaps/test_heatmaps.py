@@ -20,7 +20,7 @@ from gui.panes.heatmaps import pane as heatmaps
 from gui.panes.heatmaps import HeatmapsPane
 from gui.session import Session
 from gui.widgets.heatmap_grid import GAP
-from tests.export_writes import sendable
+from tests.child_work import sendable
 
 TEXT = "First Citizen:\nBefore we proceed any further, hear me speak.\nAll:\nSpeak, speak."
 PROMPT = "Before we proceed any further"

@@ -13,7 +13,7 @@ from engine.rundir.runs import Run
 from engine.figures.smoothing import ema
 from engine.training.trainer import Trainer
 from gui import recent, settings
-from tests.export_writes import sendable
+from tests.child_work import sendable
 
 from ...conftest import tiny_config
 

@@ -243,3 +243,37 @@ def test_no_time_left_is_shown_once_training_is_stopped(qtbot, make_window, corp
     w.session.request_training("stop")
     wait_state(qtbot, w, "stopped")
     assert pane(w).eta.text() == ""
+
+
+def test_train_on_a_bpe_corpus_reads_and_tokenises_it_in_a_child_process(qtbot, make_window, corpus_file,
+                                                                         monkeypatch):
+    """Where the work ran: with fitting and encoding a corpus made to fail in the app's process, the builder
+    still learns the BPE's vocabulary and Train still trains, each tokenised by a child process that is not
+    this one (the token cache the builder's child filled is emptied before Train); the trainer then reads the
+    cache that Train's child filled."""
+    import dataclasses
+    import os
+    import shutil
+
+    from engine.text import encoded, token_cache
+    from engine.text.bpe import BPETokenizer
+
+    def not_here(*_args, **_kwargs):
+        raise AssertionError("the corpus was tokenised in the app's process")
+
+    monkeypatch.setattr(encoded, "fit_tokenizer", not_here)
+    monkeypatch.setattr(BPETokenizer, "encode_corpus", not_here)
+    cfg = tiny_config(corpus_file)
+    cfg = cfg.replace(data=dataclasses.replace(cfg.data, tokenizer="bpe", max_vocab=300))
+    w = make_window(cfg)
+    builder = w.panes["pane_architecture"]
+    qtbot.waitUntil(lambda: builder.inspection is not None and builder.inspection.vocab_size is not None,
+                    timeout=3 * WAIT)
+    shutil.rmtree(token_cache.root(), ignore_errors=True)
+    messages = []
+    w.session.sig_message_posted.connect(lambda level, text: messages.append(text))
+    with qtbot.waitSignal(w.session.sig_step_reported, timeout=3 * WAIT) as first:
+        click(qtbot, w, "train")
+    assert first.args[0].step >= 1 and w.session.config.model.vocab_size == builder.inspection.vocab_size
+    assert w.controller.worker.preparation_pid not in (None, os.getpid())
+    assert any(text.startswith("Reading and tokenising the corpus") for text in messages)

@@ -16,7 +16,7 @@ from engine.rundir.runs import Run
 from gui.exports import Exports
 from gui.panes.weight import WeightPane
 from gui.session import Session
-from tests.export_writes import sendable
+from tests.child_work import sendable
 
 from ....engine.coefficients.test_coefficients import tiny_run
 from ...conftest import QT_NOISE, tiny_config

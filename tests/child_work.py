@@ -1,5 +1,6 @@
-"""Writes for tests of the app's export queue, picklable so that the export process can run them: a sheet
-whose pages wait for the test between them, a write that fails, one that writes which process it ran in."""
+"""Work for tests of child processes (engine/child_job.py, the export process), picklable so that a spawned child
+can run it: a sheet whose pages wait for the test between them, a write that fails, one that writes which
+process it ran in, one that dies, one that reports and says more."""
 
 from __future__ import annotations
 
@@ -64,3 +65,16 @@ def die(at: Path) -> None:
     """A write whose process ends mid-file (a crash, the out-of-memory killer)."""
     at.write_text("half")
     os._exit(9)
+
+
+def counted(n: int, gate=None) -> int:
+    """Reports 1 … n items, tells the parent ("note", n), waits for `gate` (a multiprocessing Event) if given,
+    and returns its process id."""
+    from engine.child_job import tell
+
+    for k in range(n):
+        report_progress(k + 1, n, "items")
+    tell("note", n)
+    if gate is not None:
+        gate.wait(CAP_S)
+    return os.getpid()

@@ -1,0 +1,122 @@
+"""What pressing Train holds the interpreter lock for, as the app's training thread does it (gui/worker.py):
+the corpus made ready in a child process (engine/training/preparation.py), then the trainer built, its first step
+and its close (a checkpoint) on this process's thread. A probe thread sleeps 5 ms and records how late it wakes
+(the lock held by the other thread); the GUI thread of the app waits as long. Rounds alternate with the way it
+was before issue 37 (`in thread`: no child, the trainer tokenises the corpus itself), each on an empty token
+cache, so both see the same work and the same neighbours' load; late wakes over 100 ms are named by the line the
+training thread was on.
+
+    python benchmarks/train_start.py [--run RUN --corpus FILE] [--rounds 2]   # default: tiny with a 5,000-token BPE
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+GOAL_MS = 100.0  # the longest gap the event loop may see (issue 37)
+
+
+class Probe:
+    """A thread that sleeps 5 ms at a time and records how late it wakes, with the watched thread's line."""
+
+    def __init__(self, watched: int):
+        self.watched, self.late, self.where = watched, [], []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_):
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        last = time.perf_counter()
+        while not self._stop.is_set():
+            time.sleep(0.005)
+            now = time.perf_counter()
+            late = 1000 * (now - last - 0.005)
+            self.late.append(late)
+            if late > GOAL_MS:
+                frame = sys._current_frames().get(self.watched)
+                f = traceback.extract_stack(frame)[-1] if frame is not None else None
+                self.where.append((late, f"{Path(f.filename).name}:{f.lineno}" if f else "?"))
+            last = now
+
+
+def start(args, way: str) -> list[tuple[str, float, list[float], list]]:
+    """The phases of one Train press, each (name, seconds, late wakes, where)."""
+    from engine.child_job import ChildJob
+    from engine.configs.presets import load_preset
+    from engine.rundir.runs import Run
+    from engine.training.preparation import corpus_preparation
+    from engine.training.trainer import Trainer
+
+    os.environ["GPT_EXPLORER_CACHE"] = tempfile.mkdtemp(prefix="train-start-cache-")  # cold, both ways
+    if args.run:
+        config = Run(args.run).config
+        data = dataclasses.replace(config.data, corpus=args.corpus) if args.corpus else config.data
+        prepare = corpus_preparation(data, config.model.n_ctx, args.run)
+
+        def build():
+            return Trainer.resume(args.run, corpus=args.corpus)
+    else:
+        cfg = load_preset("tiny")
+        cfg = cfg.replace(data=dataclasses.replace(cfg.data, tokenizer="bpe", max_vocab=5000))
+        prepare = corpus_preparation(cfg.data, cfg.model.n_ctx)
+        folder = tempfile.mkdtemp(prefix="train-start-")
+
+        def build():
+            return Trainer(cfg, Path(folder) / "run")
+    phases = []
+
+    def phase(name, fn):
+        with Probe(threading.get_ident()) as probe:
+            t0 = time.perf_counter()
+            out = fn()
+            phases.append((name, time.perf_counter() - t0, probe.late, probe.where))
+        return out
+
+    if way == "child":
+        phase("corpus, in a child", lambda: ChildJob(prepare).wait()[-1])
+    trainer = phase("trainer built", build)
+    steps = trainer.steps()
+    phase("first step", lambda: next(steps))
+    phase("close (checkpoint)", steps.close)
+    return phases
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--run", help="a run to resume (an import fine-tunes), e.g. an imported GPT-2-shaped run")
+    ap.add_argument("--corpus", help="the corpus an import fine-tunes on")
+    ap.add_argument("--rounds", type=int, default=2)
+    args = ap.parse_args()
+    from engine.training.thread_policy import prepare_openmp  # noqa: F401 — as the app's entry point
+
+    for r in range(args.rounds):
+        for way in (("child", "in thread") if r % 2 == 0 else ("in thread", "child")):
+            print(f"round {r + 1}, {way}:")
+            for name, seconds, late, where in start(args, way):
+                worst = max(late, default=0.0)
+                print(f"  {name}: {seconds:.2f} s; the probe's longest wait {worst:.0f} ms "
+                      f"({worst / GOAL_MS:.2f} of the goal), {sum(x > GOAL_MS for x in late)} over {GOAL_MS:.0f} ms")
+                for ms, line in sorted(where, reverse=True)[:4]:
+                    print(f"      {ms:.0f} ms at {line}")
+
+
+if __name__ == "__main__":
+    main()
