@@ -1,15 +1,16 @@
-"""One piece of work in a child process of its own, with its progress, its outcome and a cancel that ends it at
-once: an export, a corpus made ready before Train, a fork or a delete of a run (docs/design.md#processes-threads-
-and-caches). The app's GUI process then never runs that work's Python, so the interpreter lock its GUI thread
-needs to paint is never held by it; and a cancel does not wait for the work's next check, it ends the process.
+"""One piece of work in a child process of its own, with its progress, its outcome and a cancel that ends it at once:
+an export, a corpus made ready before Train, a fork or a delete of a run
+(docs/design.md#processes-threads-and-caches). The app's GUI process then never runs that work's Python, so the
+interpreter lock its GUI thread needs to paint is never held by it; and a cancel does not wait for the work's next
+check, it ends the process.
 
 The child is spawned (the app has threads whose locks a fork would copy). It is not daemonic, since its work may
 start children of its own (a large BPE fit does, engine/text/bpe_fit.py), but it ends with the app all the same:
 it watches its parent and exits when the parent is gone, and the jobs still running when the app exits are
 ended first.
 `fn(*args, **kwargs)` must be picklable: a function of the engine, or a `functools.partial` of one with plain
-arguments; the child imports its module, so it never lives in `gui`. Inside, `report_progress(done, total,
-unit)` (engine/figures/export.py) reaches the parent, at most every PROGRESS_EVERY_S but always the last, and
+arguments; the child imports its module, so it never lives in `gui`. Inside, `report(done, total, unit)`
+(engine/progress.py) reaches the parent, at most every PROGRESS_EVERY_S but always the last, and
 `tell(kind, *values)` any other event the parent reads with poll (an export says which hidden folder it writes).
 
     job = ChildJob(fn, *args)
@@ -61,7 +62,7 @@ def _work(fn: Callable, args: tuple, kwargs: dict, events, parent: int) -> None:
     """In the child: run fn, telling `events` its progress and then its outcome."""
     global _events
     from .errors import UserError
-    from .figures.export import reporting_progress
+    from .progress import reporting
     from .training.thread_policy import for_helper
 
     threading.Thread(target=_watch, args=(parent,), name="watch-parent", daemon=True).start()
@@ -76,7 +77,7 @@ def _work(fn: Callable, args: tuple, kwargs: dict, events, parent: int) -> None:
             events.put(("progress", done, total, unit))
 
     try:
-        result = reporting_progress(progress, lambda: fn(*args, **kwargs))
+        result = reporting(progress, lambda: fn(*args, **kwargs))
     except UserError as e:
         events.put(("failed", str(e)))
     except Exception as e:  # a bug: its traceback on stderr, one line for the window

@@ -1,7 +1,7 @@
-"""The corpus made ready before a trainer is built, in a child process (docs/design.md#processes-threads-and-
-caches): reading it, fitting a BPE or word vocabulary and encoding it are engine/text/prepared.py's
-`prepare_corpus`, which leaves the tokenizer and the ids in the token cache; the trainer, built next on the app's
-training thread, then reads them from the cache instead of doing that work beside the GUI thread.
+"""The corpus made ready before a trainer is built, in a child process (docs/design.md#processes-threads-and-caches):
+reading it, fitting a BPE or word vocabulary and encoding it are engine/text/prepared.py's `prepare_corpus`, which
+leaves the tokenizer and the ids in the token cache; the trainer, built next on the app's training thread, then
+reads them from the cache instead of doing that work beside the GUI thread.
 
 Measured before this (issue 37): pressing Train on an imported GPT-2-shaped run, the training thread encoded the
 whole corpus in one `tokenizers` call that held the interpreter lock, and the window's menus did not answer for

@@ -122,7 +122,7 @@ class FormsPane(QWidget):
         if self.session.run is not None:
             settings.set_run_value(self.session.run.path, "forms/source", choice.kind)
         source = Source.of(choice, self.session.model)
-        self.status.setText("Deriving the model's form…" if choice.kind == "model" else "Deriving the chain's form…")
+        self.status.setText(f"Deriving the {'model' if choice.kind == 'model' else 'chain'}'s form…")
         self._asked = source
         self._derive.forget()
         self._derive.ask(fq.Derive(source), source)

@@ -88,6 +88,8 @@ class FormsJob(QObject):
         if kind == "part":
             self.sig_part.emit(self._out[number], payload)
             return
+        if kind == "progress":  # no forms question reports progress yet: its rows (parts) say how far it is
+            return
         tag = self._out.pop(number)
         if kind == "done":
             self.sig_done.emit(tag, payload)
