@@ -23,7 +23,8 @@ from ..errors import UserError
 from ..training.continuation import adapt_optimizer, changed_settings
 from .create import check_target, create_run, require_valid
 from .integrity import SIDECAR, expected_shapes
-from .runs import METRICS, SAMPLES, SNAPSHOTS, Run, RunError, atomic_write_text, read_jsonl, step_name
+from .layout import LOGS
+from .runs import SNAPSHOTS, Run, RunError, atomic_write_text, read_jsonl, step_name
 from ..safe_io import (JSON_CAP, WEIGHTS_CAP, UnsafeFileError, check_inside, copy_regular, parse_json, parse_toml,
                       read_text)
 
@@ -108,7 +109,7 @@ def _copy_history(parent: Run, folder: Path, step: int) -> list[str]:
     snapshot that is not a regular file of the parent's own (a link, a device, oversized) is skipped and
     named."""
     skipped = []
-    for name in (METRICS, SAMPLES):
+    for name in LOGS:
         try:
             check_inside(parent.path, parent.path / name)  # a link's rows are not the parent's own
         except UnsafeFileError as e:

@@ -10,6 +10,8 @@ from .lock import LOCK_FILE
 
 CONFIG, TOKENIZER, PROBE = "config.toml", "tokenizer.json", "probe.json"
 METRICS, SAMPLES = "metrics.jsonl", "samples.jsonl"
+UPDATES = "updates.jsonl"  # each weight's update-to-weight ratio at the steps it was measured
+LOGS = (METRICS, SAMPLES, UPDATES)  # the logs a run appends to, one JSON object a line, each with its step
 CHECKPOINTS, SNAPSHOTS = "checkpoints", "snapshots"
 MODEL_FILE, STATE_FILE, BEST, INDEX = "model.safetensors", "state.pt", "best.json", "index.json"
 DETERMINISM = "determinism.json"  # whether training repeats to the bit (engine/training/determinism.py)
@@ -18,7 +20,7 @@ CHANGES = "changes.jsonl"  # each edit a continued run was trained on with, and 
 NUMERIC = ("train_loss", "val_loss", "lr", "grad_norm", "tokens_per_s", "wall_s", "temperature",
            "train_bpc", "val_bpc")  # in rows
 # what a run holds but its config.toml; a folder holding only these is a creation killed half-way
-MADE_FILES = (TOKENIZER, PROBE, METRICS, SAMPLES, CHECKPOINTS, SNAPSHOTS, LOCK_FILE, DETERMINISM, IMPORT, CHANGES)
+MADE_FILES = (TOKENIZER, PROBE, *LOGS, CHECKPOINTS, SNAPSHOTS, LOCK_FILE, DETERMINISM, IMPORT, CHANGES)
 
 
 class RunError(UserError, ValueError):

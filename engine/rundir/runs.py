@@ -41,8 +41,9 @@ from safetensors.torch import save_file
 from . import integrity as integrity
 from ..configs.config import ConfigError, ExperimentConfig
 from ..errors import UserError
-from .layout import (BEST, CHANGES, CHECKPOINTS, CONFIG, IMPORT, INDEX, MADE_FILES, METRICS, MODEL_FILE, NUMERIC,
-                     PROBE, SAMPLES, SNAPSHOTS, STATE_FILE, TOKENIZER, RunError)
+from ..model.weight_layout import weight_names
+from .layout import (BEST, CHANGES, CHECKPOINTS, CONFIG, IMPORT, INDEX, LOGS, MADE_FILES, METRICS, MODEL_FILE,
+                     NUMERIC, PROBE, SAMPLES, SNAPSHOTS, STATE_FILE, TOKENIZER, UPDATES, RunError)
 from .lock import LOCK_FILE, RunLock
 from ..safe_io import (JSON_CAP, JSONL_CAP, WEIGHTS_CAP, UnsafeFileError, check_inside, check_regular, parse_json,
                       read_text)
@@ -303,7 +304,7 @@ class RunWriter:
         atomic_write_text(path / PROBE, json.dumps(
             {"x": probe.x.tolist(), "y": probe.y.tolist(), "prompt": probe.prompt,
              **({} if probe.induction is None else {"induction": probe.induction.tolist()})}, ensure_ascii=False))
-        for name in (METRICS, SAMPLES):
+        for name in LOGS:
             (path / name).touch()
         w.write_config(cfg)
         return w
@@ -313,7 +314,7 @@ class RunWriter:
         """Continue a run from a checkpoint at `step`: logged rows after it are dropped (they will be
         logged again, identically, since resume is exact), and so is a line cut short by a crash."""
         w = cls(run.path, run.config, run.tokenizer.digest)
-        for name in (METRICS, SAMPLES):
+        for name in LOGS:
             rows, _ = read_jsonl(run.path / name)
             kept = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows if r["step"] <= step)
             atomic_write_text(run.path / name, kept)
@@ -332,6 +333,10 @@ class RunWriter:
     def log_changes(self, step: int, changed: dict[str, list]) -> None:
         """An edit the run continues with from `step` (engine/training/continuation.py)."""
         append_jsonl(self._log(CHANGES), {"step": step, "changed": changed})
+
+    def log_updates(self, step: int, ratios: dict[str, float]) -> None:
+        """Each measured weight's ‖ΔW‖ / ‖W‖ at `step` (engine/training/update_ratio.py)."""
+        append_jsonl(self._log(UPDATES), {"step": step, "ratios": _finite(ratios)})
 
     def _log(self, name: str):
         if name not in self._logs:
@@ -500,6 +505,19 @@ class Run:
 
     def samples(self) -> list[dict]:
         return self._rows(SAMPLES)
+
+    def updates(self) -> list[tuple[int, dict[str, float]]]:
+        """(step, {weight: ‖ΔW‖ / ‖W‖}) of every measured step, in order; a row that names no weight of this
+        run or holds no number is skipped (a run written before the measure has no rows)."""
+        names = set(weight_names(self.config.model))
+        out = []
+        for row in self._rows(UPDATES):
+            ratios = row.get("ratios")
+            if isinstance(ratios, dict):
+                kept = {k: float(v) for k, v in ratios.items() if k in names and type(v) in (int, float)}
+                if kept:
+                    out.append((row["step"], kept))
+        return out
 
     def _probe_or_none(self) -> Probe | None:
         d = _read_json(self.path / PROBE)

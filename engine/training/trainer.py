@@ -41,6 +41,7 @@ from ..model.probes import induction_probe
 from ..rundir.create import check_loss, require_valid
 from ..rundir.runs import Probe, Run, RunError, RunWriter
 from .schedule import apply_schedule, lr_at
+from .update_ratio import UpdateRatios
 
 __all__ = ["StepReport", "Trainer", "lr_at", "pick_device", "make_optimizer", "generate_text"]
 
@@ -50,7 +51,7 @@ SAMPLE_TEMPERATURE = 0.8  # logged samples: a little cooler than the model's dis
 
 @dataclass(frozen=True)
 class StepReport:
-    """What one training step did; only Python scalars and strings, never live tensors."""
+    """What one training step did; only Python scalars and strings (and tuples of them), never live tensors."""
 
     step: int                # optimizer steps completed so far (1 after the first step)
     total_steps: int
@@ -68,6 +69,8 @@ class StepReport:
     message: str | None      # a sentence for the user when there is an event
     train_bpc: float | None = None  # the losses in bits per character of text (cross-entropy only):
     val_bpc: float | None = None    # comparable across tokenizers, unlike a loss per token
+    update_ratios: tuple[tuple[str, float], ...] = ()  # (weight, ‖ΔW‖ / ‖W‖) of the weights measured at
+    # this step, a few in rotation (engine/training/update_ratio.py)
 
 
 def _tensors(tree, path: str = "optimizer") -> Iterator[tuple[str, torch.Tensor]]:
@@ -198,6 +201,8 @@ class Trainer:
         self.model = GPT(cfg.model).to(self.device)
         self.model.train()
         self.optimizer = make_optimizer(self.model, t)
+        self._updates = UpdateRatios([(n, p) for n, p in self.model.named_parameters() if p.requires_grad])
+        self._measured: dict[str, float] = {}  # the last step's update-to-weight ratios
         # the state dict's tensors, detached; training and loading update them in place
         self._state_tensors = list(self.model.state_dict(keep_vars=False).items())
         self.batch_gen = torch.Generator().manual_seed(t.seed)
@@ -332,7 +337,11 @@ class Trainer:
         if not (math.isfinite(loss_v) and math.isfinite(norm_v)):
             self.optimizer.zero_grad(set_to_none=True)
             return loss_v, norm_v, lr
+        measure = (self.step + 1) % t.report_every == 0  # measured where a report will carry it
+        if measure:
+            self._updates.before()
         self.optimizer.step()
+        self._measured = self._updates.after() if measure else {}
         self.step += 1
         self._session_steps += 1
         tps = t.batch_size * self.cfg.model.n_ctx / max(time.perf_counter() - started, 1e-9)
@@ -366,12 +375,15 @@ class Trainer:
         done = f"training finished at step {step}: validation loss {val:.4f}" if final else None
         bpc = self._bits_per_char(loss, val)
         report = StepReport(step, t.steps, loss, val, lr, norm, self._tps or 0.0, 0.0, 0.0, sample,
-                            snapshot, checkpoint, "done" if final else None, done, *bpc)
+                            snapshot, checkpoint, "done" if final else None, done, *bpc,
+                            tuple(self._measured.items()))
         if self.writer is not None:
             # the rows first: a kill just after a checkpoint appears must not lose what it claims
             self.writer.log_metrics({"step": step, "train_loss": loss, "val_loss": val, "lr": lr,
                                      "grad_norm": norm, "tokens_per_s": report.tokens_per_s,
                                      "wall_s": round(self.wall_s, 3), "train_bpc": bpc[0], "val_bpc": bpc[1]})
+            if self._measured:
+                self.writer.log_updates(step, self._measured)
             if sample is not None:
                 self.writer.log_sample({"step": step, "prompt": self.probe.prompt, "text": sample,
                                         "temperature": SAMPLE_TEMPERATURE})

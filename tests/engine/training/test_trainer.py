@@ -84,7 +84,9 @@ def test_step_reports_are_small_owned_values_on_the_schedule(text, tmp_path):
     assert [r.step for r in reports] == [7, 10, 14, 20, 21, 28, 30, 35, 40]  # every 7, snapshots, evals
     for r in reports:
         assert all(isinstance(getattr(r, f.name), (int, float, str, bool, type(None)))
-                   for f in dataclasses.fields(StepReport))
+                   for f in dataclasses.fields(StepReport) if f.name != "update_ratios")
+        assert all(type(n) is str and type(v) is float for n, v in r.update_ratios)
+        assert bool(r.update_ratios) == (r.step % 7 == 0)  # measured at the steps reported on the schedule
     with pytest.raises(dataclasses.FrozenInstanceError):
         reports[0].step = 3
     evals = [r for r in reports if r.val_loss is not None]
