@@ -61,6 +61,7 @@ def format_text(rows: Sequence[Mapping], timeline: HeadTimeline) -> str:
                  + "; a role formed at the first saved step from which it stays above")
     lines.append("ablate: probe loss with the head's output replaced by its mean over the probe's positions, "
                  "minus the loss; dla: its direct logit attribution to the targets")
+    lines.append(timeline.ablation)
     if timeline.induction_derived:
         lines.append("note: this run predates stored induction probes; the probe was derived from its seed")
     return "\n".join(lines) + "\n"
@@ -71,12 +72,12 @@ def save_timeline_csv(path: str | Path, timeline: HeadTimeline) -> Path:
     L, H = timeline.values[SCORES[0]].shape[1:]
     with open(path, "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
-        w.writerow(["step", "layer", "head", *SCORES, "probe_loss"])
+        w.writerow(["step", "layer", "head", *SCORES, "probe_loss", "ablation_note"])
         for k, step in enumerate(timeline.steps):
             for layer in range(L):
                 for head in range(H):
                     w.writerow([step, layer, head, *(repr(float(timeline.values[n][k, layer, head])) for n in SCORES),
-                                repr(float(timeline.loss[k]))])
+                                repr(float(timeline.loss[k])), timeline.ablation])
     return Path(path)
 
 
@@ -100,6 +101,8 @@ def timeline_figure(timeline: HeadTimeline, metrics: Sequence[Mapping], scores: 
         ax.set_ylim(L * H - 0.5, -0.5)
         ax.set_yticks(range(L * H), [f"L{i // H} H{i % H}" for i in range(L * H)], fontsize=6)
         ax.set_title(name.replace("_", " "), fontsize=9, loc="left")
+        if name == "ablation" and timeline.ablation:
+            ax.set_title(timeline.ablation, fontsize=6, loc="right")
         fig.colorbar(mesh, ax=ax, pad=0.01)
     loss_ax = axes[-1]
     table = loss_table(metrics) if metrics else None

@@ -30,7 +30,7 @@ from ..rundir.runs import Run, RunError, atomic_write_bytes, step_name
 from ..safe_io import UnsafeFileError, check_inside
 from .cache import weights_fingerprint
 from .head_roles import Role, roles_over
-from .heads import SCORES, HeadProbes, HeadScoring
+from .heads import SCORES, HeadProbes, HeadScoring, ablation_note, ablation_positions
 
 CACHE_DIR = Path("cache") / "heads"
 CACHE_VERSION = 2  # raise when a score's definition changes: older cache files are then recomputed
@@ -60,12 +60,13 @@ class HeadTimeline:
     loss: np.ndarray               # (S,) loss on the probe batch
     induction_derived: bool        # the run predates stored induction probes: derived from its seed
     scoring: Scoring | None = None  # what is not scored yet (TimelineScorer), None when every step is
+    ablation: str = ""             # what the ablation scores ran on, a sentence (heads.ablation_note)
 
     def upto(self, step: int) -> HeadTimeline:
         """The timeline up to and including `step` (a saved step)."""
         k = self.steps.index(step) + 1
         return HeadTimeline(self.steps[:k], {n: a[:k] for n, a in self.values.items()}, self.loss[:k],
-                            self.induction_derived)
+                            self.induction_derived, ablation=self.ablation)
 
     def roles(self) -> list[Role]:
         """Roles at the last step, each with the step it formed at."""
@@ -101,7 +102,8 @@ class TimelineScorer:
             raise RunError(f"{run.path} has no saved weights yet")
         probe = run.probe()
         probes = HeadProbes.from_probe(probe)
-        key = _key(probes)
+        positions = ablation_positions(run.config.model, probes.x.shape[1])
+        key = _key(probes, positions)
         deadline = time.monotonic() + slice_s
         rows, scoring, worked = {}, None, False
         for k, step in enumerate(steps):
@@ -125,7 +127,7 @@ class TimelineScorer:
         values = {name: np.stack([rows[s][name] for s in done_steps]) if done_steps else np.zeros((0, 0, 0))
                   for name in SCORES}
         return HeadTimeline(done_steps, values, np.array([float(rows[s]["loss"]) for s in done_steps]),
-                            probe.induction_derived, scoring)
+                            probe.induction_derived, scoring, ablation_note(positions, probes.x.shape[1]))
 
     def _known(self, step: int, stamp: str) -> dict | None:
         got = self._rows.get((step, stamp))
@@ -182,8 +184,8 @@ def _read(path: Path, stamp: str) -> dict[str, np.ndarray] | None:
         return None
 
 
-def _key(probes: HeadProbes) -> str:
-    h = hashlib.sha256(str(CACHE_VERSION).encode())
+def _key(probes: HeadProbes, positions: int) -> str:
+    h = hashlib.sha256(f"{CACHE_VERSION}:{positions}".encode())
     for a in (probes.x, probes.y, probes.induction):
         h.update(np.ascontiguousarray(a, dtype=np.int64).tobytes())
     return h.hexdigest()[:16]

@@ -33,7 +33,10 @@ A_ij below is head's attention from query i to key j, averaged over the probe's 
                     layer 0 it reads the direct path from the token embedding only.
     ablation        probe loss with the head mean-ablated minus the probe loss: the head's output z_h is
                     replaced by its mean over the probe's B·T positions (Wang et al. 2022 §2 use mean-ablation
-                    likewise). Positive: the head helps.
+                    likewise). Positive: the head helps. Exact, every head in turn, in batched forwards; on the
+                    first `ablation_positions` of each sequence, as many as cost at most EXACT_ABLATION_BE
+                    backward-equivalents: the whole probe for a lesson model, 540 of GPT-2 small's 1024
+                    positions (the whole would cost 32). `HeadScores.ablation_positions` says how many.
     dla             direct logit attribution (Elhage et al. 2021): the head's output z_h W_O,h passed through
                     the final layer norm linearised at the probe (its own scale σ at each position), dotted with
                     W_U[:, y] − mean_v W_U[:, v], averaged over positions (the centring makes it a change in
@@ -66,7 +69,8 @@ MEASURES = {
     "entropy": "how spread each query's attention is over its keys on held-out text, in nats",
     "copying": "how much attending to a token raises that token's own logit (the OV circuit's eigenvalues, "
                "from −1 to 1)",
-    "ablation": "the loss on held-out text rises by this when the head's output is replaced by its mean",
+    "ablation": "the loss on held-out text rises by this when the head's output is replaced by its mean "
+                "(over the probe's first positions only, for a large model: the note says how many)",
     "dla": "the head's direct contribution to the log-odds of the correct next token on held-out text",
 }
 
@@ -84,12 +88,51 @@ class HeadProbes:
         return cls(probe.x, probe.y, probe.induction)
 
 
+# The exact mean-ablations of every head may cost at most this many backward-equivalents (a forward and a
+# backward of the model on its whole probe batch); a large model's are run on each probe sequence's first
+# positions only (`ablation_positions`), so that scoring a saved step costs about 20 in all.
+EXACT_ABLATION_BE = 16.0
+
+
+def ablation_cost(cfg, positions: int, seq_len: int) -> float:
+    """What mean-ablating every head exactly on the first `positions` of each probe sequence costs, in
+    backward-equivalents of the whole sequences (seq_len): counted in multiply-adds per token of a block (Q, K,
+    V, O, the MLP, attention over the keys) and of the readout, a backward as twice its forward. Each head's
+    copy of the sequences runs from its own layer to the logits (`_ablation_losses`)."""
+    d, L, H = cfg.d_model, cfg.n_layer, cfg.n_head
+
+    def block(t: int) -> int:
+        return 4 * d * d + 2 * d * cfg.d_ff + 2 * t * d
+
+    readout = d * cfg.vocab_size
+    exact = positions * H * sum((L - layer) * block(positions) + readout for layer in range(L))
+    return exact / (3 * seq_len * (L * block(seq_len) + readout))
+
+
+def ablation_positions(cfg, seq_len: int) -> int:
+    """The most first positions of each probe sequence whose exact ablations fit EXACT_ABLATION_BE (at least 2)."""
+    lo, hi = 2, seq_len
+    while lo < hi:  # the cost grows with the positions
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if ablation_cost(cfg, mid, seq_len) <= EXACT_ABLATION_BE else (lo, mid - 1)
+    return lo
+
+
+def ablation_note(positions: int, seq_len: int) -> str:
+    """What the ablation score ran on, in a sentence for the pane, the table and the figures."""
+    if positions >= seq_len:
+        return "Ablation: exact, each head's output replaced by its mean over the probe in turn"
+    return (f"Ablation: exact, each head's output replaced by its mean in turn, on the first {positions} of the "
+            f"probe's {seq_len} positions (what {EXACT_ABLATION_BE:.0f} forward and backward passes allow)")
+
+
 @dataclass(frozen=True)
 class HeadScores:
     """Every score of every head at one set of weights (SCORES, each (L, H)) and the probe loss."""
 
     values: dict[str, np.ndarray]
     loss: float
+    ablation_positions: int = 0  # the first positions of each probe sequence the ablations ran on (0: all)
 
 
 def head_scores(model: GPT, probes: HeadProbes) -> HeadScores:
@@ -110,8 +153,9 @@ class HeadScoring:
     """`head_scores` in pieces, so that a large model's scoring can leave the analysis process between them
     (engine/analysis/head_timeline.py): first the BASE parts (the traced forward of the validation batch with
     its attention scores and direct logit attributions, the traced forward of the induction probe, the copying
-    scores), then the mean-ablations a few heads of one layer at a time (PIECE_TOKEN_LAYERS). On GPT-2 small's
-    1024-token probes the base parts take 9, 5 and 3 s on one thread of the 2-core machine (docs/figures.md)."""
+    scores), then the mean-ablations a few heads of one layer at a time (PIECE_TOKEN_LAYERS), on the probe's
+    first `ablation_positions`. On GPT-2 small's 1024-token probes the base parts take 9, 5 and 3 s on one thread
+    of the 2-core machine (docs/figures.md)."""
 
     BASE = 3
 
@@ -119,13 +163,15 @@ class HeadScoring:
         self.model, self.probes = model, probes
         cfg = model.cfg
         L, H = cfg.n_layer, cfg.n_head
-        tokens = int(np.asarray(probes.x).size)
+        B, T = np.asarray(probes.x).shape
+        self.positions = ablation_positions(cfg, T)
         self.pieces: list[tuple[int, list[int]]] = []
         for layer in range(L):
-            per = max(1, PIECE_TOKEN_LAYERS // (tokens * (L - layer)))
+            per = max(1, PIECE_TOKEN_LAYERS // (B * self.positions * (L - layer)))
             self.pieces += [(layer, list(range(h, min(H, h + per)))) for h in range(0, H, per)]
         self.done = 0                           # parts done: the BASE parts, then the pieces in order
         self._rec: _Recording | None = None
+        self._cut: _Recording | None = None     # the ablations' own recording when they run on fewer positions
         self._values: dict[str, np.ndarray] = {}
         self._ablation = np.full((L, H), np.nan)
 
@@ -153,16 +199,27 @@ class HeadScoring:
                     self._values["copying"] = copying_scores(model)
                 else:
                     layer, heads = self.pieces[self.done - self.BASE]
-                    self._ablation[layer, heads] = _ablation_losses(model, self._rec, layer, heads) - self._rec.loss
+                    rec = self._ablated()
+                    self._ablation[layer, heads] = _ablation_losses(model, rec, layer, heads) - rec.loss
         finally:
             model.train(was_training)
         self.done += 1
+
+    def _ablated(self) -> _Recording:
+        """The recording the ablations start from: the whole probe's, or one of its first `positions` (a forward
+        of its own, since without a causal mask the first positions read the later ones)."""
+        if self.positions == self._rec.tgt.shape[1]:
+            return self._rec
+        if self._cut is None:
+            x, y = (np.asarray(a)[:, :self.positions] for a in (self.probes.x, self.probes.y))
+            self._cut = _record(self.model, x, y, scores=False)
+        return self._cut
 
     def result(self) -> HeadScores:
         if not self.finished:
             raise RuntimeError(f"head scoring has {self.parts - self.done} parts left")
         return HeadScores({name: (self._ablation if name == "ablation" else self._values[name]) for name in SCORES},
-                          self._rec.loss)
+                          self._rec.loss, self.positions)
 
 
 @dataclass
@@ -199,11 +256,13 @@ class _LayerReduction:
         return {name: np.stack([layer[name] for layer in self.layers]) for name in self.layers[0]}
 
 
-def _record(model: GPT, x: np.ndarray, y: np.ndarray) -> _Recording:
+def _record(model: GPT, x: np.ndarray, y: np.ndarray, scores: bool = True) -> _Recording:
+    """One forward of (x, y), keeping what the later scores read; with `scores` the attention is traced and
+    reduced to the text scores (else the fused attention, for the ablations alone)."""
     idx = torch.as_tensor(np.asarray(x), dtype=torch.long, device=_device(model))
     tgt = torch.as_tensor(np.asarray(y), dtype=torch.long, device=idx.device)
     block_in, zs = [], []
-    reduction = _LayerReduction(lambda b, w: _text_scores(w))
+    reduction = _LayerReduction(lambda b, w: _text_scores(w)) if scores else None
     hooks = [b.register_forward_pre_hook(lambda m, a: block_in.append(a[0])) for b in model.blocks]
     for block in model.blocks:
         block.z_edit = lambda z: zs.append(z) or z
@@ -214,7 +273,8 @@ def _record(model: GPT, x: np.ndarray, y: np.ndarray) -> _Recording:
         for hook in hooks:
             hook.remove()
     loss = _per_token_losses(model, final_in, tgt).mean().item()
-    return _Recording(tgt, loss, reduction.values(), block_in, zs, final_in if model.cfg.has_final_norm else None)
+    return _Recording(tgt, loss, reduction.values() if scores else {}, block_in, zs,
+                      final_in if model.cfg.has_final_norm else None)
 
 
 def _text_scores(w: np.ndarray) -> dict[str, np.ndarray]:

@@ -170,8 +170,9 @@ class HeadTimelineChart(SeenWidget):
         else:
             found = [r.label for r in roles]
             rule = f"{ROLE_NAMES[name]} when ≥ {THRESHOLDS[name]}" if name in THRESHOLDS else "no role for this score"
+            method = f" {self.timeline.ablation}." if name == "ablation" and self.timeline.ablation else ""
             self.note.setText(("Roles: " + "; ".join(found) if found else "No head has a role yet.")
-                              + f" ({rule}.){derived}")
+                              + f" ({rule}.){method}{derived}")
         self.note.setToolTip(ROLES_TITLE if name == ROLES else f"{TITLES[name].capitalize()}: {MEASURES[name]}.")
         self._fit_height()
 

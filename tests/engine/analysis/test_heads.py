@@ -209,3 +209,31 @@ def test_scores_reduced_a_layer_and_a_sequence_at_a_time_equal_those_of_the_whol
     one = heads.head_scores(m, p)
     assert one.loss == pytest.approx(got.loss, abs=1e-6)
     np.testing.assert_allclose(one.values["ablation"], got.values["ablation"], atol=1e-6)
+
+
+def test_a_large_models_ablations_run_exactly_on_the_probes_first_positions(monkeypatch):
+    # what EXACT_ABLATION_BE allows GPT-2 small (540 of 1024 positions), made to bite on a small model
+    monkeypatch.setattr(heads, "EXACT_ABLATION_BE", 0.6)
+    torch.manual_seed(3)
+    for mask in ("causal", "none"):  # without a causal mask the first positions read the later ones
+        m = GPT(dataclasses.replace(planted.config(), norm="pre", n_layer=3, mask=mask)).double().eval()
+        p = probes()
+        positions = heads.ablation_positions(m.cfg, planted.N)
+        assert 2 < positions < planted.N and heads.ablation_cost(m.cfg, positions, planted.N) <= 0.6
+        got = heads.head_scores(m, p)
+        assert got.ablation_positions == positions
+        monkeypatch.setattr(heads, "EXACT_ABLATION_BE", 1e9)
+        cut = heads.head_scores(m, dataclasses.replace(p, x=p.x[:, :positions], y=p.y[:, :positions]))
+        monkeypatch.setattr(heads, "EXACT_ABLATION_BE", 0.6)
+        np.testing.assert_allclose(got.values["ablation"], cut.values["ablation"], atol=1e-12)
+        assert got.loss != cut.loss  # every other score is the whole probe's
+        assert "first" in heads.ablation_note(positions, planted.N) and "first" not in heads.ablation_note(16, 16)
+
+
+def test_ablation_cost_follows_the_model():
+    from engine.configs.config import ModelConfig
+
+    gpt2 = ModelConfig(n_layer=12, n_head=12, d_model=768, d_ff=3072, n_ctx=1024, vocab_size=50257)
+    assert 31 < heads.ablation_cost(gpt2, 1024, 1024) < 33  # 936 block passes and 144 readouts of the probe
+    assert heads.ablation_positions(gpt2, 1024) == 540
+    assert heads.ablation_positions(planted.config(), planted.N) == planted.N  # a small model: all of them

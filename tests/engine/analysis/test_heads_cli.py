@@ -44,7 +44,9 @@ def test_export_heads_writes_the_timeline_as_csv_and_as_a_figure(run, tmp_path, 
     rc, _, _ = cli(capsys, "export", "--run", run.path, "--what", "heads", "--out", tmp_path / "h.csv")
     rows = list(csv.DictReader((tmp_path / "h.csv").read_text().splitlines()))
     tl = head_timeline(run.path)
-    assert rc == 0 and len(rows) == 3 * 2 * 2 and set(rows[0]) == {"step", "layer", "head", *SCORES, "probe_loss"}
+    assert rc == 0 and len(rows) == 3 * 2 * 2 and set(rows[0]) == {"step", "layer", "head", *SCORES, "probe_loss",
+                                                                      "ablation_note"}
+    assert rows[0]["ablation_note"] == "Ablation: exact, each head's output replaced by its mean over the probe in turn"
     assert float(rows[-1]["dla"]) == tl.values["dla"][-1, 1, 1] and rows[-1]["step"] == "4"
     for suffix in ("png", "svg"):
         rc, _, _ = cli(capsys, "export", "--run", run.path, "--what", "heads", "--out", tmp_path / f"h.{suffix}")

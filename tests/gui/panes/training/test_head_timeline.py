@@ -43,7 +43,8 @@ def test_the_panel_shows_the_same_scores_as_the_engine_and_the_command_line(qtbo
         np.testing.assert_allclose(panel.heatmap.matrix(), expected.astype(np.float32))
         np.testing.assert_array_equal(panel.matrix(), expected)
     assert panel.heatmap.labels() == (["L0 H0", "L0 H1", "L1 H0", "L1 H1"], ["0", "2", "4"])
-    assert "ablation" not in panel.note.text() and "no role for this score" in panel.note.text()
+    assert "no role for this score" in panel.note.text()
+    assert "Ablation: exact, each head's output replaced by its mean over the probe in turn." in panel.note.text()
 
 
 def test_a_hidden_panel_asks_nothing_until_it_is_seen(qtbot, run):
