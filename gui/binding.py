@@ -7,7 +7,9 @@ from another widget. `state` is a view model (engine/views/state.py) or the work
 
 The widgets bound: QComboBox (`values`: the field's value of each item in order, else the item's data, else its
 text), QSpinBox, QDoubleSpinBox, QSlider (`scale`: field = value / scale), QCheckBox, QLineEdit (set on Enter or on
-leaving it) and QTabWidget (`values`: the field's value of each tab).
+leaving it), QTabWidget (`values`: the field's value of each tab) and the timeline of saved steps
+(gui/widgets/timeline.py: a step, None following the newest; bound to the workspace's `step`, it is the one
+timeline the Heatmaps and Weight panes share).
 """
 
 from __future__ import annotations
@@ -68,9 +70,9 @@ def bind(widget, state, name: str, values: Sequence | None = None, scale: float 
             widget.blockSignals(was)
         return True
 
-    def on_widget(*_args) -> None:
-        value = read()
-        if value is not None and value != field.get():
+    def on_widget(*args) -> None:
+        value = read(*args)
+        if value is not _NOTHING and value != field.get():
             field.set(value)
 
     show(field.get())
@@ -78,8 +80,13 @@ def bind(widget, state, name: str, values: Sequence | None = None, scale: float 
     field.hear(show)
 
 
+_NOTHING = object()  # a widget that shows no value (a combo box without items)
+
+
 def _accessors(widget, values: Sequence | None, scale: float):
-    """(read the widget's value, show a value in it, the signal of the user's change)."""
+    """(read the widget's value from its change signal's arguments, show a value in it, that signal)."""
+    if hasattr(widget, "sig_step_chosen"):  # the timeline: None is a value (follow the newest)
+        return (lambda step: step), widget.show, widget.sig_step_chosen
     if isinstance(widget, QComboBox):
         def item_values() -> list:
             if values is not None:
@@ -87,9 +94,9 @@ def _accessors(widget, values: Sequence | None, scale: float):
             return [widget.itemData(i) if widget.itemData(i) is not None else widget.itemText(i)
                     for i in range(widget.count())]
 
-        def read_combo():
+        def read_combo(*_):
             i = widget.currentIndex()
-            return item_values()[i] if 0 <= i < widget.count() else None
+            return item_values()[i] if 0 <= i < widget.count() else _NOTHING
 
         def write_combo(value) -> None:
             items = item_values()
@@ -98,16 +105,17 @@ def _accessors(widget, values: Sequence | None, scale: float):
         return read_combo, write_combo, widget.currentIndexChanged
     if isinstance(widget, QTabWidget):
         tabs = list(values) if values is not None else list(range(widget.count()))
-        return (lambda: tabs[widget.currentIndex()] if 0 <= widget.currentIndex() < len(tabs) else None,
+        return (lambda *_: tabs[widget.currentIndex()] if 0 <= widget.currentIndex() < len(tabs) else _NOTHING,
                 lambda value: widget.setCurrentIndex(tabs.index(value)) if value in tabs else None,
                 widget.currentChanged)
     if isinstance(widget, (QSpinBox, QDoubleSpinBox)):
-        return widget.value, lambda value: widget.setValue(value), widget.valueChanged
+        return lambda *_: widget.value(), lambda value: widget.setValue(value), widget.valueChanged
     if isinstance(widget, QAbstractSlider):
-        return (lambda: widget.value() / scale, lambda value: widget.setValue(round(value * scale)),
+        return (lambda *_: widget.value() if scale == 1 else widget.value() / scale,
+                lambda value: widget.setValue(round(value * scale)),
                 widget.valueChanged)
     if isinstance(widget, QAbstractButton) and widget.isCheckable():
-        return widget.isChecked, lambda value: widget.setChecked(bool(value)), widget.toggled
+        return lambda *_: widget.isChecked(), lambda value: widget.setChecked(bool(value)), widget.toggled
     if isinstance(widget, QLineEdit):
-        return widget.text, lambda value: widget.setText(str(value)), widget.editingFinished
+        return lambda *_: widget.text(), lambda value: widget.setText(str(value)), widget.editingFinished
     raise TypeError(f"bind() does not know {type(widget).__name__}")

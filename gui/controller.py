@@ -25,7 +25,7 @@ from engine.training.preparation import corpus_preparation
 from engine.workspace import OpenRun
 
 from . import settings
-from .jobs import AnalysisQueue, JobQueue
+from .jobs import JobQueue
 from .widgets import dialogs
 from .session import Session
 from .torch_import import ensure_torch
@@ -53,7 +53,6 @@ def _device_of(name: str) -> str:
 
 
 class TrainingController(QObject):
-    sig_run_dir_changed = Signal(str)   # "" when there is none yet
     sig_device_changed = Signal(str)    # "CPU", "CUDA: <name>", ...
 
     def __init__(self, session: Session, parent: QObject | None = None):
@@ -62,7 +61,6 @@ class TrainingController(QObject):
         self.worker: TrainingWorker | None = None
         self._training: OpenRun | None = None  # the run the worker trains: what it reports belongs to it
         self._jobs = JobQueue(self)
-        self._samples = AnalysisQueue(self)  # samples of a run at rest, computed in the analysis process
         self._connect()
 
     def _connect(self) -> None:
@@ -72,8 +70,6 @@ class TrainingController(QObject):
         s.sig_weights_wanted_changed.connect(self._on_weights_wanted_changed)
         self._jobs.sig_done.connect(self._on_job_done)
         self._jobs.sig_failed.connect(self._on_job_failed)
-        self._samples.sig_done.connect(lambda request, text: self.session.sig_sample_ready.emit(request, text))
-        self._samples.sig_failed.connect(lambda _request, message: self.session.post_message(message))
 
     @property
     def run_dir(self) -> Path | None:
@@ -161,21 +157,18 @@ class TrainingController(QObject):
 
         run = Run(path)
         self.shutdown()
-        self.session.set_config(run.config)
-        self.session.replace_run(OpenRun(run.config, run.tokenizer, run))
         steps = run.checkpoint_steps()
         finished = bool(steps) and steps[-1] >= run.config.train.steps
-        # stopped: Train resumes it; finished: Train starts a new run with its config
-        self.session.set_training_state("finished" if finished else "stopped")
-        self.sig_run_dir_changed.emit(str(run.path))
+        # one event: the run, its config in the builder, and where training stands (stopped: Train resumes
+        # it; finished: Train starts a new run with its config)
+        self.session.replace_run(OpenRun(run.config, run.tokenizer, run), config=run.config,
+                                 training="finished" if finished else "stopped")
         for warning in run.warnings:
             self.session.post_message(warning, "warning")
 
     def new_run(self) -> None:
         self.shutdown()
-        self.session.replace_run(None)
-        self.session.set_training_state("idle")
-        self.sig_run_dir_changed.emit("")
+        self.session.replace_run(None, training="idle")
 
     def shutdown(self) -> None:
         """Stop training and wait for the worker: its generator writes a resumable checkpoint."""
@@ -215,12 +208,13 @@ class TrainingController(QObject):
         # the corpus made ready in a child first; a resumed run's with its own tokenizer (Trainer.resume)
         prepare = corpus_preparation(cfg.data, cfg.model.n_ctx, run_dir if resume else None)
         self.shutdown()
+        state = "paused" if paused else "running"
         if resume:  # with the builder's edits of its training settings
             def make():
                 from engine.training.trainer import Trainer
                 return Trainer.resume(run_dir, config=cfg, steps=total)
         else:
-            self.session.replace_run(OpenRun(cfg))
+            self.session.replace_run(OpenRun(cfg), training=state)  # the new run and its training: one event
 
             def make():
                 from engine.training.trainer import Trainer
@@ -236,7 +230,7 @@ class TrainingController(QObject):
         worker.sig_checkpoint_saved.connect(self._on_checkpoint_saved, QUEUED)
         worker.sig_preparing.connect(self._on_preparing, QUEUED)
         self.worker = worker
-        self.session.set_training_state("paused" if paused else "running")
+        self.session.set_training_state(state)
         worker.start()
 
     # ---- handlers --------------------------------------------------------------------------
@@ -262,7 +256,6 @@ class TrainingController(QObject):
                 training.attach(Run(path), info.config, info.tokenizer)
             except RunError as e:
                 self.session.post_message(str(e), "warning")
-        self.sig_run_dir_changed.emit(str(path))
 
     def _on_weights_ready(self, step: int, weights: dict) -> None:
         """Weights the worker copied belong to the run it trains, open or not any more."""
@@ -272,8 +265,10 @@ class TrainingController(QObject):
     def _on_sample_requested(self, request: SampleRequest) -> None:
         if self.alive:
             self.worker.request_sample(request)
-        elif self.run_dir is not None:
-            self._samples.ask(Sample(str(self.run_dir), request), tag=request)
+        elif self.run_dir is not None:  # a run at rest: its newest checkpoint samples in the analysis process
+            self.session.asker.ask(Sample(str(self.run_dir), request),
+                                   lambda text: self.session.sig_sample_ready.emit(request, text),
+                                   self.session.post_message)
         else:
             self.session.post_message("There is no model to sample from yet: press Train, or open a run.",
                                       "warning")

@@ -271,12 +271,12 @@ class MainWindow(QMainWindow):
         s, c = self.session, self.controller
         s.sig_message_posted.connect(self._on_message_posted)
         s.sig_step_reported.connect(self._on_step_reported)
-        s.sig_run_opened.connect(self._on_run_opened)
+        s.sig_run_replaced.connect(self._on_run_replaced)
+        s.sig_run_attached.connect(self._on_run_attached)
         s.sig_training_state_changed.connect(self._on_training_state_changed)
         s.sig_head_at_step.connect(lambda *_: self._show_pane("pane_heatmaps"))  # the head timeline's click
         s.sig_config_problems_changed.connect(lambda _: self._on_training_state_changed(s.training_state))
         s.sig_open_run_requested.connect(self.open_run)
-        c.sig_run_dir_changed.connect(self._on_run_dir_changed)
         c.sig_device_changed.connect(self._on_device_changed)
 
     # ---- acts (menus call these) -----------------------------------------------------------
@@ -389,11 +389,17 @@ class MainWindow(QMainWindow):
     def _on_step_timer(self) -> None:
         self.step_label.setText(self._step_text)
 
-    def _on_run_opened(self, run) -> None:
-        self._update_title()
+    def _on_run_replaced(self, open_run) -> None:
+        """Another run is open: its folder, its step, the acts its training state allows (one event says it all)."""
+        run = None if open_run is None else open_run.run
         self._step_timer.stop()  # a report of the run trained before must not overwrite this run's step
         self._step_text = "" if run is None else f"step {run.latest_step():,} / {run.config.train.steps:,}"
         self.step_label.setText(self._step_text)
+        self._on_run_attached(run)
+        self._on_training_state_changed(self.session.training_state)
+
+    def _on_run_attached(self, run) -> None:
+        self._on_run_dir_changed("" if run is None else str(run.path))
 
     def _on_run_dir_changed(self, path: str) -> None:
         self.run_label.setText(f"run: {path}" if path else "run: not started (Train creates it)")

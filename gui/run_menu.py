@@ -40,7 +40,9 @@ def add_run_entries(window, file_menu: QMenu, actions: dict[str, QAction], befor
     hf.triggered.connect(lambda: import_hf(window))
     file_menu.insertAction(before, hf)
     actions["import_hf"] = hf
-    window.controller.sig_run_dir_changed.connect(lambda path: path and recent.add_recent_run(path))
+    window.session.sig_run_replaced.connect(lambda open_run: open_run and open_run.path and
+                                            recent.add_recent_run(str(open_run.path)))
+    window.session.sig_run_attached.connect(lambda run: recent.add_recent_run(str(run.path)))
 
 
 def fill_recent(window, menu: QMenu) -> None:

@@ -3,9 +3,11 @@ reads the state through it and hears its changes as Qt signals. The state itself
 `Workspace` (`self.workspace`); this class holds none of its own except the requests panes make of each
 other, which are actions, not state (train, sample, open a run, export a file, show a message).
 
-Opening, importing or starting a run replaces the open run as ONE event (`sig_run_replaced`, with the
-derived `sig_run_opened` right after it): a pane drops all it showed in that handler, and the live
-weights belong to the run they came from, so none survive it. Everything carried by a signal is an owned
+Opening, importing or starting a run replaces the open run as ONE event (`sig_run_replaced`): the run, the
+builder's config, the model, the selection and the training state change together and no other signal is
+emitted for them, so a pane reads all of it afresh in that one handler; the live weights belong to the run they
+came from, so none survive it. The window's asker hears the workspace first and has made every view forget the
+previous run before any pane hears the event. `sig_run_attached` says a new run's trainer made its folder. Everything carried by a signal is an owned
 copy (numpy arrays, CPU tensors cloned between training steps), never a view of tensors the trainer changes.
 """
 
@@ -23,11 +25,12 @@ class Session(QObject):
     # the state's events (derived from the Workspace's)
     sig_config_changed = Signal(object)     # ExperimentConfig: the builder's draft changed
     sig_config_problems_changed = Signal(object)  # list[engine.configs.config.Problem] of the builder's draft
-    sig_run_replaced = Signal(object)       # engine.workspace.OpenRun, or None: another run is open now
-    sig_run_opened = Signal(object)         # engine.rundir.runs.Run of the run now open (or None), after replacement
+    sig_run_replaced = Signal(object)       # engine.workspace.OpenRun, or None: another run is open now, with its
+    #                                         config, model, selection and training state (nothing else is said)
+    sig_run_attached = Signal(object)       # engine.rundir.runs.Run: the open run's trainer made its folder
     sig_weights_ready = Signal(int, object)  # step, {name: CPU tensor} the open run's trainer published
     sig_weight_selected = Signal(str)       # a weight name (state-dict key, e.g. "blocks.0.W_K")
-    sig_browse_step_changed = Signal(object)  # the saved step the Heatmaps and Weight panes show; None: newest
+    sig_browse_step_changed = Signal(object)  # the saved step the timelines browse (None: newest), changed by one
     sig_training_state_changed = Signal(str)  # engine.training.state.TrainingState's value
     sig_model_changed = Signal(object)      # ModelConfig: the current model (see `model`) changed
     sig_step_reported = Signal(object)      # engine.training.trainer.StepReport of the open run's trainer
@@ -56,7 +59,7 @@ class Session(QObject):
         w = self.workspace
         w.sig_draft_changed.connect(self._on_draft_changed)
         w.sig_run_replaced.connect(self._on_run_replaced)
-        w.sig_run_attached.connect(lambda open_run: self.sig_run_opened.emit(open_run.run))
+        w.sig_run_attached.connect(lambda open_run: self.sig_run_attached.emit(open_run.run))
         w.sig_weights_published.connect(lambda live: self.sig_weights_ready.emit(live.step, live.weights))
         w.sig_selection_changed.connect(self._on_selection_changed)
         w.sig_training_changed.connect(lambda state: self.sig_training_state_changed.emit(state.value))
@@ -121,9 +124,12 @@ class Session(QObject):
         """The builder's draft and what is wrong with it; only a valid draft becomes `config`."""
         self.workspace.set_draft(problems=problems)
 
-    def replace_run(self, open_run: OpenRun | None) -> None:
+    def replace_run(self, open_run: OpenRun | None, config: ExperimentConfig | None = None,
+                    training: str | None = None) -> None:
+        """Show `open_run` (None: no run) with the builder at `config` and training at `training` when given,
+        as one event."""
         self.step = 0
-        self.workspace.replace_run(open_run)
+        self.workspace.replace_run(open_run, config, training)
 
     def set_run(self, run) -> None:
         """Open the run of an engine.rundir.runs.Run (None: no run open)."""
@@ -158,9 +164,8 @@ class Session(QObject):
             self.sig_config_problems_changed.emit(list(draft.problems))
 
     def _on_run_replaced(self, open_run: OpenRun | None) -> None:
+        self._draft = self.workspace.draft  # a config that came with the run is no edit to announce later
         self.sig_run_replaced.emit(open_run)
-        self.sig_browse_step_changed.emit(None)
-        self.sig_run_opened.emit(None if open_run is None else open_run.run)
 
     def _on_selection_changed(self, selection, changed: frozenset) -> None:
         if "step" in changed:

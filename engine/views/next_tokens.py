@@ -19,7 +19,7 @@ class NextTokensView(View):
     text: str = ""
     position: int = 0              # the token after which the next one is predicted
     temperature: float = 1.0
-    top_k: int | None = None
+    top_k: int = 0                 # 0: no cut
     live: object = None            # engine.workspace.LiveWeights asked about (None: the newest saved step)
     result: object = None          # engine.analysis.next_tokens.NextTokens answered last
     asked_for: object = None       # the question `result` answers
@@ -37,7 +37,7 @@ class NextTokensView(View):
             if not steps:
                 return None
             source = q.Saved(str(run.path), steps[-1])
-        return q.NextTokens(source, self.text, self.position, self.temperature, self.top_k)
+        return q.NextTokens(source, self.text, self.position, self.temperature, self.top_k or None)
 
     def needs(self, workspace) -> list:
         question = self.question(workspace)

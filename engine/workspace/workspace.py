@@ -1,9 +1,11 @@
 """`Workspace`: the one model of what is open — the builder's draft, the open run, the selection and where
 training stands — with an event for each kind of change.
 
-Opening, importing or starting a run is `replace_run`, one event: every view drops what it showed of the
-previous run in that one handler, and the selection's browsed step goes back to the newest. Views never keep
-their own copy of which run they show; they read it here when they need it.
+Opening, importing or starting a run is `replace_run`, ONE event (`sig_run_replaced`): the open run, the draft
+the builder shows, the selection (its browsed step back to the newest) and where training stands change together,
+and no draft, model or training event is emitted for what changed with it, so a view reads everything afresh in
+that one handler and never sees a new model beside the previous run. Views never keep their own copy of which run
+they show; they read it here when they need it.
 """
 
 from __future__ import annotations
@@ -42,12 +44,12 @@ class Workspace:
         self.selection = Selection()
         self.training = TrainingState.IDLE
         self.sig_draft_changed = Event()       # (Draft)
-        self.sig_run_replaced = Event()        # (OpenRun | None): the open run is another one now
+        self.sig_run_replaced = Event()        # (OpenRun | None): another run is open now, with all that came with it
         self.sig_run_attached = Event()        # (OpenRun): the open run's trainer made its folder
         self.sig_weights_published = Event()   # (LiveWeights) of the open run
         self.sig_selection_changed = Event()   # (Selection, frozenset of the field names that changed)
         self.sig_training_changed = Event()    # (TrainingState)
-        self.sig_model_changed = Event()       # (ModelConfig): `model` is another model now
+        self.sig_model_changed = Event()       # (ModelConfig): `model` is another model now (a draft edited)
 
     # ---- what views read ---------------------------------------------------------------------
 
@@ -72,9 +74,12 @@ class Workspace:
             self.sig_draft_changed.emit(draft)
             self._model_maybe_changed(was)
 
-    def replace_run(self, open_run: OpenRun | None) -> None:
-        """Show `open_run` (None: no run) instead of whatever was open, as one event."""
-        was, old = self.model, self.open_run
+    def replace_run(self, open_run: OpenRun | None, config: ExperimentConfig | None = None,
+                    training: TrainingState | str | None = None) -> None:
+        """Show `open_run` (None: no run) instead of whatever was open, with the builder's draft set to `config`
+        (its problems cleared: the builder checks it again) and training at `training` when given, as one
+        event."""
+        old = self.open_run
         if old is not None:
             old.sig_published.disconnect(self.sig_weights_published.emit)
             old.sig_attached.disconnect(self._on_attached)
@@ -82,9 +87,12 @@ class Workspace:
         if open_run is not None:
             open_run.sig_published.connect(self.sig_weights_published.emit)
             open_run.sig_attached.connect(self._on_attached)
+        if config is not None:
+            self.draft = Draft(config)
+        if training is not None:
+            self.training = TrainingState(training)
         self.selection = self._fitted(self.selection)
         self.sig_run_replaced.emit(open_run)
-        self._model_maybe_changed(was)
 
     def _on_attached(self) -> None:
         was = self.model

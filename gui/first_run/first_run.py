@@ -32,7 +32,7 @@ class FirstRun(QObject):
         self.tour = Tour(window)
         self._sample: SampleRun | None = None
         self._open_when_ready = False
-        window.session.sig_run_opened.connect(self._on_run_opened)
+        window.session.sig_run_replaced.connect(lambda open_run: self._on_run_opened(open_run and open_run.run))
 
     @property
     def sample(self) -> SampleRun:

@@ -24,19 +24,19 @@ def test_a_heatmap_export_takes_the_dialogs_size_and_names_run_step_and_prompt(q
     heat = w.panes["pane_heatmaps"]
     w.actions["train"].trigger()
     qtbot.waitUntil(lambda: w.session.training_state == "finished", timeout=WAIT)
-    qtbot.waitUntil(lambda: "attention" in heat._results, timeout=WAIT)
+    qtbot.waitUntil(lambda: "attention" in heat.view.results, timeout=WAIT)
     heat.prompt.setFocus()
     qtbot.waitUntil(heat.prompt.hasFocus)
     chosen = {}
     monkeypatch.setattr(dialogs, "ask_export", lambda *a, **k: chosen["answer"])
 
     chosen["answer"] = (tmp_path / "grid.svg", FigureOptions())
-    step = heat._results["attention"][1].step  # the figure is taken as the action fires (a newer may follow)
+    step = heat.view.results["attention"][1].step  # the figure is taken as the action fires (a newer may follow)
     w.actions["export"].trigger()
     qtbot.waitUntil(lambda: w.banner.text == f"Exported {tmp_path / 'grid.svg'}", timeout=WAIT)
     text = "".join(ET.parse(tmp_path / "grid.svg").getroot().itertext())
     assert f"run {w.controller.run_dir.name}" in text and f"step {step}" in text
-    assert f"prompt “{heat.state.prompt}”" in text and "query" in text and "key" in text
+    assert f"prompt “{heat.view.prompt}”" in text and "query" in text and "key" in text
 
     chosen["answer"] = (tmp_path / "grid.png", FigureOptions(dpi=300, width_in=3.5))
     w.actions["export"].trigger()

@@ -118,7 +118,7 @@ def test_a_pane_on_a_tab_behind_another_is_not_seen_and_computes_nothing(qtbot, 
     w.docks["pane_heatmaps"].raise_()
     assert weight.isVisible()  # what Qt says of a dock tabbed behind another: why panes ask seen()
     qtbot.waitUntil(lambda: heat.seen() and not weight.seen())
-    assert w.session.weights_every == heat.state.refresh_every
+    assert w.session.weights_every == heat.view.refresh_every
     w.actions["train"].trigger()
     qtbot.waitUntil(lambda: w.session.training_state == "finished", timeout=30_000)
     assert weight.feeder.store is None  # unseen, it opened no run and computed no coefficient

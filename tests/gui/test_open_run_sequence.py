@@ -26,7 +26,7 @@ def see(qtbot, w, name: str) -> None:
 def heatmaps_show_only(w, model) -> bool:
     """The attention on screen is of the open run's model (n_layer × n_head maps), or nothing is shown."""
     pane = w.panes["pane_heatmaps"]
-    shown = pane._results.get("attention")
+    shown = pane.view.shown(w.session.workspace)
     if shown is None:
         return not pane.tabs.isVisible()
     return shown[1].maps.weights.shape[:2] == (model.n_layer, model.n_head)
@@ -46,7 +46,7 @@ def check_every_pane(qtbot, w, errors: list, expect_run: bool) -> None:
         see(qtbot, w, name)
     see(qtbot, w, "pane_heatmaps")
     if expect_run:  # the open run's attention arrives, and only it
-        qtbot.waitUntil(lambda: w.panes["pane_heatmaps"]._results.get("attention") is not None, timeout=WAIT)
+        qtbot.waitUntil(lambda: w.panes["pane_heatmaps"].view.results.get("attention") is not None, timeout=WAIT)
     assert heatmaps_show_only(w, model)
     assert "do not fit" not in w.panes["pane_heatmaps"].status.text()
     see(qtbot, w, "pane_weight")
@@ -86,7 +86,7 @@ def test_each_pane_shows_only_the_open_run_through_train_open_import_and_new(qtb
     see(qtbot, w, "pane_heatmaps")
     w.session.request_training("train")
     qtbot.waitUntil(lambda: w.session.weights is not None and w.session.run is not None, timeout=WAIT)
-    qtbot.waitUntil(lambda: w.panes["pane_heatmaps"]._results.get("attention") is not None, timeout=WAIT)
+    qtbot.waitUntil(lambda: w.panes["pane_heatmaps"].view.results.get("attention") is not None, timeout=WAIT)
     trained = w.session.run.path
 
     w.open_run(other.path)  # while training: the trainer stops, its run closes

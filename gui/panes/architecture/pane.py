@@ -176,6 +176,7 @@ class ArchitecturePane(QWidget):
         self._inspect.sig_failed.connect(self._on_inspection_failed)
         self.session.sig_config_changed.connect(self._on_config_changed)
         self.session.sig_training_state_changed.connect(self._on_training_state_changed)
+        self.session.sig_run_replaced.connect(self._on_run_replaced)
         self.session.sig_weight_selected.connect(self.diagram.select)
 
     # ---- the draft -------------------------------------------------------------------------
@@ -340,6 +341,11 @@ class ArchitecturePane(QWidget):
     def _on_config_changed(self, cfg: ExperimentConfig) -> None:
         if cfg != self.draft:
             self._show_config(cfg)
+
+    def _on_run_replaced(self, _open_run) -> None:
+        """Another run is open (one event): its config in the builder, locked or not by its training state."""
+        self._on_config_changed(self.session.config)
+        self._on_training_state_changed(self.session.training_state)
 
     def _on_training_state_changed(self, state: str) -> None:
         editable = TrainingState(state).allows("edit_config")

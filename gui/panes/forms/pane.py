@@ -112,7 +112,8 @@ class FormsPane(QWidget):
         self.copy_action.triggered.connect(self.copy_latex)
         self.session.sig_model_changed.connect(self._on_model_changed)
         self.session.sig_weight_selected.connect(self._on_weight_selected)
-        self.session.sig_run_opened.connect(self._on_run_opened)
+        self.session.sig_run_replaced.connect(self._on_run_replaced)
+        self.session.sig_run_attached.connect(self._on_run_opened)
         self.session.sig_weights_ready.connect(self._on_weights_ready)
 
     # ---- the derivation --------------------------------------------------------------------
@@ -130,6 +131,13 @@ class FormsPane(QWidget):
     def _on_model_changed(self, _model) -> None:
         if self.state.source.kind == "model":
             self._on_source_changed(self.state.source)
+
+    def _on_run_replaced(self, open_run) -> None:
+        """Another run is open (one event, gui/session.py): its model's form, if it is another model, and its
+        numbers."""
+        if self.state.source.kind == "model" and Source.of(self.state.source, self.session.model) != self._asked:
+            self._on_source_changed(self.state.source)
+        self._on_run_opened(None if open_run is None else open_run.run)
 
     def _on_derived(self, source: Source, derived: fq.Derived) -> None:
         if source != self._asked:

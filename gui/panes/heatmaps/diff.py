@@ -6,7 +6,6 @@ same keys). Render-only, from an AttentionDiff (engine.analysis.attention, RunAn
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QLabel, QVBoxLayout, QWidget
 
 from engine.analysis.attention import AttentionDiff
@@ -16,7 +15,8 @@ from ...widgets.tiles import row_of
 
 
 class DiffView(QWidget):
-    sig_other_changed = Signal(object)  # the saved step subtracted
+    """The chosen head's attention at the timeline's step minus at another saved step (`other`, bound by the
+    pane to its view model)."""
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -33,7 +33,6 @@ class DiffView(QWidget):
         layout.addLayout(row_of(QLabel("minus the attention at"), self.other))
         layout.addWidget(self.note)
         layout.addWidget(self.map, 1)
-        self.other.currentIndexChanged.connect(lambda i: self.sig_other_changed.emit(self.other.itemData(i)))
 
     def other_step(self) -> int | None:
         return self.other.currentData()
@@ -49,8 +48,8 @@ class DiffView(QWidget):
             self.other.addItem(f"step {step}", step)
         self.other.setCurrentIndex(max(0, self.other.findData(chosen)) if chosen is not None else 0)
         self.other.blockSignals(False)
-        if self.other_step() != chosen:
-            self.sig_other_changed.emit(self.other_step())
+        if self.other_step() != chosen:  # said as the user's choice would be
+            self.other.currentIndexChanged.emit(self.other.currentIndex())
 
     def show_result(self, result: AttentionDiff) -> None:
         self.result = result

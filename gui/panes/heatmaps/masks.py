@@ -4,11 +4,10 @@ Render-only, from a MasksResult (engine.analysis.attention)."""
 
 from __future__ import annotations
 
-import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QSlider, QVBoxLayout, QWidget
 
-from engine.analysis.attention import MasksResult
+from engine.analysis.attention import BAND, MasksResult
 
 from ...widgets.heatmap import HeatmapWidget
 from ...widgets.tiles import Tiles, row_of
@@ -16,9 +15,7 @@ from ...widgets.tiles import Tiles, row_of
 
 class MasksView(QWidget):
     """The mask in force beside causal, banded (β on a slider) and none, and the chosen head's attention
-    under each, computed with the same weights."""
-
-    sig_band_changed = Signal(int)
+    under each, computed with the same weights. β is the pane's view model's (bound by the pane)."""
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -26,9 +23,9 @@ class MasksView(QWidget):
         self.layer = self.head = 0
         self.band = QSlider(Qt.Orientation.Horizontal)
         self.band.setRange(1, 63)
-        self.band.setValue(4)
+        self.band.setValue(BAND)
         self.band.setMinimumWidth(160)
-        self.band_label = QLabel("β = 4")
+        self.band_label = QLabel(f"β = {BAND}")
         self.note = QLabel(" ")
         self.note.setWordWrap(True)
         self.masks = [HeatmapWidget(colorbar=False) for _ in range(4)]
@@ -47,8 +44,6 @@ class MasksView(QWidget):
         layout.addLayout(row_of(QLabel("band β of the banded mask:"), self.band, self.band_label))
         layout.addWidget(self.note)
         layout.addWidget(tiles, 1)
-        # scrubbing the slider asks for at most a few recomputations a second (pg.SignalProxy's rate limit)
-        self._proxy = pg.SignalProxy(self.band.valueChanged, rateLimit=8, slot=self._on_band_scrubbed)
         self.band.valueChanged.connect(lambda v: self.band_label.setText(f"β = {v}"))
 
     def set_context(self, n_ctx: int) -> None:
@@ -76,6 +71,3 @@ class MasksView(QWidget):
         self.note.setText(f"The mask in force and the alternatives for {len(r.tokens)} tokens; below, layer "
                           f"{self.layer} · head {self.head} at step {r.step} under each mask, with the same "
                           "weights (the whole model runs under that mask).")
-
-    def _on_band_scrubbed(self, args) -> None:
-        self.sig_band_changed.emit(int(args[0]))

@@ -4,30 +4,27 @@ training and for any saved step of a run.
 Before any run is open it shows the builder's draft at initialisation, the weights the first step of
 training starts from (engine/analysis/draft.py), so the pane is never an empty space beside the builder.
 
-The pane binds to the Session in `_connect` and keeps its view state in `HeatmapsState`. Its timeline scrubs
-and plays over the run's saved steps and is the Weight pane's too: the step browsed is `Session.browse_step`
-(None: the newest weights), which either pane moves and both follow. While it is
-seen (visible, on its dock's chosen tab) it asks the training worker for a weights copy every N steps
-(`Session.want_weights`); each copy, or a browsed step of the run, becomes a `Request` that
-the analysis process answers (gui.analysis.AnalysisJob: one at a time, only the newest waiting, so
-training never waits for the pane), at most MAX_REFRESH_HZ times a second. The GUI thread only hands
-finished arrays to the views. Choosing a layer or head re-slices what is there.
+The pane draws its view model (engine/views/heatmaps.py), which says what it needs and holds what it was
+answered; the app's asker (gui/asker.py) asks the analysis process. Its controls are bound to the view model
+(the tab, the prompt, β, k, the diff's other step) and to the workspace's selection (the layer, the head and the
+shared timeline's step, which the Weight pane moves too) by gui/binding.py. While it is seen (visible, on its
+dock's chosen tab) it asks the training worker for a weights copy every N steps (`Session.want_weights`), and
+hands the view the newest copy at most MAX_REFRESH_HZ times a second; choosing a layer or head re-slices what
+is there. The GUI thread only hands finished arrays to the views.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import (QHBoxLayout, QLabel, QLineEdit, QSpinBox, QTabWidget, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QSpinBox, QTabWidget, QVBoxLayout, QWidget
 
-from engine.analysis.draft import draft_of
 from engine.errors import UserError
+from engine.views.heatmaps import DEFAULT_PROMPT, TABS, HeatmapsView
 
 from ... import settings
-from ...jobs import AnalysisJob
+from ...binding import bind
 from ...session import Session
 from ...widgets.attention_lines import AttentionLinesWidget
 from ...widgets.heatmap import EXPORT_FILTERS, HeatmapWidget
@@ -37,9 +34,9 @@ from .attention import AttentionView
 from .diff import DiffView
 from .masks import MasksView
 from .positional import PositionalView
-from .requests import TABS, Request, Source
 
-DEFAULT_PROMPT = "Before we proceed any further, hear me speak."
+__all__ = ["DEFAULT_PROMPT", "HeatmapsPane", "TABS"]
+
 # While training runs, however small N is, the attention grid refreshes at most MAX_REFRESH_HZ times a
 # second and everything else (the chosen head's views, the table, the masks and positional tabs) at most
 # DETAIL_HZ: CPU spent here is taken from training, and a small model's training loop is Python that waits
@@ -49,18 +46,6 @@ MAX_REFRESH_HZ = 4
 DETAIL_HZ = 1
 
 
-@dataclass
-class HeatmapsState:
-    prompt: str = DEFAULT_PROMPT
-    layer: int = 0
-    head: int = 0
-    step: int | None = None   # a saved step of the run being browsed; None follows the newest weights
-    refresh_every: int = 10   # steps between refreshes while training
-    band: int = 4             # β on the masks tab
-    shift: int = 1            # k on the positional tab
-    tab: str = "attention"
-
-
 class HeatmapsPane(SeenWidget):
     title = "Heatmaps"
     object_name = "pane_heatmaps"
@@ -68,23 +53,21 @@ class HeatmapsPane(SeenWidget):
     def __init__(self, session: Session, parent: QWidget | None = None):
         super().__init__(parent)
         self.session = session
-        self.state = HeatmapsState()
-        self._job = AnalysisJob(self, follows=session)
-        self._results: dict[str, tuple[tuple, object]] = {}  # tab -> (request key, result)
-        self._asked: tuple | None = None                       # key of the newest request submitted
+        self.view = HeatmapsView()
+        self.view.seen = False
+        self._drawn = None   # the (question, answer) drawn on the current tab
         self._last_live_step: int | None = None
-        self._draft = None  # engine.analysis.draft.draft_of the builder's draft, while it is what is shown
         self._last_live_time = self._last_detail_time = 0.0
         self._deferred = QTimer(self, singleShot=True)
-        self._deferred.timeout.connect(self._refresh_live)
+        self._deferred.timeout.connect(self._hand_live)
         self._build()
         self._connect()
-        self._on_run_opened(session.run)
+        self._on_run_replaced(session.open_run)
 
     # ---- layout ----------------------------------------------------------------------------
 
     def _build(self) -> None:
-        self.prompt = QLineEdit(self.state.prompt)
+        self.prompt = QLineEdit()
         self.prompt.setToolTip("The text whose attention is shown (cut to the context length); Enter applies")
         self.timeline = Timeline()
         self.timeline.play_button.setToolTip("Play the heatmaps over training (Space)")
@@ -92,7 +75,6 @@ class HeatmapsPane(SeenWidget):
                                             "saved step")
         self.refresh_every = QSpinBox()
         self.refresh_every.setRange(1, 10_000)
-        self.refresh_every.setValue(self.state.refresh_every)
         self.refresh_every.setSuffix(" steps")
         self.refresh_every.setToolTip(f"While training, recompute the heatmaps every N steps (the grid at most "
                                       f"{MAX_REFRESH_HZ} times a second, the rest once a second)")
@@ -133,194 +115,174 @@ class HeatmapsPane(SeenWidget):
         self.tabs.hide()  # until there is something to show; the status line says how to get there
 
     def _connect(self) -> None:
-        s = self.session
+        s, v, ws = self.session, self.view, self.session.workspace
+        self._fit_to_model()
+        bind(self.prompt, v, "prompt")
+        bind(self.refresh_every, v, "refresh_every")
+        bind(self.tabs, v, "tab", values=TABS)
+        bind(self.masks.band, v, "band")
+        bind(self.positional.shift, v, "shift")
+        bind(self.diff.other, v, "other")
+        bind(self.layer, ws, "layer")      # the selection's, shared with every pane that shows a head
+        bind(self.head, ws, "head")
+        bind(self.timeline, ws, "step")    # the one timeline the Weight pane shares
+        v.changed.connect(self._on_view_changed)
+        ws.sig_selection_changed.connect(self._on_selection_changed)
         s.sig_weights_ready.connect(self._on_weights_ready)
-        s.sig_run_opened.connect(self._on_run_opened)
-        s.sig_model_changed.connect(self._on_model_changed)
-        s.sig_config_changed.connect(self._on_draft_changed)
-        s.sig_config_problems_changed.connect(self._on_draft_changed)
+        s.sig_run_replaced.connect(self._on_run_replaced)
+        s.sig_run_attached.connect(lambda _run: self._list_steps())
+        s.sig_model_changed.connect(lambda _model: self._fit_to_model())
+        s.sig_config_changed.connect(lambda _cfg: self._draw())
+        s.sig_config_problems_changed.connect(lambda _problems: self._draw())
         s.sig_training_state_changed.connect(self._on_training_state_changed)
         s.sig_head_at_step.connect(self.show_head_at_step)
-        self._job.sig_done.connect(self._on_result)
-        self._job.sig_failed.connect(self._on_failed)
-        self.prompt.editingFinished.connect(self._on_prompt_edited)
-        self.timeline.sig_step_changed.connect(self._on_step_shown)
-        self.timeline.sig_step_chosen.connect(s.set_browse_step)
-        # ticking "follow newest" at the newest saved step moves nothing, yet means the live weights
-        self.timeline.sig_follow_changed.connect(lambda _on: self._on_step_shown(self.timeline.step()))
-        s.sig_browse_step_changed.connect(self.timeline.show)
         s.sig_step_reported.connect(self._on_step_reported)
-        self.refresh_every.valueChanged.connect(self._on_refresh_every_changed)
-        self.layer.valueChanged.connect(self._on_head_chosen)
-        self.head.valueChanged.connect(self._on_head_chosen)
-        self.attention.sig_head_chosen.connect(self._choose_head)
-        self.masks.sig_band_changed.connect(self._on_band_changed)
-        self.positional.sig_shift_changed.connect(self._on_shift_changed)
-        self.diff.sig_other_changed.connect(lambda _step: self.seen() and self.refresh())
-        self.tabs.currentChanged.connect(self._on_tab_changed)
+        self.attention.sig_head_chosen.connect(lambda layer, head: ws.select(layer=layer, head=head))
+        s.asker.watch(v)
 
-    # ---- what to show ----------------------------------------------------------------------
+    # ---- drawing ---------------------------------------------------------------------------
 
-    def source(self, saved: bool = False) -> Source | None:
-        """The newest published weights (unless `saved`), or a saved step of the open run, or with no run
-        open the builder's draft at initialisation (unless `saved`, or while it has problems); None when
-        there are none."""
-        s = self.session
-        if self.state.step is None and s.weights is not None and not saved:
-            return Source(s.weights_step, s.model, weights=s.weights)
-        if s.open_run is None:
-            return None if saved or s.config_problems else Source(0, s.model, draft=draft_of(s.config))
-        if s.run is None:
-            return None
-        steps = s.run.saved_steps()
-        step = self.state.step if self.state.step is not None else (steps[-1] if steps else None)
-        return None if step is None else Source(step, s.model, run=s.run)
+    def _on_view_changed(self, name: str) -> None:
+        if name == "refresh_every":
+            if self.seen():
+                self.session.want_weights(self.object_name, self.view.refresh_every)
+        elif name == "prompt":
+            run = self.session.run
+            if run is not None:  # remembered with the run, for the next time it is opened
+                settings.set_run_value(run.path, "heatmaps/prompt", self.view.prompt)
+        if name in ("results", "tab", "failures", "live", "prompt", "band", "shift", "other"):
+            self._draw()
 
-    def refresh(self) -> None:
-        """Ask for the current tab's view of the current weights unless it is shown or already asked."""
-        st = self.state
-        source = self.source(saved=st.tab == "diff")
-        tokenizer = self.session.tokenizer or getattr(self.session.run, "tokenizer", None)
-        if st.tab == "diff" and (source is None or self.diff.other_step() is None):
-            self._say("The head diff compares two saved steps of a run: open or train one.")
+    def _draw(self) -> None:
+        """Show the current tab's answer (the views keep the chosen layer and head), or say why there is none."""
+        v, ws = self.view, self.session.workspace
+        shown, question = v.shown(ws), v.question(ws)
+        failure = v.failures.get(question) if question is not None else None
+        if failure is not None:
+            self._say(f"<span style='color:#e8590c'>{failure}</span>")
+        else:
+            self._say(self._note(*shown) if shown is not None else self._why_nothing())
+        self.tabs.setVisible(shown is not None)
+        if shown is None or shown is self._drawn:
             return
-        if source is None or (tokenizer is None and source.draft is None):
-            fix = " (the draft's problems are listed in the Architecture pane)" if self.session.config_problems else ""
-            self._say(f"Press Train or Step, or open a run, to see attention, masks and positions{fix}.")
-            return
-        self._draft = source.draft
-        request = Request(st.tab, source, tokenizer, st.prompt, st.band, st.shift, self.diff.other_step())
-        shown = self._results.get(st.tab, (None, None))[0]
-        if request.key in (shown, self._asked):
-            return
-        self._asked = request.key
-        if st.tab not in self._results:  # what was said before (no run yet) no longer holds
-            self._say(f"Computing the {st.tab} at step {source.step}…")
-        self._job.ask(request.question(), tag=request.key)
-
-    def _run_folder(self) -> str:
-        return str(self.session.run.path) if self.session.run is not None else ""
-
-    def export_caption(self) -> str:
-        run, result = self.session.run, self._results.get(self.state.tab, (None, None))[1]
-        step = getattr(result, "step", None)
-        other = f" − step {result.other_step}" if hasattr(result, "other_step") else ""
-        draft = self.session.open_run is None
-        parts = (f"run {run.path.name}" if run is not None else f"draft {self.session.config.name}" if draft else "",
-                 "" if step is None else "at initialisation" if draft else f"step {step}{other}",
-                 f"prompt “{self.state.prompt}”" if self.state.tab != "positional" else "")
-        return " · ".join(p for p in parts if p)
-
-    def export_job(self):
-        """File → Export…: the main view of the current tab (filters, suggested name, fn(path) -> Path)."""
-        view = {"attention": self.attention.stack.currentWidget(), "masks": self.masks.attention[0],
-                "positional": self.positional.matrix, "diff": self.diff.map}[self.state.tab]
-        if self.state.tab not in self._results:
-            return None
-        return EXPORT_FILTERS, f"{self.state.tab}.png", view.export_job()
-
-    # ---- handlers --------------------------------------------------------------------------
-
-    def _on_weights_ready(self, step: int, _weights) -> None:
-        if not self.seen() or self.state.step is not None:
-            return
-        last, now = self._last_live_step, time.monotonic()
-        if self._running() and last is not None and 0 <= step - last:
-            if step - last < self.state.refresh_every:
-                return
-            hz = MAX_REFRESH_HZ if self.state.tab == "attention" else DETAIL_HZ
-            wait = 1 / hz - (now - self._last_live_time)
-            if wait > 0:  # too soon: show the newest weights when the time comes, not the next step's
-                if not self._deferred.isActive():
-                    self._deferred.start(int(wait * 1000) + 1)
-                return
-        self._refresh_live()
-
-    def _refresh_live(self) -> None:
-        if not self.seen() or self.state.step is not None:
-            return
-        self._last_live_step, self._last_live_time = self.session.weights_step, time.monotonic()
-        self.refresh()
-
-    def _on_result(self, key: tuple, result) -> None:
-        tab, (kind, _, what) = key[0], key[1]  # Request.key, Source.key
-        if kind == "draft" and what != self._draft:
-            return  # of a draft edited since (a run opened instead drops it before it comes: the job follows)
-        self._results[tab] = (key, result)
-        if key == self._asked:
-            self._asked = None
-        note = getattr(result, "note", "")  # a prompt cut to what its attention may take, else nothing
-        if kind == "draft":
-            note = (f"The draft “{self.session.config.name}” before any training: its weights at "
-                    f"initialisation (seed {self.session.config.train.seed}), step 0 of the run Train starts. "
-                    f"Press Train to watch them change. {note}").strip()
-        self._say(note)
-        self.tabs.show()
-        if tab != self.state.tab:
-            return
-        if tab == "attention":
+        self._drawn = shown
+        result = shown[1]
+        if v.tab == "attention":
             now = time.monotonic()
             details = not self._running() or now - self._last_detail_time >= 1 / DETAIL_HZ
             self._last_detail_time = now if details else self._last_detail_time
-            self.attention.show_result(result, details)  # the views keep the chosen layer and head
-            return
-        self.views[tab].show_result(result)
+            self.attention.show_result(result, details)
+        else:
+            self.views[v.tab].show_result(result)
 
-    def _running(self) -> bool:
-        return self.session.training_state == "running"
+    def _why_nothing(self) -> str:
+        v, ws = self.view, self.session.workspace
+        if v.tab == "diff" and (v.source(ws, saved=True) is None or v.other is None):
+            return "The head diff compares two saved steps of a run: open or train one."
+        if v.question(ws) is None:
+            fix = " (the draft's problems are listed in the Architecture pane)" if ws.draft.problems else ""
+            return f"Press Train or Step, or open a run, to see attention, masks and positions{fix}."
+        source = v.source(ws, saved=v.tab == "diff")
+        return f"Computing the {v.tab} at step {source.step}…"
 
-    def _on_failed(self, key: tuple, message: str) -> None:
-        if key == self._asked:
-            self._asked = None
-        self._say(f"<span style='color:#e8590c'>{message}</span>")
+    def _note(self, question, result) -> str:
+        note = getattr(result, "note", "")  # a prompt cut to what its attention may take, else nothing
+        if type(getattr(question, "source", None)).__name__ == "Draft":
+            cfg = self.session.config
+            note = (f"The draft “{cfg.name}” before any training: its weights at initialisation (seed "
+                    f"{cfg.train.seed}), step 0 of the run Train starts. Press Train to watch them change. "
+                    f"{note}").strip()
+        return note
 
     def _say(self, text: str) -> None:
         self.status.setText(text)
         self.status.setVisible(bool(text))
 
-    def _on_run_opened(self, run) -> None:
-        """Another run is open (or the new one has its folder now): nothing shown stays, nothing asked
-        of the previous one arrives (the job follows the session)."""
-        self._results.clear()
-        self._asked = None
-        self.tabs.hide()
-        self._last_live_step = None
+    def _running(self) -> bool:
+        return self.session.training_state == "running"
+
+    def _run_folder(self) -> str:
+        return str(self.session.run.path) if self.session.run is not None else ""
+
+    def export_caption(self) -> str:
+        run, shown = self.session.run, self.view.shown(self.session.workspace)
+        result = shown[1] if shown is not None else None
+        step = getattr(result, "step", None)
+        other = f" − step {result.other_step}" if hasattr(result, "other_step") else ""
+        draft = self.session.open_run is None
+        parts = (f"run {run.path.name}" if run is not None else f"draft {self.session.config.name}" if draft else "",
+                 "" if step is None else "at initialisation" if draft else f"step {step}{other}",
+                 f"prompt “{self.view.prompt}”" if self.view.tab != "positional" else "")
+        return " · ".join(p for p in parts if p)
+
+    def export_job(self):
+        """File → Export…: the main view of the current tab (filters, suggested name, fn(path) -> Path)."""
+        tab = self.view.tab
+        view = {"attention": self.attention.stack.currentWidget(), "masks": self.masks.attention[0],
+                "positional": self.positional.matrix, "diff": self.diff.map}[tab]
+        if self.view.shown(self.session.workspace) is None:
+            return None
+        return EXPORT_FILTERS, f"{tab}.png", view.export_job()
+
+    # ---- handlers --------------------------------------------------------------------------
+
+    def _on_run_replaced(self, open_run) -> None:
+        """Another run is open (its view forgot the previous one): its prompt, its steps, its model's heads."""
+        run = None if open_run is None else open_run.run
+        prompt = self.view.prompt
         if run is not None:
             try:
-                self.state.prompt = run.probe().prompt or self.state.prompt
+                prompt = run.probe().prompt or prompt
             except UserError:  # a missing probe.json keeps the current prompt; the run lists it in warnings
                 pass
-            self.state.prompt = settings.run_value(run.path, "heatmaps/prompt") or self.state.prompt
-            self.prompt.setText(self.state.prompt)
+            prompt = settings.run_value(run.path, "heatmaps/prompt") or prompt
+        self._last_live_step, self._drawn = None, None
+        self.view.prompt = prompt
+        self._fit_to_model()
         self._list_steps()
-        self._on_model_changed(self.session.model)
-        if self.seen():
-            self.refresh()
+        self._draw()
 
-    def _on_draft_changed(self, _value) -> None:
-        """The builder's draft changed, shown while no run is open: what is shown of the previous draft goes
-        unless only what does not decide the weights changed (a learning rate, the name)."""
-        s = self.session
-        if s.open_run is not None:
-            return
-        draft = None if s.config_problems else draft_of(s.config)
-        if draft != self._draft:
-            self._draft = draft
-            self._results.clear()
-            self._asked = None
-            self.tabs.hide()
-            if self.seen():
-                self.refresh()
-
-    def _on_model_changed(self, model) -> None:
+    def _fit_to_model(self) -> None:
+        model = self.session.model
         self.layer.setMaximum(model.n_layer - 1)
         self.head.setMaximum(model.n_head - 1)
         self.masks.set_context(model.n_ctx)
 
+    def _on_selection_changed(self, selection, changed: frozenset) -> None:
+        if changed & {"layer", "head"}:
+            for view in (self.attention, self.masks, self.diff):
+                view.select(selection.layer, selection.head)
+        if "step" in changed and selection.step is None:
+            self._hand_live()  # following again: the newest published weights, if training published any
+
+    def _on_weights_ready(self, step: int, _weights) -> None:
+        """Hand the view the newest copy, at most every `refresh_every` steps and MAX_REFRESH_HZ (DETAIL_HZ off
+        the attention tab) times a second while training runs."""
+        if not self.seen() or self.session.browse_step is not None:
+            return
+        last, now = self._last_live_step, time.monotonic()
+        if self._running() and last is not None and 0 <= step - last:
+            if step - last < self.view.refresh_every:
+                return
+            hz = MAX_REFRESH_HZ if self.view.tab == "attention" else DETAIL_HZ
+            wait = 1 / hz - (now - self._last_live_time)
+            if wait > 0:  # too soon: show the newest weights when the time comes, not the next step's
+                if not self._deferred.isActive():
+                    self._deferred.start(int(wait * 1000) + 1)
+                return
+        self._hand_live()
+
+    def _hand_live(self) -> None:
+        live = self.session.workspace.live
+        if not self.seen() or self.session.browse_step is not None or live is None:
+            return
+        self._last_live_step, self._last_live_time = live.step, time.monotonic()
+        self.view.live = live
+
     def _on_training_state_changed(self, state: str) -> None:
         self._list_steps()
-        if state != "running" and self.seen():
-            self.refresh()  # training came to rest: show exactly the weights it rests on
+        if state != "running":
+            self._hand_live()  # training came to rest: show exactly the weights it rests on
 
     def _list_steps(self) -> None:
         """The run's saved steps onto the timeline (a directory listing; a live run keeps adding them)."""
@@ -328,6 +290,7 @@ class HeatmapsPane(SeenWidget):
         steps = run.saved_steps() if run is not None else []
         self.timeline.set_steps(steps)
         self.diff.set_steps(steps)
+        self.view.other = self.diff.other_step()
 
     def _on_step_reported(self, report) -> None:
         if (report.snapshot or report.checkpoint) and self.seen():
@@ -338,60 +301,14 @@ class HeatmapsPane(SeenWidget):
         timeline moves there too), on the Attention tab: the head's attention is what the click asks for,
         whichever tab was last open."""
         self._list_steps()
-        self.tabs.setCurrentWidget(self.attention)
-        self._choose_head(layer, head)
-        self.session.set_browse_step(step)
-
-    def _on_step_shown(self, step: int) -> None:
-        """The timeline moved (scrubbed, played, told by the Weight pane): following it is showing the
-        newest weights; each move asks the analysis process, whose job keeps only the newest request."""
-        self.state.step = None if self.timeline.following else step
-        if self.state.step is None and self._running() and self.session.weights is not None:
-            return  # following live weights: they refresh at their own rate (_on_weights_ready)
-        if self.seen():  # the Weight pane may play the shared timeline while this pane is hidden
-            self.refresh()
-
-    def _on_prompt_edited(self) -> None:
-        text = self.prompt.text()
-        if text != self.state.prompt:
-            self.state.prompt = text
-            if self.session.run is not None:  # remembered with the run, for the next time it is opened
-                settings.set_run_value(self.session.run.path, "heatmaps/prompt", text)
-            self.refresh()
-
-    def _on_refresh_every_changed(self, every: int) -> None:
-        self.state.refresh_every = every
-        if self.seen():
-            self.session.want_weights(self.object_name, every)
-
-    def _choose_head(self, layer: int, head: int) -> None:
-        self.layer.setValue(layer)
-        self.head.setValue(head)
-
-    def _on_head_chosen(self, _value: int) -> None:
-        self.state.layer, self.state.head = self.layer.value(), self.head.value()
-        self.attention.select(self.state.layer, self.state.head)
-        self.masks.select(self.state.layer, self.state.head)
-        self.diff.select(self.state.layer, self.state.head)
-
-    def _on_band_changed(self, band: int) -> None:
-        self.state.band = band
-        self.refresh()
-
-    def _on_shift_changed(self, shift: int) -> None:
-        self.state.shift = shift
-        self.refresh()
-
-    def _on_tab_changed(self, index: int) -> None:
-        self.state.tab = TABS[index]
-        if self.state.tab in self._results:
-            self._on_result(*self._results[self.state.tab])
-        self.refresh()
+        self.view.tab = "attention"
+        self.session.workspace.select(layer=layer, head=head, step=step)
 
     # ---- ask for weights only while someone can see them -------------------------------------
 
     def seen_changed(self, seen: bool) -> None:
-        self.session.want_weights(self.object_name, self.state.refresh_every if seen else 0)
+        self.session.want_weights(self.object_name, self.view.refresh_every if seen else 0)
+        self.view.seen = seen
         if seen:
             self._list_steps()
-            self.refresh()
+            self._hand_live()

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtCore import QEvent, Qt
 from PySide6.QtWidgets import QGridLayout, QLabel, QSizePolicy, QSpinBox, QVBoxLayout, QWidget
 
-from engine.analysis.attention import PositionalResult
+from engine.analysis.attention import SHIFT, PositionalResult
 
 from ... import theme
 from ...widgets.heatmap import HeatmapWidget
@@ -20,14 +20,13 @@ from ...widgets.tiles import row_of
 class PositionalView(QWidget):
     """The encoding matrix, one dimension's curve, the similarity P·Pᵀ, and (sinusoidal) the shift map."""
 
-    sig_shift_changed = Signal(int)
-
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.result: PositionalResult | None = None
         self.dimension = QSpinBox()
         self.shift = QSpinBox()
         self.shift.setRange(1, 63)
+        self.shift.setValue(SHIFT)
         self.kind = QLabel(" ")
         self.matrix = HeatmapWidget(aspect_locked=False)
         self.similarity = HeatmapWidget()
@@ -66,7 +65,6 @@ class PositionalView(QWidget):
                               QLabel("shift k:"), self.shift))
         layout.addLayout(grid, 1)
         self.dimension.valueChanged.connect(self._render_curve)
-        self.shift.valueChanged.connect(self.sig_shift_changed)
         self._restyle()
 
     def show_result(self, r: PositionalResult) -> None:

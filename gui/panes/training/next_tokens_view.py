@@ -1,38 +1,34 @@
 """The Training pane's next-token view: for a chosen position of the generated text (click in the text, or
 the spin box), the tokens most likely to follow as bars — the model's own probabilities (temperature 1,
 no cut, outlined) and the ones Generate draws with at the chosen temperature and top-k (filled) — so what
-temperature and top-k do to the distribution is seen. Computed in the analysis process
-(the questions NextTokens, on the newest saved step, and LiveNextTokens, on the copy training published);
-this widget only asks and draws an engine.analysis.next_tokens.NextTokens.
+temperature and top-k do to the distribution is seen. Its view model (engine/views/next_tokens.py) says what it
+needs and holds the answer (engine.analysis.next_tokens.NextTokens, computed in the analysis process on the
+copy training published or the newest saved step); this widget only binds its position and draws.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, Qt, QTimer
+from PySide6.QtCore import QEvent, Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSpinBox, QVBoxLayout, QWidget
 
-from engine.analysis import questions as q
-from engine.analysis.live import Published
+from engine.views.next_tokens import NextTokensView
 
-from ...jobs import AnalysisJob
+from ...binding import bind
 from ...theme import plot_colors, style_plot
 from ...widgets.elided_label import ElidedLabel
+from ...widgets.seen import SeenWidget
 
-DEBOUNCE_MS = 150  # typing in the prompt or spinning the temperature asks once it settles
 
-
-class NextTokensView(QWidget):
-    """`ask(session, text, temperature, top_k)` asks for the distribution after `position`; `show_result`
-    only draws."""
+class NextTokensPanel(SeenWidget):
+    """The bars of its view model's answer (`view`), with the position bound to it."""
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
+        self.view = NextTokensView()
+        self.view.seen = False
         self.result = None
-        self._wanted: tuple | None = None  # (source, text, position, temperature, top_k) to ask for
-        self._job = AnalysisJob(self)
-        self._timer = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
         self.position = QSpinBox(self, minimum=0, maximum=0)
         self.position.setObjectName("next_token_position")
         self.position.setToolTip("The token after which the next one is predicted (or click in the text)")
@@ -65,38 +61,22 @@ class NextTokensView(QWidget):
         col.addLayout(row)
         col.addWidget(self.plot, 1)
         col.addWidget(self.note)
-        self.position.valueChanged.connect(lambda _v: self._timer.start())
-        self._timer.timeout.connect(self._send)
-        self._job.sig_done.connect(lambda _tag, result: self.show_result(result))
-        self._job.sig_failed.connect(lambda _tag, message: self.note.setText(message))
+        self.view.changed.connect(self._on_view_changed)  # first: the position's room before its value
+        bind(self.position, self.view, "position")
         self._restyle()
 
-    def ask(self, source: tuple | None, text: str, temperature: float, top_k: int | None,
-            position: int | None = None) -> None:
-        """`source`: ("run", run path, step) or ("live", config, weights, step, tokenizer); position None
-        keeps the one chosen (the last token for a new text)."""
-        if position is not None:
-            was = self.position.blockSignals(True)
-            self.position.setMaximum(max(self.position.maximum(), position))
-            self.position.setValue(position)
-            self.position.blockSignals(was)
-        self._wanted = (source, text, temperature, top_k)
-        self._timer.start()
-
-    def _send(self) -> None:
-        if self._wanted is None:
-            return
-        source, text, temperature, top_k = self._wanted
-        if source is None or not text:
+    def _on_view_changed(self, name: str) -> None:
+        if name == "result" and self.view.result is not None:
+            self.show_result(self.view.result)
+        elif name == "failures" and self.view.failures:
+            self.note.setText(next(iter(self.view.failures.values())))
+        elif name in ("text", "live") and not self.view.text:
             self.note.setText("Generate, or open a run, to see what the model predicts next.")
-            return
-        args = (text, self.position.value(), temperature, top_k)
-        if source[0] == "run":
-            where = q.Saved(source[1], source[2])
-        else:
-            _, config, weights, step, tokenizer = source
-            where = q.Live(config, Published(weights), step, tokenizer=tokenizer)
-        self._job.ask(q.NextTokens(where, *args), tag=args)
+        elif name == "position":
+            self.position.setMaximum(max(self.position.maximum(), self.view.position))
+
+    def seen_changed(self, seen: bool) -> None:
+        self.view.seen = seen
 
     def show_result(self, r) -> None:
         self.result = r

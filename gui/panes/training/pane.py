@@ -24,10 +24,11 @@ from engine.model.sampling import SampleRequest
 from engine.progress import duration
 from engine.training.state import TrainingState
 
+from ...binding import bind
 from ...session import Session
 from .head_timeline import HeadTimelinePanel
 from .loss_plot import LossHistory, LossPlot
-from .next_tokens_view import NextTokensView
+from .next_tokens_view import NextTokensPanel
 
 REFRESH_MS = 500  # curves and numbers twice a second: live to the eye, and each pyqtgraph paint is Python that
 # a small model's training loop waits for (benchmarks/ui_latency.py)
@@ -224,7 +225,7 @@ class TrainingPane(QWidget):
         col = QVBoxLayout(gen)
         col.setContentsMargins(4, 4, 4, 4)
         col.addLayout(form)
-        self.next_tokens = NextTokensView(self)
+        self.next_tokens = NextTokensPanel(self)
         split = QSplitter(Qt.Orientation.Horizontal, gen)
         split.addWidget(self.output)
         split.addWidget(self.next_tokens)
@@ -243,18 +244,22 @@ class TrainingPane(QWidget):
             b.clicked.connect(lambda _=False, a=act: self.session.request_training(a))
         self.generate.clicked.connect(self._on_generate_clicked)
         self.output.cursorPositionChanged.connect(self._on_output_clicked)
-        self.temperature.valueChanged.connect(lambda _v: self._ask_next_tokens())
-        self.top_k.valueChanged.connect(lambda _v: self._ask_next_tokens())
+        bars = self.next_tokens.view
+        bars.update(temperature=self.temperature.value(), top_k=self.top_k.value())
+        bind(self.temperature, bars, "temperature")  # Generate's knobs are the bars' too
+        bind(self.top_k, bars, "top_k")
         self.prompt.returnPressed.connect(self._on_generate_clicked)
         self._refresh.timeout.connect(self._render)
         s = self.session
         s.sig_step_reported.connect(self._on_step_reported)
-        s.sig_run_opened.connect(self._on_run_opened)
+        s.sig_run_replaced.connect(self._on_run_replaced)
+        s.sig_run_attached.connect(self._on_run_opened)
         s.sig_training_state_changed.connect(self._on_training_state_changed)
         s.sig_config_problems_changed.connect(self._on_config_problems_changed)
         s.sig_config_changed.connect(self._on_config_changed)
         s.sig_sample_ready.connect(self._on_sample_ready)
         s.sig_message_posted.connect(self._on_message_posted)
+        s.asker.watch(bars)
 
     def export_job(self):
         """File → Export…: the loss curves as a figure (matplotlib) or their numbers."""
@@ -281,6 +286,13 @@ class TrainingPane(QWidget):
             self._val_bpc = report.val_bpc
         if not self._refresh.isActive():
             self._refresh.start()
+
+    def _on_run_replaced(self, open_run) -> None:
+        """Another run is open (one event): its history, its training state, and no sample of the previous."""
+        self._sample_request = None
+        self._on_run_opened(None if open_run is None else open_run.run)
+        self._on_training_state_changed(self.session.training_state)
+        self._on_config_changed(self.session.config)
 
     def _on_run_opened(self, run) -> None:
         self.history, self.latest, self._last_row, self._val_bpc = LossHistory(), None, None, None
@@ -337,18 +349,13 @@ class TrainingPane(QWidget):
         self._ask_next_tokens(last=True)
 
     def _ask_next_tokens(self, position: int | None = None, last: bool = False) -> None:
-        """The next-token bars for the text shown: the newest live weights while training publishes them,
-        else the newest saved step of the open run."""
+        """The next-token bars for the text shown: on the newest weights training published while it trains,
+        else on the newest saved step of the open run (engine/views/next_tokens.py)."""
         s, text = self.session, self.output.toPlainText() or self.prompt.text()
-        if s.weights is not None and TrainingState(s.training_state).live:
-            source = ("live", s.model, s.weights, s.weights_step, s.tokenizer)
-        elif s.run is not None and s.run.saved_steps():
-            source = ("run", str(s.run.path), s.run.saved_steps()[-1])
-        else:
-            source = None
+        live = s.workspace.live if TrainingState(s.training_state).live else None
         if last:
             position = self._last_token(text)
-        self.next_tokens.ask(source, text, self.temperature.value(), self.top_k.value() or None, position)
+        self.next_tokens.view.update(text=text, live=live, **({} if position is None else {"position": position}))
 
     def _on_output_clicked(self) -> None:
         """A click in the text chooses the token the bars follow (the one left of the cursor)."""

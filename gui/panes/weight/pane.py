@@ -253,7 +253,8 @@ class WeightPane(SeenWidget):
     def _connect(self) -> None:
         s = self.session
         s.sig_weight_selected.connect(self.select_weight)
-        s.sig_run_opened.connect(self._on_run_opened)
+        s.sig_run_replaced.connect(lambda open_run: self._on_run_opened(open_run and open_run.run))
+        s.sig_run_attached.connect(self._on_run_opened)
         s.sig_step_reported.connect(self._on_step_reported)
         s.sig_training_state_changed.connect(lambda _state: self._refresh_steps())
         self.feeder.sig_store_ready.connect(self._on_store_ready)
@@ -322,6 +323,7 @@ class WeightPane(SeenWidget):
     def _on_run_opened(self, run) -> None:
         """Another run is open: show nothing of the previous one until this one's coefficients come."""
         self.timeline.set_steps([])
+        self.timeline.show(self.session.browse_step)
         self.timeline.setVisible(False)
         self.tabs.hide()
         self.weight_box.clear()

@@ -36,17 +36,31 @@ def test_each_opening_has_its_own_serial_even_of_the_same_run():
     assert OpenRun(cfg).serial != OpenRun(cfg).serial
 
 
-def test_the_model_is_the_open_runs_else_the_drafts_and_is_announced_once_per_change():
+def test_the_model_is_the_open_runs_else_the_drafts():
     draft = ExperimentConfig(model=ModelConfig(d_model=32, n_head=2))
     ws = Workspace(draft)
     models = record(ws.sig_model_changed)
     run_cfg = draft.replace(model=dataclasses.replace(draft.model, vocab_size=40))
     ws.replace_run(OpenRun(run_cfg))
-    assert ws.model == run_cfg.model and models == [(run_cfg.model,)]
+    assert ws.model == run_cfg.model and models == []  # said by the one event of the opening
     ws.set_draft(config=draft.replace(model=dataclasses.replace(draft.model, n_layer=3)))
-    assert ws.model == run_cfg.model and len(models) == 1  # an edited draft does not replace the run's
+    assert ws.model == run_cfg.model and models == []  # an edited draft does not replace the run's
     ws.replace_run(None)
-    assert ws.model.n_layer == 3 and len(models) == 2
+    assert ws.model.n_layer == 3
+    ws.set_draft(config=draft)
+    assert models == [(draft.model,)]  # with no run open, the draft's model is the one shown
+
+
+def test_opening_a_run_is_one_event_with_its_config_and_training_state():
+    ws = Workspace()
+    ws.set_draft(problems=["data.corpus: no such file"])
+    events = [record(e) for e in (ws.sig_draft_changed, ws.sig_model_changed, ws.sig_training_changed,
+                                  ws.sig_selection_changed, ws.sig_run_replaced)]
+    run_cfg = ws.draft.config.replace(model=dataclasses.replace(ws.model, n_layer=3, vocab_size=50))
+    opened = OpenRun(run_cfg)
+    ws.replace_run(opened, config=run_cfg, training="stopped")
+    assert [len(e) for e in events] == [0, 0, 0, 0, 1]
+    assert (ws.open_run, ws.draft.config, ws.draft.problems, ws.training) == (opened, run_cfg, (), TrainingState.STOPPED)
 
 
 def test_a_new_runs_folder_attaches_to_the_same_opening():

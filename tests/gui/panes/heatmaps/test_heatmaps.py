@@ -47,9 +47,32 @@ def make(qtbot, tok, **model):
     return session, pane, GPT(session.config.model).eval()
 
 
+WAIT = 60_000  # the analysis process's first start imports torch
+
+
+def settled(qtbot, pane, act=lambda: None):
+    """`act()`, then wait until the pane's view holds the answer to what its tab needs now (or why not)."""
+    act()
+    ws = pane.session.workspace
+
+    def done() -> bool:
+        question = pane.view.question(ws)
+        shown = pane.view.shown(ws)
+        return pane.session.asker.idle and (question is None or question in pane.view.failures
+                                            or (shown is not None and shown[0] == question))
+
+    qtbot.waitUntil(done, timeout=WAIT)
+
+
 def publish(qtbot, session, pane, model, step=5):
-    with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
-        session.publish_weights(step, {k: v.clone() for k, v in model.state_dict().items()})
+    settled(qtbot, pane, lambda: session.publish_weights(step, {k: v.clone() for k, v in model.state_dict().items()}))
+
+
+def asked_steps(pane) -> list:
+    """The steps of the published copies the pane handed its view, in order."""
+    steps = []
+    pane.view.changed.connect(lambda name: steps.append(pane.view.live.step) if name == "live" else None)
+    return steps
 
 
 def explicit(model, tok):
@@ -83,13 +106,13 @@ def test_displayed_attention_equals_the_models_explicit_attention(qtbot, tok):
 def test_choosing_a_head_reslices_without_recomputing(qtbot, tok):
     session, pane, model = make(qtbot, tok)
     publish(qtbot, session, pane, model)
-    submitted = []
-    pane._job.submit = lambda *a: submitted.append(a)
+    needs = pane.view.needs(session.workspace)
     pane.layer.setValue(1)
     pane.head.setValue(2)
     np.testing.assert_allclose(np.nan_to_num(pane.attention.steps[3].matrix()), explicit(model, tok)[1][1][2],
                                rtol=1e-5, atol=1e-7)
-    assert "layer 1 · head 2" in pane.attention.summary.text() and submitted == []
+    assert "layer 1 · head 2" in pane.attention.summary.text()
+    assert needs == [] == pane.view.needs(session.workspace)  # nothing more to ask
 
 
 def test_clicking_a_tile_chooses_layer_and_head(qtbot, tok):
@@ -98,7 +121,8 @@ def test_clicking_a_tile_chooses_layer_and_head(qtbot, tok):
     grid, T = pane.attention.grid, len(PROMPT)
     scene = grid.plot_item.vb.mapViewToScene(QPointF(2 * (T + GAP) + T / 2, 1 * (T + GAP) + T / 2))
     qtbot.mouseClick(grid.view.viewport(), Qt.MouseButton.LeftButton, pos=grid.view.mapFromScene(scene))
-    assert (pane.layer.value(), pane.head.value()) == (1, 2) == (pane.state.layer, pane.state.head)
+    assert (pane.layer.value(), pane.head.value()) == (1, 2)
+    assert (session.workspace.selection.layer, session.workspace.selection.head) == (1, 2)  # the one selection
 
 
 def test_summary_table_gives_entropy_and_distance_per_head(qtbot, tok):
@@ -119,8 +143,7 @@ def test_summary_table_gives_entropy_and_distance_per_head(qtbot, tok):
 def test_masks_tab_shows_each_mask_and_its_effect_with_the_same_weights(qtbot, tok):
     session, pane, model = make(qtbot, tok)
     publish(qtbot, session, pane, model)
-    with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
-        pane.tabs.setCurrentIndex(1)
+    settled(qtbot, pane, lambda: pane.tabs.setCurrentIndex(1))
     T, view = len(PROMPT), pane.masks
     in_force, causal, banded, none = (w.image_item.image for w in view.masks)
     np.testing.assert_array_equal(np.isfinite(in_force), np.tril(np.ones((T, T), bool)))
@@ -128,8 +151,7 @@ def test_masks_tab_shows_each_mask_and_its_effect_with_the_same_weights(qtbot, t
     assert np.isfinite(none).all()
     np.testing.assert_allclose(np.nan_to_num(view.attention[0].image_item.image), explicit(model, tok)[0][1][0],
                                rtol=1e-5, atol=1e-7)
-    with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
-        view.band.setValue(2)
+    settled(qtbot, pane, lambda: view.band.setValue(2))
     assert (np.isfinite(view.masks[2].image_item.image).sum(axis=1)[2:] == 3).all()
     assert view.masks[2].title() == "mask: banded, β = 2"
 
@@ -137,16 +159,14 @@ def test_masks_tab_shows_each_mask_and_its_effect_with_the_same_weights(qtbot, t
 def test_positional_tab_shows_sinusoidal_formula_and_its_shift_map(qtbot, tok):
     session, pane, model = make(qtbot, tok)
     publish(qtbot, session, pane, model)
-    with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
-        pane.tabs.setCurrentIndex(2)
+    settled(qtbot, pane, lambda: pane.tabs.setCurrentIndex(2))
     P = pane.positional.matrix.matrix()
     d = 24
     for i, j in [(0, 0), (3, 1), (17, 10), (31, 23)]:
         want = math.sin(i / 10000 ** (j / d)) if j % 2 == 0 else math.cos(i / 10000 ** ((j - 1) / d))
         assert P[i, j] == pytest.approx(want, abs=1e-6)
     np.testing.assert_allclose(pane.positional.similarity.matrix(), P @ P.T, rtol=1e-4, atol=1e-4)
-    with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
-        pane.positional.shift.setValue(5)
+    settled(qtbot, pane, lambda: pane.positional.shift.setValue(5))
     assert "k = 5" in pane.positional.shift_map.title() and pane.positional.shift_map.isVisible()
     assert float(pane.positional.shift_note.text().rsplit(" ", 1)[1]) < 1e-5
     pane.positional.dimension.setValue(3)
@@ -156,8 +176,7 @@ def test_positional_tab_shows_sinusoidal_formula_and_its_shift_map(qtbot, tok):
 def test_learned_encoding_follows_training(qtbot, tok):
     session, pane, model = make(qtbot, tok, pos_encoding="learned")
     publish(qtbot, session, pane, model)
-    with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
-        pane.tabs.setCurrentIndex(2)
+    settled(qtbot, pane, lambda: pane.tabs.setCurrentIndex(2))
     np.testing.assert_allclose(pane.positional.matrix.matrix(), model.W_P.detach().numpy(), rtol=1e-6)
     with torch.no_grad():
         model.W_P.mul_(-3.0)
@@ -185,8 +204,7 @@ def test_pane_asks_for_weights_every_n_steps_only_while_visible(qtbot, tok, monk
     pane.refresh_every.setValue(4)
     assert session.weights_every == 4
     session.set_training_state("running")
-    asked = []
-    pane._job.submit = lambda key, *a: asked.append(key[1][1])
+    asked = asked_steps(pane)
     weights = {k: v.clone() for k, v in model.state_dict().items()}
     for step in range(1, 14):
         session.publish_weights(step, weights)
@@ -202,8 +220,7 @@ def test_refreshes_are_capped_however_fast_training_steps(qtbot, tok, monkeypatc
     session, pane, model = make(qtbot, tok)
     pane.refresh_every.setValue(1)
     session.set_training_state("running")
-    asked = []
-    pane._job.submit = lambda key, *a: asked.append(key[1][1])
+    asked = asked_steps(pane)
     weights = {k: v.clone() for k, v in model.state_dict().items()}
     for step in range(1, 101):  # one second of training
         session.publish_weights(step, weights)
@@ -223,18 +240,18 @@ def test_refreshes_are_capped_however_fast_training_steps(qtbot, tok, monkeypatc
 def test_while_training_runs_the_details_follow_the_grid_more_slowly(qtbot, tok, monkeypatch):
     session, pane, model = make(qtbot, tok)
     publish(qtbot, session, pane, model)
-    key, result = pane._results["attention"]
+    question, result = pane.view.results["attention"]
     monkeypatch.setattr(heatmaps.time, "monotonic", Clock(0.05))  # a result every 50 ms
     session.set_training_state("running")
     details = []
     monkeypatch.setattr(pane.attention, "_render_head", lambda: details.append(pane.attention.result.step))
     for step in range(6, 26):  # one second
-        pane._on_result(key, dataclasses.replace(result, step=step))
+        pane.view.take(question, dataclasses.replace(result, step=step))
     assert "step 25" in pane.attention.grid.title()
     assert "step 25" in pane.attention.summary.text()  # the summary follows the grid, not the details
     assert len(details) == heatmaps.DETAIL_HZ and details[0] == 6
     session.set_training_state("paused")
-    pane._on_result(key, dataclasses.replace(result, step=26))
+    pane.view.take(question, dataclasses.replace(result, step=26))
     assert details[-1] == 26
 
 
@@ -248,9 +265,8 @@ def test_nothing_to_show_says_how_to_get_something(qtbot, tok):
 def test_a_prompt_outside_the_vocabulary_is_explained(qtbot, tok):
     session, pane, model = make(qtbot, tok)
     publish(qtbot, session, pane, model)
-    with qtbot.waitSignal(pane._job.sig_failed, timeout=20000):
-        pane.prompt.setText("Zebra?")
-        pane.prompt.editingFinished.emit()
+    pane.prompt.setText("Zebra?")
+    settled(qtbot, pane, pane.prompt.editingFinished.emit)
     assert "not in the vocabulary" in pane.status.text() and pane.status.isVisible()
 
 
@@ -264,8 +280,7 @@ def browsing(qtbot, tmp_path):
     qtbot.addWidget(pane)
     pane.resize(1000, 700)
     pane.show()
-    with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
-        session.set_run(run)
+    settled(qtbot, pane, lambda: session.set_run(run))
     return run, session, pane
 
 
@@ -273,9 +288,8 @@ def test_browsing_a_saved_step_of_a_run(qtbot, tmp_path):
     run, session, pane = browsing(qtbot, tmp_path)
     assert pane.timeline.steps == [0, 2, 4] and pane.timeline.following
     assert pane.prompt.text() == run.probe().prompt
-    with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
-        pane.timeline.slider.setValue(1)
-    assert session.browse_step == 2 and pane.state.step == 2
+    settled(qtbot, pane, lambda: pane.timeline.slider.setValue(1))
+    assert session.browse_step == 2 == session.workspace.selection.step
     ids = probes.prompt_ids(run.tokenizer, run.probe().prompt, run.config.model.n_ctx)
     want = probes.attention_maps(run.build_model(2), ids).weights
     np.testing.assert_allclose(pane.attention.grid.stack(), want, rtol=1e-5, atol=1e-7)
@@ -288,8 +302,7 @@ def test_browsing_a_saved_step_of_a_run(qtbot, tmp_path):
 def test_weights_that_do_not_fit_the_config_are_explained(qtbot, tok):
     session, pane, _ = make(qtbot, tok)
     other = GPT(dataclasses.replace(session.config.model, d_model=12))
-    with qtbot.waitSignal(pane._job.sig_failed, timeout=20000):
-        session.publish_weights(3, {k: v.clone() for k, v in other.state_dict().items()})
+    settled(qtbot, pane, lambda: session.publish_weights(3, {k: v.clone() for k, v in other.state_dict().items()}))
     assert "do not fit the model's config" in pane.status.text()
 
 
@@ -298,11 +311,9 @@ def test_the_head_diff_is_the_difference_of_the_two_steps_attention(qtbot, tmp_p
 
     run, session, pane = browsing(qtbot, tmp_path)
     assert [pane.diff.other.itemData(i) for i in range(pane.diff.other.count())] == [0, 2, 4]
-    with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
-        pane.tabs.setCurrentIndex(heatmaps.TABS.index("diff"))  # the timeline's step (newest, 4) minus step 0
-    with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
-        pane.diff.other.setCurrentIndex(1)  # minus step 2
-    pane._choose_head(1, 1)
+    settled(qtbot, pane, lambda: pane.tabs.setCurrentIndex(heatmaps.TABS.index("diff")))  # newest (4) − step 0
+    settled(qtbot, pane, lambda: pane.diff.other.setCurrentIndex(1))  # minus step 2
+    session.workspace.select(layer=1, head=1)
     prompt = run.probe().prompt
     a = RunAnalysis(run.path)
     want = a.attention(4, prompt).maps.weights[1, 1] - a.attention(2, prompt).maps.weights[1, 1]
@@ -310,8 +321,7 @@ def test_the_head_diff_is_the_difference_of_the_two_steps_attention(qtbot, tmp_p
     np.testing.assert_allclose(pane.diff.map.matrix(), want.astype(np.float32), equal_nan=True)
     assert np.nanmax(np.abs(want)) > 0 and "step 4 − step 2" in pane.diff.map.title()
     assert "step 4 − step 2" in pane.export_caption()
-    with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
-        session.set_browse_step(0)  # the shared timeline moves: the diff follows it
+    settled(qtbot, pane, lambda: session.set_browse_step(0))  # the shared timeline moves: the diff follows it
     want = a.attention(0, prompt).maps.weights[1, 1] - a.attention(2, prompt).maps.weights[1, 1]
     np.testing.assert_array_equal(pane.diff.matrix(), want)
 
@@ -378,8 +388,7 @@ def drafting(qtbot, tmp_path):
     pane = HeatmapsPane(session)
     qtbot.addWidget(pane)
     pane.resize(1000, 700)
-    with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
-        pane.show()
+    settled(qtbot, pane, pane.show)
     return session, pane
 
 
@@ -394,13 +403,12 @@ def test_before_any_run_the_pane_shows_the_draft_train_would_start_from(qtbot, t
                                rtol=1e-5, atol=1e-7)
     assert "draft draft" in pane.export_caption() and "at initialisation" in pane.export_caption()
 
-    shown = pane._results["attention"]
+    shown = pane.view.shown(session.workspace)
     session.set_config(session.config.replace(train=dataclasses.replace(session.config.train, lr=1e-2)))
-    assert pane._results["attention"] is shown  # a learning rate does not change the weights shown
+    assert pane.view.shown(session.workspace) is shown and pane.view.needs(session.workspace) == []  # same weights
 
     deeper = session.config.replace(model=dataclasses.replace(session.config.model, n_layer=3))
-    with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
-        session.set_config(deeper)
+    settled(qtbot, pane, lambda: session.set_config(deeper))
     assert pane.attention.grid.stack().shape[0] == 3
 
     session.set_config_problems(["data.corpus: corpus file not found"])
@@ -409,10 +417,10 @@ def test_before_any_run_the_pane_shows_the_draft_train_would_start_from(qtbot, t
 
 def test_an_answer_about_an_edited_draft_is_not_shown(qtbot, tmp_path):
     session, pane = drafting(qtbot, tmp_path)
-    old_key, old = pane._results["attention"]
+    old_question, old = pane.view.results["attention"]
     session.set_config(session.config.replace(model=dataclasses.replace(session.config.model, n_layer=1)))
-    pane._on_result(old_key, old)  # the two-layer draft's answer, arriving late
-    assert "attention" not in pane._results or pane._results["attention"][0] != old_key
+    pane.view.take(old_question, old)  # the two-layer draft's answer, arriving late
+    assert pane.view.shown(session.workspace) is None and not pane.tabs.isVisible()
 
 
 def test_opening_a_run_replaces_the_draft(qtbot, tmp_path):
@@ -420,8 +428,7 @@ def test_opening_a_run_replaces_the_draft(qtbot, tmp_path):
 
     session, pane = drafting(qtbot, tmp_path)
     run = tiny_run(tmp_path / "run")
-    with qtbot.waitSignal(pane._job.sig_done, timeout=20000):
-        session.set_run(run)
+    settled(qtbot, pane, lambda: session.set_run(run))
     assert "at initialisation" not in pane.status.text() and "step 4" in pane.attention.grid.title()
 
 

@@ -234,18 +234,18 @@ def test_one_step_is_shared_with_the_heatmaps_pane(qtbot, run_path):
     steps = pane.timeline.steps
     assert heat.timeline.steps == steps == Run(run_path).saved_steps() and session.browse_step is None
     pane.timeline.step_by(-1)
-    assert session.browse_step == steps[-2] and heat.timeline.step() == steps[-2] == heat.state.step
+    assert session.browse_step == steps[-2] and heat.timeline.step() == steps[-2]
     heat.timeline.step_by(-len(steps))
     assert session.browse_step == steps[0] and pane.timeline.step() == steps[0] == pane.state.step
     heat.timeline.step_by(len(steps))  # to the newest: both follow it again
     assert session.browse_step is None and pane.timeline.following and pane.timeline.step() == steps[-1]
-    assert heat.state.step is None
+    assert session.workspace.selection.step is None and heat.timeline.following
     heat.timeline.loop_box.setChecked(True)
     heat.timeline.play()  # at the end: plays from the first step
-    seen = [(session.browse_step, pane.timeline.step(), heat.state.step)]
+    seen = [(session.browse_step, pane.timeline.step(), heat.timeline.step())]
     for _ in range(len(steps) + 1):
         heat.timeline._advance()
-        seen.append((session.browse_step, pane.timeline.step(), heat.state.step))
+        seen.append((session.browse_step, pane.timeline.step(), heat.timeline.step()))
     heat.timeline.pause()
     assert seen == [(s, s, s) for s in steps + steps[:2]]
     assert not pane.timeline.following and not heat.timeline.following
