@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from pathlib import Path
 
 from engine.configs.config import DataConfig, ExperimentConfig, ModelConfig
 from engine.errors import UserError
@@ -38,34 +39,50 @@ def _corpus_text(corpus: str) -> str:
 
 
 @functools.lru_cache(maxsize=16)
-def _dataset_vocab(data: DataConfig, n_ctx: int) -> int:
-    if data.tokenizer != "char":  # fitted and encoded once, into the token cache that training reads
+def _dataset_vocab(data: DataConfig, n_ctx: int, run_dir: str | None) -> int:
+    if data.tokenizer != "char" or run_dir is not None:  # fitted and encoded once, into the token cache
         from engine.text.prepared import prepare_corpus
 
-        return prepare_corpus(data, n_ctx).vocab_size
+        return prepare_corpus(data, n_ctx, run_dir=run_dir).vocab_size
     from engine.text.data import corpus_vocabulary
 
     return corpus_vocabulary(data, n_ctx, _corpus_text(data.corpus))
 
 
-def inspect_config(cfg: ExperimentConfig) -> Inspection:
+def inspect_config(cfg: ExperimentConfig, run_dir: str | Path | None = None) -> Inspection:
+    """What the builder learns of `cfg`. With `run_dir` (the run shown) whose vocabulary the draft keeps (the
+    same tokenizer settings), the vocabulary is the run's own tokenizer's — an imported GPT-2's 50,257 tokens,
+    not what a BPE fitted on the draft's corpus would give — and the corpus is checked against it, as Train
+    will continue the run on it (engine/training/continuation.py)."""
     vocab = problem = None
+    if run_dir is not None and not _keeps_vocabulary(cfg, Path(run_dir)):
+        run_dir = None
     if not cfg.data.validate():
         try:
-            vocab = _dataset_vocab(cfg.data, cfg.model.n_ctx)
+            vocab = _dataset_vocab(cfg.data, cfg.model.n_ctx, None if run_dir is None else str(run_dir))
         except UserError as e:
             problem = str(e)
     return Inspection(vocab, problem, with_vocab(cfg.model, vocab or cfg.model.vocab_size))
 
 
-def inspect_apart(cfg: ExperimentConfig) -> Inspection:
+def _keeps_vocabulary(cfg: ExperimentConfig, run_dir: Path) -> bool:
+    from engine.rundir.runs import Run, RunError
+
+    try:
+        data = Run(run_dir).config.data
+    except RunError:
+        return False
+    return (data.tokenizer, data.max_vocab) == (cfg.data.tokenizer, cfg.data.max_vocab)
+
+
+def inspect_apart(cfg: ExperimentConfig, run_dir: str | Path | None = None) -> Inspection:
     """inspect_config, in a child process when the corpus is read into a BPE or word vocabulary (engine/child_job.py:
     the calling thread waits without the interpreter lock); a bug there is a UserError with its one line."""
     if cfg.data.tokenizer == "char" or cfg.data.validate():
-        return inspect_config(cfg)
+        return inspect_config(cfg, run_dir)
     from engine.child_job import ChildJob
 
-    outcome = ChildJob(inspect_config, cfg, name="inspect the corpus").wait()[-1]
+    outcome = ChildJob(inspect_config, cfg, run_dir, name="inspect the corpus").wait()[-1]
     if outcome[0] != "done":
         raise UserError(outcome[1])
     return outcome[1]

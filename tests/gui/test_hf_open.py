@@ -105,3 +105,24 @@ def test_the_new_run_question_names_what_would_not_be_kept(qtbot, monkeypatch, b
     monkeypatch.setattr(QMessageBox, "exec", answer)
     assert dialogs.ask_new_run(None, "W_E changes shape", ("the imported weights (from x)",)) is expected
     assert "W_E changes shape" in seen[0] and "will not keep the imported weights (from x)" in seen[0]
+
+
+def test_the_builder_shows_an_imported_run_s_own_vocabulary_and_parameter_count(
+        qtbot, make_window, pretrained, monkeypatch, tmp_path):  # noqa: F811
+    """Issue 38: the builder showed what a BPE fitted on its corpus would give, not the import's own tokens."""
+    from engine.configs.sizes import parameter_count
+
+    w = make_window()
+    monkeypatch.setattr(dialogs, "ask_path", lambda *a, **k: pretrained)
+    w.actions["import_hf"].trigger()
+    run_dir = imported(qtbot, w)
+    small = tmp_path / "small.txt"  # a fit on it could not reach the import's 320 tokens
+    small.write_text("to be, or not to be: that is the question.\n" * 60, encoding="utf-8")
+    cfg = w.session.config
+    w.session.set_config(cfg.replace(data=dataclasses.replace(cfg.data, corpus=str(small))))
+    builder = w.panes["pane_architecture"]
+    qtbot.waitUntil(lambda: builder.inspection is not None and builder.inspection.model.vocab_size == 320
+                    and "reading the corpus" not in builder.params.text(), timeout=WAIT)
+    model = Run(run_dir).config.model
+    assert f"{parameter_count(model):,} by the formula" in builder.params.text()
+    assert "vocabulary 320" in builder.params.text() and w.session.config.model.vocab_size == 320

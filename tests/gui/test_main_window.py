@@ -272,7 +272,7 @@ def test_the_first_layout_on_screen_is_the_final_one(qtbot, monkeypatch):
     # the corpus is read once the window is on screen, as at a first start (a test before this one may have
     # left it in the process's cache, which would answer before the panes show)
     on_screen, inspect = threading.Event(), builder._inspect
-    monkeypatch.setattr(builder, "_inspect", lambda cfg: on_screen.wait(60) and inspect(cfg))
+    monkeypatch.setattr(builder, "_inspect", lambda cfg, run_dir: on_screen.wait(60) and inspect(cfg, run_dir))
     make_application()
     w = MainWindow(panes_after_show=True)
     qtbot.addWidget(w)

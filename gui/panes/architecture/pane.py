@@ -275,10 +275,11 @@ class ArchitecturePane(QWidget):
     # ---- handlers --------------------------------------------------------------------------
 
     def _on_debounce_timeout(self) -> None:
-        key = (self.draft.data, unresolved(self.draft.model))
+        run = self.session.open_run  # a run shown keeps its own vocabulary (an import's, a trained run's)
+        key = (self.draft.data, unresolved(self.draft.model), None if run is None else run.path)
         if key != self._submitted:
             self._submitted = key
-            self._inspect.submit(self.draft.data, _inspect, self.draft)
+            self._inspect.submit(self.draft.data, _inspect, self.draft, key[2])
 
     def _on_inspected(self, data: DataConfig, inspection: Inspection) -> None:
         self._inspected_data = data
@@ -354,6 +355,6 @@ class ArchitecturePane(QWidget):
         self._show_problems(self.session.config_problems)
 
 
-def _inspect(cfg: ExperimentConfig) -> Inspection:
+def _inspect(cfg: ExperimentConfig, run_dir) -> Inspection:
     ensure_torch()  # engine.text.data and engine.model.gpt import torch, which one thread at a time must import
-    return inspect_apart(cfg)
+    return inspect_apart(cfg, run_dir)

@@ -68,3 +68,34 @@ def test_training_that_fits_in_more_than_half_the_memory_is_a_warning_not_a_prob
     assert limits.memory_warning(cfg, device_memory=need - 1) is None  # over it, a problem instead
     assert limits.training_problems(cfg, device_memory=need - 1)[0].field in {
         "model.n_ctx", "train.batch_size", "model.d_model"}
+
+
+def test_a_run_shown_gives_the_builder_its_own_vocabulary_and_parameter_count(tmp_path):
+    """Issue 38: an imported GPT-2 showed the vocabulary a BPE fitted on the draft's corpus would give (46,455 on
+    the plays) and its parameter count, not its own 50,257 tokens."""
+    import dataclasses
+    import json
+
+    transformers = pytest.importorskip("transformers")
+    from engine.configs.sizes import parameter_count
+    from engine.importers.hugging_face import import_hf
+    from engine.rundir.runs import Run
+    from engine.text.bpe import BPETokenizer
+    from engine.text.corpus import shakespeare_text
+
+    tok = BPETokenizer.fit(shakespeare_text()[:50_000], 400)
+    transformers.GPT2LMHeadModel(transformers.GPT2Config(vocab_size=400, n_positions=16, n_embd=16, n_layer=1,
+                                                         n_head=2)).save_pretrained(tmp_path / "gpt2")
+    (tmp_path / "gpt2" / "tokenizer.json").write_text(json.dumps(tok.to_dict()), encoding="utf-8")
+    run = import_hf(tmp_path / "gpt2", tmp_path / "run").run_dir
+    small = tmp_path / "small.txt"  # too little text for a fit to reach 400 tokens
+    small.write_text("to be, or not to be: that is the question.\n" * 60, encoding="utf-8")
+    cfg = Run(run).config
+    cfg = cfg.replace(data=dataclasses.replace(cfg.data, corpus=str(small)))
+    fitted = inspect_config(cfg)
+    assert fitted.vocab_size < 400
+    own = inspect_config(cfg, run)
+    assert own.vocab_size == 400 and own.corpus_problem is None
+    assert parameter_count(own.model) == parameter_count(Run(run).config.model)
+    another = cfg.replace(data=dataclasses.replace(cfg.data, tokenizer="char"))  # a new vocabulary: fitted
+    assert inspect_config(another, run).vocab_size == len(set(small.read_text(encoding="utf-8")))
