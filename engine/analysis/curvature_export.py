@@ -100,4 +100,17 @@ def export_curvature(path: str | Path, series: Sequence[Curvature], metrics: Seq
     return path
 
 
-__all__ = ["FORMATS", "COLUMNS", "rows", "curvature_figure", "export_curvature"]
+def export_run_curvature(path: str | Path, run_dir: str | Path, weight: str | None = None, step: int | None = None,
+                         progress=None) -> Path:
+    """The command line's and the Weight pane's export of a run's curvature over its saved steps (up to `step`),
+    each interval reported to `progress(done, total)` as it is measured."""
+    from .curvature import threshold_words
+    from .run_analysis import RunAnalysis
+
+    a = RunAnalysis(run_dir)
+    a.curvature(None, weight)  # checks the name and that an update reaches a saved step first
+    series = [c for c in a.curvature_series(weight, progress) if step is None or c.step <= step]
+    return export_curvature(path, series, a.run.metrics(), threshold_words(a.config.train))
+
+
+__all__ = ["FORMATS", "COLUMNS", "rows", "curvature_figure", "export_curvature", "export_run_curvature"]

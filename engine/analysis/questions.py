@@ -100,6 +100,38 @@ class TermValues(Question["terms.TermValues"]):
         return self.source.at(door).term_values(self.source.step, self.term_id, self.weight)
 
 
+@dataclass(frozen=True)
+class Tokens(Question[Any]):
+    """engine.analysis.tokens.TokenReading: `weight`'s coefficient at the source's weights (a saved step, or a
+    copy training published, of a run with a folder), the update that reached them and, with `split`, each
+    route class, read in tokens (docs/readings.md). Without the split it is one step's light answer; the split
+    takes seconds to minutes on a large model, so it has the long lane."""
+
+    source: Source
+    weight: str
+    split: bool = False
+
+    @property
+    def lane(self) -> str:
+        return LONG if self.split else NOW
+
+    def answer(self, door):
+        return self.source.at(door).tokens(self.weight, self.source.step, self.split)
+
+
+@dataclass(frozen=True)
+class CurvatureAt(Question[Any]):
+    """engine.analysis.curvature.Curvature: the curvature along the update that reached the source's weights
+    from the saved step before them, and the critical sharpness against 2/η, with `weight`'s own curvature when
+    one is named (docs/readings.md)."""
+
+    source: Source
+    weight: str | None = None
+
+    def answer(self, door):
+        return self.source.at(door).curvature(self.source.step, self.weight)
+
+
 # ---- a saved step of a run (RunAnalysis) -------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -298,35 +330,34 @@ class InteractionMap(Question[Any]):
 
 
 @dataclass(frozen=True)
-class Tokens(Question[Any]):
-    """engine.analysis.tokens.TokenReading: `weight`'s coefficient at `step`, the update that reached it and,
-    with `split`, each route class, read in tokens (docs/readings.md). A large model's view asks without the
-    split first, then with it, in the background."""
+class TokenTimeline(Question[list]):
+    """engine.analysis.tokens.TokenReading of `weight` at every saved step (`split`: with each route class), for
+    the timeline of its leading tokens; `look` raised to read the steps saved since (docs/readings.md)."""
+
+    lane = LONG
 
     run: str
     weight: str
-    step: int | None
     split: bool = True
-
-    @property
-    def background(self) -> bool:
-        return self.split
+    look: int = 0
 
     def answer(self, door):
-        return door.analysis(self.run).tokens(self.weight, self.step, self.split)
+        return door.analysis(self.run).token_timeline(self.weight, self.split)
 
 
 @dataclass(frozen=True)
-class CurvatureAt(Question[Any]):
-    """engine.analysis.curvature.Curvature: the curvature along the update that reached `step` and the critical
-    sharpness against 2/η, with `weight`'s own curvature when one is named (docs/readings.md)."""
+class CurvatureSeries(Question[list]):
+    """engine.analysis.curvature.Curvature of every interval between saved steps, with `weight`'s own curvature
+    when one is named; `look` raised to measure the intervals saved since (docs/readings.md)."""
+
+    lane = LONG
 
     run: str
-    step: int | None
     weight: str | None = None
+    look: int = 0
 
     def answer(self, door):
-        return door.analysis(self.run).curvature(self.step, self.weight)
+        return door.analysis(self.run).curvature_series(self.weight)
 
 
 # ---- two runs side by side (engine/analysis/pair.py) ------------------------------------------------

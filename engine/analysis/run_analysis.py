@@ -281,32 +281,45 @@ class RunAnalysis:
         """`weight`'s coefficient at `step` (None: the newest) read in tokens, with the update that reached it
         and (`split`) each route class (engine/analysis/tokens.py)."""
         from ..coefficients.export import check_step, check_weight
-        from . import tokens as tk
 
-        store = self.coefficients
-        check_weight(store, weight)
-        step = check_step(store, step)
+        check_weight(self.coefficients, weight)
+        step = check_step(self.coefficients, step)
         steps = self.saved_steps()
         prev = steps[steps.index(step) - 1] if steps.index(step) > 0 else None
+        return self.cached("tokens", step, (weight, prev, split), spans_steps=True,
+                           compute=lambda: self._token_reading(self.run.load_weights(step), step, prev, weight,
+                                                               split))
 
-        def compute():
-            import numpy as np
+    def tokens_of(self, weights, step: int, weight: str, split: bool = True):
+        """`tokens` of weights the run has not saved (a copy training published at `step`), with the update from
+        the newest saved step before it; not cached (a published copy is asked about once)."""
+        from ..coefficients.export import check_weight
 
-            from ..coefficients import progressive
+        check_weight(self.coefficients, weight)
+        before = [s for s in self.saved_steps() if s < step]
+        return self._token_reading(weights, step, before[-1] if before else None, weight, split)
 
-            probe, cfg = self.run.probe(), self.config.model
-            before = None if prev is None else self.run.load_weights(prev)
-            dtype = np.float32 if progressive(cfg, int(np.asarray(probe.x).size)) else np.float64
-            return tk.token_reading(cfg, self.tokenizer, self.run.load_weights(step), before, probe.x, probe.y,
-                                    weight, step, prev, split, dtype)
+    def _token_reading(self, weights, step: int, prev: int | None, weight: str, split: bool):
+        import numpy as np
 
-        return self.cached("tokens", step, (weight, prev, split), spans_steps=True, compute=compute)
+        from ..coefficients import progressive
+        from . import tokens as tk
+
+        probe, cfg = self.run.probe(), self.config.model
+        before = None if prev is None else self.run.load_weights(prev)
+        dtype = np.float32 if progressive(cfg, int(np.asarray(probe.x).size)) else np.float64
+        return tk.token_reading(cfg, self.tokenizer, weights, before, probe.x, probe.y, weight, step, prev, split,
+                                dtype)
 
     def token_timeline(self, weight: str, split: bool = True, progress=None, upto: int | None = None) -> list:
-        """`tokens(weight, s)` at every saved step s (up to `upto`), oldest first (each kept on its own)."""
+        """`tokens(weight, s)` at every saved step s (up to `upto`), oldest first (each kept on its own, so a run
+        that grows reads only its new steps); reports each step done (engine/progress.py)."""
+        from ..progress import report
+
         steps = [s for s in self.saved_steps() if upto is None or s <= upto]
         out = []
         for k, s in enumerate(steps):
+            report(k, len(steps), "steps")
             out.append(self.tokens(weight, s, split))
             if progress is not None:
                 progress(k + 1, len(steps))
@@ -316,25 +329,42 @@ class RunAnalysis:
         """The curvature along the update that reached `step` (None: the newest) from the saved step before it:
         κ, each weight's share, the critical sharpness against 2/η, and with `weight` its own κ_W
         (engine/analysis/curvature.py)."""
-        from . import curvature as cv
         from . import interaction as ia
 
         if weight is not None:
             ia.check_pair(self._weight_names(), weight, weight)
         prev, step = ia.interval(self.saved_steps(), step)
+        return self.cached("curvature", step, (prev, weight), spans_steps=True,
+                           compute=lambda: self._curvature(self.run.load_weights(step), step, prev, weight))
 
-        def compute():
-            loss, before, _ = self._interval_inputs(prev, step)
-            return cv.curvature(loss, before, self.run.load_weights(step), step, prev,
-                                cv.mean_lr(self.config.train, prev, step), weight)
+    def curvature_of(self, weights, step: int, weight: str | None = None):
+        """`curvature` along the update from the newest saved step before `step` to weights the run has not saved
+        (a copy training published); not cached."""
+        from ..errors import UserError
+        from . import interaction as ia
 
-        return self.cached("curvature", step, (prev, weight), spans_steps=True, compute=compute)
+        if weight is not None:
+            ia.check_pair(self._weight_names(), weight, weight)
+        before = [s for s in self.saved_steps() if s < step]
+        if not before:
+            raise UserError(f"no saved step before step {step}: no update to measure the curvature along yet")
+        return self._curvature(weights, step, before[-1], weight)
+
+    def _curvature(self, after, step: int, prev: int, weight: str | None):
+        from . import curvature as cv
+
+        loss, before, _ = self._interval_inputs(prev, step, after)
+        return cv.curvature(loss, before, after, step, prev, cv.mean_lr(self.config.train, prev, step), weight)
 
     def curvature_series(self, weight: str | None = None, progress=None) -> list:
-        """`curvature(s, weight)` for every saved step s after the first (each kept on its own)."""
+        """`curvature(s, weight)` for every saved step s after the first (each kept on its own); reports each
+        interval done (engine/progress.py)."""
+        from ..progress import report
+
         steps = self.saved_steps()[1:]
         out = []
         for k, s in enumerate(steps):
+            report(k, len(steps), "intervals")
             out.append(self.curvature(s, weight))
             if progress is not None:
                 progress(k + 1, len(steps))
@@ -345,15 +375,17 @@ class RunAnalysis:
 
         return weight_names(self.config.model)
 
-    def _interval_inputs(self, prev: int, step: int):
-        """(ProbeLoss on the probe batch, weights at `prev`, every weight's update to `step`)."""
+    def _interval_inputs(self, prev: int, step: int, after=None):
+        """(ProbeLoss on the probe batch, weights at `prev`, every weight's update to `step`, whose weights are
+        `after` when given, else read from the run)."""
         from . import interaction as ia
 
         with self._lock:
             if self._probe_loss is None:
                 probe = self.run.probe()
                 self._probe_loss = ia.ProbeLoss(self.config.model, probe.x, probe.y)
-            before, after = self.run.load_weights(prev), self.run.load_weights(step)
+            before = self.run.load_weights(prev)
+            after = self.run.load_weights(step) if after is None else after
             return self._probe_loss, before, ia.updates(before, after, self._probe_loss.names(before))
 
     def head_timeline(self, progress=None):

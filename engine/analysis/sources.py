@@ -91,6 +91,23 @@ class ModelAt:
 
         return next_tokens(self.model, self.tokenizer, text, position, temperature, top_k, step)
 
+    def tokens(self, weight: str, step: int, split: bool = False):
+        """A coefficient of the published weights read in tokens, with the update from the run's newest saved
+        step before them (engine/analysis/tokens.py)."""
+        return self._door.analysis(self._run("a coefficient in tokens")).tokens_of(self._live.weights, step,
+                                                                                   weight, split)
+
+    def curvature(self, step: int, weight: str | None = None):
+        """The curvature along the update from the run's newest saved step to the published weights."""
+        return self._door.analysis(self._run("the curvature along the step")).curvature_of(self._live.weights,
+                                                                                         step, weight)
+
+    def _run(self, what: str) -> str:
+        live = self._live
+        if live is None or live.run is None:
+            raise UserError(f"{what} needs the run's probe batch and saved steps: open or train a run")
+        return live.run
+
     def term_values(self, step: int, term_id: str, weight: str):
         """A term's values, bound to the run's probe batch: published weights of a run with a folder only."""
         from . import terms

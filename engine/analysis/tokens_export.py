@@ -130,4 +130,19 @@ def export_tokens(path: str | Path, readings: list[TokenReading], step: int) -> 
     return path
 
 
-__all__ = ["FORMATS", "COLUMNS", "rows", "reading_figure", "timeline_table", "export_tokens"]
+def export_run_tokens(path: str | Path, run_dir: str | Path, weight: str, step: int | None = None,
+                      progress=None) -> Path:
+    """The command line's and the Weight pane's export of a run's reading in tokens (module docstring): the .npy,
+    and a .csv with `step` given, hold that step alone; otherwise the CSV and the figure cover the saved steps up
+    to it, each reported to `progress(done, total)` as it is read (engine/progress.py's report too)."""
+    from .run_analysis import RunAnalysis
+
+    a = RunAnalysis(run_dir)
+    at = a.tokens(weight, step)  # checks the name and the step first
+    suffix = Path(path).suffix.lower()
+    if suffix == ".npy" or suffix == ".csv" and step is not None:
+        return export_tokens(path, [at], at.step)
+    return export_tokens(path, a.token_timeline(weight, progress=progress, upto=at.step), at.step)
+
+
+__all__ = ["FORMATS", "COLUMNS", "rows", "reading_figure", "timeline_table", "export_tokens", "export_run_tokens"]

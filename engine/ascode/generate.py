@@ -95,4 +95,19 @@ def write_code(path: str | Path, cfg: ModelConfig, weights: Mapping, x, y, weigh
     return path, npz
 
 
-__all__ = ["CODE_FORMATS", "code_text", "expected_value", "write_code"]
+def export_run_code(path: str | Path, run_dir: str | Path, weight: str, step: int | None = None,
+                    part: str | None = None) -> Path:
+    """The command line's and the panes' export of a run's coefficient as code: FILE.py (returned) and FILE.npz
+    beside it, at `step` (None: the newest intact saved step)."""
+    from ..analysis.run_analysis import RunAnalysis
+    from ..coefficients.export import check_step, check_weight
+
+    a = RunAnalysis(run_dir)
+    check_weight(a.coefficients, weight)
+    step = check_step(a.coefficients, a.run.newest_intact_step() if step is None else step)
+    probe = a.run.probe()
+    return write_code(path, a.config.model, a.run.load_weights(step), probe.x, probe.y, weight, part, step,
+                      a.config.name)[0]
+
+
+__all__ = ["CODE_FORMATS", "code_text", "expected_value", "write_code", "export_run_code"]

@@ -221,35 +221,23 @@ def export_interaction_map(a, args) -> Path:
     return export_interaction_map(args.out, a.interaction_map(args.step))
 
 
-def export_tokens(a, args) -> Path:
-    from ..analysis.tokens_export import export_tokens
-
-    at = a.tokens(args.weight, args.step)  # checks the name and the step first
-    suffix = Path(args.out).suffix.lower()
-    if suffix == ".npy" or suffix == ".csv" and args.step is not None:
-        return export_tokens(args.out, [at], at.step)
-
+def _progress(unit: str):
     def progress(done: int, total: int) -> None:
-        print(f"\rreading {done} of {total} saved steps", end="" if done < total else "\n", file=sys.stderr,
-              flush=True)
+        print(f"\r{unit} {done} of {total}", end="" if done < total else "\n", file=sys.stderr, flush=True)
 
-    return export_tokens(args.out, a.token_timeline(args.weight, progress=progress, upto=at.step), at.step)
+    return progress
+
+
+def export_tokens(a, args) -> Path:
+    from ..analysis.tokens_export import export_run_tokens
+
+    return export_run_tokens(args.out, a.path, args.weight, args.step, _progress("saved steps read:"))
 
 
 def export_curvature(a, args) -> Path:
-    from ..analysis.curvature import threshold_words
-    from ..analysis.curvature_export import export_curvature
+    from ..analysis.curvature_export import export_run_curvature
 
-    a.curvature(None, args.weight)  # checks the name and that an update reaches a saved step first
-
-    def progress(done: int, total: int) -> None:
-        print(f"\rcurvature {done} of {total} intervals", end="" if done < total else "\n", file=sys.stderr,
-              flush=True)
-
-    series = a.curvature_series(args.weight, progress)
-    if args.step is not None:
-        series = [c for c in series if c.step <= args.step]
-    return export_curvature(args.out, series, a.run.metrics(), threshold_words(a.config.train))
+    return export_run_curvature(args.out, a.path, args.weight, args.step, _progress("intervals measured:"))
 
 
 def _code_formats() -> tuple[str, ...]:
@@ -259,14 +247,9 @@ def _code_formats() -> tuple[str, ...]:
 
 
 def export_code(a, args) -> Path:
-    from ..ascode.generate import write_code
-    from ..coefficients.export import check_step, check_weight
+    from ..ascode.generate import export_run_code
 
-    check_weight(a.coefficients, args.weight)
-    step = check_step(a.coefficients, args.step)
-    probe = a.run.probe()
-    return write_code(args.out, a.config.model, a.run.load_weights(step), probe.x, probe.y, args.weight,
-                      args.part, step, a.config.name)[0]
+    return export_run_code(args.out, a.path, args.weight, args.step, args.part)
 
 
 HANDLERS: dict[str, Callable] = {"loss": export_loss, "attention": export_attention, "mask": export_mask,

@@ -8,7 +8,9 @@ line). The derivation, the listing, the formulas and the console's lines are the
 a term's value at a step is the analysis process's. Choosing a weight here selects it app-wide
 (Session.select_weight) and a weight selected elsewhere is shown here. Export… asks the app's export queue
 (Session.request_export) to write formula snapshots (engine.forms.snapshot_export), page by page with
-progress and Cancel; Copy LaTeX puts the chosen formula on the clipboard.
+progress and Cancel, or, for the model's form with a run open, the chosen weight's coefficient as a program that
+computes and checks it from the run's weights (engine/ascode/generate.py); Copy LaTeX puts the chosen formula on
+the clipboard.
 """
 
 from __future__ import annotations
@@ -80,6 +82,8 @@ class FormsPane(QWidget):
         self.export_actions = {
             "term": menu.addAction("This term…"), "weight": menu.addAction("This weight's coefficient…"),
             "stage": menu.addAction("This walkthrough stage…"), "form": menu.addAction("The whole form (paged)…"),
+            # the open run's numbers: a program that computes the weight's G and checks it (docs/readings.md)
+            "code": menu.addAction("This weight's coefficient as code (.py)…"),
         }
         menu.addSeparator()
         self.copy_action = menu.addAction("Copy LaTeX of the chosen formula")
@@ -249,6 +253,13 @@ class FormsPane(QWidget):
             return functools.partial(se.export_sheet, sheet=self.walkthrough.sheet)
         if what == "form":
             return functools.partial(fq.export_sheet_of, source=source, what="form")
+        run = self.session.run
+        if what == "code" and weight is not None and source.choice.kind == "model" and run is not None \
+                and getattr(run, "path", None) is not None:
+            from engine.ascode.generate import export_run_code
+
+            return functools.partial(export_run_code, run_dir=str(run.path), weight=weight,
+                                     step=self.session.browse_step)
         return None
 
     def _default_export(self) -> str:
@@ -267,9 +278,18 @@ class FormsPane(QWidget):
     def export_dialog(self, what: str) -> None:
         write = self.export_writer(what)
         if write is None:
-            self.session.post_message("Choose a weight, a term or a walkthrough stage first.", "warning")
+            self.session.post_message("As code: choose a weight of the model's form with a run open (its weights "
+                                      "and probe batch are what the file computes from)." if what == "code" else
+                                      "Choose a weight, a term or a walkthrough stage first.", "warning")
             return
         run = self.session.run
+        if what == "code":
+            path = dialogs.ask_path(self, "save", "Export the coefficient as code",
+                                    "Python file, with its data beside it as .npz (*.py)",
+                                    suggested=f"{self.terms.weight}-G.py", start=run.path, remember=dialogs.EXPORTS)
+            if path is not None:
+                self.session.request_export(ExportRequest(Path(path), write))
+            return
         chosen = dialogs.ask_export(self, "Export formula", se.FILTERS, suggested=f"{what}.tex",
                                     start=run.path if run is not None else "")
         if chosen is not None:  # the dialog's resolution is a PNG's DPI

@@ -1,5 +1,6 @@
 """Exports of the weight pane: the heatmap at a step (PNG, SVG, PDF, or G as NPY), an animation over the
-saved steps (GIF, MP4), the stack of matrices over steps (NPY) and the norms (CSV).
+saved steps (GIF, MP4), the stack of matrices over steps (NPY), the norms (CSV) and G (or the route class shown)
+as code that computes and checks it (a .py and its .npz, engine/ascode/generate.py).
 
 Each is a request to the app's export queue (Session.request_export, gui/exports.py: every request is
 answered, written whole or not at all, in the export process, and its frames are reported in the status bar,
@@ -27,6 +28,7 @@ FILTERS = {
     "animation": "GIF animation (*.gif);;MP4 video (*.mp4)",
     "stack": "NumPy array, steps × matrix (*.npy)",
     "norms": "CSV table (*.csv)",
+    "code": "Python file, with its data beside it as .npz (*.py)",
 }
 ALL = ("PNG image (*.png);;SVG image (*.svg);;PDF document (*.pdf);;NumPy array of G (*.npy);;"
        "CSV norms over steps (*.csv);;GIF animation (*.gif);;MP4 video (*.mp4)")
@@ -41,7 +43,12 @@ def offered(filters: str) -> str:
 
 
 def _write(kind: str, run, weight: str, step: int | None, part: str | None):
-    """write(path) of `kind` for the export process: it names the run by its folder."""
+    """write(path) of `kind` for the export process: it names the run by its folder. As code, `part` is a route
+    class or None (the whole G): a term is not written as code (docs/readings.md#as-code)."""
+    if kind == "code":
+        from engine.ascode.generate import export_run_code
+
+        return functools.partial(export_run_code, run_dir=str(run.path), weight=weight, step=step, part=part)
     return functools.partial(export_run_coefficient, run_dir=str(run.path), weight=weight, step=step, part=part,
                              stack=kind == "stack")
 
@@ -58,26 +65,29 @@ class WeightExporter(QObject):
         self.button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         menu = QMenu(self.button)
         for kind, label in (("heatmap", "Heatmap at this step…"), ("animation", "Animation over steps…"),
-                            ("stack", "Matrices over steps (NPY)…"), ("norms", "Norms over steps (CSV)…")):
+                            ("stack", "Matrices over steps (NPY)…"), ("norms", "Norms over steps (CSV)…"),
+                            ("code", "As code that computes and checks it (.py)…")):
             action = QAction(label, menu)
             action.triggered.connect(lambda _checked=False, k=kind: self.ask(k))
             menu.addAction(action)
         self.button.setMenu(menu)
         pane.export_row.addWidget(self.button)
 
-    def _target(self):
+    def _target(self, kind: str = "heatmap"):
         st = self.pane.state
         shown = self.pane.feeder.store
         if shown is None or st.weight is None:
             return None
+        if kind == "code":  # a route class, or the whole G (a term shown: its whole G)
+            return shown.run, st.weight, st.step, st.part if st.kind == "class" else None
         return shown.run, st.weight, st.step, st.part if st.kind != "total" else None
 
     def ask(self, kind: str) -> None:
-        target = self._target()
+        target = self._target(kind)
         if target is None:
             self.pane.session.post_message("Nothing to export yet: train, or open a run, first.", "info")
             return
-        suffix = {"heatmap": "png", "animation": "gif", "stack": "npy", "norms": "csv"}[kind]
+        suffix = {"heatmap": "png", "animation": "gif", "stack": "npy", "norms": "csv", "code": "py"}[kind]
         name = f"{target[1]}-{'G' if kind != 'stack' else 'stack'}.{suffix}"
         from engine.coefficients.export import mp4_available
 
@@ -88,8 +98,8 @@ class WeightExporter(QObject):
             self.export(kind, path)
 
     def export(self, kind: str, path) -> None:
-        """Write `kind` ("heatmap", "animation", "stack", "norms"; the file's suffix sets the format)."""
-        target = self._target()
+        """Write `kind` ("heatmap", "animation", "stack", "norms", "code"; the file's suffix sets the format)."""
+        target = self._target(kind)
         if target is None:
             self.pane.session.post_message("Nothing to export yet: train, or open a run, first.", "info")
             return

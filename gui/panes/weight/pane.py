@@ -4,13 +4,14 @@ batch over training, split by the form into route classes (and terms, for small 
 A weight is opened by clicking it anywhere (the architecture diagram, a term in the forms pane: any
 `Session.select_weight`) or from the list here. The timeline scrubs and plays over the run's saved steps
 (one step shared with the Heatmaps pane: `Session.browse_step`);
-three pages share that weight and step. "Coefficient G": beside G (or the class or term chosen in the list,
+its pages share that weight and step. "Coefficient G": beside G (or the class or term chosen in the list,
 whose formula is rendered below it) are the weight itself and the update the optimizer applied to reach this
 step from the previous one, with charts over training below. "Geometry": the update's geometry
 (gui/panes/weight/geometry_view.py), given the whole page. "Routes over training": which route classes the updates
 descended along (routes_view.py, for the weight or the whole model). "Interaction": how another weight's update
 moved this one's coefficient, and the model's map of pair shares of the curvature term (interaction_view.py,
-docs/second-order.md). A badge gives the agreement of the summed
+docs/second-order.md). "Tokens" and "Curvature": the coefficient read in tokens and the curvature along the
+run's step against the edge of stability (readings_view.py, docs/readings.md). A badge gives the agreement of the summed
 classes with autograd. A weight larger than a screen (GPT-2's W_E: 50,257 × 768) is drawn through a row
 window chosen above the maps: every row pooled into bands, the rows of a text's tokens, or a run of rows
 from a given one (engine/coefficients/window.py); a large model's G comes first and its split after. Everything is computed in the app's analysis process: the records asked step
@@ -41,6 +42,7 @@ from .records import CoefficientFeeder
 from .distributions_view import DistributionsView
 from .export import WeightExporter
 from .interaction_view import InteractionView
+from .readings_view import CurvatureTab, TokensTab
 from .routes_view import RoutesView
 from .charts import GeometryChart, NormsChart, PartsList, series
 
@@ -117,6 +119,10 @@ class WeightPane(SeenWidget):
         self.tabs.addTab(self.distributions_view, "Distributions")
         self.interaction_view = InteractionView()
         self.tabs.addTab(self.interaction_view, "Interaction")
+        self.tokens_tab = TokensTab(self.session)
+        self.tabs.addTab(self.tokens_tab, "Tokens")
+        self.curvature_tab = CurvatureTab(self.session)
+        self.tabs.addTab(self.curvature_tab, "Curvature")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
@@ -283,6 +289,7 @@ class WeightPane(SeenWidget):
         self.tabs.currentChanged.connect(lambda _index: self._ask_routes())
         self.tabs.currentChanged.connect(lambda _index: self._ask_interaction())
         self.interaction_view.sig_pair_clicked.connect(lambda B, _A: self.session.select_weight(B))
+        self.tabs.currentChanged.connect(lambda _index: self._readings_seen())
 
     # ---- public ----------------------------------------------------------------------------
 
@@ -361,12 +368,20 @@ class WeightPane(SeenWidget):
         self._say("")
         self.timeline.setVisible(True)
         self.tabs.show()
+        self._readings_seen()
         self._refresh_steps()
         self._on_weight_chosen(self.state.weight)
 
     def _on_step_reported(self, report) -> None:
         if report.snapshot or report.checkpoint or report.event == "done":
             self._refresh_steps()
+            for tab in (self.tokens_tab, self.curvature_tab):
+                tab.view.look_again()  # their readings over training take in the step saved
+
+    def _readings_seen(self) -> None:
+        """The readings' views are asked about only while their tab is on screen (docs/readings.md)."""
+        for tab in (self.tokens_tab, self.curvature_tab):
+            tab.view.seen = self.seen() and self.tabs.isVisible() and self.tabs.currentWidget() is tab
 
     def _refresh_steps(self) -> None:
         store = self.feeder.store
@@ -419,6 +434,7 @@ class WeightPane(SeenWidget):
             self.feeder.want(self.state.weight, self.state.step, self.timeline.steps)
 
     def seen_changed(self, seen: bool) -> None:
+        self._readings_seen()
         if not seen:
             self.feeder.want(None, None, [])  # what is being computed finishes; nothing more is started
             return

@@ -156,8 +156,15 @@ def test_exports_and_the_question_hold_the_engines_numbers(run_path, tmp_path):
     series = a.curvature_series("blocks.0.W_V")
     steps = a.saved_steps()
     assert [(c.prev_step, c.step) for c in series] == list(zip(steps, steps[1:]))
-    got = door.answer(q.CurvatureAt(str(run_path), steps[-1], "blocks.0.W_V"))
+    got = door.answer(q.CurvatureAt(q.Saved(str(run_path), steps[-1]), "blocks.0.W_V"))
     assert got.curvature == series[-1].curvature and got.weight_curvature == series[-1].weight_curvature
+    assert door.answer(q.CurvatureSeries(str(run_path), "blocks.0.W_V"))[-1].curvature == series[-1].curvature
+    from engine.analysis.live import Mirror
+    from tests.engine.analysis.test_live import cross
+
+    held = cross(Mirror(), a.run.load_weights(steps[-1]))  # published at a step: from the saved step before it
+    live = door.answer(q.CurvatureAt(q.Live(a.config.model, held, steps[-1], run=str(run_path)), "blocks.0.W_V"))
+    assert (live.prev_step, live.curvature) == (series[-1].prev_step, series[-1].curvature)
     assert main(["export", "--run", str(run_path), "--what", "curvature", "--weight", "blocks.0.W_V",
                  "--out", str(tmp_path / "c.csv")]) == 0
     with open(tmp_path / "c.csv", encoding="utf-8") as f:

@@ -246,11 +246,21 @@ def test_the_question_and_the_command_line_give_the_runs_readings(run_path, tmp_
     from engine.analysis.run_analysis import RunAnalysis
     from engine.cli import main
 
+    from tests.engine.analysis.test_live import cross
+    from engine.analysis.live import Mirror
+
     a = RunAnalysis(run_path)
     steps = a.saved_steps()
-    got = door.answer(q.Tokens(str(run_path), "blocks.1.W_O", steps[1]))
+    got = door.answer(q.Tokens(q.Saved(str(run_path), steps[1]), "blocks.1.W_O", split=True))
     want = a.tokens("blocks.1.W_O", steps[1])
     assert got.prev_step == steps[0] and got.ranks == want.ranks
+    assert q.Tokens(q.Saved(str(run_path), steps[1]), "blocks.1.W_O").lane == q.NOW  # the split: LONG
+    # a copy training published at a step is read like a saved one, its update from the saved step before it
+    held = cross(Mirror(), a.run.load_weights(steps[2]))
+    live = door.answer(q.Tokens(q.Live(a.config.model, held, steps[2], run=str(run_path)), "blocks.1.W_O", True))
+    assert live.prev_step == steps[1] and live.ranks == a.tokens("blocks.1.W_O", steps[2]).ranks
+    timeline = door.answer(q.TokenTimeline(str(run_path), "blocks.1.W_O"))
+    assert [r.step for r in timeline] == steps and timeline[1].ranks == want.ranks
     first = a.tokens("blocks.1.W_O", steps[0])
     assert first.prev_step is None and tk.UPDATE not in first.parts and tk.UPDATE not in first.push
     assert main(["export", "--run", str(run_path), "--what", "tokens", "--weight", "blocks.0.W_V",

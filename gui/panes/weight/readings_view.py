@@ -1,0 +1,395 @@
+"""The Weight pane's "Tokens" and "Curvature" tabs: the selected weight's coefficient read in tokens, and the
+curvature of the probe loss along the run's step against the edge of stability (docs/readings.md).
+
+Each tab shows what its view model (engine/views/readings.py) holds and asks nothing itself: the app's asker
+sends what the view needs while the tab is on screen, the step on screen's reading first, then the readings over
+training. During training the newest published weights are read as they come (the timeline following the
+newest), each with its update from the newest saved step.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QEvent, Qt
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QMenu, QSplitter, QToolButton, QTreeWidget,
+                               QTreeWidgetItem, QVBoxLayout, QWidget)
+
+from engine.views.readings import CurvatureView, TokensView
+
+from ...binding import bind
+from ...exports import ExportRequest
+from ...theme import plot_colors, recolor_legend, style_plot
+from ...widgets import dialogs
+from ...widgets.heatmap import HeatmapWidget
+
+SHOWN = 10          # tokens drawn each way
+POSITIONS = 40      # probe positions listed by imprint
+TOWARD, AWAY = "#b2182b", "#2166ac"
+
+
+def part_name(part: str) -> str:
+    return {"G": "G (whole)", "ΔW": "ΔW, the update that reached the step"}.get(part, f"route class {part}")
+
+
+def bars(reading, part: str, n: int = SHOWN) -> tuple[list[str], list[float]]:
+    """(labels, values) drawn: the part's leading tokens toward, then away (the largest at both ends)."""
+    rk = reading.ranks.get(part)
+    if rk is None:
+        return [], []
+    items = list(rk.toward[:n]) + list(reversed(rk.away[:n]))
+    return [reading.names[t] for t, _ in items], [v for _, v in items]
+
+
+def positions(reading, part: str, n: int = POSITIONS) -> list[tuple[str, float]]:
+    """A reader's probe positions with the largest imprints (by size) of the part: (context, imprint)."""
+    values = reading.imprints.get(part)
+    if values is None:
+        return []
+    order = np.argsort(-np.abs(values))[:n]
+    return [(reading.contexts[i], float(values[i])) for i in order]
+
+
+class _Plot(pg.PlotWidget):
+    """A themed pyqtgraph plot, restyled when the palette changes."""
+
+    def __init__(self):
+        super().__init__()
+        self.setMenuEnabled(False)
+        self._restyle()
+
+    def _restyle(self) -> None:
+        if self.getPlotItem() is None:  # a palette change while pyqtgraph builds the view
+            return
+        c = plot_colors()
+        self.setBackground(c.background)
+        style_plot(self.getPlotItem(), c)
+
+    def changeEvent(self, event) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange and hasattr(self, "plotItem"):
+            self._restyle()
+
+
+class TokensTab(QWidget):
+    """G, ΔW or a route class as the tokens it pushes toward and away (a writer, the unembedding) or as the
+    probe's positions it is made of (a reader); W_E's "after a, toward b" table; G's tokens over training."""
+
+    def __init__(self, session, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.session = session
+        self.view = TokensView()
+        self.view.seen = False
+        self._parts: list[str] = ["G"]  # the parts the box offers (its items' data)
+        self._build()
+        bind(self.part_box, self.view, "part")
+        self.view.changed.connect(self._on_view_changed)
+        session.asker.watch(self.view)
+
+    def _build(self) -> None:
+        self.part_box = QComboBox()
+        self.part_box.addItem(part_name("G"), "G")
+        self.part_box.setToolTip("Which part of the coefficient the bars read: G, the update ΔW that reached the "
+                                 "step, or one route class of G")
+        self.message = QLabel("Choose a weight: its coefficient is read in tokens on the run's probe batch.")
+        self.message.setWordWrap(True)
+        self.export_button = QToolButton()
+        self.export_button.setText("Export…")
+        self.export_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        menu = QMenu(self.export_button)
+        for label, suffix in (("Tokens at every saved step (CSV)…", "csv"), ("Figure (PNG, SVG, PDF)…", "png"),
+                              ("Push or imprints at this step (NPY)…", "npy")):
+            action = QAction(label, menu)
+            action.triggered.connect(lambda _c=False, s=suffix: self.ask_export(s))
+            menu.addAction(action)
+        self.export_button.setMenu(menu)
+        row = QHBoxLayout()
+        for w in (QLabel("Read:"), self.part_box, self.message, self.export_button):
+            row.addWidget(w)
+        row.setStretch(2, 1)
+        self.bars = _Plot()
+        self.bars.getPlotItem().setLabel("bottom", "push (change of the mean logits)")
+        self.table = HeatmapWidget(title="after a (row), G pushes toward b (column)")
+        self.rows = QTreeWidget()
+        self.rows.setColumnCount(3)
+        self.rows.setRootIsDecorated(False)
+        self.detail = QSplitter(Qt.Orientation.Horizontal)  # side by side: the tab stays as short as the others
+        self.detail.addWidget(self.table)
+        self.detail.addWidget(self.rows)
+        top = QSplitter(Qt.Orientation.Horizontal)
+        top.addWidget(self.bars)
+        top.addWidget(self.detail)
+        top.setSizes([450, 550])
+        self.timeline = HeatmapWidget(title="G's leading tokens over training")
+        body = QSplitter(Qt.Orientation.Vertical)
+        body.addWidget(top)
+        body.addWidget(self.timeline)
+        body.setSizes([600, 300])
+        col = QVBoxLayout(self)
+        col.setContentsMargins(0, 0, 0, 0)
+        col.addLayout(row)
+        col.addWidget(body, 1)
+
+    # ---- what the view holds -----------------------------------------------------------------
+
+    def _on_view_changed(self, name: str) -> None:
+        if name in ("reading", "part"):
+            self._draw_reading()
+        if name in ("timeline", "part"):
+            self._draw_timeline()
+        if name in ("failures", "progress", "reading"):
+            self._say()
+
+    def _say(self) -> None:
+        v = self.view
+        failed = [v.failures[x] for x in v.on_screen(self.session.workspace) if x in v.failures]
+        if failed:
+            self.message.setText(failed[0])
+            return
+        r = v.reading
+        if r is None:
+            self.message.setText("reading the coefficient in tokens…")
+            return
+        split = "" if len(r.parts) > 2 or r.prev_step is None and len(r.parts) > 1 else " (route classes to come)"
+        update = f", ΔW from step {r.prev_step}" if r.prev_step is not None else ", no update before this step"
+        more = f"; over training: {v.progress}" if v.progress is not None else ""
+        self.message.setText(f"{r.weight} at step {r.step}{update}{split}{more}")
+        self.message.setToolTip(r.how)
+
+    def _draw_reading(self) -> None:
+        r = self.view.reading
+        if r is None:
+            return
+        parts = list(r.parts)
+        if parts != self._parts:
+            self._parts = parts
+            self.part_box.blockSignals(True)
+            self.part_box.clear()
+            for p in parts:
+                self.part_box.addItem(part_name(p), p)
+            self.part_box.setCurrentIndex(parts.index(self.view.part) if self.view.part in parts else 0)
+            self.part_box.blockSignals(False)
+        if self.view.part not in r.parts:  # a class of another weight: back to the whole
+            self.view.part = "G"
+            return
+        part = self.view.part
+        labels, values = bars(r, part)
+        plot = self.bars.getPlotItem()
+        plot.clear()
+        if values:
+            y = np.arange(len(values))
+            plot.addItem(pg.BarGraphItem(x0=0, y=y, width=values, height=0.8,
+                                         brushes=[TOWARD if v > 0 else AWAY for v in values], pens=[None] * len(y)))
+            plot.getAxis("left").setTicks([list(zip(y, labels))])
+            plot.invertY(True)
+        unit = "imprint (share of G)" if r.role == "reader" else "push (change of the mean logits)"
+        plot.setLabel("bottom", unit)
+        plot.setTitle(f"{part_name(part)} · ‖·‖ {r.norms.get(part, float('nan')):.3g}")
+        self._draw_detail(r, part)
+
+    def _draw_detail(self, r, part: str) -> None:
+        self.rows.clear()
+        self.table.setVisible(r.table is not None)
+        if r.table is not None:
+            names = [r.names.get(i) or str(i) for i in range(len(r.table))] if len(r.names) >= len(r.table) \
+                else None
+            self.table.set_matrix(r.table, names, names, kind="signed",
+                                  title="after token a (row), the embedding's G pushes toward b (column)")
+        if r.role == "reader":
+            self.rows.setHeaderLabels(["position (context [token] → target)", "imprint", ""])
+            for context, value in positions(r, part):
+                QTreeWidgetItem(self.rows, [context, f"{value:+.4f}", ""])
+        else:
+            self.rows.setHeaderLabels(["row of G", "‖G[row]‖", "pushes toward … / away from …"])
+            for label, size, rk in r.rows:
+                toward = " ".join(r.names[t] for t, _ in rk.toward[:6])
+                away = " ".join(r.names[t] for t, _ in rk.away[:4])
+                QTreeWidgetItem(self.rows, [label, f"{size:.3g}", f"{toward}  /  {away}"])
+        for c in range(3):
+            self.rows.resizeColumnToContents(c)
+
+    def _draw_timeline(self) -> None:
+        from engine.analysis.tokens_export import timeline_table
+
+        readings = self.view.timeline
+        if not readings:
+            return
+        ids, table = timeline_table(readings)
+        names = [next(r.names[t] for r in readings if t in r.names) for t in ids]
+        self.timeline.set_matrix(table, names, [str(r.step) for r in readings], kind="signed",
+                                 title="G's leading tokens over training "
+                                       f"({'imprints' if readings[-1].role == 'reader' else 'push'})",
+                                 row_title="token", col_title="saved step")
+
+    # ---- exports -----------------------------------------------------------------------------
+
+    def ask_export(self, suffix: str) -> None:
+        run, weight = self.session.workspace.open_run, self.session.workspace.selection.weight
+        if run is None or run.path is None or weight is None:
+            self.session.post_message("Nothing to export yet: open a run and choose a weight.", "info")
+            return
+        filters = {"csv": "CSV table (*.csv)", "png": "PNG image (*.png);;SVG image (*.svg);;PDF document (*.pdf)",
+                   "npy": "NumPy array (*.npy)"}[suffix]
+        path = dialogs.ask_path(self, "save", "Export the reading in tokens", filters,
+                                suggested=f"{weight}-tokens.{suffix}", start=run.path, remember=dialogs.EXPORTS)
+        if path is not None:
+            self.export(path)
+
+    def export(self, path) -> None:
+        """Write the reading of the weight and step on screen (the file's suffix sets what, tokens_export.py)."""
+        from engine.analysis.tokens_export import export_run_tokens
+
+        ws = self.session.workspace
+        step = self.view.reading.step if self.view.reading is not None and Path(path).suffix != ".csv" else None
+        write = functools.partial(export_run_tokens, run_dir=str(ws.open_run.path), weight=ws.selection.weight,
+                                  step=step if step in ws.open_run.saved_steps() else None)
+        self.session.request_export(ExportRequest(Path(path), write))
+
+
+class CurvatureTab(QWidget):
+    """λ_c and κ (and the weight's own κ_W) against 2/η over training, above the probe loss; the step on
+    screen's numbers in words."""
+
+    def __init__(self, session, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.session = session
+        self.view = CurvatureView()
+        self.view.seen = False
+        self._build()
+        self.view.changed.connect(self._on_view_changed)
+        session.asker.watch(self.view)
+
+    def _build(self) -> None:
+        self.message = QLabel("The curvature of the probe loss along the run's step, between saved steps.")
+        self.message.setWordWrap(True)
+        self.export_button = QToolButton()
+        self.export_button.setText("Export…")
+        self.export_button.clicked.connect(self.ask_export)
+        row = QHBoxLayout()
+        row.addWidget(self.message, 1)
+        row.addWidget(self.export_button)
+        self.graphics = pg.GraphicsLayoutWidget()
+        self.top = self.graphics.addPlot(row=0, col=0)
+        self.top.setLogMode(y=True)
+        self.top.setLabel("left", "curvature")
+        self.bottom = self.graphics.addPlot(row=1, col=0)
+        self.bottom.setLabel("left", "probe loss")
+        self.bottom.setLabel("bottom", "step")
+        self.bottom.setXLink(self.top)
+        self.graphics.ci.layout.setRowStretchFactor(0, 3)
+        self.graphics.ci.layout.setRowStretchFactor(1, 2)
+        self.legend = self.top.addLegend(labelTextSize="8pt")
+        self.curves = {
+            "threshold": self.top.plot([], [], name="2/η (the schedule's rate)"),
+            "critical": self.top.plot([], [], name="critical sharpness λ_c", symbol="o", symbolSize=6),
+            "bound": self.top.plot([], [], name="λ_c, a bound", pen=None, symbol="t", symbolSize=7),
+            "kappa": self.top.plot([], [], name="κ along the step, whole model", symbol="s", symbolSize=4),
+            "weight": self.top.plot([], [], name="κ of the weight", symbol="t1", symbolSize=5),
+            "loss": self.bottom.plot([], [], name="probe loss", symbol="o", symbolSize=4),
+        }
+        self.cursors = [pg.InfiniteLine(angle=90, movable=False) for _ in (self.top, self.bottom)]
+        for plot, cursor in zip((self.top, self.bottom), self.cursors):
+            plot.addItem(cursor, ignoreBounds=True)
+            plot.setMenuEnabled(False)
+        col = QVBoxLayout(self)
+        col.setContentsMargins(0, 0, 0, 0)
+        col.addLayout(row)
+        col.addWidget(self.graphics, 1)
+        self._restyle()
+
+    def _restyle(self) -> None:
+        c = plot_colors()
+        self.graphics.setBackground(c.background)
+        for plot in (self.top, self.bottom):
+            style_plot(plot, c)
+        recolor_legend(self.legend, c.foreground)
+        pens = {"threshold": pg.mkPen(c.foreground, width=1.2, style=Qt.PenStyle.DashLine),
+                "critical": pg.mkPen(TOWARD, width=1.5), "kappa": pg.mkPen(AWAY, width=1),
+                "weight": pg.mkPen("#4d9221", width=1), "loss": pg.mkPen(c.train, width=1.2)}
+        for key, pen in pens.items():
+            self.curves[key].setPen(pen)
+        for key, color in (("critical", TOWARD), ("bound", TOWARD), ("kappa", AWAY), ("weight", "#4d9221"),
+                           ("loss", c.train)):
+            self.curves[key].setSymbolBrush(pg.mkBrush(color))
+            self.curves[key].setSymbolPen(pg.mkPen(color))
+        for cursor in self.cursors:
+            cursor.setPen(pg.mkPen(c.accent, width=1, style=Qt.PenStyle.DashLine))
+
+    def changeEvent(self, event) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self._restyle()
+
+    def _on_view_changed(self, name: str) -> None:
+        if name == "series":
+            self._draw_series()
+        if name in ("result", "failures", "progress", "series"):
+            self._say()
+
+    def _say(self) -> None:
+        from engine.analysis.curvature import threshold_words
+
+        v, c = self.view, self.view.result
+        failed = v.failures.get(v.on_screen(self.session.workspace))
+        if failed:
+            self.message.setText(failed)
+        elif c is not None:
+            lam = f"{c.limit} {c.critical_sharpness:.3g}" if c.limit else f"{c.critical_sharpness:.3g}"
+            verdict = ("a step of the run's size along it raises the probe loss" if c.critical_step < 1 else
+                       "a step of the run's size along it still descends")
+            own = f", κ of {c.weight} {c.weight_curvature:.3g}" if c.weight_curvature is not None else ""
+            self.message.setText(f"steps {c.prev_step} → {c.step} ({c.steps} optimizer step{'s' * (c.steps > 1)}): "
+                                 f"κ = {c.curvature:.3g}{own}; λ_c = {lam} against 2/η = {c.threshold:.3g}: "
+                                 f"{verdict}" + (f"; over training: {v.progress}" if v.progress else ""))
+            run = self.session.workspace.open_run
+            if run is not None:
+                self.message.setToolTip(threshold_words(run.config.train))
+        for cursor in self.cursors:
+            cursor.setVisible(c is not None)
+            if c is not None:
+                cursor.setPos(c.step)
+
+    def _draw_series(self) -> None:
+        series = self.view.series or []
+        steps = np.array([c.step for c in series], dtype=float)
+        lam = np.array([c.critical_sharpness for c in series])
+        found = np.array([c.limit == "" for c in series], dtype=bool)
+
+        def positive(a):
+            a = np.asarray(a, dtype=float)
+            return np.where(a > 0, a, np.nan)
+
+        self.curves["threshold"].setData(steps, positive([c.threshold for c in series]))
+        self.curves["critical"].setData(steps[found], positive(lam[found]), connect="finite")
+        self.curves["bound"].setData(steps[~found], positive(lam[~found]))
+        self.curves["kappa"].setData(steps, positive([c.curvature for c in series]), connect="finite")
+        own = [c.weight_curvature for c in series]
+        self.curves["weight"].setData(steps, positive([np.nan if k is None else k for k in own]),
+                                      connect="finite")
+        self.curves["loss"].setData(steps, np.array([c.loss_after for c in series]))
+
+    def ask_export(self) -> None:
+        run = self.session.workspace.open_run
+        if run is None or run.path is None:
+            self.session.post_message("Nothing to export yet: open a run.", "info")
+            return
+        path = dialogs.ask_path(self, "save", "Export the curvature along the step",
+                                "CSV table (*.csv);;PNG image (*.png);;SVG image (*.svg);;PDF document (*.pdf);;"
+                                "NumPy array (*.npy)", suggested="curvature.csv", start=run.path,
+                                remember=dialogs.EXPORTS)
+        if path is not None:
+            self.export(path)
+
+    def export(self, path) -> None:
+        from engine.analysis.curvature_export import export_run_curvature
+
+        ws = self.session.workspace
+        write = functools.partial(export_run_curvature, run_dir=str(ws.open_run.path), weight=ws.selection.weight)
+        self.session.request_export(ExportRequest(Path(path), write))
+
+
+__all__ = ["TokensTab", "CurvatureTab", "bars", "positions", "part_name"]

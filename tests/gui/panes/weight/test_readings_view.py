@@ -1,0 +1,98 @@
+"""The Weight pane's Tokens and Curvature tabs (issue 39): they draw the engine's readings of the weight and
+step on screen (the bars' lengths, the positions' imprints, the curves' points are the engine's numbers), ask
+only while shown, and export files with the same numbers, the coefficient as code included."""
+
+from __future__ import annotations
+
+import csv
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from engine.analysis.run_analysis import RunAnalysis
+from gui.exports import Exports
+from gui.panes.weight.readings_view import bars
+
+from ...conftest import QT_NOISE
+from .test_weight_pane import WAIT, make, run_path  # noqa: F401  (run_path is a fixture)
+
+pytestmark = [pytest.mark.qt_log_level_fail("WARNING"), pytest.mark.qt_log_ignore(QT_NOISE)]
+
+
+def test_the_tokens_tab_draws_the_engines_reading_and_its_timeline(qtbot, run_path):  # noqa: F811
+    session, pane = make(qtbot, run_path, "blocks.1.W_Q")
+    tab = pane.tokens_tab
+    assert not tab.view.seen  # asked nothing while another tab is shown
+    pane.tabs.setCurrentWidget(tab)
+    assert tab.view.seen
+    pane.timeline.set_step(4)
+    want = RunAnalysis(run_path).tokens("blocks.1.W_Q", 4)
+    qtbot.waitUntil(lambda: tab.view.reading is not None and tab.view.reading.step == 4
+                    and len(tab.view.reading.parts) > 2, timeout=WAIT)
+    r = tab.view.reading
+    assert r.ranks == want.ranks and r.role == "reader"
+    widths = [item.opts["width"] for item in tab.bars.getPlotItem().items if hasattr(item, "opts")][0]
+    assert list(widths) == bars(want, "G")[1]
+    first = tab.rows.topLevelItem(0)
+    top = int(np.argmax(np.abs(want.imprints["G"])))
+    assert first.text(0) == want.contexts[top] and float(first.text(1)) == pytest.approx(want.imprints["G"][top],
+                                                                                         abs=1e-4)
+    tab.part_box.setCurrentIndex(tab.part_box.findData("ΔW"))  # as the user picks the update
+    assert tab.view.part == "ΔW"
+    widths = [item.opts["width"] for item in tab.bars.getPlotItem().items if hasattr(item, "opts")][0]
+    assert list(widths) == bars(want, "ΔW")[1]
+    qtbot.waitUntil(lambda: tab.view.timeline is not None, timeout=WAIT)
+    assert [x.step for x in tab.view.timeline] == RunAnalysis(run_path).saved_steps()
+    assert tab.timeline.matrix().shape[1] == len(tab.view.timeline)
+    assert "blocks.1.W_Q at step 4" in tab.message.text()
+
+
+def test_the_curvature_tab_draws_the_series_against_the_threshold(qtbot, run_path):  # noqa: F811
+    session, pane = make(qtbot, run_path, "blocks.0.W_K")
+    tab = pane.curvature_tab
+    pane.tabs.setCurrentWidget(tab)
+    pane.timeline.set_step(4)
+    a = RunAnalysis(run_path)
+    qtbot.waitUntil(lambda: tab.view.series is not None and tab.view.result is not None
+                    and tab.view.result.step == 4, timeout=WAIT)
+    series = a.curvature_series("blocks.0.W_K")
+    def data(key):  # the points given, before the log axis transforms them
+        return tab.curves[key].xData, tab.curves[key].yData
+
+    x, y = data("threshold")
+    np.testing.assert_array_equal(x, [c.step for c in series])
+    np.testing.assert_allclose(y, [c.threshold for c in series])
+    np.testing.assert_allclose(data("kappa")[1], [c.curvature if c.curvature > 0 else np.nan for c in series])
+    np.testing.assert_allclose(data("loss")[1], [c.loss_after for c in series])
+    at = a.curvature(4, "blocks.0.W_K")
+    assert f"κ = {at.curvature:.3g}" in tab.message.text() and f"2/η = {at.threshold:.3g}" in tab.message.text()
+    pane.timeline.set_step(0)  # no update reaches the first saved step: said in one line
+    qtbot.waitUntil(lambda: "first saved step" in tab.message.text(), timeout=WAIT)
+
+
+def test_the_tabs_and_the_pane_export_the_readings_and_the_code(qtbot, run_path, tmp_path):  # noqa: F811
+    session, pane = make(qtbot, run_path, "blocks.1.W_O")
+    exports = Exports(session, pane)
+    pane.tabs.setCurrentWidget(pane.tokens_tab)
+    pane.timeline.set_step(4)
+    qtbot.waitUntil(lambda: pane.tokens_tab.view.reading is not None, timeout=WAIT)
+    with qtbot.waitSignal(exports.sig_finished, timeout=WAIT):
+        pane.tokens_tab.export(tmp_path / "t.npy")
+    np.testing.assert_array_equal(np.load(tmp_path / "t.npy"), RunAnalysis(run_path).tokens("blocks.1.W_O", 4)
+                                  .push["G"])
+    with qtbot.waitSignal(exports.sig_finished, timeout=WAIT):
+        pane.curvature_tab.export(tmp_path / "c.csv")
+    rows = list(csv.reader(open(tmp_path / "c.csv", encoding="utf-8")))
+    series = RunAnalysis(run_path).curvature_series("blocks.1.W_O")
+    # computed again in the export process, which may sum in another order: equal to round-off
+    np.testing.assert_allclose([float(r[rows[0].index("curvature")]) for r in rows[1:]], [c.curvature for c in series],
+                               rtol=1e-10)
+    with qtbot.waitSignal(exports.sig_finished, timeout=WAIT) as done:
+        pane.exporter.export("code", tmp_path / "o.py")
+    assert done.args[1][0] == tmp_path / "o.py" and (tmp_path / "o.npz").is_file()
+    ran = subprocess.run([sys.executable, str(tmp_path / "o.py"), "--no-differences"], capture_output=True,
+                         text=True, cwd=tmp_path, env=dict(os.environ, OPENBLAS_NUM_THREADS="1"), timeout=300)
+    assert ran.returncode == 0 and "G of blocks.1.W_O" in ran.stdout, ran.stdout + ran.stderr
