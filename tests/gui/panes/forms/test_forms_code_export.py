@@ -12,7 +12,7 @@ import numpy as np
 from PySide6.QtCore import Qt
 
 from engine.coefficients.cache import CoefficientStore
-from tests.export_writes import sendable
+from tests.child_work import sendable
 
 from .test_forms_pane import make, model_session
 
