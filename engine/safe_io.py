@@ -121,6 +121,38 @@ def read_text(path: str | Path, cap: int, what: str = "file") -> str:
     return read_bytes(path, cap, what).decode("utf-8")
 
 
+class RefusedPickle(ValueError):
+    """A torch file that `load_weights_only` would not read: its message is the reason, one line."""
+
+
+def load_weights_only(path: str | Path):
+    """torch.load(path, weights_only=True) on the CPU: tensors and plain containers only, so no code in the file
+    runs. torch's warnings (a pickle protocol it did not expect) stay off stderr, and its refusal, a paragraph
+    that suggests loading the file unsafely, becomes one line: a RefusedPickle naming what the file asked to load
+    ("it asks to load os.system"), or a ValueError for bytes its reader stopped at (garbage, an instruction it
+    does not allow). Other errors (a truncated zip) pass through for the caller to word."""
+    import warnings
+
+    import torch
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return torch.load(path, map_location="cpu", weights_only=True)
+        except Exception as e:  # noqa: BLE001 — torch raises pickle's errors, RuntimeError and its own
+            text = str(e)
+            if "Weights only load failed" not in text:
+                raise
+        found = re.search(r"GLOBAL (\S+)", text)
+        if found:
+            raise RefusedPickle(f"it is a pickle that asks to load {found.group(1)}; it was refused without "
+                                "running it")
+        found = re.search(r"Unsupported operand (\d+)", text)
+        where = f" (opcode {found.group(1)})" if found else ""
+        raise ValueError(f"not a file of tensors: torch's weights-only reader stopped at an instruction it does "
+                         f"not allow{where}")
+
+
 class TooDeepError(ValueError):
     """A JSON or TOML document nested more deeply than MAX_DEPTH (a ValueError, as a parse error is)."""
 

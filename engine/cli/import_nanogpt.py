@@ -20,8 +20,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     n = kinds.add_parser(
         "nanogpt", help="a nanoGPT out_dir (ckpt.pt and its dataset's meta.pkl)",
         description="Import a nanoGPT out_dir: ckpt.pt is read with torch.load(weights_only=True) and the "
-                    "character vocabulary from meta.pkl without running pickled code. Only bias=False "
-                    "character-level models can be imported.")
+                    "character vocabulary from meta.pkl without running pickled code. Character-level models "
+                    "import, with biases (bias=True, GPT-2's layout) or without (bias=False); a BPE checkpoint, "
+                    "which has no meta.pkl, does not (import a GPT-2 folder with: gpt-explorer import hf).")
     n.add_argument("out_dir", metavar="OUT_DIR", help="nanoGPT's out_dir (holding ckpt.pt), or the ckpt.pt itself")
     n.add_argument("--run", metavar="DIR", required=True, help="the run directory to write (must not exist yet)")
     n.add_argument("--meta", metavar="PATH",

@@ -33,13 +33,14 @@ from ..configs.fields import BY_KEY
 from ..configs.sizes import parameter_count
 from ..text.corpus import SHAKESPEARE, CorpusError, shakespeare_text
 from ..text.data import Dataset
-from ..errors import UserError
+from ..errors import UserError, shown
 from .nanogpt import NanoGPTImportError, convert_weights
 from .progress import Progress, stages
 from ..model.probes import induction_probe
 from ..rundir.create import check_target, create_run, require_valid
 from ..rundir.runs import Probe
-from ..safe_io import JSON_CAP, WEIGHTS_CAP, UnsafeFileError, check_regular, parse_json, read_text
+from ..safe_io import (JSON_CAP, WEIGHTS_CAP, RefusedPickle, UnsafeFileError, check_regular, load_weights_only,
+                       parse_json, read_text)
 
 CONFIG_JSON, SAFETENSORS, TORCH_BIN = "config.json", "model.safetensors", "pytorch_model.bin"
 TOKENIZER_JSON, VOCAB_JSON, MERGES_TXT = "tokenizer.json", "vocab.json", "merges.txt"
@@ -84,21 +85,21 @@ def read_config(folder: Path) -> dict:
 def model_config(conf: dict) -> ModelConfig:
     """Our ModelConfig for GPT-2's config.json; any field that would make the model compute otherwise is refused."""
     if conf.get("model_type") != "gpt2":
-        raise HFImportError(f"config.json's model_type is {conf.get('model_type')!r}; only GPT-2-family models "
+        raise HFImportError(f"config.json's model_type is {shown(conf.get('model_type'))}; only GPT-2-family models "
                             "(model_type \"gpt2\") can be imported")
     size = {k: _positive_int(conf, k) for k in ("n_layer", "n_head", "n_embd", "n_positions", "vocab_size")}
     n_inner = conf.get("n_inner")
     d_ff = 4 * size["n_embd"] if n_inner is None else _positive_int(conf, "n_inner")
     act = conf.get("activation_function", "gelu_new")
-    if act not in ACTIVATIONS:
-        raise HFImportError(f"config.json's activation_function {act!r} is not one of {', '.join(ACTIVATIONS)}")
+    if not isinstance(act, str) or act not in ACTIVATIONS:  # a list here was a TypeError, not a message
+        raise HFImportError(f"config.json's activation_function {shown(act)} is not one of {', '.join(ACTIVATIONS)}")
     eps = conf.get("layer_norm_epsilon", 1e-5)
     if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not 0 < eps <= 1:
-        raise HFImportError(f"config.json's layer_norm_epsilon {eps!r} is not a number in (0, 1]")
+        raise HFImportError(f"config.json's layer_norm_epsilon {shown(eps)} is not a number in (0, 1]")
     for key, want in (("scale_attn_weights", True), ("scale_attn_by_inverse_layer_idx", False),
                       ("tie_word_embeddings", True), ("add_cross_attention", False)):
         if conf.get(key, want) is not want:
-            raise HFImportError(f"config.json sets {key} = {conf.get(key)!r}; a model imported here needs {want}")
+            raise HFImportError(f"config.json sets {key} = {shown(conf.get(key))}; a model imported here needs {want}")
     cfg = ModelConfig(n_layer=size["n_layer"], n_head=size["n_head"], d_model=size["n_embd"], d_ff=d_ff,
                       n_ctx=size["n_positions"], vocab_size=size["vocab_size"], dropout=0.0,
                       pos_encoding="learned", mask="causal", norm="pre", ln_eps=float(eps), residual=True,
@@ -112,7 +113,7 @@ def model_config(conf: dict) -> ModelConfig:
 def _positive_int(conf: dict, key: str) -> int:
     value = conf.get(key)
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise HFImportError(f"config.json's {key} is {value!r}, not a positive whole number")
+        raise HFImportError(f"config.json's {key} is {shown(value)}, not a positive whole number")
     return value
 
 
@@ -129,9 +130,11 @@ def load_state(folder: Path) -> tuple[dict[str, torch.Tensor], Path]:
 
                 state = load_file(str(path), device="cpu")
             else:
-                state = torch.load(path, map_location="cpu", weights_only=True)
+                state = load_weights_only(path)
         except (UnsafeFileError, OSError) as e:
             raise HFImportError(str(e)) from None
+        except RefusedPickle as e:
+            raise HFImportError(f"{path}: {e}") from None
         except Exception as e:  # safetensors' and pickle's own errors, weights_only refusals
             raise HFImportError(f"{path} cannot be read as weights: {str(e).strip().splitlines()[0][:160]}") from None
         if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):

@@ -36,6 +36,7 @@ from .nanogpt_meta import read_meta
 from .progress import Progress, stages
 from ..rundir.create import check_loss, check_target, create_run, require_valid
 from ..rundir.runs import Probe
+from ..safe_io import RefusedPickle, load_weights_only
 
 CKPT, META, VAL_BIN = "ckpt.pt", "meta.pkl", "val.bin"
 _PREFIX = "_orig_mod."
@@ -66,7 +67,9 @@ def load_checkpoint(out_dir: Path) -> dict:
     if not path.is_file():
         raise NanoGPTImportError(f"no nanoGPT checkpoint at {path}")
     try:
-        ckpt = torch.load(path, map_location="cpu", weights_only=True)
+        ckpt = load_weights_only(path)
+    except RefusedPickle as e:
+        raise NanoGPTImportError(f"{path}: {e}") from None
     except Exception as e:  # weights_only refusals, zip and pickle errors: not a checkpoint we can read safely
         first = (str(e).strip().splitlines() or [type(e).__name__])[0][:160]
         raise NanoGPTImportError(f"{path} cannot be read as a weights-only checkpoint: {first}") from None
@@ -113,7 +116,7 @@ def convert_weights(state: dict, cfg: ModelConfig) -> dict[str, torch.Tensor]:
         if not isinstance(t, torch.Tensor) or tuple(t.shape) != shape:
             found = "missing" if t is None else f"of shape {tuple(getattr(t, 'shape', ()))}"
             raise NanoGPTImportError(f"the checkpoint's {key} is {found}, expected shape {shape}")
-        return t.detach().to(torch.float32)
+        return floats(key, t)
 
     def bias(key: str, n: int) -> torch.Tensor:
         return get(key, (n,)) if cfg.attn_bias else torch.zeros(n)
@@ -135,9 +138,18 @@ def convert_weights(state: dict, cfg: ModelConfig) -> dict[str, torch.Tensor]:
     out |= {"ln_f.g": get("transformer.ln_f.weight", (d,)), "ln_f.b": bias("transformer.ln_f.bias", d),
             "b_U": torch.zeros(cfg.vocab_size)}
     head = sd.get("lm_head.weight")
-    if isinstance(head, torch.Tensor) and not torch.equal(head.to(torch.float32), out["W_E"]):
+    if isinstance(head, torch.Tensor) and not torch.equal(floats("lm_head.weight", head), out["W_E"]):
         raise NanoGPTImportError("the checkpoint's lm_head is not tied to its token embedding, as nanoGPT's always is")
     return {k: v.contiguous() for k, v in out.items()}
+
+
+def floats(key: str, t: torch.Tensor) -> torch.Tensor:
+    """A weight as float32; integers, booleans and complex numbers are not weights a model was trained with
+    (a float16, bfloat16 or float64 one is, and is converted)."""
+    if not t.is_floating_point():
+        raise NanoGPTImportError(f"the checkpoint's {key} holds {str(t.dtype).removeprefix('torch.')} numbers, not "
+                                 "floating-point weights")
+    return t.detach().to(torch.float32)
 
 
 def find_meta(out_dir: Path, dataset: str | None, meta: Path | None = None) -> Path:

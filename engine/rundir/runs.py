@@ -45,8 +45,8 @@ from ..model.weight_layout import weight_names
 from .layout import (BEST, CHANGES, CHECKPOINTS, CONFIG, IMPORT, INDEX, LOGS, MADE_FILES, METRICS, MODEL_FILE,
                      NUMERIC, PROBE, SAMPLES, SNAPSHOTS, STATE_FILE, TOKENIZER, UPDATES, RunError)
 from .lock import LOCK_FILE, RunLock
-from ..safe_io import (JSON_CAP, JSONL_CAP, WEIGHTS_CAP, UnsafeFileError, check_inside, check_regular, parse_json,
-                      read_text)
+from ..safe_io import (JSON_CAP, JSONL_CAP, WEIGHTS_CAP, RefusedPickle, UnsafeFileError, check_inside, check_regular,
+                      load_weights_only, parse_json, read_text)
 
 
 
@@ -212,9 +212,11 @@ def read_checkpoint(path: Path, tokenizer: Callable[[], str] | None = None,
     except Exception as e:  # safetensors raises its own error type for truncated or garbage files
         raise RunError(f"checkpoint {where}/{MODEL_FILE} is corrupt or truncated: {_first_line(e)}") from None
     try:
-        state = torch.load(path / STATE_FILE, map_location="cpu", weights_only=True)
+        state = load_weights_only(path / STATE_FILE)
     except FileNotFoundError:
         raise RunError(f"checkpoint {where} has no {STATE_FILE}") from None
+    except RefusedPickle as e:
+        raise RunError(f"checkpoint {where}/{STATE_FILE}: {e}") from None
     except Exception as e:  # zip, pickle and weights_only refusals all mean: not a checkpoint we wrote
         raise RunError(f"checkpoint {where}/{STATE_FILE} is corrupt or truncated: {_first_line(e)}") from None
     if not isinstance(state, dict) or type(state.get("step")) is not int or state["step"] < 0:
