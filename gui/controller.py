@@ -25,6 +25,7 @@ from engine.training.preparation import corpus_preparation
 from engine.workspace import OpenRun
 
 from . import settings
+from .child_work import ChildWork
 from .jobs import JobQueue
 from .widgets import dialogs
 from .session import Session
@@ -32,6 +33,8 @@ from .torch_import import ensure_torch
 from .worker import TrainingWorker, device_name
 
 QUEUED = Qt.ConnectionType.QueuedConnection
+CHECK_APART_BYTES = 32 * 1024  # a tokenizer file larger than this is opened in a child first (a 5,000-token
+# BPE's is ~150 KB and held the interpreter lock ~0.3 s; a character vocabulary's is a few hundred bytes)
 
 
 def new_run_path(root: Path, name: str) -> Path:
@@ -53,6 +56,7 @@ def _device_of(name: str) -> str:
 
 
 class TrainingController(QObject):
+    sig_run_shown = Signal(str)         # a run asked for with open_run is open now (its path)
     sig_device_changed = Signal(str)    # "CPU", "CUDA: <name>", ...
 
     def __init__(self, session: Session, parent: QObject | None = None):
@@ -61,6 +65,7 @@ class TrainingController(QObject):
         self.worker: TrainingWorker | None = None
         self._training: OpenRun | None = None  # the run the worker trains: what it reports belongs to it
         self._jobs = JobQueue(self)
+        self._opening = None  # gui.child_work.ChildWork checking a large run before it is shown
         self._connect()
 
     def _connect(self) -> None:
@@ -152,19 +157,53 @@ class TrainingController(QObject):
         self._jobs.submit("device", _device_of, self.session.config.train.device)
 
     def open_run(self, path: str | Path) -> None:
-        """Show an existing run (its config, history and samples); Train resumes it. RunError if unusable."""
+        """Show an existing run (its config, history and samples); Train resumes it. RunError if unusable.
+        A run whose tokenizer file is large (a BPE's: GPT-2's takes ~3 s of Python to parse, check and hash) is
+        opened with every check in a child process first, and shown when that answers (sig_run_shown); the
+        app's own Run of it then reads the tokenizer only if something asks for it."""
+        from engine.rundir.runs import TOKENIZER, Run, check_run
+
+        path = Path(path)
+        try:
+            large = (path / TOKENIZER).stat().st_size > CHECK_APART_BYTES
+        except OSError:  # missing: Run says so, in one line
+            large = False
+        if not large:
+            self._show_opened(Run(path))
+            return
+        if self._opening is not None:
+            self._opening.cancel()
+        self.session.post_message(f"Opening {path.name}: reading its tokenizer in a process of its own…", "info")
+        self._opening = ChildWork(check_run, str(path), name=f"open {path.name}", parent=self)
+        self._opening.sig_done.connect(lambda _warnings, p=path: self._on_run_checked(p))
+        self._opening.sig_failed.connect(lambda message, p=path: self._on_run_check_failed(p, message))
+
+    def _on_run_checked(self, path: Path) -> None:
+        from engine.errors import UserError
         from engine.rundir.runs import Run
 
-        run = Run(path)
+        self._opening = None
+        try:
+            self._show_opened(Run(path, checked=True))
+        except UserError as e:  # changed on disk since it was checked
+            self._on_run_check_failed(path, str(e))
+
+    def _on_run_check_failed(self, path: Path, message: str) -> None:
+        self._opening = None
+        self.session.post_message(f"Cannot open the run {path.name}: {message}. Choose a folder made by Train or "
+                                  "`gpt-explorer train`.")
+
+    def _show_opened(self, run) -> None:
         self.shutdown()
         steps = run.checkpoint_steps()
         finished = bool(steps) and steps[-1] >= run.config.train.steps
         # one event: the run, its config in the builder, and where training stands (stopped: Train resumes
         # it; finished: Train starts a new run with its config)
-        self.session.replace_run(OpenRun(run.config, run.tokenizer, run), config=run.config,
+        self.session.replace_run(OpenRun(run.config, run.tokenizer_if_read, run), config=run.config,
                                  training="finished" if finished else "stopped")
         for warning in run.warnings:
             self.session.post_message(warning, "warning")
+        self.sig_run_shown.emit(str(run.path))
 
     def new_run(self) -> None:
         self.shutdown()

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from ..configs.config import ConfigError, ExperimentConfig
 from ..errors import UserError
+from ..progress import report
 from ..training.continuation import adapt_optimizer, changed_settings
 from .create import check_target, create_run, require_valid
 from .integrity import SIDECAR, expected_shapes
@@ -29,6 +30,7 @@ from ..safe_io import (JSON_CAP, WEIGHTS_CAP, UnsafeFileError, check_inside, cop
                       read_text)
 
 FORK = "fork.json"
+STAGES = 4  # reported as they end: the corpus read, the starting weights, the run written, the run resumed
 
 
 def parse_setting(text: str, cfg: ExperimentConfig) -> ExperimentConfig:
@@ -80,7 +82,9 @@ def fork_run(parent_dir: str | Path, run_dir: str | Path, cfg: ExperimentConfig,
     if step != 0 and step not in parent.checkpoint_steps():
         raise RunError(f"{parent.path} has no checkpoint at step {step} to fork from "
                        f"(it has {', '.join(map(str, parent.checkpoint_steps())) or 'none'})")
+    report(0, STAGES, "stages")
     dataset = dataset or Dataset.build(cfg.data, cfg.model.n_ctx, text)  # a corpus gone is refused here
+    report(1, STAGES, "stages")
     skipped: list[str] = []
     if step == 0:
         start = Trainer(cfg, text=text, dataset=dataset)  # the fork before its first step, on no disk
@@ -98,10 +102,20 @@ def fork_run(parent_dir: str | Path, run_dir: str | Path, cfg: ExperimentConfig,
             skipped.extend(_copy_history(parent, folder, step))
         atomic_write_text(folder / FORK, json.dumps(record, ensure_ascii=False, indent=1))
 
+    report(2, STAGES, "stages")
     create_run(run_dir, cfg, parent.tokenizer, probe, weights, step=step, state=state, fill=fill)
+    report(3, STAGES, "stages")
     trainer = Trainer.resume(run_dir, text=text, dataset=dataset)
     trainer.warnings = [*trainer.warnings, *skipped]
+    report(STAGES, STAGES, "stages")
     return trainer
+
+
+def fork_into(parent_dir: str | Path, run_dir: str | Path, cfg: ExperimentConfig, step: int = 0) -> list[str]:
+    """fork_run as the app runs it, in a child process (engine/child_job.py): the fork is written and shown to
+    resume; its warnings are returned (the trainer stays in the child). A cancel ends the child: what
+    create_run had begun is under a hidden name, which create.sweep_stale removes."""
+    return list(fork_run(parent_dir, run_dir, cfg, step).warnings)
 
 
 def _copy_history(parent: Run, folder: Path, step: int) -> list[str]:

@@ -431,11 +431,13 @@ class RunWriter:
 
 class Run:
     """An existing run directory, read-only. Only config.toml and tokenizer.json are essential; any
-    other damaged file is named in `warnings` and the rest still loads."""
+    other damaged file is named in `warnings` and the rest still loads.
 
-    def __init__(self, path: str | Path):
-        from ..text.tokenizer import tokenizer_from_dict  # keeps `import engine.rundir.runs` light for the CLI
+    `checked`: the run was just opened with every check in another process (`check_run`, which the app runs in
+    a child), so its tokenizer is read when first used instead of here: a GPT-2 vocabulary's tokenizer.json
+    takes ~3 s of Python to parse, check and hash, all of it holding the interpreter lock of the app."""
 
+    def __init__(self, path: str | Path, *, checked: bool = False):
         self.path = Path(path)
         if not self.path.is_dir():
             raise RunError(f"run directory not found: {self.path}")
@@ -448,22 +450,40 @@ class Run:
         problems = self.config.validate()  # a run's config is user input: refused before anything is built
         if problems:
             raise RunError(f"{self.path / CONFIG}: " + "; ".join(map(str, problems)))
+        self._tokenizer = None
+        if not checked:
+            self._tokenizer = self._read_tokenizer()
+            self._check_tokenizer_binding()
+        self._warnings: dict[str, str] = {}
+        self._shapes: dict[str, tuple[int, ...]] | None = None
+        self._checker = None  # a GPT of the config, for check_outputs
+        self._sound: set[str] = set()  # weights files whose outputs were found finite
+        self.metrics(), self.samples(), self._probe_or_none()
+
+    @property
+    def tokenizer(self):
+        if self._tokenizer is None:
+            self._tokenizer = self._read_tokenizer()
+        return self._tokenizer
+
+    @property
+    def tokenizer_if_read(self):
+        """The tokenizer if it was read already, else None (a checked run's, until something asks for it)."""
+        return self._tokenizer
+
+    def _read_tokenizer(self):
+        from ..text.tokenizer import tokenizer_from_dict  # keeps `import engine.rundir.runs` light for the CLI
+
         where = self.path / TOKENIZER
         try:
             d = parse_json(read_text(where, JSON_CAP, "tokenizer file"), "tokenizer file")
         except (OSError, ValueError, UserError) as e:
             raise RunError(f"{where} is missing or corrupt: {_first_line(e)}") from None
         try:  # read as data: its kind and size checked against config.toml before anything is built
-            self.tokenizer = tokenizer_from_dict(d, str(where), kind=self.config.data.tokenizer,
-                                                 vocab_size=self.config.model.vocab_size)
+            return tokenizer_from_dict(d, str(where), kind=self.config.data.tokenizer,
+                                       vocab_size=self.config.model.vocab_size)
         except UserError as e:
             raise RunError(str(e)) from None
-        self._check_tokenizer_binding()
-        self._warnings: dict[str, str] = {}
-        self._shapes: dict[str, tuple[int, ...]] | None = None
-        self._checker = None  # a GPT of the config, for check_outputs
-        self._sound: set[str] = set()  # weights files whose outputs were found finite
-        self.metrics(), self.samples(), self._probe_or_none()
 
     def _tokenizer_digest(self) -> str:
         return self.tokenizer.digest
@@ -526,7 +546,7 @@ class Run:
         try:
             x, y = np.asarray(d["x"], dtype=np.int64), np.asarray(d["y"], dtype=np.int64)
             ok = x.ndim == 2 and x.shape == y.shape and isinstance(d["prompt"], str)
-            ok = ok and x.size > 0 and 0 <= x.min() and max(x.max(), y.max()) < self.tokenizer.vocab_size
+            ok = ok and x.size > 0 and 0 <= x.min() and max(x.max(), y.max()) < self.config.model.vocab_size
         except (TypeError, KeyError, ValueError):
             ok = False
         if not ok:
@@ -542,7 +562,7 @@ class Run:
             a = np.asarray(d["induction"], dtype=np.int64)
         except (KeyError, TypeError, ValueError):
             return None
-        ok = a.ndim == 2 and a.shape[1] >= 2 and a.size > 0 and 0 <= a.min() and a.max() < self.tokenizer.vocab_size
+        ok = a.ndim == 2 and a.shape[1] >= 2 and a.size > 0 and 0 <= a.min() and a.max() < self.config.model.vocab_size
         return a if ok else None
 
     def _derived_induction(self) -> np.ndarray:
@@ -700,6 +720,12 @@ class Run:
         except RuntimeError as e:
             raise RunError(f"saved weights do not fit the run's config: {_first_line(e)}") from None
         return model.to(dtype).eval()
+
+
+def check_run(path: str | Path) -> list[str]:
+    """Open the run at `path` with every check (RunError in one line if it cannot be used) and return its
+    warnings: what the app runs in a child process before it opens a run with `Run(path, checked=True)`."""
+    return Run(path).warnings
 
 
 def _int_list(v) -> list[int]:

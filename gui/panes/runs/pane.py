@@ -1,6 +1,9 @@
 """The run browser: every run under the runs folder (and the folders the user adds) with its preset,
 optimizer, steps, best validation loss, date and size; open, rename, delete, reveal in the file manager,
 fork (a paired run, engine/rundir/fork.py); tick runs to overlay their curves (the Run curves pane, through `Session.compare_runs`).
+A fork and a delete run in a child process (gui/child_work.py): a fork builds trainers and writes the weights (a
+GPT-2-sized run's take minutes), a delete removes gigabytes; the row under the list says what runs and how far
+(a fork's Cancel leaves nothing). A rename is one system call and stays here.
 
 The rows come from engine.rundir.listing, which reads only small files, answered in the app's analysis process
 to the pane's view model (engine/views/runs.py, asked by the app's asker in its light lane, so a head timeline
@@ -21,7 +24,7 @@ from pathlib import Path
 from PySide6.QtCore import QEvent, Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import (QAbstractItemView, QApplication, QInputDialog, QMessageBox, QToolButton,
+from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QInputDialog, QLabel, QMessageBox, QToolButton,
                                QTreeWidget, QTreeWidgetItem, QVBoxLayout)
 
 from engine.errors import UserError
@@ -29,6 +32,7 @@ from engine.rundir.listing import RunSummary, delete_run, human_bytes, rename_ru
 from engine.views.runs import RunsView
 
 from ... import recent
+from ...child_work import ChildWork
 from ...session import Session
 from ...widgets import dialogs
 from .button_flow import ButtonFlow
@@ -54,6 +58,8 @@ class RunsPane(SeenWidget):
     title = "Runs"
     object_name = "pane_runs"
     sig_listed = Signal(int)  # the browser (re)listed this many runs
+    sig_forked = Signal(object)    # Path of a fork written and asked to open
+    sig_deleted = Signal(object)   # Path of a run deleted
 
     def __init__(self, session: Session, parent=None):
         super().__init__(parent)
@@ -64,6 +70,8 @@ class RunsPane(SeenWidget):
         self.view = RunsView()
         self.view.seen = False
         self._select: Path | None = None  # the run to select once listed (one just opened)
+        self.work: ChildWork | None = None   # the fork or delete running in a child process
+        self._forking: Path | None = None     # where the fork running writes
         self._build()
         self._connect()
 
@@ -98,10 +106,21 @@ class RunsPane(SeenWidget):
             b.setObjectName(f"runs_{key}")
             self.button_row.addWidget(b)
             self.buttons[key], self.acts[key] = b, action
+        self.work_label = QLabel()
+        self.work_label.setObjectName("runs_work")
+        self.work_label.setWordWrap(True)
+        self.work_cancel = QToolButton()
+        self.work_cancel.setText("Cancel")
+        self.work_cancel.setToolTip("Stop the fork; nothing of it is left")
+        self.work_row = QHBoxLayout()
+        self.work_row.addWidget(self.work_label, 1)
+        self.work_row.addWidget(self.work_cancel)
         col = QVBoxLayout(self)
         col.setContentsMargins(4, 4, 4, 4)
         col.addLayout(self.button_row)
         col.addWidget(self.tree, 1)
+        col.addLayout(self.work_row)
+        self._show_work("")
 
     def _connect(self) -> None:
         a, s = self.acts, self.session
@@ -111,6 +130,7 @@ class RunsPane(SeenWidget):
         a["reveal"].triggered.connect(lambda: self._with_selected(self.reveal))
         a["fork"].triggered.connect(lambda: self._with_selected(self.fork))
         a["add_folder"].triggered.connect(self._on_add_folder_clicked)
+        self.work_cancel.clicked.connect(self._on_work_cancel_clicked)
         a["refresh"].triggered.connect(self.refresh)
         self.tree.itemDoubleClicked.connect(lambda item, _col: s.request_open_run(item.data(0, _PATH)))
         self.tree.itemChanged.connect(self._on_item_changed)
@@ -236,45 +256,105 @@ class RunsPane(SeenWidget):
         self.refresh()
 
     def delete(self, path: Path) -> None:
-        if self._refuse_open_run(path, "delete"):
+        """Delete the run's folder, after asking, in a child process (sig_deleted when it is gone)."""
+        if self._refuse_open_run(path, "delete") or self._busy():
             return
         size = human_bytes(self.summaries[str(path)].size_bytes) if str(path) in self.summaries else "?"
         if not self.confirm(f"Delete the run {path.name} ({size}) and everything in its folder?\n{path}"):
             return
-        try:
-            delete_run(path)
-        except UserError as e:
-            self.session.post_message(f"Cannot delete the run: {e}")
-        self.refresh()
+        self._start_work(f"Deleting {path.name} ({size})…", False, delete_run, path, name=f"delete {path.name}")
+        self.work.sig_done.connect(lambda _none: self._on_deleted(path))
+        self.work.sig_failed.connect(lambda message: self._on_work_failed(f"Cannot delete the run: {message}"))
 
     def reveal(self, path: Path) -> None:
         QDesktopServices.openUrl(QUrl.fromLocalFile(str(path)))
 
     def fork(self, path: Path) -> Path | None:
-        """Write a fork of the run beside it and open it; Train then trains it (engine/rundir/fork.py)."""
-        from engine.rundir.fork import fork_run
+        """Write a fork of the run beside it, in a child process, and open it (sig_forked); Train then trains it
+        (engine/rundir/fork.py). Returns where the fork is being written, or None when nothing was started."""
+        from engine.rundir.fork import fork_into
         from engine.rundir.runs import Run
 
         from ...controller import new_run_path
 
-        try:
-            parent = Run(path)
-            asked = self.ask_fork(parent)
-            if asked is None:
-                return None
-            cfg, step = asked
-            run_dir = new_run_path(path.parent, f"{path.name}-fork")
-            QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)  # reads the corpus: a second or so
-            try:
-                fork_run(path, run_dir, cfg, step)
-            finally:
-                QApplication.restoreOverrideCursor()
+        if self._busy():
+            return None
+        try:  # the form needs the config and the checkpoints only: the fork's child reads and checks the rest
+            parent = Run(path, checked=True)
         except UserError as e:
             self.session.post_message(f"Cannot fork {path.name}: {e}")
             return None
+        asked = self.ask_fork(parent)
+        if asked is None:
+            return None
+        cfg, step = asked
+        run_dir = new_run_path(path.parent, f"{path.name}-fork")
+        self._start_work(f"Forking {path.name} into {run_dir.name}…", True, fork_into, path, run_dir, cfg, step,
+                         name=f"fork {path.name}")
+        self._forking = run_dir
+        self.work.sig_event.connect(lambda event: self._on_work_event(f"Forking {path.name} into {run_dir.name}",
+                                                                      event))
+        self.work.sig_done.connect(lambda warnings: self._on_forked(run_dir, warnings))
+        self.work.sig_failed.connect(lambda message: self._on_fork_failed(path, run_dir, message))
+        return run_dir
+
+    def _busy(self) -> bool:
+        if self.work is not None:
+            self.session.post_message("Wait for the fork or delete under way to finish (or cancel it).", "info")
+            return True
+        return False
+
+    def _start_work(self, text: str, cancellable: bool, fn, *args, name: str) -> None:
+        self.work = ChildWork(fn, *args, name=name, parent=self)
+        self._show_work(text, cancellable)
+
+    def _show_work(self, text: str, cancellable: bool = False) -> None:
+        self.work_label.setText(text)
+        self.work_label.setVisible(bool(text))
+        self.work_cancel.setVisible(bool(text) and cancellable)
+
+    def _end_work(self) -> None:
+        self.work = None
+        self._show_work("")
+
+    def _on_work_event(self, what: str, event) -> None:
+        if event[0] == "progress":
+            done, total, unit = event[1:]
+            self._show_work(f"{what}: {done} of {total} {unit}…", True)
+
+    def _on_work_failed(self, message: str) -> None:
+        self._end_work()
+        self.session.post_message(message)
+        self.refresh()
+
+    def _on_deleted(self, path: Path) -> None:
+        self._end_work()
+        self.refresh()
+        self.sig_deleted.emit(path)
+
+    def _on_forked(self, run_dir: Path, warnings: list[str]) -> None:
+        self._end_work()
+        for warning in warnings:
+            self.session.post_message(warning, "warning")
         self.session.request_open_run(run_dir)
         self.refresh()
-        return run_dir
+        self.sig_forked.emit(run_dir)
+
+    def _on_fork_failed(self, parent: Path, run_dir: Path, message: str) -> None:
+        from engine.rundir.create import sweep_stale
+
+        sweep_stale(run_dir)
+        self._on_work_failed(f"Cannot fork {parent.name}: {message}")
+
+    def _on_work_cancel_clicked(self) -> None:
+        """Only a fork offers Cancel: the child ends, and what it had begun to write is removed."""
+        from engine.rundir.create import sweep_stale
+
+        if self.work is not None:
+            self.work.cancel()
+            sweep_stale(self._forking)
+            self.session.post_message(f"The fork {self._forking.name} was cancelled; nothing of it is left.", "info")
+            self._end_work()
 
     def ask_fork(self, parent) -> tuple | None:
         """The fork's config and the step to fork at (0 or a checkpoint), from a form of the fields a fork

@@ -200,7 +200,10 @@ def test_rename_delete_and_reveal_act_on_the_selected_run(qtbot, make_window, th
     runs.delete(three_runs / "renamed")
     assert (three_runs / "renamed").is_dir()
     monkeypatch.setattr(runs, "confirm", lambda question: True)
-    listed(qtbot, runs, runs.delete, three_runs / "renamed")
+    with qtbot.waitSignal(runs.sig_deleted, timeout=WAIT):
+        runs.delete(three_runs / "renamed")
+        assert runs.work is not None and runs.work.job.pid != os.getpid()  # deleted by a child process
+    listed(qtbot, runs)
     assert not (three_runs / "renamed").exists() and runs.item_for(three_runs / "renamed") is None
     w.open_run(three_runs / "a")
     runs.delete(three_runs / "a")  # the open run is refused, not deleted
@@ -285,11 +288,33 @@ def test_fork_writes_a_paired_run_beside_its_parent_and_opens_it(qtbot, make_win
 
     relu = lambda parent: (parse_setting("model.activation=relu", parent.config), 0)  # noqa: E731
     monkeypatch.setattr(runs, "ask_fork", relu)
-    child = listed(qtbot, runs, runs.fork, three_runs / "b")
-    assert child.parent == three_runs and w.controller.run_dir == child
+    with qtbot.waitSignal(runs.sig_forked, timeout=WAIT) as forked:
+        child = runs.fork(three_runs / "b")
+        assert runs.work is not None and runs.work.job.pid != os.getpid()  # written by a child process
+        assert runs.work_label.text().startswith("Forking b into") and runs.work_cancel.isVisibleTo(runs)
+    listed(qtbot, runs)
+    assert forked.args == [child] and child.parent == three_runs and w.controller.run_dir == child
     assert Run(child).config.model.activation == "relu" and runs.item_for(child) is not None
+    assert not runs.work_label.isVisibleTo(runs)
     monkeypatch.setattr(runs, "ask_fork", lambda parent: (parse_setting("train.seed=3", parent.config), 0))
-    assert runs.fork(three_runs / "b") is None and "seed" in w.banner.text
+    runs.fork(three_runs / "b")
+    qtbot.waitUntil(lambda: runs.work is None, timeout=WAIT)
+    assert "Cannot fork b" in w.banner.text and "seed" in w.banner.text
+    assert sorted(p.name for p in three_runs.iterdir()) == sorted(["a", "b", "c", child.name])  # nothing left
+
+
+def test_a_cancelled_fork_leaves_nothing(qtbot, make_window, three_runs, monkeypatch):
+    from engine.rundir.fork import parse_setting
+
+    w = make_window()
+    runs = w.panes["pane_runs"]
+    listed(qtbot, runs)
+    monkeypatch.setattr(runs, "ask_fork", lambda parent: (parse_setting("train.lr=0.001", parent.config), 0))
+    before = sorted(p.name for p in three_runs.iterdir())
+    runs.fork(three_runs / "b")
+    runs.work_cancel.click()  # at once: the child is ended wherever it was
+    assert runs.work is None and "cancelled" in w.banner.text
+    assert sorted(p.name for p in three_runs.iterdir()) == before
 
 
 def type_into(qtbot, editor, text: str) -> None:

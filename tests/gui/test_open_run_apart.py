@@ -1,0 +1,62 @@
+"""Opening a run whose tokenizer file is large (a BPE's) checks it in a child process first and shows it when
+that answers: the app's interpreter never parses the tokenizer (GPT-2's took ~3 s of it), the panes still show
+the run's attention (read in the analysis process), and a run that cannot be used is refused in one line."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+import pytest
+
+from engine.rundir.runs import TOKENIZER
+from engine.training.trainer import Trainer
+from gui import controller as controller_module
+
+from .conftest import QT_NOISE, tiny_config
+from .test_open_run_sequence import see
+
+pytestmark = [pytest.mark.qt_log_level_fail("WARNING"), pytest.mark.qt_log_ignore(QT_NOISE)]
+WAIT = 60_000
+
+
+@pytest.fixture
+def bpe_run(tmp_path, corpus_file):
+    cfg = tiny_config(corpus_file, steps=4, checkpoint_every=4, snapshot_every=2)
+    cfg = cfg.replace(data=dataclasses.replace(cfg.data, tokenizer="bpe", max_vocab=300))
+    list(Trainer(cfg, tmp_path / "bpe").steps())
+    return tmp_path / "bpe"
+
+
+@pytest.fixture
+def apart(monkeypatch):
+    """Every tokenizer file counts as large; parsing one in this process fails the test."""
+    from engine.text import tokenizer
+
+    def not_here(*_args, **_kwargs):
+        raise AssertionError("a tokenizer was parsed in the app's process")
+
+    monkeypatch.setattr(controller_module, "CHECK_APART_BYTES", 0)
+    monkeypatch.setattr(tokenizer, "tokenizer_from_dict", not_here)
+
+
+def test_a_large_tokenizers_run_is_checked_in_a_child_and_then_shown(qtbot, make_window, bpe_run, apart):
+    w = make_window()
+    with qtbot.waitSignal(w.controller.sig_run_shown, timeout=WAIT):
+        assert w.open_run(bpe_run)
+        opening = w.controller._opening
+        assert opening is not None and opening.job.pid != os.getpid()
+    assert w.session.run.path == bpe_run and w.session.training_state == "finished"
+    see(qtbot, w, "pane_heatmaps")
+    heatmaps = w.panes["pane_heatmaps"]
+    qtbot.waitUntil(lambda: heatmaps._results.get("attention") is not None, timeout=WAIT)
+    assert heatmaps._results["attention"][1].maps.weights.shape[:2] == (1, 2)
+
+
+def test_a_run_that_cannot_be_used_is_refused_in_one_line(qtbot, make_window, bpe_run, apart):
+    (bpe_run / TOKENIZER).write_text("{not json", encoding="utf-8")
+    w = make_window()
+    w.open_run(bpe_run)
+    qtbot.waitUntil(lambda: w.controller._opening is None, timeout=WAIT)
+    assert w.session.run is None and "Cannot open the run bpe" in w.banner.text
+    assert "tokenizer.json is missing or corrupt" in w.banner.text and "Traceback" not in w.banner.text
