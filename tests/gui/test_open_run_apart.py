@@ -49,8 +49,8 @@ def test_a_large_tokenizers_run_is_checked_in_a_child_and_then_shown(qtbot, make
     assert w.session.run.path == bpe_run and w.session.training_state == "finished"
     see(qtbot, w, "pane_heatmaps")
     heatmaps = w.panes["pane_heatmaps"]
-    qtbot.waitUntil(lambda: heatmaps._results.get("attention") is not None, timeout=WAIT)
-    assert heatmaps._results["attention"][1].maps.weights.shape[:2] == (1, 2)
+    qtbot.waitUntil(lambda: heatmaps.view.shown(w.session.workspace) is not None, timeout=WAIT)
+    assert heatmaps.view.shown(w.session.workspace)[1].maps.weights.shape[:2] == (1, 2)
 
 
 def test_a_run_that_cannot_be_used_is_refused_in_one_line(qtbot, make_window, bpe_run, apart):
