@@ -163,7 +163,7 @@ class HeatmapWidget(QWidget):
         self._tick_key: tuple = ()
         self._hovered: tuple[int, int] | None = None  # the cell the read-out describes
         self._label_widths: dict[tuple[tuple[str, ...], float], int] = {}
-        self._caption_source = self._folder_source = None
+        self._caption_source = self._folder_source = self._name_source = None
         self._cmap_name: str | None = None    # None: the kind's colour map
         self._range_mode = "auto"
         self._given_levels: tuple[float, float] | None = None
@@ -358,10 +358,11 @@ class HeatmapWidget(QWidget):
         return (f"{row} {self._row_labels[row]}", f"{col} {self._col_labels[col]}",
                 float(self._matrix[row, col]))
 
-    def set_caption_source(self, source, folder=None) -> None:
+    def set_caption_source(self, source, folder=None, name=None) -> None:
         """`source()` -> the caption of an exported figure (run, step, prompt), `folder()` -> where its
-        Export… first opens (the open run's folder): the pane knows them."""
-        self._caption_source, self._folder_source = source, folder
+        Export… first opens (the open run's folder), `name()` -> what the file's suggested name starts with (the
+        weight a coefficient belongs to: "G · step 245" named no weight): the pane knows them."""
+        self._caption_source, self._folder_source, self._name_source = source, folder, name
 
     def export_caption(self) -> str:
         return self._caption_source() if self._caption_source is not None else ""
@@ -387,6 +388,9 @@ class HeatmapWidget(QWidget):
     def export_dialog(self) -> None:
         """Ask for a path, resolution and width (the app's one dialog helper); export off the GUI thread."""
         slug = re.sub(r"[^0-9a-z]+", "-", self._title.lower()).strip("-") or "heatmap"
+        lead = self._name_source() if self._name_source is not None else ""
+        if lead:
+            slug = f"{re.sub(r'[^0-9A-Za-z_.]+', '-', lead).strip('-')}-{slug}"
         start = self._folder_source() if self._folder_source is not None else ""
         chosen = dialogs.ask_export(self, "Export heatmap", EXPORT_FILTERS, suggested=f"{slug}.png", start=start)
         if chosen is not None:

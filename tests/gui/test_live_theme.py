@@ -98,3 +98,56 @@ def test_the_positional_curve_plot_follows_a_theme_switch(qtbot, themed, first, 
     c = theme.plot_colors()
     assert view.curve_plot.backgroundBrush().color().name() == c.background
     assert view.curve_plot.getPlotItem().getAxis("bottom").textPen().color().name() == c.foreground
+
+
+def plot_views(window):
+    import pyqtgraph as pg
+
+    return [v for v in window.findChildren(pg.GraphicsView) if isValid(v)]
+
+
+def wrongly_themed(window) -> list[str]:
+    """Every plot's background and axis text not in the theme now on, named by the pane it is in."""
+    import pyqtgraph as pg
+
+    c = theme.plot_colors()
+    wrong = []
+    for view in plot_views(window):
+        pane = next((n for n, p in window.panes.items() if p.isAncestorOf(view)), "?")
+        if view.backgroundBrush().color().name() != c.background:
+            wrong.append(f"{pane}: background {view.backgroundBrush().color().name()}")
+        for item in view.scene().items():
+            # (a colour bar's other three axes are its frame and draw no text: showValues is off)
+            if isinstance(item, pg.AxisItem) and item.isVisible() and item.style.get("showValues", True) \
+                    and item.textPen().color().name() != c.foreground:
+                wrong.append(f"{pane}: {item.orientation} axis text {item.textPen().color().name()}")
+    return wrong
+
+
+def see_every_pane(qtbot, window) -> None:
+    for dock in window.docks.values():
+        dock.raise_()
+        qtbot.waitUntil(lambda: not dock.visibleRegion().isEmpty(), timeout=10_000)
+        qtbot.wait(50)  # a plot is built on its first paint
+
+
+@pytest.mark.parametrize("first,second", [("dark", "light"), ("light", "dark")])
+def test_every_plot_of_every_pane_takes_the_new_theme(qtbot, make_window, themed, first, second, tmp_path):
+    """Issue 40: dark → light left Run curves dark. With runs ticked in the run browser (their curves drawn),
+    the theme switches before some panes are first seen and after all are; every plot is checked each time."""
+    from tests.engine.cli.test_export_cli import tiny_run
+
+    themed(first)
+    runs = [tiny_run(tmp_path / "runs" / name).path for name in ("a", "b")]
+    w = make_window()
+    w.resize(1600, 1000)
+    w.session.compare_runs(runs)
+    w.docks["pane_training"].raise_()
+    themed(second)  # panes not yet seen build their plots in the new theme
+    see_every_pane(qtbot, w)
+    curves = w.panes["pane_run_curves"]
+    qtbot.waitUntil(lambda: bool(curves.curves), timeout=30_000)
+    assert len(plot_views(w)) > 10
+    assert wrongly_themed(w) == []
+    themed(first)  # and every plot, seen, follows the switch back
+    assert wrongly_themed(w) == []

@@ -27,6 +27,7 @@ from engine.analysis.live import Published
 from engine.analysis.terms import TermValues
 from engine.forms import questions as fq
 from engine.forms import snapshot_export as se
+from engine.forms.derive import DEFAULT_LIMIT
 from engine.forms.source import KINDS, Source, SourceChoice
 
 from ... import settings
@@ -42,6 +43,7 @@ from .walkthrough import WalkthroughView
 
 TABS = ("walkthrough", "terms", "console")
 WEIGHTS_EVERY = 50   # steps between the weight copies this pane asks for while training (values follow)
+SHEET_LIMIT = DEFAULT_LIMIT  # the most terms a weight's or the whole form's sheet is written with
 
 
 @dataclass
@@ -87,6 +89,7 @@ class FormsPane(QWidget):
         }
         menu.addSeparator()
         self.copy_action = menu.addAction("Copy LaTeX of the chosen formula")
+        menu.aboutToShow.connect(self._offer_exports)
         self.export_button.setMenu(menu)
         self.source.add_widget(self.export_button)
         self.status = QLabel()
@@ -274,6 +277,23 @@ class FormsPane(QWidget):
             return None
         name = {"term": "term", "weight": self.terms.weight or "weight", "stage": "stage", "form": "form"}[what]
         return se.FILTERS, f"{name}.tex", write
+
+    def _offer_exports(self) -> None:
+        """The export menu offers only what can be written: a sheet of more than SHEET_LIMIT terms is refused
+        when written, so it is shown disabled with its count (issue 40: "The whole form (paged)…" was offered,
+        then refused past 2,500 terms)."""
+        total, weight = sum(self.counts.values()), self.terms.weight
+        able = {"term": (self.terms.term is not None, "This term…"),
+                "weight": (weight is not None, "This weight's coefficient…"),
+                "stage": (self.walkthrough.sheet is not None, "This walkthrough stage…"),
+                "form": (self.derived is not None, "The whole form (paged)…")}
+        for what, n in (("weight", self.counts.get(weight, 0)), ("form", total)):
+            if n > SHEET_LIMIT:
+                able[what] = (False, f"{able[what][1].rstrip('…')} ({n:,} terms: more than {SHEET_LIMIT:,}; "
+                                     "export one term instead)")
+        for what, (on, text) in able.items():
+            self.export_actions[what].setEnabled(on)
+            self.export_actions[what].setText(text)
 
     def export_dialog(self, what: str) -> None:
         write = self.export_writer(what)

@@ -196,6 +196,8 @@ class WeightPane(SeenWidget):
         self.G_map = HeatmapWidget(title="G")
         self.W_map = HeatmapWidget(title="W")
         self.dW_map = HeatmapWidget(title="ΔW")
+        for m in (self.G_map, self.W_map, self.dW_map):  # an exported map names its run, weight and step
+            m.set_caption_source(self._export_caption, self._run_folder, lambda: self.state.weight or "")
         maps = QSplitter(Qt.Orientation.Horizontal)
         for m in (self.G_map, self.W_map, self.dW_map):
             maps.addWidget(m)
@@ -324,6 +326,15 @@ class WeightPane(SeenWidget):
 
     def export_job(self):
         return self.exporter.export_job()
+
+    def _export_caption(self) -> str:
+        run, st = self.session.run, self.state
+        parts = (f"run {run.path.name}" if run is not None else "", f"weight {st.weight}" if st.weight else "",
+                 f"step {st.step}" if st.step is not None else "")
+        return " · ".join(p for p in parts if p)
+
+    def _run_folder(self) -> str:
+        return str(self.session.run.path) if self.session.run is not None else ""
 
     # ---- handlers --------------------------------------------------------------------------
 

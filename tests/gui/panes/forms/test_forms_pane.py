@@ -227,3 +227,24 @@ def test_deriving_listing_formulas_stages_and_console_lines_run_in_the_forms_pro
         pane.console.run_line("log(count(net))")
     assert got.args[1][0].content == str(sum(pane.counts.values()))
     assert process.service().pid not in (None, os.getpid())
+
+
+def test_the_export_menu_offers_only_the_sheets_that_can_be_written(qtbot, monkeypatch):
+    """Issue 40: "The whole form (paged)…" was offered, then refused past 2,500 terms. A sheet over the limit is
+    shown disabled with its count; one within it stays offered."""
+    from gui.panes.forms import pane as forms_pane
+
+    monkeypatch.setattr(forms_pane, "SHEET_LIMIT", 20)  # the depth-2 chain's 24 terms are then too many
+    _, pane = make(qtbot)
+    choose_weight(qtbot, pane, "K_0")  # 3 terms
+    menu = pane.export_button.menu()
+    menu.aboutToShow.emit()
+    actions = pane.export_actions
+    assert not actions["form"].isEnabled() and "24 terms: more than 20" in actions["form"].text()
+    assert actions["weight"].isEnabled() and actions["weight"].text() == "This weight's coefficient…"
+    monkeypatch.setattr(forms_pane, "SHEET_LIMIT", 2)  # now K_0's 3 are too many as well
+    menu.aboutToShow.emit()
+    assert not actions["weight"].isEnabled() and "3 terms" in actions["weight"].text()
+    monkeypatch.setattr(forms_pane, "SHEET_LIMIT", 2500)
+    menu.aboutToShow.emit()
+    assert actions["form"].isEnabled() and actions["form"].text() == "The whole form (paged)…"

@@ -313,3 +313,20 @@ def test_the_pane_fits_a_laptops_dock_with_every_title_whole(qtbot, run_path):
     for heatmap in (pane.G_map, pane.W_map, pane.dW_map):
         assert heatmap.mapTo(pane, heatmap.rect().topRight()).x() <= pane.width()
         assert heatmap._title_label.shown_text() == heatmap.title()
+
+
+def test_an_exported_map_is_named_for_its_weight_and_captioned_with_run_and_step(qtbot, run_path, monkeypatch):
+    """Issue 40: the coefficient image's suggested file name ("g-step-4.png") omitted the weight."""
+    from gui.widgets import dialogs
+
+    _, pane = make(qtbot, run_path, weight="blocks.1.W_Q")
+    wait_shown(qtbot, pane)
+    asked = []
+    monkeypatch.setattr(dialogs, "ask_export", lambda _parent, _title, _filters, suggested="", start="":
+                        asked.append((suggested, str(start))) and None)
+    pane.G_map.export_dialog()
+    suggested, start = asked[0]
+    assert suggested.startswith("blocks.1.W_Q-g-step-") and suggested.endswith(".png")
+    assert start == str(run_path)
+    caption = pane.G_map.export_caption()
+    assert f"run {run_path.name}" in caption and "weight blocks.1.W_Q" in caption and "step " in caption
