@@ -94,9 +94,16 @@ def large() -> str:
     return text
 
 
+def children() -> set[int]:
+    """This process's live children: a worker that ran GUI tests before keeps its analysis and forms
+    processes, so a fit is checked by the children it adds, not by there being none."""
+    return {p.pid for p in multiprocessing.active_children()}
+
+
 def test_a_fit_in_a_child_process_gives_the_same_tokenizer(large):
+    before = children()
     assert bpe_fit.fit(large, 300) == bpe_fit.fit_dict(large, 300)
-    assert not multiprocessing.active_children()
+    assert children() <= before
 
 
 def test_stop_ends_a_fit_and_its_process(large):
@@ -105,17 +112,19 @@ def test_stop_ends_a_fit_and_its_process(large):
     def cancel() -> bool:
         asked.append(1)
         return len(asked) >= 2  # once the child has started
+    before = children()
     with pytest.raises(Cancelled):
         bpe_fit.fit(large, 50_000, cancel)
-    assert not multiprocessing.active_children()
+    assert children() <= before
 
 
 def test_ctrl_c_ends_the_fit_s_process_too(large):
     def interrupt() -> bool:
         raise KeyboardInterrupt  # what Ctrl-C raises in the waiting process
+    before = children()
     with pytest.raises(KeyboardInterrupt):
         bpe_fit.fit(large, 50_000, interrupt)
-    assert not multiprocessing.active_children()
+    assert children() <= before
 
 
 def test_a_config_s_fit_reaches_stop_through_fit_tokenizer(large):
