@@ -6,13 +6,14 @@ model, against nanoGPT's own 2000-step run, alternating on one machine.
 
 Two bare loops (engine.training.bench_reference.BareLoop: model, data, optimizer, schedule, clipping, nothing else)
 take turns in chunks of 25 steps in one process, so a shared machine's drift hits both alike:
-nanoGPT's recipe (the `nanogpt-cpu` preset: AdamW, cosine, 2000 steps; its loop matches nanoGPT's train.py
-step for step, within 0.97–1.02x CPU-ms a step, issue 28) for --ref-steps steps, and the fast preset until its
+nanoGPT's recipe (the `nanogpt-cpu` preset in float32, nanoGPT's arithmetic on a CPU: AdamW, cosine, 2000 steps;
+benchmarks/nanogpt_peer.py compares our step with nanoGPT's own) for --ref-steps steps, and the fast preset until its
 validation loss is ≤ --target, checked every --eval-every steps, and every --fine-every steps once it is within
 --fine-within of the target (so the step that reaches it is known to a few steps without validating all along),
 or until its own steps end. Validation is --val-batches fixed batches of 64 sequences (seed 0), the same for
 both and never timed. Prints the reference's training seconds, the fast recipe's seconds to the target (and
-at which step), and their ratio. Goal: ≤ 0.3. With --ref-steps below 2000 the ratio is a check that the script works, not the goal's.
+at which step), and their ratio. Goal: ≤ 0.3. With --ref-steps below 2000 the ratio is a check that the script
+works, not the goal's.
 """
 
 from __future__ import annotations
@@ -33,9 +34,9 @@ from engine.configs.presets import load_preset  # noqa: E402
 from engine.configs.resolve import resolve  # noqa: E402
 
 
-def loop_for(preset: str, corpus: str | None, threads: int, dataset: Dataset | None = None):
+def loop_for(preset: str, corpus: str | None, threads: int, dataset: Dataset | None = None, **train):
     cfg = load_preset(preset)
-    train = dataclasses.replace(cfg.train, eval_every=10**9, torch_threads=threads)  # validation is ours
+    train = dataclasses.replace(cfg.train, eval_every=10**9, torch_threads=threads, **train)  # validation is ours
     data = cfg.data if corpus is None else dataclasses.replace(cfg.data, corpus=corpus)
     cfg = cfg.replace(train=train, data=data)
     dataset = dataset or Dataset.build(cfg.data, cfg.model.n_ctx)
@@ -71,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--corpus", default=None, help="a text file instead of the presets' corpus")
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
-    ref, dataset = loop_for("nanogpt-cpu", args.corpus, args.threads)
+    ref, dataset = loop_for("nanogpt-cpu", args.corpus, args.threads, precision="float32")  # nanoGPT's CPU arithmetic
     fast, _ = loop_for(args.preset, args.corpus, args.threads, dataset)
     if fast.cfg.model != ref.cfg.model:
         print(f"{args.preset} does not have nanogpt-cpu's model shape", file=sys.stderr)

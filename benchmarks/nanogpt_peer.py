@@ -2,15 +2,16 @@
 each in a process of its own, alternating, and both validation losses after the same number of steps.
 
     python benchmarks/nanogpt_peer.py --nanogpt PATH/TO/nanoGPT [--steps 300] [--rounds 4] [--threads 1]
-                                      [--corpus FILE] [--compile]
+                                      [--corpus FILE] [--compile] [--precision float32]
 
 nanoGPT is not ours to ship, so this runs the reader's own checkout of it (`git clone
 https://github.com/karpathy/nanoGPT`), unmodified, with the command its README gives for a CPU (4 layers, 4 heads,
 d_model 128, context 64, batches of 12, no dropout, learning rate 1e-3 decaying over 2000 steps) stopped after
 --steps steps. Its data is written to a temporary folder in its own format (train.bin, val.bin, meta.pkl: the
 corpus's characters sorted, the first 90% for training) from the corpus both train on: the bundled plays by
-default, or --corpus FILE (nanoGPT's own tinyshakespeare input.txt gives its usual losses). Ours is the `nanogpt-cpu` preset's Trainer as `gpt-explorer train` runs it, writing its run folder
-(a temporary one), on the same 2000-step schedule stopped after --steps steps.
+default, or --corpus FILE (nanoGPT's own tinyshakespeare input.txt gives its usual losses). Ours is the
+`nanogpt-cpu` preset's Trainer as `gpt-explorer train` runs it, writing its run folder (a temporary one), on the
+same 2000-step schedule stopped after --steps steps.
 
 A round runs each once, in turn (A B, then B A), so a shared machine's drift falls on both. Each process stamps
 its own CPU time (user + system) after every step: train.py's per-iteration line is stamped by a wrapper around
@@ -21,7 +22,8 @@ does not). Both validate after the last step on 200 batches (nanoGPT's random on
 losses mean the same training, not the same bits (the initial draws and batches differ). The wall-clock ratio
 is printed too: at two threads a waiting thread's spin counts as CPU time (nanoGPT leaves OpenMP's long spin on,
 we shorten it: engine/training/thread_policy.py).
-Goal: nanoGPT's CPU-ms / ours ≥ 1.2 at one thread, validation losses within noise.
+Goal: nanoGPT's CPU-ms / ours ≥ 1.2 at one thread, ours in float32 (the same arithmetic), validation losses within
+noise. `--precision auto` shows what the app's default gives on this CPU (bf16 where it multiplies bf16 itself).
 """
 
 from __future__ import annotations
@@ -98,11 +100,11 @@ def run_nanogpt(checkout: Path, data: Path, out: Path, steps: int, threads: int)
     return per_step_ms(lines, steps), vals[0]
 
 
-def run_ours(corpus: str, out: Path, steps: int, threads: int, compile_: bool) -> Timed:
+def run_ours(corpus: str, out: Path, steps: int, threads: int, compile_: bool, precision: str) -> Timed:
     env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads),
            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     cmd = [sys.executable, __file__, "--ours-worker", str(out), "--steps", str(steps), "--threads", str(threads),
-           "--corpus", corpus] + (["--compile"] if compile_ else [])
+           "--corpus", corpus, "--precision", precision] + (["--compile"] if compile_ else [])
     done = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if done.returncode:
         raise SystemExit(f"our trainer failed:\n{done.stderr[-2000:]}")
@@ -111,7 +113,7 @@ def run_ours(corpus: str, out: Path, steps: int, threads: int, compile_: bool) -
     return per_step_ms(lines, steps), val
 
 
-def ours_worker(out: Path, steps: int, threads: int, corpus: str, compile_: bool) -> None:
+def ours_worker(out: Path, steps: int, threads: int, corpus: str, compile_: bool, precision: str) -> None:
     """In our measuring process: nanogpt-cpu's Trainer, stamped after every step; validation after the last."""
     import dataclasses
     import time
@@ -121,7 +123,7 @@ def ours_worker(out: Path, steps: int, threads: int, corpus: str, compile_: bool
 
     cfg = load_preset("nanogpt-cpu")
     train = dataclasses.replace(cfg.train, torch_threads=threads, eval_every=steps, eval_batches=EVAL_BATCHES,
-                                report_every=1, compile=compile_)
+                                report_every=1, compile=compile_, precision=precision)
     trainer = Trainer(cfg.replace(train=train, data=dataclasses.replace(cfg.data, corpus=corpus)), out)
     stamp = lambda: print(f"CPU {time.process_time():.6f} {time.perf_counter():.6f}", flush=True)  # noqa: E731
     stamp()
@@ -140,10 +142,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--threads", type=int, default=1, help="torch threads of both")
     p.add_argument("--corpus", default=None, help="a text file (default: the bundled Shakespeare)")
     p.add_argument("--compile", action="store_true", help="ours with train.compile on")
+    p.add_argument("--precision", default="float32", help="ours: float32 (nanoGPT's arithmetic on a CPU), auto or bf16")
     p.add_argument("--ours-worker", type=Path, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.ours_worker:
-        ours_worker(args.ours_worker, args.steps, args.threads, args.corpus, args.compile)
+        ours_worker(args.ours_worker, args.steps, args.threads, args.corpus, args.compile, args.precision)
         return 0
     if args.nanogpt is None or not (args.nanogpt / "train.py").is_file():
         print(f"this compares against nanoGPT's own train.py, which is not part of GPT Explorer: {GET_NANOGPT}",
@@ -163,8 +166,8 @@ def main(argv: list[str] | None = None) -> int:
             got = {}
             for who in order:
                 out = Path(tmp) / f"{who}-{r}"
-                got[who] = run_nanogpt(args.nanogpt.resolve(), data, out, args.steps, args.threads) \
-                    if who == "nanoGPT" else run_ours(corpus, out, args.steps, args.threads, args.compile)
+                got[who] = (run_nanogpt(args.nanogpt.resolve(), data, out, args.steps, args.threads) if who == "nanoGPT"
+                            else run_ours(corpus, out, args.steps, args.threads, args.compile, args.precision))
             ((t_cpu, t_wall), t_val), ((o_cpu, o_wall), o_val) = got["nanoGPT"], got["ours"]
             med = statistics.median
             ratios.append(med(t_cpu) / med(o_cpu))
@@ -175,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"nanoGPT {t_val:.4f}, ours {o_val:.4f}; load {os.getloadavg()[0]:.1f}", flush=True)
     print(f"nanoGPT's train.py / ours, CPU-ms a step: median {statistics.median(ratios):.3f} (rounds "
           f"{min(ratios):.3f} … {max(ratios):.3f}; goal ≥ 1.2); wall-ms: {statistics.median(wall_ratios):.3f}; "
-          f"{args.threads} thread(s){', ours compiled' if args.compile else ''}")
+          f"{args.threads} thread(s), ours in {args.precision}{', compiled' if args.compile else ''}")
     return 0
 
 

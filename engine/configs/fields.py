@@ -187,9 +187,11 @@ FIELDS: tuple[Field, ...] = (
         ("auto", _auto_device()), ("cpu", "CPU"), ("cuda", "CUDA"), ("mps", "Apple MPS"))),
     Field("train.torch_threads", "Torch threads (0 = all)", "CPU threads torch may use; 0 = every core (measured "
           "on 2 cores: with an idle GUI, 2 threads train 8 steps/s, 1 thread 5)", lo=0, hi=1024),
-    Field("train.precision", "Precision", "the training step's number format: auto takes bf16 autocast on a CUDA GPU "
-          "that has it, else float32; bf16 also works on the CPU, where it is usually slower", choices=(
-        ("auto", "auto (bf16 on a GPU that has it)"), ("float32", "float32"), ("bf16", "bf16 (mixed precision)"))),
+    Field("train.precision", "Precision", "the training step's number format: auto takes bf16 autocast where the "
+          "hardware multiplies bf16 (a CUDA GPU that has it, a CPU with AVX512-BF16 or AMX), else float32; bf16 "
+          "also works on other CPUs, where it is slower", choices=(
+        ("auto", "auto (bf16 where the hardware has it)"), ("float32", "float32"),
+        ("bf16", "bf16 (mixed precision)"))),
     Field("train.compile", "Compile (torch.compile)", "torch.compile the training step; trains eagerly, saying "
           "why, if it cannot"),
 

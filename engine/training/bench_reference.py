@@ -2,7 +2,8 @@
 
 `BareLoop` is the reference: nanoGPT's `train.py` loop reduced to what any training needs, on the same
 model (`engine.model.gpt.GPT`), data (`Dataset.get_batch`), optimizer (`make_optimizer`), schedule (`apply_schedule`),
-clipping and evaluation schedule — and nothing else: no reports, no NaN guard, no run directory, no
+precision (the forward under the config's autocast, as nanoGPT's `ctx`), clipping and evaluation schedule — and
+nothing else: no reports, no NaN guard, no run directory, no
 samples, no snapshots. It lives in the engine (not in benchmarks/) so that an installed
 `gpt-explorer bench` can import it.
 
@@ -28,6 +29,7 @@ from ..configs.config import ExperimentConfig
 from ..text.data import Dataset
 from ..model.gpt import GPT
 from ..configs.presets import load_preset
+from .acceleration import autocast, autocast_dtype
 from .schedule import apply_schedule
 
 # The heatmaps pane's default while training (gui/panes/heatmaps/pane.py, refresh_every): it asks the worker
@@ -47,6 +49,7 @@ class BareLoop:
         self.model = GPT(cfg.model)
         self.optimizer = make_optimizer(self.model, cfg.train)
         self.gen = torch.Generator().manual_seed(cfg.train.seed)
+        self.dtype = autocast_dtype(cfg.train.precision, torch.device("cpu"))
         self.last_loss = self.last_val = float("nan")
 
     def run(self, n: int) -> None:
@@ -55,7 +58,8 @@ class BareLoop:
         for _ in range(n):
             apply_schedule(self.optimizer, self.step, t)
             x, y = self.dataset.get_batch("train", t.batch_size, m.n_ctx, self.gen)  # (B, T)
-            _, loss = self.model(x, y)
+            with autocast(x.device, self.dtype):
+                _, loss = self.model(x, y)
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()
             if t.grad_clip:

@@ -7,7 +7,7 @@ The contract (`gpt-explorer train --nproc N`, or the same command launched by `t
   The shares are distinct and deterministic, and the generator's state after a step does not depend on
   N. DistributedDataParallel averages the gradients of equal shares, which is the gradient of the mean
   loss over the whole batch: N processes take the step one process takes on the concatenated batch, up
-  to the order of float additions, and a run resumes with any N that divides the batch. Validation
+  to the order of float additions (and, under bf16 autocast, to bf16's coarser rounding of the products), and a run resumes with any N that divides the batch. Validation
   batches are shared the same way and their losses averaged.
 - Dropout draws from each process's own torch generator; ranks above 0 are reseeded from (seed, rank,
   step) so their masks differ from rank 0's (whose stream the checkpoint keeps). With dropout a run is

@@ -36,10 +36,13 @@ def train_losses(trainer: Trainer, n: int) -> list[float]:
 
 
 @pytest.mark.parametrize("bf16_gpu", [True, False])
-def test_auto_is_bf16_only_on_a_gpu_that_has_it(monkeypatch, bf16_gpu):
+@pytest.mark.parametrize("bf16_cpu", [True, False])
+def test_auto_is_bf16_only_where_the_hardware_multiplies_it(monkeypatch, bf16_gpu, bf16_cpu):
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: bf16_gpu)
+    monkeypatch.setattr(acceleration, "cpu_multiplies_bf16", lambda: bf16_cpu)
     assert autocast_dtype("auto", CUDA) is (torch.bfloat16 if bf16_gpu else None)
-    assert autocast_dtype("auto", CPU) is None and autocast_dtype("auto", MPS) is None
+    assert autocast_dtype("auto", CPU) is (torch.bfloat16 if bf16_cpu else None)
+    assert autocast_dtype("auto", MPS) is None
     assert autocast_dtype("float32", CUDA) is None and autocast_dtype("bf16", CPU) is torch.bfloat16
     if bf16_gpu:
         assert autocast_dtype("bf16", CUDA) is torch.bfloat16

@@ -18,6 +18,7 @@ from engine.importers.nanogpt import import_nanogpt
 from engine.rundir.runs import Run, RunError
 from engine.text.corpus import shakespeare_text
 from engine.text.data import Dataset
+from engine.training.acceleration import autocast
 from engine.training.continuation import CONTINUE, NEW, plan_edit
 from engine.training.trainer import Trainer
 from tests.engine.importers.test_nanogpt import ARGS, CHARS, write_out_dir
@@ -172,7 +173,7 @@ def test_an_imported_gpt2_edited_and_trained_starts_from_its_weights(tmp_path):
     first = next(trainer.steps())
     data = Dataset.build(cfg.data, cfg.model.n_ctx, tokenizer=Run(run).tokenizer)
     x, y = data.get_batch("train", cfg.train.batch_size, cfg.model.n_ctx, torch.Generator().manual_seed(cfg.train.seed))
-    with torch.no_grad():
+    with torch.no_grad(), autocast(trainer.device, trainer.autocast_dtype):  # bf16 where `auto` takes it
         imported_loss = float(Run(run).build_model(0)(x, y)[1])
     assert first.step == 1 and first.train_loss == pytest.approx(imported_loss, rel=1e-5)
     assert abs(first.train_loss - math.log(300)) > 1.0

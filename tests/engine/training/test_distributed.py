@@ -25,7 +25,9 @@ from engine.rundir.runs import Run
 
 ROOT = str(Path(__file__).resolve().parents[3])
 
-# dropout 0: with dropout each process draws its own masks, and equality holds only for the same N
+# dropout 0: with dropout each process draws its own masks, and equality holds only for the same N; float32: the
+# tolerance below is float32's (bf16 autocast, which `auto` takes on some CPUs, rounds a batch and its halves apart
+# more coarsely)
 CONFIG = """name = "small"
 [model]
 n_layer = 1
@@ -43,6 +45,7 @@ snapshot_every = 3
 checkpoint_every = 3
 sample_tokens = 10
 torch_threads = 1
+precision = "float32"
 """
 
 

@@ -22,7 +22,8 @@ from engine.training.trainer import StepReport, Trainer, lr_at
 def small_config(**train) -> ExperimentConfig:
     """A model that trains a few hundred steps in about a second on one core."""
     t = dict(steps=40, batch_size=8, lr=3e-3, min_lr=3e-4, warmup_steps=5, eval_every=20, eval_batches=4,
-             report_every=1, checkpoint_every=20, snapshot_every=10, sample_tokens=20, torch_threads=1)
+             report_every=1, checkpoint_every=20, snapshot_every=10, sample_tokens=20, torch_threads=1,
+             precision="float32")  # the same arithmetic on every CPU (`auto` takes bf16 where it multiplies it)
     t.update(train)
     return ExperimentConfig(name="small", model=ModelConfig(n_layer=1, n_head=2, d_model=32, d_ff=64, n_ctx=16),
                             train=TrainConfig(**t), data=DataConfig(corpus="test text"))
