@@ -35,7 +35,8 @@ class NextTokensPanel(SeenWidget):
         self.context = QLabel(" ", self)
         self.context.setTextFormat(Qt.TextFormat.PlainText)
         # one line, the rest in its tooltip: wrapped, it overlapped the plot in a short Generate tab
-        self.note = ElidedLabel("Generate, or open a run, to see what the model predicts next.", self)
+        self._at_hand = False  # a model to generate with: a run open, or one training
+        self.note = ElidedLabel(self.hint(), self)
         self.note.setObjectName("next_token_note")
         self.plot = pg.PlotWidget()
         self.plot.setMenuEnabled(False)
@@ -71,9 +72,20 @@ class NextTokensPanel(SeenWidget):
         elif name == "failures" and self.view.failures:
             self.note.setText(next(iter(self.view.failures.values())))
         elif name in ("text", "live") and not self.view.text:
-            self.note.setText("Generate, or open a run, to see what the model predicts next.")
+            self.note.setText(self.hint())
         elif name == "position":
             self.position.setMaximum(max(self.position.maximum(), self.view.position))
+
+    def hint(self) -> str:
+        """What to do for bars to show: it said "Generate, or open a run" with a run open (issue 40)."""
+        if self._at_hand:
+            return "Press Generate; then click in the text to see what the model predicts after that token."
+        return "Train, or open a run, then Generate to see what the model predicts next."
+
+    def set_model_at_hand(self, at_hand: bool) -> None:
+        self._at_hand = at_hand
+        if self.view.result is None and not self.view.text:
+            self.note.setText(self.hint())
 
     def seen_changed(self, seen: bool) -> None:
         self.view.seen = seen

@@ -227,8 +227,15 @@ class TrainingPane(QWidget):
         col.addLayout(form)
         self.next_tokens = NextTokensPanel(self)
         split = QSplitter(Qt.Orientation.Horizontal, gen)
+        split.setObjectName("generate_split")
+        split.setChildrenCollapsible(False)
         split.addWidget(self.output)
         split.addWidget(self.next_tokens)
+        # the text three parts, the bars two: by their size hints the text was a ~110 px column
+        self.output.setMinimumWidth(self.output.fontMetrics().horizontalAdvance("0" * 16))
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        split.setSizes([3000, 2000])  # kept in proportion when the splitter takes its size
         col.addWidget(split, 1)
         self.logged = QPlainTextEdit(self, readOnly=True)
         self.logged.setObjectName("logged_samples")
@@ -308,6 +315,7 @@ class TrainingPane(QWidget):
                 self._append_sample(row.get("step", "?"), row.get("text", ""))
         self._render()
         self._update_buttons()
+        self.next_tokens.set_model_at_hand(self.session.open_run is not None)
 
     def _on_config_changed(self, cfg) -> None:
         if self.session.run is None and self.latest is None:

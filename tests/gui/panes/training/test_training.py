@@ -277,3 +277,20 @@ def test_train_on_a_bpe_corpus_reads_and_tokenises_it_in_a_child_process(qtbot, 
     assert first.args[0].step >= 1 and w.session.config.model.vocab_size == builder.inspection.vocab_size
     assert w.controller.worker.preparation_pid not in (None, os.getpid())
     assert any(text.startswith("Reading and tokenising the corpus") for text in messages)
+
+
+def test_the_generate_tab_gives_the_text_room_and_says_what_to_do(qtbot, make_window, tmp_path):
+    """Issue 40: the generated text was a ~110 px column beside the bars, and the caption kept saying
+    "Generate, or open a run…" with a run open."""
+    from tests.engine.cli.test_export_cli import tiny_run
+
+    w = make_window()
+    w.resize(1600, 1000)
+    p = generate_tab(w)
+    note = p.next_tokens.note
+    assert note.text().startswith("Train, or open a run")  # nothing to generate with yet
+    w.open_run(tiny_run(tmp_path / "run").path)
+    assert note.text().startswith("Press Generate")
+    qtbot.waitUntil(lambda: p.output.width() > 0 and p.next_tokens.width() > 0)
+    split = p.output.parentWidget()
+    assert p.output.width() >= 0.55 * (split.width() - split.handleWidth())
