@@ -44,6 +44,10 @@ WIDE = 640  # px: from this width of the pane the form stands beside the diagram
 COUNT_LINES = 2  # lines the parameter count and the memory estimate each keep, whatever their text
 
 
+# a draft with problems is still drawn as its fields read, within what a diagram can show
+DIAGRAM_MAX_LAYERS, DIAGRAM_MAX_HEADS = 64, 256
+
+
 class ArchitecturePane(QWidget):
     title = "Architecture"
     object_name = "pane_architecture"
@@ -245,6 +249,8 @@ class ArchitecturePane(QWidget):
         if m.validate():
             self.params.setText("Parameters: —  (fix the model's problems first)")
             self.memory.setText("")
+            if 1 <= m.n_layer <= DIAGRAM_MAX_LAYERS and 1 <= m.n_head <= DIAGRAM_MAX_HEADS:
+                self.diagram.show_config(m)  # the fields as they read: it kept "8 heads" beside a field of 7
             return
         formula = parameter_count(m)
         i = self.inspection

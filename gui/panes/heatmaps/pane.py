@@ -130,7 +130,7 @@ class HeatmapsPane(SeenWidget):
         ws.sig_selection_changed.connect(self._on_selection_changed)
         s.sig_weights_ready.connect(self._on_weights_ready)
         s.sig_run_replaced.connect(self._on_run_replaced)
-        s.sig_run_attached.connect(lambda _run: self._list_steps())
+        s.sig_run_attached.connect(self._on_run_attached)
         s.sig_model_changed.connect(lambda _model: self._fit_to_model())
         s.sig_config_changed.connect(lambda _cfg: self._draw())
         s.sig_config_problems_changed.connect(lambda _problems: self._draw())
@@ -241,6 +241,13 @@ class HeatmapsPane(SeenWidget):
         self._fit_to_model()
         self._list_steps()
         self._draw()
+
+    def _on_run_attached(self, run) -> None:
+        """The run Train started has its folder: the prompt shown stays (issue 40: it changed silently to the
+        run's probe prompt) and is remembered with the run, so the run opened again shows the same."""
+        self._list_steps()
+        if run is not None:
+            settings.set_run_value(run.path, "heatmaps/prompt", self.view.prompt)
 
     def _fit_to_model(self) -> None:
         model = self.session.model

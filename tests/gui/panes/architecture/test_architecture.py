@@ -104,6 +104,7 @@ def test_heads_not_dividing_d_model_shows_the_message_and_disables_train(qtbot, 
     assert not w.panes["pane_training"].buttons["train"].isEnabled()
     assert w.actions["train"].isEnabled()  # F5 answers with the problem (test_f5_on_a_config_…)
     assert w.session.config == before  # only valid drafts reach the session
+    assert arch.diagram.cfg.n_head == 3  # the diagram draws the field as it reads (issue 40: it kept 2)
     type_into(qtbot, arch.forms["model"].editors["n_head"], "4")
     assert not problem.isVisibleTo(arch)
     assert arch.train_button.isEnabled() and w.session.config.model.n_head == 4

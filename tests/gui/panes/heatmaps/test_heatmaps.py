@@ -465,3 +465,22 @@ def test_attention_as_lines_draws_the_chosen_layers_heads_and_follows_the_hovere
     assert job is not None and sendable(job[2])
     written = pickle.loads(pickle.dumps(job[2]))(tmp_path / "lines.csv")  # picklable for the export process
     assert written.read_text(encoding="utf-8").startswith("head,query,key,query_token,key_token,value")
+
+
+def test_the_prompt_typed_before_train_stays_and_comes_back_with_the_run(qtbot, make_window):
+    """Issue 40: the heatmap prompt changed silently when Train was pressed (to the new run's probe prompt), and
+    the run opened again later showed that one, not what the user had typed."""
+    w = make_window()
+    heat = w.panes["pane_heatmaps"]
+    heat.prompt.setText("My own words, here.")
+    heat.prompt.editingFinished.emit()
+    w.session.request_training("train")
+    qtbot.waitUntil(lambda: w.session.run is not None, timeout=30_000)
+    qtbot.waitUntil(lambda: w.session.step >= 2, timeout=30_000)
+    assert heat.prompt.text() == heat.view.prompt == "My own words, here."
+    path = w.session.run.path
+    assert w.new_run()  # training stops (asked, and answered yes)
+    heat.prompt.setText("Something else")
+    heat.prompt.editingFinished.emit()
+    assert w.open_run(path)
+    assert heat.prompt.text() == "My own words, here."
