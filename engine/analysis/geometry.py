@@ -52,8 +52,10 @@ def as_matrix(a: np.ndarray) -> np.ndarray:
 
 
 def inner(a: np.ndarray, b: np.ndarray) -> float:
-    """⟨a, b⟩ = trace(aᵀ b), in float64."""
-    return float(np.sum(np.asarray(a, np.float64) * np.asarray(b, np.float64)))
+    """⟨a, b⟩ = trace(aᵀ b), in float64 (`a` may be kept as its rows: engine.coefficients.RowSparse)."""
+    from ..coefficients import inner as rows_inner
+
+    return rows_inner(a, b)
 
 
 def norm(a: np.ndarray) -> float:

@@ -15,11 +15,13 @@ Matrices keep the weight's own shape (a bias is a vector). Norms are Frobenius. 
 (cache.py) caches records in memory and under RUN/cache/coefficients.
 
 A large model (`progressive`: GPT-2 small's probe is 1 × 1024 tokens) is answered in two stages, since its
-split costs about one backward pass of the weight's own block per route class (blocks.0.W_Q of GPT-2 small:
-46 classes, ~90 s and ~9.5 GB on one thread): first G = −∂L/∂W from one autograd backward, shared by every
-weight at that step (`pending`: the split is still to come), then the split. A split whose stacked adjoints
-would exceed SPLIT_BYTES (`split_bytes`, measured on that shape) is not computed: the record keeps G whole
-and says why (`unsplit`). docs/figures.md#gpt-2-small gives the times.
+split costs about one backward pass of the weight's own sub-block per route class: first G = −∂L/∂W from one
+autograd backward, shared by every weight at that step (`pending`: the split is still to come), then the split,
+computed with autograd on the module a class at a time (class_split.py: blocks.0.W_Q's 46 classes in 40 s at
+1.6 GB, W_E's 50 with only its probe tokens' rows, `RowSparse`), where the forms' network held 9.5 GB. A
+split that would hold more than SPLIT_BYTES (`split_bytes` for the forms' network, `module_split_bytes` for the
+module's) is not computed: the record keeps G whole and says why (`unsplit`). docs/figures.md#gpt-2-small
+gives the times.
 """
 
 from __future__ import annotations
@@ -82,7 +84,7 @@ class StepCoefficient:
         if name is None:
             return self.G
         if name in self.classes:
-            return self.classes[name]
+            return dense(self.classes[name])
         return self.terms[name]
 
     @property
@@ -102,7 +104,44 @@ class Update:
     ratio: float                     # ‖ΔW‖ / ‖G(prev_step)‖; NaN when G is zero
 
 
-def norm(a: np.ndarray) -> float:
+@dataclass(frozen=True, eq=False)
+class RowSparse:
+    """A matrix that is zero outside some of its rows: a route class of W_E's embedding reaches only the rows of
+    the tokens in the probe (engine/coefficients/class_split.py), ~1,000 of GPT-2 small's 50,257."""
+
+    rows: np.ndarray    # (n,) ascending row indices
+    values: np.ndarray  # (n, cols)
+    shape: tuple[int, int]
+
+    @property
+    def nbytes(self) -> int:
+        return self.rows.nbytes + self.values.nbytes
+
+    @property
+    def dtype(self):
+        return self.values.dtype
+
+    def dense(self) -> np.ndarray:
+        out = np.zeros(self.shape, dtype=self.values.dtype)
+        out[self.rows] = self.values
+        return out
+
+
+def dense(a) -> np.ndarray:
+    """A matrix whole, whether kept whole or as its rows (RowSparse)."""
+    return a.dense() if isinstance(a, RowSparse) else a
+
+
+def inner(a, b) -> float:
+    """⟨a, b⟩ in float64; a may be RowSparse."""
+    if isinstance(a, RowSparse):
+        return float(np.sum(a.values.astype(np.float64) * np.asarray(b)[a.rows].astype(np.float64)))
+    return float(np.sum(np.asarray(a, np.float64) * np.asarray(b, np.float64)))
+
+
+def norm(a) -> float:
+    if isinstance(a, RowSparse):
+        a = a.values
     return float(np.sqrt(np.sum(np.square(a, dtype=np.float64))))
 
 
@@ -163,13 +202,34 @@ def split_bytes(cfg: ModelConfig, weight: str, classes: int, batch: int, tokens:
     return 4 * classes * max(sizes) * itemsize
 
 
+def module_split_bytes(cfg: ModelConfig, weight: str, classes: int, batch: int, tokens: int,
+                       itemsize: int = 4) -> int:
+    """What splitting `weight` with autograd on the module (class_split.py) holds at once, estimated: its class
+    matrices (W_E's embedding classes as at most one row per probe token, its unembedding's whole), the class
+    adjoints at a sub-block's output and input (B × T × d_model each), and a sub-block's graph (the attention's
+    few heads × B × T² stacks)."""
+    from ..model.weight_layout import weight_shapes
+
+    shape = weight_shapes(cfg)[weight]
+    size = int(np.prod(shape))
+    if weight == "W_E":
+        size = min(shape[0], batch * tokens) * shape[1]
+        matrices = classes * size + (int(np.prod(shape)) if cfg.tied else 0)
+    else:
+        matrices = classes * size
+    stream = 2 * classes * batch * tokens * cfg.d_model
+    graph = 6 * cfg.n_head * batch * tokens * tokens + 8 * batch * tokens * max(cfg.d_ff, cfg.d_model)
+    return (matrices + stream + graph) * itemsize
+
+
 def step_coefficient(cfg: ModelConfig, weights: Mapping[str, torch.Tensor], x, y, weight: str, step: int,
                      dtype: torch.dtype = torch.float32, term_limit: int = TERM_LIMIT, snapshot=None, grads=None,
-                     split: bool = True) -> StepCoefficient:
+                     split: bool = True, by_module: bool = False) -> StepCoefficient:
     """Everything the pane shows of `weight` at one step: the form's classes (and terms when few), their
     sum G, autograd's −∂L/∂W and their agreement. `snapshot` (a function that gives the forms bound to these
     weights and batch, called only when a split is computed) and `grads` (autograd's −∂L/∂W of every weight)
-    are reused when given: both serve every weight of the step.
+    are reused when given: both serve every weight of the step. `by_module`: the classes come from autograd
+    on the module (class_split.py; no terms), as a large model's do.
     Without `split`, or when the split is over SPLIT_BYTES, G is autograd's and no class is computed
     (`pending`, `unsplit`)."""
     from ..forms import Snapshot, derive, evaluate
@@ -185,19 +245,30 @@ def step_coefficient(cfg: ModelConfig, weights: Mapping[str, torch.Tensor], x, y
         return StepCoefficient(weight, step, W, grad, grad, float("nan"), {}, {}, count, pending=True)
     names = evaluate.class_names(forms, weight)
     x = torch.as_tensor(x)
-    need = split_bytes(cfg, weight, len(names), x.shape[0], x.shape[1], W.itemsize)
+    need = (module_split_bytes if by_module else split_bytes)(cfg, weight, len(names), x.shape[0], x.shape[1],
+                                                              W.itemsize)
     if need > SPLIT_BYTES:
         why = (f"not split: its {len(names)} route classes would hold about {need / 2**30:.1f} GB at once on the "
                f"probe batch ({x.shape[0]} × {x.shape[1]} tokens), over the {SPLIT_BYTES / 2**30:.0f} GB budget")
         return StepCoefficient(weight, step, W, grad, grad, float("nan"), {}, {}, count, unsplit=why)
-    snap = Snapshot(cfg, weights, x, torch.as_tensor(y), dtype) if snapshot is None else snapshot()
-    classes = {k: v.numpy().copy() for k, v in snap.classes(weight)[weight].items()}
     terms = {}
-    if count <= term_limit:
-        terms = {k: v.numpy().copy() for k, v in snap.terms(weight, limit=term_limit).items()}
+    if by_module:
+        from ..model.gpt import GPT
+        from .class_split import weight_classes
+
+        model = GPT.from_weights(cfg, {k: v.to(dtype) for k, v in weights.items()})
+        classes = weight_classes(model, x, torch.as_tensor(y), weight)
+    else:
+        snap = Snapshot(cfg, weights, x, torch.as_tensor(y), dtype) if snapshot is None else snapshot()
+        classes = {k: v.numpy().copy() for k, v in snap.classes(weight)[weight].items()}
+        if count <= term_limit:
+            terms = {k: v.numpy().copy() for k, v in snap.terms(weight, limit=term_limit).items()}
     G = np.zeros_like(W)
     for m in classes.values():
-        G = G + m
+        if isinstance(m, RowSparse):
+            G[m.rows] += m.values
+        else:
+            G = G + m
     return StepCoefficient(weight, step, W, G, grad, agreement(G, grad), classes, terms, count)
 
 
@@ -228,5 +299,6 @@ def class_description(name: str) -> str:
 
 
 __all__ = ["TERM_LIMIT", "DTYPES", "PROGRESSIVE_FLOPS", "SPLIT_BYTES", "Summary", "StepCoefficient", "Update",
-           "norm", "cosine", "agreement", "autograd_coefficients", "progressive", "split_bytes", "step_coefficient",
+           "RowSparse", "dense", "inner", "norm", "cosine", "agreement", "autograd_coefficients", "progressive", "split_bytes",
+           "module_split_bytes", "step_coefficient",
            "update_between", "as_matrix", "class_description"]

@@ -36,7 +36,7 @@ from ..rundir.runs import CHECKPOINTS, MODEL_FILE, SNAPSHOTS, Run, RunError, ato
 from ..safe_io import WEIGHTS_CAP, UnsafeFileError, check_inside, check_regular
 
 CACHE_DIR = Path("cache") / "coefficients"
-VERSION = 2  # 2: a record may be unsplit (over the split's budget) and says why
+VERSION = 3  # 2: a record may be unsplit (over the split's budget) and says why; 3: classes kept as rows
 
 
 def read_array(run_path: Path, step: int, weight: str, shape: tuple[int, ...]) -> np.ndarray:
@@ -193,7 +193,7 @@ class CoefficientStore:
             return got
 
         return co.step_coefficient(self.cfg, weights, self.x, self.y, weight, step, co.DTYPES[self.dtype],
-                                   snapshot=snapshot, grads=shared["grads"], split=split)
+                                   snapshot=snapshot, grads=shared["grads"], split=split, by_module=self.progressive)
 
     def _shared_at(self, step: int, weights: dict) -> dict:
         """What the weights of `step` share (kept for the newest step asked about only: GPT-2 small's
@@ -305,7 +305,10 @@ class CoefficientStore:
             with np.load(path, allow_pickle=False) as z:
                 if str(z["fingerprint"]) != self._fingerprint(step):
                     return None
-                classes = dict(zip(map(str, z["class_names"]), z["classes"]))
+                stacked = iter(z["classes"])  # the classes kept whole, in order; the others as their rows
+                classes = {str(name): (co.RowSparse(z[f"rows_{k}"], z[f"values_{k}"], tuple(z["W"].shape))
+                                       if f"rows_{k}" in z.files else next(stacked))
+                           for k, name in enumerate(z["class_names"])}
                 terms = dict(zip(map(str, z["term_ids"]), z["terms"])) if len(z["term_ids"]) else {}
                 return co.StepCoefficient(weight, step, z["W"], z["G"], z["grad"], float(z["agreement"]),
                                           classes, terms, int(z["term_count"]), unsplit=str(z["unsplit"]))
@@ -319,11 +322,14 @@ class CoefficientStore:
             return
         shape = rec.W.shape
         buf = io.BytesIO()
+        whole = [m for m in rec.classes.values() if not isinstance(m, co.RowSparse)]
+        rows = {f"{part}_{k}": getattr(m, part) for k, m in enumerate(rec.classes.values())
+                if isinstance(m, co.RowSparse) for part in ("rows", "values")}
         np.savez(buf, fingerprint=np.array(self._fingerprint(rec.step)), W=rec.W, G=rec.G, grad=rec.grad,
                  agreement=np.array(rec.agreement), term_count=np.array(rec.term_count),
                  unsplit=np.array(rec.unsplit),
-                 class_names=np.array(list(rec.classes), dtype=str),
-                 classes=np.stack(list(rec.classes.values())) if rec.classes else np.zeros((0, *shape)),
+                 class_names=np.array(list(rec.classes), dtype=str), **rows,
+                 classes=np.stack(whole) if whole else np.zeros((0, *shape)),
                  term_ids=np.array(list(rec.terms), dtype=str),
                  terms=np.stack(list(rec.terms.values())) if rec.terms else np.zeros((0, *shape)))
         if not self._inside(self._path(rec.weight, rec.step)):

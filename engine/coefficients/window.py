@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import StepCoefficient, Update
+from . import RowSparse, StepCoefficient, Update, dense
 
 MAX_SHOWN = 1024  # rows or columns drawn at most
 
@@ -97,10 +97,12 @@ def shown(record: StepCoefficient, window: Window, row_name: Callable[[int], str
     """The record as drawn: its matrices reduced (with `axes` and the whole record's `whole` summary) when
     the weight needs a view, else the record itself."""
     if not needed(record.W.shape, window):
+        if any(isinstance(v, RowSparse) for v in record.classes.values()):
+            return dataclasses.replace(record, classes={k: dense(v) for k, v in record.classes.items()})
         return record
     r = lambda a: reduce(a, window)  # noqa: E731
     return dataclasses.replace(record, W=r(record.W), G=r(record.G), grad=r(record.grad),
-                               classes={k: r(v) for k, v in record.classes.items()},
+                               classes={k: r(dense(v)) for k, v in record.classes.items()},
                                terms={k: r(v) for k, v in record.terms.items()},
                                axes=axes(record.W.shape, window, row_name), whole=record.summary())
 

@@ -135,12 +135,18 @@ class Block(nn.Module):
         self.z_edit = None  # f(z) -> z on the heads' outputs z (B, h, T, d_k), for analyses that ablate heads
 
     def attention(self, x: torch.Tensor, mask_add: torch.Tensor, mask_ok: torch.Tensor,
-                  trace: list[LayerTrace] | None, cache: tuple[KVCache, int, torch.Tensor | None] | None = None
-                  ) -> torch.Tensor:
+                  trace: list[LayerTrace] | None, cache: tuple[KVCache, int, torch.Tensor | None] | None = None,
+                  sides: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None) -> torch.Tensor:
+        """The attention's output (B, T, d) for its input x (B, T, d); with `sides`, the queries, keys and values
+        each read an input of their own instead (x unused; engine/coefficients/class_split.py splits the
+        branch's routes by side)."""
         cfg = self.cfg
-        B, T, d = x.shape
+        B, T, d = (x if sides is None else sides[0]).shape
         h, dk = cfg.n_head, cfg.d_head
-        if cache is None:
+        if sides is not None:
+            q, k, v = (affine(xs, getattr(self, "W_" + s), getattr(self, "b_" + s) if cfg.attn_bias else None)
+                       .view(B, T, h, dk).transpose(1, 2) for xs, s in zip(sides, "QKV"))  # each (B, h, T, dk)
+        elif cache is None:
             # Q, K and V in one product, x [W_Q W_K W_V] (each column block is x W_Q, x W_K, x W_V): one product
             # of width 3d instead of three of width d, as nanoGPT's c_attn does
             w = torch.cat([self.W_Q, self.W_K, self.W_V], dim=1)  # (d, 3d)

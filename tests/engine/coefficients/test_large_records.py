@@ -92,3 +92,26 @@ def test_the_pane_is_sent_a_view_of_w_e_pooled_or_of_a_texts_tokens_rows(run):
     small = q.CoefficientAt(str(run.path), "blocks.0.W_Q", 0, True).answer(door)[2][0]
     assert small.axes is None and small.W.shape == (64, 64)  # small enough: sent whole
     assert dataclasses.replace(q.CoefficientAt(str(run.path), "W_E", 0, False), split=True).lane == q.LONG
+
+
+def test_a_large_models_w_e_split_keeps_its_probe_tokens_rows_and_reads_back_from_the_cache(run, tmp_path,
+                                                                                         monkeypatch):
+    import shutil
+
+    from engine.rundir.runs import Run
+
+    monkeypatch.setattr(co, "PROGRESSIVE_FLOPS", 0.0)  # split by autograd on the module (class_split.py)
+    copy = Run(shutil.copytree(run.path, tmp_path / "run", ignore=shutil.ignore_patterns("cache")))
+    store = CoefficientStore(copy)
+    rec = store.record("W_E", 0)
+    rows = np.unique(copy.probe().x)
+    assert rec.agreement < 1e-5 and "unembed" in rec.classes
+    for name, m in rec.classes.items():
+        assert isinstance(m, np.ndarray) if name == "unembed" else np.array_equal(m.rows, rows)
+    again = CoefficientStore(copy).record("W_E", 0)  # from RUN/cache
+    assert list(again.classes) == list(rec.classes) and again.summary() == rec.summary()
+    for name, m in rec.classes.items():
+        np.testing.assert_array_equal(co.dense(again.classes[name]), co.dense(m))
+    drawn = window.shown(rec, window.Window(tuple(int(r) for r in rows[:3])))
+    for name, m in drawn.classes.items():
+        np.testing.assert_array_equal(m, co.dense(rec.classes[name])[rows[:3]])
