@@ -40,6 +40,7 @@ and prints a line per phase, starting with its name and ending with the ratio of
 
     python benchmarks/gpt2_small.py [--reps 3] [--tokens 32] [--keep DIR] [--layer L]
     python benchmarks/gpt2_small.py --against transformers [--folder HF_DIR] [--reps 3] [--keep DIR]
+    python benchmarks/gpt2_small.py --scale [--folder HF_DIR] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -108,11 +109,13 @@ def main() -> None:
     ap.add_argument("--layer", type=int, help="also split every weight of this layer (minutes)")
     ap.add_argument("--against", choices=["transformers"], help="compare with transformers instead, phase by phase")
     ap.add_argument("--folder", metavar="HF_DIR", help="a GPT-2-small-shaped folder to use instead of building one")
+    ap.add_argument("--scale", action="store_true", help="instead: the analysis at scale (splits, head timeline in "
+                    "backward-equivalents, the whole model's route shares over one interval; tens of minutes)")
     args = ap.parse_args()
     root = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="gpt2-small-"))
     root.mkdir(parents=True, exist_ok=True)
     try:
-        (against_transformers if args.against else run)(root, args)
+        (against_transformers if args.against else at_scale if args.scale else run)(root, args)
     finally:
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)
@@ -167,6 +170,121 @@ def run(root: Path, args) -> None:
     del model, result, capped
     coefficients(run_dir, prompt, args)
     head_timeline(run_dir)
+
+
+# ---- --scale ------------------------------------------------------------------------------------------------
+
+def at_scale(root: Path, args) -> None:
+    """Every weight's split within its memory budget, the head timeline of a saved step in backward-equivalents
+    and the whole model's route shares over one interval, on the imported run (made once), one torch thread."""
+    import torch
+
+    torch.set_num_threads(1)
+    folder = Path(args.folder) if args.folder else root / "gpt2-small"
+    if not (folder / "config.json").exists():
+        build_folder(folder)
+    run_dir = root / "run"
+    if not (run_dir / "config.toml").exists():
+        import_in_child(folder, run_dir)
+    print(f"torch {torch.__version__}, one thread, load {os.getloadavg()[0]:.1f}; {memory()}", flush=True)
+    splits(run_dir)
+    backward = timeline_in_backward_equivalents(run_dir)
+    route_shares_interval(run_dir, backward)
+
+
+def reset_peak() -> None:
+    open("/proc/self/clear_refs", "w").write("5")  # VmHWM from here
+
+
+def splits(run_dir: Path) -> None:
+    import engine.coefficients as co
+    from engine.coefficients.cache import CoefficientStore
+    from engine.forms import derive, evaluate
+    from engine.rundir.runs import Run
+
+    run = Run(run_dir)
+    cfg, x = run.config.model, run.probe().x
+    forms = derive(cfg)
+    need = {w: co.module_split_bytes(cfg, w, len(evaluate.class_names(forms, w)), *x.shape)
+            for w in CoefficientStore(run, disk=False).weight_names()}
+    top = max(need, key=need.get)
+    print(f"splits   every weight within {co.SPLIT_BYTES / 2**30:.0f} GB: the largest estimate is {top}'s, "
+          f"{need[top] / 2**30:.2f} GB; {sum(n <= co.SPLIT_BYTES for n in need.values())} of {len(need)} weights "
+          "under the budget", flush=True)
+    for weight in ("blocks.11.W_Q", "blocks.0.W_Q", "blocks.0.W_in", "W_E"):
+        store = CoefficientStore(run, disk=False)
+        store.first(weight, 0)  # G and its backward, shared by the step's weights, before the split is timed
+        reset_peak()
+        t, rec = timed(lambda w=weight: store.record(w, 0))
+        print(f"split    {t:6.1f} s  {weight}: {len(rec.classes)} classes, agreement {rec.agreement:.1e}"
+              f"{' ' + rec.unsplit if rec.unsplit else ''}; {memory()}", flush=True)
+
+
+def backward_pass(model, x, y) -> float:
+    """Seconds of one forward and backward of the model on the probe: the backward-equivalent."""
+    import torch
+
+    t0 = time.perf_counter()
+    model.zero_grad(set_to_none=True)
+    with torch.enable_grad():
+        model(x, y)[1].backward()
+    model.zero_grad(set_to_none=True)
+    return time.perf_counter() - t0
+
+
+def timeline_in_backward_equivalents(run_dir: Path) -> float:
+    """The head timeline of the run's step 0 scored afresh, against one backward before and one after."""
+    import torch
+
+    from engine.analysis.head_timeline import CACHE_DIR, TimelineScorer
+    from engine.rundir.runs import Run
+
+    run = Run(run_dir)
+    probe = run.probe()
+    x, y = torch.as_tensor(probe.x), torch.as_tensor(probe.y)
+    model = run.build_model(0)
+    before = backward_pass(model, x, y)
+    del model
+    shutil.rmtree(run_dir / CACHE_DIR, ignore_errors=True)
+    reset_peak()
+    scorer, slices, t0 = TimelineScorer(run_dir), 0, time.perf_counter()
+    while True:
+        got = scorer.advance(slice_s=0.0)
+        slices += 1
+        if got.scoring is None:
+            break
+    total = time.perf_counter() - t0
+    line = memory()
+    after = backward_pass(run.build_model(0), x, y)
+    unit = (before + after) / 2
+    print(f"timeline {total:6.1f} s  one saved step, {slices} pieces: {total / unit:.1f} backward-equivalents (one "
+          f"forward and backward of the probe {tuple(x.shape)}: {before:.1f} s before, {after:.1f} s after); "
+          f"{got.ablation}; {line}", flush=True)
+    return unit
+
+
+def route_shares_interval(run_dir: Path, backward: float) -> None:
+    """The whole model's route shares over one interval: a second saved step is written beside step 0 (the
+    import's weights moved a little), then RunAnalysis.route_shares(None) is timed."""
+    import torch
+
+    from engine.analysis.run_analysis import RunAnalysis
+    from engine.rundir.runs import Run, RunWriter
+
+    run = Run(run_dir)
+    if len(run.saved_steps()) < 2:
+        gen = torch.Generator().manual_seed(0)
+        moved = {k: v + 1e-3 * torch.randn(v.shape, generator=gen) for k, v in run.load_weights(0).items()}
+        writer = RunWriter(run.path, run.config)
+        try:
+            writer.save_snapshot(5, moved)
+        finally:
+            writer.close()
+    reset_peak()
+    t, shares = timed(lambda: RunAnalysis(run_dir).route_shares(None))
+    top = ", ".join(f"{c} {v:.2f}" for c, v in list((shares.fractions() or {}).items())[:3])
+    print(f"routes   {t:6.1f} s  the whole model's shares over one interval ({len(shares.classes)} classes; "
+          f"{t / backward:.1f} backward-equivalents); fractions {top}…; {memory()}", flush=True)
 
 
 # ---- --against transformers -------------------------------------------------------------------------------

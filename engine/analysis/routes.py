@@ -83,6 +83,40 @@ def interval(store, weight: str, step: int) -> Interval | None:
                     {name: geo.class_shares(classes, D) for name, D in found.items()})
 
 
+def model_interval(store, step: int, among: tuple[str, ...] | None = None) -> Interval | None:
+    """The split of the update that reached `step` summed over every weight (or those `among`), for a large
+    model: Σ_W ⟨G_W,c(p), D_W⟩ for the applied ΔW and each geometry's step from G_W(p), from one backward pass
+    with an adjoint per route class and no class's matrix (engine/coefficients/class_split.model_shares): GPT-2
+    small's 148 weights in minutes, where splitting each weight took about an hour an interval. None at the
+    first saved step."""
+    import torch
+
+    from ..coefficients import DTYPES
+    from ..coefficients.class_split import model_shares
+    from ..model.gpt import GPT
+
+    earlier = [s for s in store.steps() if s < step]
+    if not earlier:
+        return None
+    prev = earlier[-1]
+    weights, grads = store.gradients(prev)
+    after = store.run.load_weights(step)
+    names = [n for n in store.weight_names() if among is None or n in among]
+
+    dtype = DTYPES[store.dtype]
+
+    def directions(name: str) -> dict[str, np.ndarray]:  # in the records' dtype: W_E's four are 0.6 GB so
+        applied = (after[name].double() - weights[name].double()).numpy()
+        found = {APPLIED: applied, **geo.directions(grads[name])}
+        return {k: torch.as_tensor(d).to(dtype) for k, d in found.items()}
+
+    model = GPT.from_weights(store.cfg, {k: v.to(dtype) for k, v in weights.items()})
+    with torch.no_grad():
+        shares = model_shares(model, store.x, store.y, names, directions)
+    applied = shares.pop(APPLIED, {})
+    return Interval(step, prev, applied, shares)
+
+
 def assemble(weight: str | None, intervals: list[Interval]) -> RouteShares:
     """The intervals as arrays (a class missing from an interval counts 0)."""
     classes = list(dict.fromkeys(c for it in intervals for c in it.shares))
@@ -114,4 +148,5 @@ def combine(per_weight: list[RouteShares]) -> RouteShares:
     return RouteShares(None, first.steps, first.prev_steps, classes, shares)
 
 
-__all__ = ["APPLIED", "NOT_SPLIT", "NOTE", "Interval", "RouteShares", "interval", "assemble", "combine"]
+__all__ = ["APPLIED", "NOT_SPLIT", "NOTE", "Interval", "RouteShares", "interval", "model_interval", "assemble",
+           "combine"]

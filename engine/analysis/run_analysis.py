@@ -179,6 +179,8 @@ class RunAnalysis:
         steps = self.saved_steps()
         if len(steps) < 2:
             return routes.assemble(weight, [])
+        if weight is None and self.coefficients.progressive:  # a large model: every weight in one pass
+            return self._model_route_shares(steps, among)
         if weight is None:
             names = self.coefficients.weight_names() if among is None else list(among)
 
@@ -189,6 +191,22 @@ class RunAnalysis:
             return self.cached("routes", steps[-1], (None, among), spans_steps=True, pieces=True,
                                compute=lambda: routes.combine([each(k, w) for k, w in enumerate(names)]))
         return self._route_shares_of(weight, steps, say=True)
+
+    def _model_route_shares(self, steps: list[int], among: tuple[str, ...] | None):
+        """A large model's route shares summed over its weights, an interval at a time (routes.model_interval:
+        one backward pass with an adjoint per route class for all of them)."""
+        from . import routes
+
+        intervals = list(zip(steps, steps[1:]))
+
+        def one(k: int, prev: int, step: int):
+            report(k, len(intervals), "intervals")
+            checkpoint()
+            return self.cached("model route interval", step, (prev, among),
+                               lambda: routes.model_interval(self.coefficients, step, among))
+
+        return self.cached("routes", steps[-1], (None, among), spans_steps=True, pieces=True,
+                           compute=lambda: routes.assemble(None, [one(k, p, s) for k, (p, s) in enumerate(intervals)]))
 
     def _route_shares_of(self, weight: str, steps: list[int], say: bool):
         """One weight's route shares; `say`: report the intervals done (not when the whole model reports)."""

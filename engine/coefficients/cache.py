@@ -176,11 +176,8 @@ class CoefficientStore:
         return got
 
     def _computed(self, weight: str, step: int, split: bool) -> co.StepCoefficient:
-        weights = self._load(step)
+        weights, grads = self.gradients(step)
         shared = self._shared_at(step, weights)
-        if "grads" not in shared:
-            grads = co.autograd_coefficients(self.cfg, weights, self.x, self.y, co.DTYPES[self.dtype])
-            shared["grads"] = {k: v.numpy() for k, v in grads.items()}
 
         def snapshot():
             got = shared.get("snapshot")
@@ -193,7 +190,7 @@ class CoefficientStore:
             return got
 
         return co.step_coefficient(self.cfg, weights, self.x, self.y, weight, step, co.DTYPES[self.dtype],
-                                   snapshot=snapshot, grads=shared["grads"], split=split, by_module=self.progressive)
+                                   snapshot=snapshot, grads=grads, split=split, by_module=self.progressive)
 
     def _shared_at(self, step: int, weights: dict) -> dict:
         """What the weights of `step` share (kept for the newest step asked about only: GPT-2 small's
@@ -202,6 +199,16 @@ class CoefficientStore:
             if self._shared is None or self._shared[0] != step or self._shared[1].get("of") is not weights:
                 self._shared = (step, {"of": weights})
             return self._shared[1]
+
+    def gradients(self, step: int) -> tuple[dict, dict]:
+        """(the weights at `step`, autograd's −∂L/∂W of every weight there as numpy): one backward pass, shared
+        with the records of that step."""
+        weights = self._load(step)
+        shared = self._shared_at(step, weights)
+        if "grads" not in shared:
+            grads = co.autograd_coefficients(self.cfg, weights, self.x, self.y, co.DTYPES[self.dtype])
+            shared["grads"] = {k: v.numpy() for k, v in grads.items()}
+        return weights, shared["grads"]
 
     def update(self, weight: str, step: int) -> co.Update | None:
         """ΔW = W(step) − W(previous saved step), against G there (None at the first saved step)."""

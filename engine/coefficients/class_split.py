@@ -300,21 +300,31 @@ def weight_classes(model: GPT, x, y, weight: str) -> dict[str, np.ndarray | RowS
             sorted(got.items(), key=lambda kv: class_order(kv[0]))}
 
 
-def model_shares(model: GPT, x, y, directions: Mapping[str, Mapping[str, torch.Tensor]]) -> dict[str, dict[str, float]]:
-    """direction -> class -> Σ_W ⟨G_W,c, D_W⟩ over the weights W given in `directions` (direction name ->
-    weight -> D_W), G_W,c on the batch (x, y): every weight's first-order part, split by class, without any
-    class's matrix (module docstring)."""
-    flow = ClassFlow(model, x, y)
-    totals = {name: {} for name in directions}
+def model_shares(model: GPT, x, y, weights, directions) -> dict[str, dict[str, float]]:
+    """direction -> class -> Σ_W ⟨G_W,c, D_W⟩ over `weights` (state-dict names), G_W,c on the batch (x, y):
+    every weight's first-order part of each direction, split by class, without any class's matrix (module
+    docstring). `directions(weight)` gives that weight's {direction name: D_W}, asked once per weight when
+    its sub-block is reached, so that GPT-2 small's 148 weights' directions are never all held at once."""
+    flow, wanted = ClassFlow(model, x, y), set(weights)
+    totals: dict[str, dict[str, float]] = {}
 
-    def add(name: str, parts: dict[str, float]) -> None:
-        for c, v in parts.items():
-            totals[name][c] = totals[name].get(c, 0.0) + v
+    def add(parts: dict[str, dict[str, float]]) -> None:
+        for name, by_class in parts.items():
+            into = totals.setdefault(name, {})
+            for c, v in by_class.items():
+                into[c] = into.get(c, 0.0) + v
+
+    def by_direction(names) -> dict[str, dict[str, torch.Tensor]]:
+        out: dict[str, dict[str, torch.Tensor]] = {}
+        for w in names:
+            for name, d in directions(w).items():
+                out.setdefault(name, {})[w] = torch.as_tensor(d)
+        return out
 
     for stage in flow.stages():
-        for name, ds in directions.items():
-            add(name, stage.shares(ds))
-    for name, ds in directions.items():
-        add(name, flow.readout_shares(ds))
-        add(name, flow.embedding_shares(ds))
+        mine = [w for w in (*stage.part.weights, *stage.part.pre_weights) if w in wanted]
+        add({name: stage.shares(ds) for name, ds in by_direction(mine).items()})
+    ends = by_direction([w for w in dict.fromkeys((*flow.readout, "W_E", "W_P")) if w in wanted])
+    add({name: flow.readout_shares(ds) for name, ds in ends.items()})
+    add({name: flow.embedding_shares(ds) for name, ds in ends.items()})
     return {name: dict(sorted(t.items(), key=lambda kv: class_order(kv[0]))) for name, t in totals.items()}

@@ -8,21 +8,19 @@ direction is the update the run applied or the step a geometry would have taken 
 fraction of the whole decrease under the applied update and under each geometry, so a user sees which
 routes the optimizer descended along and how another geometry would have split its step.
 
-The whole model is asked weight by weight, in the background, with the time left at the rate so far. On a
-large model that is long (each weight's split at every interval start: see docs/figures.md#gpt-2-small), so
-after BUDGET_S of it the view sums the weights done, says how many and how long the rest would take, and
-offers Continue for another BUDGET_S.
+The whole model is one question, in the background: for a large model the analysis process sums every weight
+an interval at a time in one pass, without any class's matrix (engine/analysis/routes.py model_interval: GPT-2
+small's interval in minutes, see docs/figures.md#gpt-2-small); a small model's weights are each split.
 """
 
 from __future__ import annotations
 
 import html
-import time
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from engine.analysis import questions as q
 from engine.analysis.geometry import why_no_shares
@@ -35,11 +33,6 @@ from .charts import _Chart, cached
 SCOPES = ("this weight", "whole model")
 SHORT = {APPLIED: "applied ΔW", "euclidean": "Euclidean G", "sign": "sign G", "spectral": "spectral U Vᵀ"}
 RANKED = 8  # classes in the ranking table
-BUDGET_S = 600.0  # the whole model's shares are computed this long before the weights done are summed
-
-
-def duration(seconds: float) -> str:
-    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
 
 
 class RoutesChart(_Chart):
@@ -110,17 +103,6 @@ class RoutesView(QWidget):
         self._job.sig_failed.connect(lambda _tag, message: self.show_message(message))
         self._context: tuple | None = None   # (run path, weight on screen, saved steps, every weight) last given
         self._asked: tuple | None = None     # (weight or None, run path, steps) being asked or shown
-        self._todo: list[str] = []           # the whole model's weights still to ask
-        self._done: list[str] = []           # the whole model's weights answered
-        self._started = 0.0                  # time.monotonic() when this budget's share of them began
-        self._spent = 0.0                    # seconds spent on the whole model before this budget
-        self._done_before = 0                # weights answered before this budget began
-        self._cut = ""                       # what the view says when a budget ran out
-        self.budget_s = BUDGET_S
-        self.continue_button = QPushButton("Continue")
-        self.continue_button.setToolTip(f"Compute the next weights' shares for another {BUDGET_S / 60:.0f} minutes")
-        self.continue_button.hide()
-        self.continue_button.clicked.connect(self._continue)
         self.scope_box, self.direction_box = QComboBox(), QComboBox()
         self.scope_box.addItems(SCOPES)
         self.scope_box.setToolTip("The weight on screen, or every weight of the model summed (a ranking of routes)")
@@ -137,8 +119,7 @@ class RoutesView(QWidget):
         scroll.setWidget(self.ranking)
         scroll.setWidgetResizable(True)
         row = QHBoxLayout()
-        for w in (QLabel("Scope:"), self.scope_box, QLabel("Direction:"), self.direction_box, self.message,
-                  self.continue_button):
+        for w in (QLabel("Scope:"), self.scope_box, QLabel("Direction:"), self.direction_box, self.message):
             row.addWidget(w)
         row.setStretch(4, 1)
         col = QVBoxLayout(self)
@@ -154,62 +135,21 @@ class RoutesView(QWidget):
         return self.scope_box.currentIndex() == 1
 
     def ask(self, run_path: str, weight: str, steps: list[int], names: list[str]) -> None:
-        """Ask for `weight`'s shares, or the whole model's, unless already asked for these saved steps. The
-        whole model is asked weight by weight (each one's shares stay cached in the analysis process, which
-        then sums them at once), so the weight pane's records are served in between and the message can
-        count the weights done."""
+        """Ask for `weight`'s shares, or the whole model's, unless already asked for these saved steps."""
         self._context = (run_path, weight, list(steps), list(names))
         key = (None if self.whole_model else weight, run_path, tuple(steps))
-        if key != self._asked:
+        if key != self._asked and self.isVisible():
             self._asked = key
-            self._todo = list(names) if key[0] is None else []
-            self._done, self._done_before, self._spent, self._started = [], 0, 0.0, time.monotonic()
-            self.continue_button.hide()
-            self._next()
+            what = key[0] or "the whole model (every weight summed, an interval at a time)"
+            self.show_message(f"computing the route shares of {what} over every saved step…")
+            self._job.ask(q.RouteShares(key[1], key[0]), tag=key)
 
     def _on_scope(self, _index: int) -> None:
         if self._context is not None:
             self.ask(*self._context)
 
-    def _next(self) -> None:
-        key, names = self._asked, self._context[3]
-        if not self.isVisible():
-            self._asked = None  # asked again when shown; the weights done are cached
-            return
-        spent = self._spent + time.monotonic() - self._started
-        if self._todo and len(self._done) > self._done_before and time.monotonic() - self._started > self.budget_s:
-            self._spent = spent
-            left = spent / len(self._done) * len(self._todo)
-            self._cut = (f"the whole model: {len(self._done)} of {len(names)} weights summed after "
-                         f"{duration(spent)} (the rest would take about {duration(left)} more at this rate); "
-                         "Continue computes more")
-            self.show_message(self._cut + "…")
-            self._job.ask(q.RouteShares(key[1], None, tuple(self._done)), tag=(key, "cut"))
-            return
-        asked = self._todo.pop(0) if self._todo else key[0]
-        what = key[0] or f"every weight ({len(self._done)} of {len(names)} done" + (
-            f", about {duration(spent / len(self._done) * (len(self._todo) + 1))} left)" if self._done else ")")
-        self.show_message(f"computing the route shares of {what} over every saved step…")
-        self._job.ask(q.RouteShares(key[1], asked), tag=(key, asked))
-
-    def _continue(self) -> None:
-        self.continue_button.hide()
-        if self._asked is not None and self._todo:
-            self._started, self._done_before = time.monotonic(), len(self._done)
-            self._next()
-
-    def _on_done(self, tag, result) -> None:
-        key, asked = tag
-        if key != self._asked:
-            return
-        if asked == "cut":  # the budget ran out: the weights done, summed
-            self.show_result(result)
-            self.show_message(self._cut + ".")
-            self.continue_button.show()
-        elif asked != key[0]:  # one weight of the whole model
-            self._done.append(asked)
-            self._next()
-        else:
+    def _on_done(self, key, result) -> None:
+        if key == self._asked:
             self.show_result(result)
 
     def show_message(self, text: str) -> None:
@@ -219,7 +159,6 @@ class RoutesView(QWidget):
         """Forget the run shown and what was asked of it: another run is open."""
         self._job.forget()
         self._context = self._asked = self.result = None
-        self.continue_button.hide()
         self.chart.hide()
         self.ranking.setText("")
         self.show_message("")

@@ -109,3 +109,26 @@ def test_a_weight_over_the_splits_budget_keeps_its_whole_share_as_one_not_split_
     G = store.record("blocks.0.W_Q", update.prev_step).G
     assert list(got.shares) == [routes.NOT_SPLIT]
     assert got.shares[routes.NOT_SPLIT] == pytest.approx(float(np.sum(G.astype(np.float64) * update.dW)), rel=1e-9)
+
+
+def test_a_large_models_whole_shares_come_in_one_pass_and_equal_the_sum_over_weights(run, monkeypatch):
+    import engine.coefficients as co
+
+    monkeypatch.setattr(co, "PROGRESSIVE_FLOPS", 0.0)  # a "large" model: classes by autograd on the module
+    store = CoefficientStore(run, "float64", disk=False)
+    steps = run.saved_steps()
+    among = ("W_E", "blocks.0.W_Q", "blocks.1.ln1.g", "blocks.1.W_out", "ln_f.b", "b_U")
+    for s in steps[1:]:
+        got = routes.model_interval(store, s, among)
+        want = [routes.interval(store, w, s) for w in among]
+        for direction in (routes.APPLIED, "euclidean", "sign", "spectral"):
+            summed: dict[str, float] = {}
+            for it in want:
+                for c, v in (it.shares if direction == routes.APPLIED else it.by_geometry[direction]).items():
+                    summed[c] = summed.get(c, 0.0) + v
+            mine = got.shares if direction == routes.APPLIED else got.by_geometry[direction]
+            assert set(mine) == set(summed)
+            for c in summed:
+                assert mine[c] == pytest.approx(summed[c], rel=1e-9, abs=1e-12 * max(map(abs, summed.values())))
+    whole = RunAnalysis(run.path).route_shares(None)
+    assert whole.weight is None and list(whole.steps) == steps[1:] and "direct" in whole.classes

@@ -76,7 +76,7 @@ def test_the_whole_models_shares_are_the_sum_of_each_weights(options):
     directions = {d: {n: torch.randn(p.shape, generator=g, dtype=torch.float64) for n, p in model.named_parameters()}
                   for d in ("applied", "sign")}
     among = names[::2]  # any set of weights: the others count nothing
-    got = class_split.model_shares(model, x, y, {d: {n: D[n] for n in among} for d, D in directions.items()})
+    got = class_split.model_shares(model, x, y, among, lambda n: {d: D[n] for d, D in directions.items()})
     for d, D in directions.items():
         want: dict[str, float] = {}
         for n in among:

@@ -174,25 +174,24 @@ def test_distributions_tab_shows_w_g_and_the_update_over_every_saved_step(qtbot,
     assert "blocks.1.W_Q" in view.message.text()
 
 
-def test_the_whole_models_routes_stop_at_their_budget_with_the_weights_done_summed(qtbot, adamw_run):
-    """GPT-2 small's whole-model shares would take hours: after the view's budget it sums the weights done,
-    says how many and how long the rest would take, and Continue goes on."""
+def test_the_whole_models_routes_are_one_question(qtbot, adamw_run, monkeypatch):
+    """The whole model is asked at once (a large model's interval is one pass over every weight in the analysis
+    process, engine/analysis/routes.py), not weight by weight."""
+    from engine.analysis import questions as q
     from engine.analysis.routes import APPLIED
     from engine.analysis.run_analysis import RunAnalysis
 
     _, pane = make(qtbot, adamw_run.path, "blocks.1.W_Q")
     view = pane.routes_view
-    view.budget_s = 0.0  # spent after each weight
+    asked = []
+    real = view._job.ask
+    monkeypatch.setattr(view._job, "ask", lambda question, tag=None: asked.append(question) or real(question, tag))
     pane.tabs.setCurrentWidget(view)
     qtbot.waitUntil(lambda: view.result is not None, timeout=WAIT)
     view.scope_box.setCurrentIndex(1)
-    qtbot.waitUntil(lambda: view.continue_button.isVisible(), timeout=WAIT)
-    names = RunAnalysis(adamw_run.path).coefficients.weight_names()
-    assert view.message.text().startswith(f"the whole model: 1 of {len(names)} weights summed after ")
-    assert "Continue computes more" in view.message.text() and view.result.weight is None
-    want = RunAnalysis(adamw_run.path).route_shares(None, (names[0],))
+    qtbot.waitUntil(lambda: view.result is not None and view.result.weight is None, timeout=WAIT)
+    assert [a.weight for a in asked if isinstance(a, q.RouteShares)][-1] is None
+    assert sum(isinstance(a, q.RouteShares) and a.weight is None for a in asked) == 1
+    want = RunAnalysis(adamw_run.path).route_shares(None)
     np.testing.assert_allclose(view.result.shares[APPLIED], want.shares[APPLIED])
-    view.continue_button.click()
-    assert not view.continue_button.isVisible()
-    qtbot.waitUntil(lambda: view.continue_button.isVisible(), timeout=WAIT)
-    assert view.message.text().startswith(f"the whole model: 2 of {len(names)} weights summed")
+    assert view.message.text().startswith("the whole model (every weight summed)")
