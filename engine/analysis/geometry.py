@@ -53,7 +53,7 @@ def as_matrix(a: np.ndarray) -> np.ndarray:
 
 def inner(a: np.ndarray, b: np.ndarray) -> float:
     """⟨a, b⟩ = trace(aᵀ b), in float64 (`a` may be kept as its rows: engine.coefficients.RowSparse)."""
-    from ..coefficients import inner as rows_inner
+    from ..coefficients.rows import inner as rows_inner
 
     return rows_inner(a, b)
 

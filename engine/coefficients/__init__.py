@@ -34,6 +34,7 @@ import numpy as np
 import torch
 
 from ..configs.config import ModelConfig
+from .rows import RowSparse, dense, inner
 
 TERM_LIMIT = 64  # per-term splits for a weight with at most this many terms (lines in a chart stay readable)
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
@@ -102,41 +103,6 @@ class Update:
     dW: np.ndarray                   # W(step) − W(prev_step)
     cosine: float                    # cos(ΔW, G(prev_step)); NaN when either is zero
     ratio: float                     # ‖ΔW‖ / ‖G(prev_step)‖; NaN when G is zero
-
-
-@dataclass(frozen=True, eq=False)
-class RowSparse:
-    """A matrix that is zero outside some of its rows: a route class of W_E's embedding reaches only the rows of
-    the tokens in the probe (engine/coefficients/class_split.py), ~1,000 of GPT-2 small's 50,257."""
-
-    rows: np.ndarray    # (n,) ascending row indices
-    values: np.ndarray  # (n, cols)
-    shape: tuple[int, int]
-
-    @property
-    def nbytes(self) -> int:
-        return self.rows.nbytes + self.values.nbytes
-
-    @property
-    def dtype(self):
-        return self.values.dtype
-
-    def dense(self) -> np.ndarray:
-        out = np.zeros(self.shape, dtype=self.values.dtype)
-        out[self.rows] = self.values
-        return out
-
-
-def dense(a) -> np.ndarray:
-    """A matrix whole, whether kept whole or as its rows (RowSparse)."""
-    return a.dense() if isinstance(a, RowSparse) else a
-
-
-def inner(a, b) -> float:
-    """⟨a, b⟩ in float64; a may be RowSparse."""
-    if isinstance(a, RowSparse):
-        return float(np.sum(a.values.astype(np.float64) * np.asarray(b)[a.rows].astype(np.float64)))
-    return float(np.sum(np.asarray(a, np.float64) * np.asarray(b, np.float64)))
 
 
 def norm(a) -> float:

@@ -32,7 +32,7 @@ import torch
 from torch import nn
 
 from ..model.gpt import GPT
-from . import RowSparse
+from .rows import RowSparse
 
 SIDES = {"attention": ("q", "k", "v"), "mlp": ("mlp",)}
 DIRECT, UNEMBED = "direct", "unembed"

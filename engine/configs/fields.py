@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from .sizes import PROBE_TOKENS
+
 # `train.device = auto` tries these in order (engine/training/device.py's pick_device walks this tuple).
 AUTO_DEVICES = ("cuda", "mps", "cpu")
 _DEVICE_NAMES = {"cuda": "CUDA", "mps": "Apple MPS", "cpu": "CPU"}
@@ -177,7 +179,8 @@ FIELDS: tuple[Field, ...] = (
           "timeline)", "steps", lo=1, hi=BIG),
     Field("train.snapshot_budget_mb", "Snapshot budget", "disk the snapshots may use; older ones are thinned, "
           "never lost silently", "MB", lo=0, hi=1e7, ends="(]"),
-    Field("train.probe_batch", "Probe batch", "sequences in the fixed probe batch (forms and coefficients)",
+    Field("train.probe_batch", "Probe batch", "sequences in the fixed probe batch (forms, coefficients, head "
+          f"scores), as many of them as {PROBE_TOKENS:,} tokens hold (at least one)",
           "sequences", lo=1, hi=1024),
     Field("train.sample_tokens", "Logged sample length", "length of the samples logged at evaluation steps",
           "tokens", lo=0, hi=100_000, hi_why="minutes of generation at most"),

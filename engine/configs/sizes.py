@@ -16,6 +16,19 @@ if TYPE_CHECKING:
     from .config import ExperimentConfig, ModelConfig
 
 
+# The probe batch holds at most this many tokens, in whole sequences of the context (at least one): every
+# analysis of a run reads it (G and its split in one backward pass of it, a head timeline in about twenty, the
+# whole model's route shares a few an interval), so its size sets what they cost. A lesson model's 4 × 64
+# tokens are within it; GPT-2 small's context makes it one sequence of 1,024 (docs/figures.md#gpt-2-small).
+PROBE_TOKENS = 1024
+
+
+def probe_sequences(n_ctx: int, probe_batch: int) -> int:
+    """How many of train.probe_batch's sequences of n_ctx tokens the probe batch holds: as many as PROBE_TOKENS
+    allows, at least one."""
+    return max(1, min(probe_batch, PROBE_TOKENS // n_ctx))
+
+
 def parameter_count(m: ModelConfig) -> int:
     """Closed formula for the number of trained parameters (equals torch's count; tests check it).
 

@@ -30,7 +30,7 @@ import torch
 
 from ..configs.config import DataConfig, ExperimentConfig, ModelConfig, TrainConfig
 from ..configs.fields import BY_KEY
-from ..configs.sizes import parameter_count
+from ..configs.sizes import parameter_count, probe_sequences
 from ..text.corpus import SHAKESPEARE, CorpusError, shakespeare_text
 from ..text.data import Dataset
 from ..errors import UserError, shown
@@ -209,15 +209,16 @@ def finetune_config(model: ModelConfig) -> TrainConfig:
     return TrainConfig(steps=20, batch_size=1, lr=3e-5, min_lr=3e-5, warmup_steps=0, eval_every=5,
                        eval_batches=4, checkpoint_every=20, keep_checkpoints=1, snapshot_every=5,
                        snapshot_budget_mb=max(math.ceil(5.5 * snapshot_mb), TrainConfig.snapshot_budget_mb),
-                       probe_batch=1, sample_tokens=64)
+                       sample_tokens=64)
 
 
 def probe(cfg: ExperimentConfig, tokenizer) -> Probe:
     """The probe batch and heatmap prompt from the start of the bundled plays, in the model's own tokens."""
     m, t = cfg.model, cfg.train
     data = Dataset.build(cfg.data, m.n_ctx, shakespeare_text()[:PROBE_CHARS], tokenizer)
-    x, y = data.fixed_batch(t.probe_batch, m.n_ctx, t.seed)
-    return Probe(x, y, data.text_head, induction_probe(m.vocab_size, m.n_ctx, t.seed, t.probe_batch))
+    sequences = probe_sequences(m.n_ctx, t.probe_batch)  # one sequence of GPT-2's 1024 tokens
+    x, y = data.fixed_batch(sequences, m.n_ctx, t.seed)
+    return Probe(x, y, data.text_head, induction_probe(m.vocab_size, m.n_ctx, t.seed, sequences))
 
 
 STAGES = ("reading config.json", "reading the tokenizer", "reading the weights", "converting the weights",

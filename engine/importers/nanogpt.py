@@ -27,6 +27,7 @@ import torch
 
 from ..rundir import integrity as integrity
 from ..configs.config import DataConfig, ExperimentConfig, ModelConfig, TrainConfig
+from ..configs.sizes import probe_sequences
 from ..text.data import Dataset
 from ..text.tokenizer import CharTokenizer
 from ..errors import UserError, shown
@@ -262,5 +263,5 @@ def _probe(val_bin: Path, cfg: ExperimentConfig, tokenizer: CharTokenizer,
     lines = tokenizer.decode(ids[:4 * n]).splitlines() or ["\n"]
     prompt = max(lines, key=len)[:min(48, n)] or "\n"  # the heatmap prompt: a line of the text, not a blank
     data = Dataset(tokenizer, stream, stream, prompt)
-    x, y = data.fixed_batch(t.probe_batch, n, t.seed)
+    x, y = data.fixed_batch(probe_sequences(n, t.probe_batch), n, t.seed)
     return Probe(x, y, data.text_head), source

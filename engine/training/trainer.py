@@ -38,6 +38,7 @@ from ..model.sampling import NonFiniteLogits
 from ..rundir.integrity import Diverged, NonFiniteWeights, largest_weight, require_finite
 from .optimizers import make_optimizer  # AdamW, SGD or Muon (TrainConfig.optimizer)
 from ..model.probes import induction_probe
+from ..configs.sizes import probe_sequences
 from ..rundir.create import check_loss, require_valid
 from ..rundir.runs import Probe, Run, RunError, RunWriter
 from .schedule import apply_schedule, lr_at
@@ -213,9 +214,10 @@ class Trainer:
             forward, self.compile_message = compile_or_eager(self.model, *trial, self.autocast_dtype)
         self.compiled = forward is not self.model
         self._forward = group.wrap(forward, self.device)  # self.model keeps the state dict's names
-        x, y = dataset.fixed_batch(t.probe_batch, cfg.model.n_ctx, t.seed)
+        sequences = probe_sequences(cfg.model.n_ctx, t.probe_batch)
+        x, y = dataset.fixed_batch(sequences, cfg.model.n_ctx, t.seed)
         counts = torch.bincount(dataset.train, minlength=cfg.model.vocab_size).numpy()  # the corpus's own tokens
-        induction = induction_probe(cfg.model.vocab_size, cfg.model.n_ctx, t.seed, t.probe_batch, counts)
+        induction = induction_probe(cfg.model.vocab_size, cfg.model.n_ctx, t.seed, sequences, counts)
         self.probe = Probe(x, y, dataset.text_head, induction)
         self.step, self.wall_s, self.best_val = 0, 0.0, math.inf
         self._ckpt_step: int | None = None

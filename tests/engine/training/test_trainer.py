@@ -218,3 +218,14 @@ def test_single_thread_restores_the_thread_count_even_on_error():
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)
+
+
+def test_the_probe_batch_holds_at_most_its_budget_of_tokens(text):
+    from engine.configs.sizes import PROBE_TOKENS, probe_sequences
+
+    assert PROBE_TOKENS == 1024
+    assert [probe_sequences(n, 4) for n in (16, 256, 512, 1024, 4096)] == [4, 4, 2, 1, 1]  # whole sequences, ≥ 1
+    cfg = small_config()
+    cfg = cfg.replace(model=dataclasses.replace(cfg.model, n_ctx=512))
+    probe = Trainer(cfg, text=text).probe
+    assert probe.x.shape == (2, 512) and probe.induction.shape == (2, 512)
