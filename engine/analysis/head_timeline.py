@@ -27,6 +27,7 @@ import numpy as np
 
 from ..progress import report
 from ..rundir.runs import Run, RunError, atomic_write_bytes, step_name
+from ..training.device import analysis_device
 from ..safe_io import UnsafeFileError, check_inside
 from .cache import weights_fingerprint
 from .head_roles import Role, roles_over
@@ -138,7 +139,8 @@ class TimelineScorer:
         """Score pieces of `step` until the deadline (one at least; building the model counts as one, GPT-2
         small's takes 8 s), saying (parts done, parts) after each: its row when finished, else None."""
         if self._current is None or self._current[:2] != (step, stamp):
-            self._current = (step, stamp, HeadScoring(self.run.build_model(step), probes))
+            model = self.run.build_model(step).to(analysis_device())
+            self._current = (step, stamp, HeadScoring(model, probes))
             say(0, self._current[2].parts)
             if time.monotonic() >= deadline:
                 return None

@@ -25,6 +25,7 @@ class ModelCache:
         not loaded twice). The vocabulary is taken from the embedding's rows, so a draft config loads a
         run's weights; a copy that does not fit is one clear line."""
         from ..model.gpt import GPT
+        from ..training.device import analysis_device
 
         cfg = with_vocab(cfg, int(weights["W_E"].shape[0]))
         if self._model is None or self._model.cfg != cfg:
@@ -32,6 +33,9 @@ class ModelCache:
         if self._holds != key:
             self._holds = None  # a failed load leaves the model half-assigned
             try:
+                device = analysis_device()
+                if device.type != "cpu":  # a copy on the GPU, from the file's or the published weights
+                    weights = {k: v.to(device) for k, v in weights.items()}
                 if self._model is None:
                     self._model = GPT.from_weights(cfg, dict(weights))
                 else:

@@ -91,9 +91,8 @@ def model_interval(store, step: int, among: tuple[str, ...] | None = None) -> In
     first saved step."""
     import torch
 
-    from ..coefficients import DTYPES
+    from ..coefficients import DTYPES, module
     from ..coefficients.class_split import model_shares
-    from ..model.gpt import GPT
 
     earlier = [s for s in store.steps() if s < step]
     if not earlier:
@@ -110,7 +109,7 @@ def model_interval(store, step: int, among: tuple[str, ...] | None = None) -> In
         found = {APPLIED: applied, **geo.directions(grads[name])}
         return {k: torch.as_tensor(d).to(dtype) for k, d in found.items()}
 
-    model = GPT.from_weights(store.cfg, {k: v.to(dtype) for k, v in weights.items()})
+    model = module(store.cfg, weights, dtype, store.device)
     with torch.no_grad():
         shares = model_shares(model, store.x, store.y, names, directions)
     applied = shares.pop(APPLIED, {})

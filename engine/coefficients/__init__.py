@@ -126,15 +126,23 @@ def agreement(G: np.ndarray, grad: np.ndarray) -> float:
 
 
 def autograd_coefficients(cfg: ModelConfig, weights: Mapping[str, torch.Tensor], x, y,
-                          dtype: torch.dtype = torch.float32) -> dict[str, torch.Tensor]:
-    """−∂L/∂W of every weight on the batch (x, y) by one backward pass of engine.model.gpt.GPT, eval mode."""
+                          dtype: torch.dtype = torch.float32, device: torch.device | str = "cpu"
+                          ) -> dict[str, torch.Tensor]:
+    """−∂L/∂W of every weight on the batch (x, y) by one backward pass of engine.model.gpt.GPT, eval mode, on
+    `device`; returned on the CPU."""
+    model = module(cfg, weights, dtype, device)
+    with torch.enable_grad():
+        _, loss = model(torch.as_tensor(x, device=device), torch.as_tensor(y, device=device))
+        loss.backward()
+    return {k: -p.grad.detach().cpu() for k, p in model.named_parameters()}
+
+
+def module(cfg: ModelConfig, weights: Mapping[str, torch.Tensor], dtype: torch.dtype,
+           device: torch.device | str = "cpu"):
+    """The GPT holding `weights` in `dtype` on `device` (the weights themselves where they already are so)."""
     from ..model.gpt import GPT
 
-    model = GPT.from_weights(cfg, {k: v.to(dtype) for k, v in weights.items()})
-    with torch.enable_grad():
-        _, loss = model(torch.as_tensor(x), torch.as_tensor(y))
-        loss.backward()
-    return {k: -p.grad.detach() for k, p in model.named_parameters()}
+    return GPT.from_weights(cfg, {k: v.to(device=device, dtype=dtype) for k, v in weights.items()})
 
 
 def progressive(cfg: ModelConfig, probe_tokens: int) -> bool:
@@ -190,12 +198,13 @@ def module_split_bytes(cfg: ModelConfig, weight: str, classes: int, batch: int, 
 
 def step_coefficient(cfg: ModelConfig, weights: Mapping[str, torch.Tensor], x, y, weight: str, step: int,
                      dtype: torch.dtype = torch.float32, term_limit: int = TERM_LIMIT, snapshot=None, grads=None,
-                     split: bool = True, by_module: bool = False) -> StepCoefficient:
+                     split: bool = True, by_module: bool = False, device: torch.device | str = "cpu"
+                     ) -> StepCoefficient:
     """Everything the pane shows of `weight` at one step: the form's classes (and terms when few), their
     sum G, autograd's −∂L/∂W and their agreement. `snapshot` (a function that gives the forms bound to these
     weights and batch, called only when a split is computed) and `grads` (autograd's −∂L/∂W of every weight)
     are reused when given: both serve every weight of the step. `by_module`: the classes come from autograd
-    on the module (class_split.py; no terms), as a large model's do.
+    on the module (class_split.py; no terms), as a large model's do, on `device`.
     Without `split`, or when the split is over SPLIT_BYTES, G is autograd's and no class is computed
     (`pending`, `unsplit`)."""
     from ..forms import Snapshot, derive, evaluate
@@ -205,7 +214,7 @@ def step_coefficient(cfg: ModelConfig, weights: Mapping[str, torch.Tensor], x, y
     forms = derive(cfg)
     count = forms.count(weight)
     W = weights[weight].detach().to(dtype).numpy().copy()
-    grads = autograd_coefficients(cfg, weights, x, y, dtype) if grads is None else grads
+    grads = autograd_coefficients(cfg, weights, x, y, dtype, device) if grads is None else grads
     grad = np.asarray(grads[weight], dtype=W.dtype).copy()
     if not split:
         return StepCoefficient(weight, step, W, grad, grad, float("nan"), {}, {}, count, pending=True)
@@ -219,11 +228,9 @@ def step_coefficient(cfg: ModelConfig, weights: Mapping[str, torch.Tensor], x, y
         return StepCoefficient(weight, step, W, grad, grad, float("nan"), {}, {}, count, unsplit=why)
     terms = {}
     if by_module:
-        from ..model.gpt import GPT
         from .class_split import weight_classes
 
-        model = GPT.from_weights(cfg, {k: v.to(dtype) for k, v in weights.items()})
-        classes = weight_classes(model, x, torch.as_tensor(y), weight)
+        classes = weight_classes(module(cfg, weights, dtype, device), x, torch.as_tensor(y), weight)
     else:
         snap = Snapshot(cfg, weights, x, torch.as_tensor(y), dtype) if snapshot is None else snapshot()
         classes = {k: v.numpy().copy() for k, v in snap.classes(weight)[weight].items()}
@@ -266,5 +273,5 @@ def class_description(name: str) -> str:
 
 __all__ = ["TERM_LIMIT", "DTYPES", "PROGRESSIVE_FLOPS", "SPLIT_BYTES", "Summary", "StepCoefficient", "Update",
            "RowSparse", "dense", "inner", "norm", "cosine", "agreement", "autograd_coefficients", "progressive", "split_bytes",
-           "module_split_bytes", "step_coefficient",
+           "module_split_bytes", "module", "step_coefficient",
            "update_between", "as_matrix", "class_description"]

@@ -31,6 +31,7 @@ import numpy as np
 from .. import coefficients as co
 from ..rundir import integrity as integrity
 from ..analysis.cache import weights_fingerprint
+from ..training.device import analysis_device
 from ..errors import UserError
 from ..rundir.runs import CHECKPOINTS, MODEL_FILE, SNAPSHOTS, Run, RunError, atomic_write_bytes, step_name
 from ..safe_io import WEIGHTS_CAP, UnsafeFileError, check_inside, check_regular
@@ -108,6 +109,7 @@ class CoefficientStore:
         self._weights: tuple[int, dict] | None = None
         self._shared: tuple[int, dict] | None = None  # (step, what its weights share: grads, snapshot)
         self.progressive = co.progressive(self.cfg, int(np.asarray(self.x).size))
+        self.device = analysis_device()  # where its backward passes run (CUDA when present)
         self.computed = 0  # records computed (not read from a cache): tests and the benchmark read it
 
     # ---- what there is --------------------------------------------------------------------------
@@ -190,7 +192,8 @@ class CoefficientStore:
             return got
 
         return co.step_coefficient(self.cfg, weights, self.x, self.y, weight, step, co.DTYPES[self.dtype],
-                                   snapshot=snapshot, grads=grads, split=split, by_module=self.progressive)
+                                   snapshot=snapshot, grads=grads, split=split, by_module=self.progressive,
+                                   device=self.device)
 
     def _shared_at(self, step: int, weights: dict) -> dict:
         """What the weights of `step` share (kept for the newest step asked about only: GPT-2 small's
@@ -206,7 +209,7 @@ class CoefficientStore:
         weights = self._load(step)
         shared = self._shared_at(step, weights)
         if "grads" not in shared:
-            grads = co.autograd_coefficients(self.cfg, weights, self.x, self.y, co.DTYPES[self.dtype])
+            grads = co.autograd_coefficients(self.cfg, weights, self.x, self.y, co.DTYPES[self.dtype], self.device)
             shared["grads"] = {k: v.numpy() for k, v in grads.items()}
         return weights, shared["grads"]
 

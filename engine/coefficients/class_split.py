@@ -180,11 +180,11 @@ def _jvp(module: nn.Module, tangents: dict[str, torch.Tensor], args: tuple) -> t
         out = torch.func.functional_call(module, dict(zip(names, values)), args)
         return out[0] if isinstance(out, tuple) else out
 
-    return torch.func.jvp(moved, primals, tuple(tangents[n].to(p.dtype) for n, p in zip(names, primals)))[1]
+    return torch.func.jvp(moved, primals, tuple(tangents[n].to(p) for n, p in zip(names, primals)))[1]
 
 
 def _inner(a: torch.Tensor, b: torch.Tensor) -> float:
-    return float(torch.sum(a.detach().double() * b.detach().double()))
+    return float(torch.sum(a.detach().double() * b.detach().to(a.device).double()))
 
 
 class ClassFlow:
@@ -261,9 +261,9 @@ class ClassFlow:
         """class -> Σ ⟨G_W,c, D_W⟩ over W_E's embedding and W_P, for those given in `directions`."""
         change = 0
         if "W_E" in directions:
-            change = change + torch.nn.functional.embedding(self.idx, directions["W_E"].to(self.model.W_E.dtype))
+            change = change + torch.nn.functional.embedding(self.idx, directions["W_E"].to(self.model.W_E))
         if "W_P" in directions and self.model.cfg.pos_encoding == "learned":
-            change = change + directions["W_P"].to(self.model.W_P.dtype)[:self.idx.shape[1]]
+            change = change + directions["W_P"].to(self.model.W_P)[:self.idx.shape[1]]
         if isinstance(change, int):
             return {}
         return {c: -_inner(g, change) for c, g in self.embedded.items()}

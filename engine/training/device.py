@@ -49,6 +49,12 @@ def pick_device(name: str) -> torch.device:
     raise DeviceError(f"unknown device {name!r}; choose one of {', '.join(DEVICES)}")
 
 
+def analysis_device() -> torch.device:
+    """Where a run's analyses compute: CUDA when present (GPT-2 small's are backward passes and forwards over
+    its whole probe), else the CPU, MPS included (it lacks the float64 some analyses take)."""
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
 def set_threads(n: int) -> int:
     """Set torch's intra-op thread count; 0 means every usable core. Returns the count in force.
 
