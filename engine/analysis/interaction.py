@@ -214,13 +214,13 @@ class InteractionMap:
         return float(self.first_order.sum()) + self.curvature
 
 
-def interval(steps: list[int], step: int | None) -> tuple[int, int]:
-    """(p, s): `step` (None: the newest) and the saved step before it; one clear line when there is none."""
+def interval(steps: list[int], step: int | None, what: str = "the second-order view") -> tuple[int, int]:
+    """(p, s): `step` (None: the newest) and the saved step before it; one clear line, naming `what` needs
+    it, when there is none."""
     from ..errors import UserError
 
     if len(steps) < 2:
-        raise UserError("the second-order view needs two saved steps; this run has "
-                        f"{len(steps)}")
+        raise UserError(f"{what} needs two saved steps (an update between them); this run has {len(steps)}")
     s = steps[-1] if step is None else step
     if s not in steps:
         shown = ", ".join(map(str, steps[:10])) + (" …" if len(steps) > 10 else "")

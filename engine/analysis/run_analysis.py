@@ -351,7 +351,7 @@ class RunAnalysis:
 
         if weight is not None:
             ia.check_pair(self._weight_names(), weight, weight)
-        prev, step = ia.interval(self.saved_steps(), step)
+        prev, step = ia.interval(self.saved_steps(), step, "the curvature along the step")
         return self.cached("curvature", step, (prev, weight), spans_steps=True,
                            compute=lambda: self._curvature(self.run.load_weights(step), step, prev, weight))
 

@@ -103,6 +103,7 @@ class TokenReading:
     table: np.ndarray | None = None              # W_E, small vocabulary: (V, V) G[a] Ũ, "after a, toward b"
     #                                              (rows and table: the embedding's part of G, never a tied
     #                                              W_E's use as the unembedding)
+    table_names: tuple[str, ...] = ()            # the table's rows and columns: every token, visible
     imprints: dict[str, np.ndarray] = field(default_factory=dict)   # readers: part -> (B·T,) per position
     positions: tuple[str, ...] = ()              # readers: each probe position's token, visible
     contexts: tuple[str, ...] = ()               # readers: a few tokens before each position and the target
@@ -234,6 +235,7 @@ def token_reading(cfg, tokenizer, weights, before, x, y, name: str, step: int, p
             if name == "W_E" and cfg.vocab_size <= TABLE_VOCAB:
                 t = Gr @ U
                 fields["table"] = t - t.mean(1, keepdims=True)
+                fields["table_names"] = tuple(labels)
     for rk in ranks.values():
         named.update(t for t, _ in rk.toward + rk.away)
     ids = sorted(named)

@@ -74,7 +74,7 @@ class TokensView(View):
 
     def take(self, question, answer) -> None:
         if isinstance(question, q.TokenTimeline):
-            self.update(timeline_for=question, timeline=answer)
+            self.update(timeline_for=question, timeline=answer, progress=None)
         elif question.split or self.asked_for is None or self.asked_for.source != question.source \
                 or self.asked_for.weight != question.weight:
             self.update(asked_for=question, reading=answer)
@@ -96,16 +96,25 @@ class CurvatureView(View):
     series_for: object = None
 
     def on_screen(self, ws):
-        """The question of the step on screen (None while there are no weights)."""
+        """The question of the step on screen (None while there are no weights, or no update reaches them: the
+        first saved step, `first_step`)."""
         source = source_on_screen(ws)
-        return None if source is None else q.CurvatureAt(source, ws.selection.weight)
+        if source is None or self.first_step(ws):
+            return None
+        return q.CurvatureAt(source, ws.selection.weight)
+
+    @staticmethod
+    def first_step(ws) -> bool:
+        """The step on screen is the run's first saved step: no update between saved steps reaches it."""
+        source = source_on_screen(ws)
+        return isinstance(source, q.Saved) and source.step == ws.open_run.saved_steps()[0]
 
     def needs(self, ws) -> list:
         at = self.on_screen(ws)
-        if at is None:
+        if at is None and (source_on_screen(ws) is None or len(ws.open_run.saved_steps()) < 2):
             return []
         want = []
-        if self.asked_for != at:
+        if at is not None and self.asked_for != at:
             want.append(at)
         over = q.CurvatureSeries(str(ws.open_run.path), ws.selection.weight, self.look)
         if self.series_for != over:
@@ -114,7 +123,7 @@ class CurvatureView(View):
 
     def take(self, question, answer) -> None:
         if isinstance(question, q.CurvatureSeries):
-            self.update(series_for=question, series=answer)
+            self.update(series_for=question, series=answer, progress=None)
         else:
             self.update(asked_for=question, result=answer)
 

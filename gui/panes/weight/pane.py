@@ -369,6 +369,8 @@ class WeightPane(SeenWidget):
         self.weight_box.addItems(store.weight_names())
         if self.state.weight not in store.weight_names():
             self.state.weight = store.weight_names()[1 if len(store.weight_names()) > 1 else 0]
+        if self.session.selected_weight is None:  # the weight shown is the one selected, app-wide
+            self.session.select_weight(self.state.weight)
         self.weight_box.setCurrentText(self.state.weight)
         self.weight_box.blockSignals(False)
         if not self.rows_text.text():  # the run's own prompt: its tokens' rows of W_E

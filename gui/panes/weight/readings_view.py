@@ -88,10 +88,12 @@ class TokensTab(QWidget):
         self._build()
         bind(self.part_box, self.view, "part")
         self.view.changed.connect(self._on_view_changed)
+        session.workspace.sig_selection_changed.connect(lambda _selection, _changed: self._say())
         session.asker.watch(self.view)
 
     def _build(self) -> None:
         self.part_box = QComboBox()
+        self.part_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.part_box.addItem(part_name("G"), "G")
         self.part_box.setToolTip("Which part of the coefficient the bars read: G, the update ΔW that reached the "
                                  "step, or one route class of G")
@@ -120,11 +122,15 @@ class TokensTab(QWidget):
         self.detail = QSplitter(Qt.Orientation.Horizontal)  # side by side: the tab stays as short as the others
         self.detail.addWidget(self.table)
         self.detail.addWidget(self.rows)
+        self.rows.setHeaderLabels(["", "", ""])
+        self.table.hide()  # until a reading has one (W_E of a small vocabulary)
         top = QSplitter(Qt.Orientation.Horizontal)
         top.addWidget(self.bars)
         top.addWidget(self.detail)
         top.setSizes([450, 550])
-        self.timeline = HeatmapWidget(title="G's leading tokens over training")
+        # a dozen tokens by tens of steps: the cells fill the room rather than stay square
+        self.timeline = HeatmapWidget(title="G's leading tokens over training", aspect_locked=False)
+        self.timeline.hide()  # until the readings over training come
         body = QSplitter(Qt.Orientation.Vertical)
         body.addWidget(top)
         body.addWidget(self.timeline)
@@ -139,20 +145,25 @@ class TokensTab(QWidget):
     def _on_view_changed(self, name: str) -> None:
         if name in ("reading", "part"):
             self._draw_reading()
-        if name in ("timeline", "part"):
+        if name in ("timeline", "reading"):
             self._draw_timeline()
-        if name in ("failures", "progress", "reading"):
+        if name in ("failures", "progress", "reading", "seen"):
             self._say()
 
     def _say(self) -> None:
-        v = self.view
-        failed = [v.failures[x] for x in v.on_screen(self.session.workspace) if x in v.failures]
+        v, ws = self.view, self.session.workspace
+        asked = v.on_screen(ws)
+        failed = [v.failures[x] for x in asked if x in v.failures]
         if failed:
             self.message.setText(failed[0])
             return
         r = v.reading
+        if asked and (r is None or v.asked_for not in asked):
+            source = asked[0].source
+            self.message.setText(f"reading {ws.selection.weight} at step {source.step} in tokens…"
+                                 + (f" (shown: {r.weight} at step {r.step})" if r is not None else ""))
+            return
         if r is None:
-            self.message.setText("reading the coefficient in tokens…")
             return
         split = "" if len(r.parts) > 2 or r.prev_step is None and len(r.parts) > 1 else " (route classes to come)"
         update = f", ΔW from step {r.prev_step}" if r.prev_step is not None else ", no update before this step"
@@ -164,7 +175,8 @@ class TokensTab(QWidget):
         r = self.view.reading
         if r is None:
             return
-        parts = list(r.parts)
+        head = [p for p in r.parts if p in ("G", "ΔW")]
+        parts = head + sorted((p for p in r.parts if p not in head), key=lambda p: -r.norms[p])  # largest first
         if parts != self._parts:
             self._parts = parts
             self.part_box.blockSignals(True)
@@ -188,15 +200,15 @@ class TokensTab(QWidget):
             plot.invertY(True)
         unit = "imprint (share of G)" if r.role == "reader" else "push (change of the mean logits)"
         plot.setLabel("bottom", unit)
-        plot.setTitle(f"{part_name(part)} · ‖·‖ {r.norms.get(part, float('nan')):.3g}")
+        plot.setTitle(f"{part_name(part)} · ‖·‖ {r.norms.get(part, float('nan')):.3g}", color=plot_colors().foreground)
         self._draw_detail(r, part)
 
     def _draw_detail(self, r, part: str) -> None:
         self.rows.clear()
+        self.detail.setVisible(r.role == "reader" or bool(r.rows) or r.table is not None)  # not for a bias
         self.table.setVisible(r.table is not None)
         if r.table is not None:
-            names = [r.names.get(i) or str(i) for i in range(len(r.table))] if len(r.names) >= len(r.table) \
-                else None
+            names = list(r.table_names) or None
             self.table.set_matrix(r.table, names, names, kind="signed",
                                   title="after token a (row), the embedding's G pushes toward b (column)")
         if r.role == "reader":
@@ -215,10 +227,12 @@ class TokensTab(QWidget):
     def _draw_timeline(self) -> None:
         from engine.analysis.tokens_export import timeline_table
 
-        readings = self.view.timeline
-        if not readings:
+        readings, asked = self.view.timeline, self.view.timeline_for
+        if not readings or asked is None or asked.weight != self.session.workspace.selection.weight:
+            self.timeline.hide()  # another weight's, or none yet
             return
         ids, table = timeline_table(readings)
+        self.timeline.show()
         names = [next(r.names[t] for r in readings if t in r.names) for t in ids]
         self.timeline.set_matrix(table, names, [str(r.step) for r in readings], kind="signed",
                                  title="G's leading tokens over training "
@@ -261,6 +275,7 @@ class CurvatureTab(QWidget):
         self.view.seen = False
         self._build()
         self.view.changed.connect(self._on_view_changed)
+        session.workspace.sig_selection_changed.connect(lambda _selection, _changed: self._say())
         session.asker.watch(self.view)
 
     def _build(self) -> None:
@@ -327,23 +342,32 @@ class CurvatureTab(QWidget):
     def _on_view_changed(self, name: str) -> None:
         if name == "series":
             self._draw_series()
-        if name in ("result", "failures", "progress", "series"):
+        if name in ("result", "failures", "progress", "series", "seen"):
             self._say()
 
     def _say(self) -> None:
         from engine.analysis.curvature import threshold_words
 
-        v, c = self.view, self.view.result
-        failed = v.failures.get(v.on_screen(self.session.workspace))
-        if failed:
+        v, c, ws = self.view, self.view.result, self.session.workspace
+        asked = v.on_screen(ws)
+        failed = v.failures.get(asked)
+        if asked is None and ws.open_run is not None and ws.open_run.saved_steps():
+            steps = ws.open_run.saved_steps()
+            self.message.setText(f"No update reaches step {steps[0]}, the run's first saved step: the curvature is "
+                                 "measured along the update between two saved steps"
+                                 + ("; train or fine-tune the run to save more" if len(steps) < 2 else ""))
+            c = None
+        elif failed:
             self.message.setText(failed)
+        elif asked is not None and v.asked_for != asked:
+            self.message.setText(f"measuring the curvature along the update that reached step {asked.source.step}…")
         elif c is not None:
-            lam = f"{c.limit} {c.critical_sharpness:.3g}" if c.limit else f"{c.critical_sharpness:.3g}"
+            lam = {"at most": "≤ ", "at least": "≥ "}.get(c.limit, "= ") + f"{c.critical_sharpness:.3g}"
             verdict = ("a step of the run's size along it raises the probe loss" if c.critical_step < 1 else
                        "a step of the run's size along it still descends")
             own = f", κ of {c.weight} {c.weight_curvature:.3g}" if c.weight_curvature is not None else ""
             self.message.setText(f"steps {c.prev_step} → {c.step} ({c.steps} optimizer step{'s' * (c.steps > 1)}): "
-                                 f"κ = {c.curvature:.3g}{own}; λ_c = {lam} against 2/η = {c.threshold:.3g}: "
+                                 f"κ = {c.curvature:.3g}{own}; λ_c {lam} against 2/η = {c.threshold:.3g}: "
                                  f"{verdict}" + (f"; over training: {v.progress}" if v.progress else ""))
             run = self.session.workspace.open_run
             if run is not None:
@@ -363,14 +387,18 @@ class CurvatureTab(QWidget):
             a = np.asarray(a, dtype=float)
             return np.where(a > 0, a, np.nan)
 
-        self.curves["threshold"].setData(steps, positive([c.threshold for c in series]))
-        self.curves["critical"].setData(steps[found], positive(lam[found]), connect="finite")
-        self.curves["bound"].setData(steps[~found], positive(lam[~found]))
-        self.curves["kappa"].setData(steps, positive([c.curvature for c in series]), connect="finite")
+        def put(key, x, y, **kw):  # a curve with no point to draw gets none (pyqtgraph warns on all-NaN)
+            y = np.asarray(y, dtype=float)
+            self.curves[key].setData(*((x, y) if np.isfinite(y).any() else ([], [])), **kw)
+
+        put("threshold", steps, positive([c.threshold for c in series]))
+        # a line only between neighbouring steps where it was found: a bound breaks it
+        put("critical", steps, positive(np.where(found, lam, np.nan)), connect="finite")
+        put("bound", steps[~found], positive(lam[~found]))
+        put("kappa", steps, positive([c.curvature for c in series]), connect="finite")
         own = [c.weight_curvature for c in series]
-        self.curves["weight"].setData(steps, positive([np.nan if k is None else k for k in own]),
-                                      connect="finite")
-        self.curves["loss"].setData(steps, np.array([c.loss_after for c in series]))
+        put("weight", steps, positive([np.nan if k is None else k for k in own]), connect="finite")
+        put("loss", steps, [c.loss_after for c in series])
 
     def ask_export(self) -> None:
         run = self.session.workspace.open_run

@@ -72,5 +72,7 @@ def test_curvature_needs_the_step_and_the_series(ws):
     assert view.needs(ws) == [] and (view.result, view.series) == ("c", ["s"])
     ws.open_run.publish(25, {"W_E": None})
     assert [type(x.source) for x in view.needs(ws) if isinstance(x, q.CurvatureAt)] == [q.Live]
+    ws.select(step=0)  # the first saved step: no update reaches it, nothing to ask of it
+    assert view.on_screen(ws) is None and view.first_step(ws) and view.needs(ws) == []
     view.forget()
     assert view.result is view.series is None

@@ -70,7 +70,7 @@ def test_the_curvature_tab_draws_the_series_against_the_threshold(qtbot, run_pat
     at = a.curvature(4, "blocks.0.W_K")
     assert f"κ = {at.curvature:.3g}" in tab.message.text() and f"2/η = {at.threshold:.3g}" in tab.message.text()
     pane.timeline.set_step(0)  # no update reaches the first saved step: said in one line
-    qtbot.waitUntil(lambda: "first saved step" in tab.message.text(), timeout=WAIT)
+    qtbot.waitUntil(lambda: "the run's first saved step" in tab.message.text(), timeout=WAIT)
 
 
 def test_the_tabs_and_the_pane_export_the_readings_and_the_code(qtbot, run_path, tmp_path):  # noqa: F811
