@@ -77,7 +77,11 @@ class HeadTimeline:
 def head_timeline(run_dir: str | Path, progress: Callable[[int, int], None] | None = None) -> HeadTimeline:
     """Scores at every saved step of the run, computing only the steps missing from the cache: the
     `TimelineScorer`'s slices run to the end, one piece each, with `progress(steps done, steps)` after each."""
-    scorer = TimelineScorer(run_dir)
+    return finish(TimelineScorer(run_dir), progress)
+
+
+def finish(scorer: TimelineScorer, progress: Callable[[int, int], None] | None = None) -> HeadTimeline:
+    """`scorer`'s slices run to the end (see head_timeline)."""
     while True:
         timeline = scorer.advance(slice_s=0.0)
         if timeline.scoring is None:

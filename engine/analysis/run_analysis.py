@@ -168,15 +168,16 @@ class RunAnalysis:
         return self.cached("update", step, (weight,),
                            lambda: update_geometry(self.run, weight, step, store=store), spans_steps=True)
 
-    def route_shares(self, weight: str | None = None, among: tuple[str, ...] | None = None):
+    def route_shares(self, weight: str | None = None, among: tuple[str, ...] | None = None, upto: int | None = None):
         """Each route class's share ⟨G_c(p), ΔW⟩ of the first-order decrease over every interval [p, s] of
-        saved steps, for `weight` or (None) summed over every weight (or the weights `among`, when a budget
-        cut the whole model short), beside each geometry's own split (engine/analysis/routes.py,
-        docs/geometries.md). Each weight's interval is kept apart, so a run that grows computes only its new
-        intervals; each interval is a piece of work (the lock is taken for it alone; a cancel stops between)."""
+        saved steps (up to the step `upto`, when given), for `weight` or (None) summed over every weight (or the
+        weights `among`, when a budget cut the whole model short), beside each geometry's own split
+        (engine/analysis/routes.py, docs/geometries.md). Each weight's interval is kept apart, so a run that
+        grows computes only its new intervals; each interval is a piece of work (the lock is taken for it alone;
+        a cancel stops between)."""
         from . import routes
 
-        steps = self.saved_steps()
+        steps = [s for s in self.saved_steps() if upto is None or s <= upto]
         if len(steps) < 2:
             return routes.assemble(weight, [])
         if weight is None and self.coefficients.progressive:  # a large model: every weight in one pass
@@ -409,10 +410,12 @@ class RunAnalysis:
     def head_timeline(self, progress=None):
         """Every head's scores at every saved step, roles and formation steps (engine/analysis/heads.py);
         kept per step on disk under RUN/cache/heads/, keyed by each weights file."""
-        from .head_timeline import head_timeline
+        from .head_timeline import TimelineScorer, finish
 
         with self._scoring:
-            return head_timeline(self.path, progress)
+            if self._scorer is None:
+                self._scorer = TimelineScorer(self.run.path)
+            return finish(self._scorer, progress)
 
     def head_timeline_slice(self, slice_s: float | None = None):
         """The head timeline as far as `slice_s` seconds of scoring more take it (at least one piece): the steps
@@ -423,6 +426,15 @@ class RunAnalysis:
             if self._scorer is None:
                 self._scorer = TimelineScorer(self.run.path)
             return self._scorer.advance(SLICE_S if slice_s is None else slice_s)
+
+    @property
+    def warnings(self) -> list[str]:
+        """What was skipped or replaced while answering — a damaged newer step, a snapshot read from the checkpoint
+        of its step — as every reader of the run this analysis holds noticed it (the head timeline reads its own)."""
+        said = list(self.run.warnings)
+        if self._scorer is not None:
+            said += [w for w in self._scorer.run.warnings if w not in said]
+        return said
 
     @property
     def coefficients(self):

@@ -55,7 +55,11 @@ def plan_run(args: argparse.Namespace) -> tuple[Path, bool]:
 
     run_dir = Path(args.run) if args.run else None
     if run_dir is not None and (run_dir / CONFIG).is_file():
-        if not Run(run_dir).checkpoint_steps():
+        run = Run(run_dir)
+        if not run.checkpoint_steps():
+            if run.warnings_about("checkpoint"):  # it had checkpoints: never started afresh over them
+                raise RunError(f"{run_dir} has no intact checkpoint to resume from: "
+                               + "; ".join(run.warnings_about("checkpoint")))
             _restart(args, run_dir)
             return run_dir, False
         _check_resumable(args, run_dir)

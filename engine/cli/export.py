@@ -41,7 +41,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "routes: each route class's share ⟨G_c(p), ΔW⟩ of the first-order decrease over every "
                         "interval [p, s] of saved steps, G on the probe batch (--weight, or the whole model "
                         "without it; .csv every direction's shares, .npy the applied update's, figures with "
-                        "the ranking); interaction: how --other's (A's) update that reached --step moved "
+                        "the ranking; with --step, the intervals up to it); interaction: how --other's (A's) update that reached --step moved "
                         "--weight's (B's) coefficient, −H_BA ΔA, H the Hessian of the probe loss at the previous "
                         "saved step (.npy −H_BA ΔA in B's shape; .csv per saved step its norm, its cosine with "
                         "the real ΔG_B, the norm of the exact change from A's update alone, the real ΔG_B's norm "
@@ -83,6 +83,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..figures import export
     from ..analysis.run_analysis import RunAnalysis
+    from ..rundir.layout import steps_listed
     from ..safe_io import check_output_path, write_failed, write_whole, written
 
     out = Path(args.out)
@@ -93,6 +94,9 @@ def run(args: argparse.Namespace) -> int:
     analysis = RunAnalysis(args.run)
     if args.step is None and args.what in AT_ONE_STEP:  # as sample and resume do, past damaged weights
         args.step = analysis.run.newest_intact_step()
+    elif args.step is not None and args.step not in analysis.saved_steps():  # every --what, one door
+        raise UserError(f"{analysis.path} has no weights saved at step {args.step} "
+                        f"(it has {steps_listed(analysis.saved_steps())})")
 
     def write(tmp: Path) -> None:  # under a hidden name beside --out, renamed once whole, as the app's exports
         HANDLERS[args.what](analysis, argparse.Namespace(**{**vars(args), "out": str(tmp)}))
@@ -101,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
         paths = write_whole(out, write)
     except OSError as e:  # unwritable after all (a full disk, a read-only file system)
         raise write_failed(out, e) from None
-    for warning in analysis.run.warnings:  # after loading: a damaged checkpoint skipped is named too
+    for warning in analysis.warnings:  # after loading: a damaged step skipped, a snapshot replaced, are named too
         print(f"gpt-explorer: warning: {warning}", file=sys.stderr)
     print(f"wrote {written(paths)}")
     return 0
@@ -185,9 +189,7 @@ def export_heads(a, args) -> Path:
     from ..analysis.head_export import export_heads
 
     timeline = a.head_timeline()
-    if args.step is not None:
-        if args.step not in timeline.steps:
-            raise UserError(f"{a.path} has no weights saved at step {args.step}")
+    if args.step is not None:  # a saved step (run checked it); the timeline up to it
         timeline = timeline.upto(args.step)
     return export_heads(args.out, timeline, a.run.metrics(), args.score)
 
@@ -201,9 +203,10 @@ def export_update(a, args) -> Path:
 def export_routes(a, args) -> Path:
     from ..analysis.routes_export import export_routes
 
-    if len(a.saved_steps()) < 2:
-        raise UserError(f"{a.path} has fewer than two saved steps: no update to split yet")
-    return export_routes(args.out, a.route_shares(args.weight))
+    if len([s for s in a.saved_steps() if args.step is None or s <= args.step]) < 2:
+        raise UserError(f"{a.path} has fewer than two saved steps{'' if args.step is None else f' up to {args.step}'}: "
+                        "no update to split yet")
+    return export_routes(args.out, a.route_shares(args.weight, upto=args.step))
 
 
 def export_interaction(a, args) -> Path:

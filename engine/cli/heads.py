@@ -29,19 +29,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..analysis.head_export import format_csv, format_text, head_rows
     from ..analysis.run_analysis import RunAnalysis
+    from ..rundir.layout import steps_listed
 
     a = RunAnalysis(args.run)  # as the panes ask, so the two cannot disagree
     run_ = a.run
-    for warning in run_.warnings:
-        print(f"gpt-explorer: warning: {warning}", file=sys.stderr)
     steps = run_.saved_steps()
     if args.step is not None and args.step not in steps:
-        shown = ", ".join(map(str, steps[:8])) + (f", … {steps[-1]}" if len(steps) > 8 else "")
-        raise UserError(f"{run_.path} has no weights saved at step {args.step} (it has {shown or 'none'})")
+        raise UserError(f"{run_.path} has no weights saved at step {args.step} (it has {steps_listed(steps)})")
     timeline = a.head_timeline(_progress if sys.stderr.isatty() else None)
     timeline = timeline.upto(steps[-1] if args.step is None else args.step)
     rows = head_rows(timeline)
     sys.stdout.write(format_csv(rows) if args.format == "csv" else format_text(rows, timeline))
+    for warning in a.warnings:  # after scoring: a snapshot read from its step's checkpoint is named too
+        print(f"gpt-explorer: warning: {warning}", file=sys.stderr)
     return 0
 
 

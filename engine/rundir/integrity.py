@@ -5,7 +5,8 @@
   are noticed (safetensors alone checks only the header). Every weights file also carries, in its own
   header, the sha256 of its tensors' bytes (`DIGEST_KEY`), so deleting the checksum files does not make
   garbled weights trusted. Only a file written before either existed is read unverified. The header also
-  names the tokenizer the weights were trained with (`TOKENIZER_KEY`): another tokenizer.json is refused.
+  names the tokenizer the weights were trained with (engine/rundir/run_tokenizer.py): another tokenizer.json is
+  refused.
 - No non-finite weight is ever written (`require_finite`), and none is accepted on reading.
 - Weights read from a run must have exactly the names and shapes the run's config builds
   (`expected_shapes`, computed on torch's meta device: nothing is allocated), and must give finite
@@ -22,7 +23,6 @@ import hashlib
 import json
 import os
 import shutil
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -130,18 +130,6 @@ def tensors_digest(weights: dict[str, torch.Tensor]) -> str:
 def arrays_digest(arrays: dict[str, np.ndarray]) -> str:
     """`tensors_digest` of the same weights read as numpy arrays (no torch call)."""
     return _digest(list(arrays.items()))
-
-
-TOKENIZER_KEY = "tokenizer_sha256"  # in a run's weights files: the digest of the tokenizer they were trained with
-
-
-def verify_tokenizer(metadata: dict | None, digest: Callable[[], str], where: str) -> None:
-    """Refuse weights whose header names another tokenizer than the run's (`digest()`, computed only when the
-    header names one: files written before it was recorded are read as before)."""
-    want = (metadata or {}).get(TOKENIZER_KEY)
-    if want is not None and want != digest():
-        raise IntegrityError(f"{where} was trained with another tokenizer than the run's tokenizer.json (another "
-                             "run's, or an edited one)")
 
 
 def verify_digest(metadata: dict | None, digest: str, where: str) -> None:

@@ -1,9 +1,11 @@
-"""The run directory's names (docs/run-directory.md): its files and folders, the metrics a row may hold, and
-the error a run that cannot be used raises. No torch here: the run browser and the window's start read
-only these.
+"""The run directory's names (docs/run-directory.md): its files and folders, the steps' names, the metrics a row
+may hold, and the error a run that cannot be used raises. No torch here: the run browser and the window's start
+read only these.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from ..errors import UserError
 from .lock import LOCK_FILE
@@ -25,3 +27,55 @@ MADE_FILES = (TOKENIZER, PROBE, *LOGS, CHECKPOINTS, SNAPSHOTS, LOCK_FILE, DETERM
 
 class RunError(UserError, ValueError):
     """A run directory, or a file in it, that cannot be used; one line for the user."""
+
+
+def step_name(step: int) -> str:
+    return f"step-{step:06d}"
+
+
+def parse_step(name: str) -> int | None:
+    stem = name.removesuffix(".safetensors")
+    if not stem.startswith("step-") or not stem[5:].isdigit():
+        return None
+    return int(stem[5:])
+
+
+def steps_in(folder: Path, want_dir: bool) -> list[int]:
+    """The steps saved in `folder`: checkpoint folders holding both their files (`want_dir`; one that lacks a file
+    is not a checkpoint, and `incomplete_checkpoints` names it), else snapshot files."""
+    if not folder.is_dir():
+        return []
+    found = []
+    for p in folder.iterdir():
+        s = parse_step(p.name)
+        if s is None:
+            continue
+        if want_dir and (p / MODEL_FILE).exists() and (p / STATE_FILE).exists():  # read_checkpoint names a bad one
+            found.append(s)
+        elif not want_dir and p.exists() and p.suffix == ".safetensors":
+            found.append(s)
+    return sorted(found)
+
+
+def incomplete_checkpoints(folder: Path) -> dict[int, str]:
+    """Checkpoint folders (step-N) that lack one of their two files, with the file missing: skipped by every
+    reader, and named."""
+    if not folder.is_dir():
+        return {}
+    out = {}
+    for p in folder.iterdir():
+        s = parse_step(p.name)
+        if s is None or not p.is_dir():
+            continue
+        missing = [n for n in (MODEL_FILE, STATE_FILE) if not (p / n).exists()]
+        if missing:
+            out[s] = " and ".join(missing)
+    return dict(sorted(out.items()))
+
+
+def steps_listed(steps: list[int]) -> str:
+    """Saved steps as a message lists them: the first eight and the last."""
+    if not steps:
+        return "none"
+    shown = ", ".join(map(str, steps[:8]))
+    return shown + (f", … {steps[-1]}" if len(steps) > 8 else "")

@@ -20,8 +20,9 @@ from pathlib import Path
 
 from ..configs.config import ConfigError, ExperimentConfig
 from ..errors import UserError
-from .layout import BEST, CHECKPOINTS, CONFIG, METRICS, TOKENIZER, RunError
-from ..safe_io import CONFIG_CAP, JSON_CAP, JSONL_CAP, check_regular, parse_json, read_tail, read_text
+from .layout import BEST, CHECKPOINTS, CONFIG, METRICS, TOKENIZER, RunError, parse_step
+from .run_tokenizer import newest_weights_file, read_tokenizer
+from ..safe_io import CONFIG_CAP, JSONL_CAP, parse_json, read_tail, read_text
 
 TAIL_BYTES = 4096  # a metrics line is ~200 bytes: the last complete one is in the last 4 kB
 BEST_CAP = 4096    # best.json is one step and one loss
@@ -135,16 +136,44 @@ def summarise(path: Path) -> RunSummary:
     problems = cfg.validate()
     if problems:
         raise ConfigError(f"{CONFIG}: {problems[0]}")
-    try:
-        check_regular(path / TOKENIZER, JSON_CAP, TOKENIZER)  # as Run would read it; not read here
-    except FileNotFoundError:
-        raise RunError(f"it has no {TOKENIZER}") from None
+    if not _exists(path / TOKENIZER):
+        raise RunError(f"it has no {TOKENIZER}")
+    check_tokenizer(path, cfg)
     last = last_metrics_row(path / METRICS)
     done = last["step"] if last else _imported_step(path)
     mtime = max(_mtime(path / CONFIG), _mtime(path / METRICS))
     return RunSummary(path=path, name=path.name, preset=cfg.name, optimizer=cfg.train.optimizer,
                       steps_done=done, steps_total=cfg.train.steps, best_val=_best_val(path), modified=mtime,
                       size_bytes=disk_size(path))
+
+
+_CHECKED: dict[tuple, str | None] = {}  # what check_tokenizer found, by the files' identities
+
+
+def check_tokenizer(path: Path, cfg: ExperimentConfig) -> None:
+    """The check Run makes of tokenizer.json when it opens the run (engine/rundir/run_tokenizer.py), a BPE's file
+    checked without building it; its verdict is kept until the tokenizer or the newest weights file changes, so
+    a folder of GPT-2 runs, whose tokenizer.json is 2.4 MB, is read once, not at every listing."""
+    weights = newest_weights_file(path)
+    key = (str(path), _identity(path / TOKENIZER), _identity(weights), cfg.data.tokenizer, cfg.model.vocab_size)
+    if key not in _CHECKED:
+        try:
+            read_tokenizer(path, cfg, build=False)
+            _CHECKED[key] = None
+        except UserError as e:
+            _CHECKED[key] = str(e)
+        if len(_CHECKED) > 4096:
+            _CHECKED.pop(next(iter(_CHECKED)))
+    if _CHECKED[key] is not None:
+        raise RunError(_CHECKED[key])
+
+
+def _identity(path: Path | None) -> tuple | None:
+    try:
+        st = os.stat(path) if path is not None else None
+    except OSError:
+        return None
+    return None if st is None else (st.st_ino, st.st_mtime_ns, st.st_size)
 
 
 def last_metrics_row(path: Path) -> dict | None:
@@ -181,8 +210,6 @@ def _best_val(path: Path) -> float | None:
 
 def _imported_step(path: Path) -> int:
     """A run without metrics (an import) has done the steps of its latest checkpoint."""
-    from .runs import parse_step
-
     steps = [parse_step(c.name) for c in subfolders(path / CHECKPOINTS)]
     return max((s for s in steps if s is not None), default=0)
 

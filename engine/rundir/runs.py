@@ -43,7 +43,9 @@ from ..configs.config import ConfigError, ExperimentConfig
 from ..errors import UserError
 from ..model.weight_layout import weight_names
 from .layout import (BEST, CHANGES, CHECKPOINTS, CONFIG, IMPORT, INDEX, LOGS, MADE_FILES, METRICS, MODEL_FILE,
-                     NUMERIC, PROBE, SAMPLES, SNAPSHOTS, STATE_FILE, TOKENIZER, UPDATES, RunError)
+                     NUMERIC, PROBE, SAMPLES, SNAPSHOTS, STATE_FILE, TOKENIZER, UPDATES, RunError,
+                     incomplete_checkpoints, parse_step, step_name, steps_in, steps_listed)
+from .run_tokenizer import TOKENIZER_KEY, read_tokenizer, verify_tokenizer
 from .lock import LOCK_FILE, RunLock
 from ..safe_io import (JSON_CAP, JSONL_CAP, WEIGHTS_CAP, RefusedPickle, UnsafeFileError, check_inside, check_regular,
                       load_weights_only, parse_json, read_text)
@@ -60,17 +62,6 @@ class Probe:
     prompt: str
     induction: np.ndarray | None = None  # (B, 2·⌊n_ctx/2⌋) random tokens repeated twice
     induction_derived: bool = False      # True when probe.json predates it and it was derived from the seed
-
-
-def step_name(step: int) -> str:
-    return f"step-{step:06d}"
-
-
-def parse_step(name: str) -> int | None:
-    stem = name.removesuffix(".safetensors")
-    if not stem.startswith("step-") or not stem[5:].isdigit():
-        return None
-    return int(stem[5:])
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -162,7 +153,7 @@ def save_weights(weights: dict[str, torch.Tensor], path: Path, step: int, tokeni
     of the tokenizer they were trained with (`tokenizer`, when given)."""
     metadata = {"step": str(step), integrity.DIGEST_KEY: integrity.tensors_digest(weights)}
     if tokenizer is not None:
-        metadata[integrity.TOKENIZER_KEY] = tokenizer
+        metadata[TOKENIZER_KEY] = tokenizer
     save_file({k: v.contiguous() for k, v in weights.items()}, str(path), metadata=metadata)
 
 
@@ -180,7 +171,7 @@ def load_weights_file(path: Path, where: str, tokenizer: Callable[[], str] | Non
     with safe_open(str(path), framework="pt", device="cpu") as f:
         metadata = f.metadata()
         if tokenizer is not None:
-            integrity.verify_tokenizer(metadata, tokenizer, where)
+            verify_tokenizer(metadata, tokenizer, where)
         weights = {k: f.get_tensor(k) for k in f.keys()}
     if os.name == "nt":
         weights = {k: v.clone() for k, v in weights.items()}
@@ -232,21 +223,6 @@ def read_checkpoint(path: Path, tokenizer: Callable[[], str] | None = None,
 def _first_line(e: Exception) -> str:
     text = str(e).strip().splitlines()
     return text[0][:160] if text else type(e).__name__
-
-
-def _steps_in(folder: Path, want_dir: bool) -> list[int]:
-    if not folder.is_dir():
-        return []
-    found = []
-    for p in folder.iterdir():
-        s = parse_step(p.name)
-        if s is None:
-            continue
-        if want_dir and (p / MODEL_FILE).exists() and (p / STATE_FILE).exists():  # read_checkpoint names a bad one
-            found.append(s)
-        elif not want_dir and p.exists() and p.suffix == ".safetensors":
-            found.append(s)
-    return sorted(found)
 
 
 def _read_json(path: Path) -> dict | None:
@@ -364,11 +340,16 @@ class RunWriter:
         if val_loss is not None and val_loss < self.best_val:
             self.best_step, self.best_val = step, val_loss
             atomic_write_text(folder / BEST, json.dumps({"step": step, "val_loss": val_loss}))
-        steps = _steps_in(folder, want_dir=True)
+        steps = steps_in(folder, want_dir=True)
         keep = set(steps[-(self.cfg.train.keep_checkpoints + 1):]) | {self.best_step}
         for s in steps:
-            if s not in keep:
-                shutil.rmtree(folder / step_name(s), ignore_errors=True)
+            if s not in keep:  # renamed first: a reader never meets a checkpoint folder half deleted
+                old = folder / f".old-{step_name(s)}-{os.getpid()}"
+                try:
+                    os.replace(folder / step_name(s), old)
+                except OSError:
+                    continue
+                shutil.rmtree(old, ignore_errors=True)
         return final
 
     def save_snapshot(self, step: int, weights: dict[str, torch.Tensor]) -> Path:
@@ -410,7 +391,7 @@ class RunWriter:
         """Over budget, delete the snapshot whose neighbours are closest (ties: the oldest), so the
         timeline stays evenly spaced and the older part thins first; every deletion is recorded."""
         budget = self.cfg.train.snapshot_budget_mb * 1e6
-        steps = _steps_in(folder, want_dir=False)
+        steps = steps_in(folder, want_dir=False)
         sizes = {s: (folder / f"{step_name(s)}.safetensors").stat().st_size for s in steps}
         while sum(sizes[s] for s in steps) > budget and len(steps) > 1:
             if len(steps) == 2:
@@ -452,18 +433,17 @@ class Run:
             raise RunError(f"{self.path / CONFIG}: " + "; ".join(map(str, problems)))
         self._tokenizer = None
         if not checked:
-            self._tokenizer = self._read_tokenizer()
-            self._check_tokenizer_binding()
+            self._tokenizer = read_tokenizer(self.path, self.config)
         self._warnings: dict[str, str] = {}
         self._shapes: dict[str, tuple[int, ...]] | None = None
         self._checker = None  # a GPT of the config, for check_outputs
         self._sound: set[str] = set()  # weights files whose outputs were found finite
-        self.metrics(), self.samples(), self._probe_or_none()
+        self.metrics(), self.samples(), self._probe_or_none(), self.checkpoint_steps()
 
     @property
     def tokenizer(self):
         if self._tokenizer is None:
-            self._tokenizer = self._read_tokenizer()
+            self._tokenizer = read_tokenizer(self.path, self.config)
         return self._tokenizer
 
     @property
@@ -471,47 +451,16 @@ class Run:
         """The tokenizer if it was read already, else None (a checked run's, until something asks for it)."""
         return self._tokenizer
 
-    def _read_tokenizer(self):
-        from ..text.tokenizer import tokenizer_from_dict  # keeps `import engine.rundir.runs` light for the CLI
-
-        where = self.path / TOKENIZER
-        try:
-            d = parse_json(read_text(where, JSON_CAP, "tokenizer file"), "tokenizer file")
-        except (OSError, ValueError, UserError) as e:
-            raise RunError(f"{where} is missing or corrupt: {_first_line(e)}") from None
-        try:  # read as data: its kind and size checked against config.toml before anything is built
-            return tokenizer_from_dict(d, str(where), kind=self.config.data.tokenizer,
-                                       vocab_size=self.config.model.vocab_size)
-        except UserError as e:
-            raise RunError(str(e)) from None
-
     def _tokenizer_digest(self) -> str:
         return self.tokenizer.digest
-
-    def _check_tokenizer_binding(self) -> None:
-        """Refuse a tokenizer.json that is not the one the run's newest weights were trained with, as their
-        header records it (a header only: no tensor is read; a damaged file is left to whoever loads it)."""
-        step = max(self.saved_steps(), default=None)
-        if step is None:
-            return
-        path = self.path / SNAPSHOTS / f"{step_name(step)}.safetensors"
-        if step not in self.snapshot_steps():
-            path = self.path / CHECKPOINTS / step_name(step) / MODEL_FILE
-        try:
-            check_regular(path, WEIGHTS_CAP, "weights")
-            with safe_open(str(path), framework="pt", device="cpu") as f:
-                metadata = f.metadata()
-        except Exception:  # damaged: named by the command that loads it
-            return
-        try:
-            integrity.verify_tokenizer(metadata, self._tokenizer_digest, "")
-        except UserError:
-            raise RunError(f"{self.path / TOKENIZER} is not the tokenizer this run's weights were trained with "
-                           "(another run's, or an edited one)") from None
 
     @property
     def warnings(self) -> list[str]:
         return list(self._warnings.values())
+
+    def warnings_about(self, what: str) -> list[str]:
+        """The warnings about one kind of file ("checkpoint", "snapshot")."""
+        return [w for k, w in self._warnings.items() if k.split(" ")[0] == what]
 
     def _rows(self, name: str) -> list[dict]:
         rows, warning = read_jsonl(self.path / name)
@@ -579,10 +528,15 @@ class Run:
         return p
 
     def checkpoint_steps(self) -> list[int]:
-        return _steps_in(self.path / CHECKPOINTS, want_dir=True)
+        """The steps whose checkpoint holds both its files; a folder that lacks one is skipped, and named in
+        `warnings`."""
+        for step, missing in incomplete_checkpoints(self.path / CHECKPOINTS).items():
+            self._warnings[f"checkpoint {step}"] = (f"{CHECKPOINTS}/{step_name(step)} has no {missing}; it was "
+                                                     "skipped")
+        return steps_in(self.path / CHECKPOINTS, want_dir=True)
 
     def snapshot_steps(self) -> list[int]:
-        return _steps_in(self.path / SNAPSHOTS, want_dir=False)
+        return steps_in(self.path / SNAPSHOTS, want_dir=False)
 
     def saved_steps(self) -> list[int]:
         """Every step whose weights can be loaded (snapshots and checkpoints), ascending."""
@@ -618,7 +572,7 @@ class Run:
             raise RunError(f"{self.path} has no checkpoint yet")
         if step is not None:
             if step not in steps:
-                raise RunError(f"{self.path} has no checkpoint at step {step} (it has {_listing(steps)})")
+                raise RunError(f"{self.path} has no checkpoint at step {step} (it has {steps_listed(steps)})")
             return self._checked_checkpoint(step)
         return self._newest_intact(steps, self._checked_checkpoint, lambda s: f"{CHECKPOINTS}/{step_name(s)}",
                                    "checkpoint")[1]
@@ -688,7 +642,7 @@ class Run:
         if step is None or step not in self.snapshot_steps():
             if step is not None and step not in self.checkpoint_steps():
                 raise RunError(f"{self.path} has no weights saved at step {step} "
-                               f"(it has {_listing(self.saved_steps())})")
+                               f"(it has {steps_listed(self.saved_steps())})")
             return self.load_checkpoint(step)[0]
         path = self.path / SNAPSHOTS / f"{step_name(step)}.safetensors"
         try:
@@ -706,7 +660,7 @@ class Run:
             except RunError as e:
                 damaged = str(e)
         if step in self.checkpoint_steps():  # the same weights, saved twice
-            self._warnings["snapshot"] = f"{damaged}; using the checkpoint at step {step}"
+            self._warnings[f"snapshot {step}"] = f"{damaged}; using the checkpoint at step {step}"
             return self.load_checkpoint(step)[0]
         raise RunError(damaged)
 
@@ -731,10 +685,3 @@ def check_run(path: str | Path) -> list[str]:
 def _int_list(v) -> list[int]:
     """The ints of a list read from a run file (anything else there is ignored)."""
     return [s for s in v if type(s) is int] if isinstance(v, list) else []
-
-
-def _listing(steps: list[int]) -> str:
-    if not steps:
-        return "none"
-    shown = ", ".join(map(str, steps[:8]))
-    return shown + (f", … {steps[-1]}" if len(steps) > 8 else "")

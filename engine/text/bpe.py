@@ -18,7 +18,6 @@ as \\xNN escapes.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -108,14 +107,10 @@ class BPETokenizer:
 
     @property
     def digest(self) -> str:
-        """sha256 of what the tokenizer is — its tokens in id order, merges and special tokens — whatever the
-        library's file format: a run's weights carry it (engine/rundir/runs.py)."""
+        """sha256 of what the tokenizer is (bpe_file.BPEParts.digest, of the parts its own file holds): a run's
+        weights carry it (engine/rundir/runs.py)."""
         if self._digest is None:
-            merges = self.to_dict()["model"]["merges"]  # "a b" strings in older releases, [a, b] lists now
-            special = sorted((i, t.content) for i, t in self._tok.get_added_tokens_decoder().items())
-            body = {"kind": KIND, "vocab": self.vocab, "special": special,
-                    "merges": [m.split(" ") if isinstance(m, str) else m for m in merges]}
-            self._digest = hashlib.sha256(json.dumps(body, ensure_ascii=False).encode("utf-8")).hexdigest()
+            self._digest = read_tokenizer_json(self.to_dict(), "the tokenizer").digest
         return self._digest
 
     @property

@@ -19,6 +19,7 @@ which is what GPT-2's own `tokenizer.json` carries.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 
@@ -63,9 +64,24 @@ class BPEParts:
     special: list[tuple[int, str]]
     ignored: tuple[str, ...] = ()  # settings an import left out, each as "setting (value)"
 
+    kind = "bpe"
+
     @property
     def size(self) -> int:
         return len(self.vocab) + sum(1 for _, t in self.special if t not in self.vocab)
+
+    @property
+    def digest(self) -> str:
+        """sha256 of what the tokenizer is — its tokens in id order, its special tokens and merges — whatever the
+        file's format (merges as "a b" strings or [a, b] lists): a run's weights carry it (engine/rundir/runs.py)."""
+        tokens = [""] * self.size
+        for t, i in self.vocab.items():
+            tokens[i] = t
+        for i, t in self.special:
+            tokens[i] = t
+        body = {"kind": self.kind, "vocab": tokens, "special": [[i, t] for i, t in self.special],
+                "merges": [list(m) for m in self.merges]}
+        return hashlib.sha256(json.dumps(body, ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
 def _short(value) -> str:

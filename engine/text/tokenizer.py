@@ -131,11 +131,13 @@ class WordTokenizer(_Vocabulary):
 
 
 def tokenizer_from_dict(d, where: str = "the tokenizer file", *, kind: str | None = None,
-                        vocab_size: int | None = None, lenient: bool = False) -> Tokenizer:
+                        vocab_size: int | None = None, lenient: bool = False, build: bool = True) -> Tokenizer:
     """The tokenizer a tokenizer file holds, read as data: a byte-level BPE in the `tokenizers` library's JSON
     (engine/text/bpe_file.py), or our {"kind", "vocab"} for characters and words. `where` names the file in
     every refusal; `kind` (the run's data.tokenizer) and `vocab_size` (its model's) are checked before
-    anything is built; `lenient` lets an import leave out a BPE file's other settings."""
+    anything is built; `lenient` lets an import leave out a BPE file's other settings. `build=False` checks a
+    BPE's file without building it (the run list's way) and returns its parts, which have `kind`, `size` and
+    `digest`."""
     if not isinstance(d, dict):
         raise CorpusError(f"{where} is not a tokenizer file (not a JSON object)")
     found = "bpe" if "model" in d else d.get("kind")
@@ -144,6 +146,10 @@ def tokenizer_from_dict(d, where: str = "the tokenizer file", *, kind: str | Non
     if kind is not None and found != kind:
         raise CorpusError(f"{where} holds a {_KIND_NAMES[found]} vocabulary, but the run's data.tokenizer is "
                           f"{kind!r}")
+    if found == "bpe" and not build:
+        from .bpe_file import read_tokenizer_json
+
+        return read_tokenizer_json(d, where, vocab_size=vocab_size, lenient=lenient)
     if found == "bpe":
         from .bpe import BPETokenizer  # the library loads only for runs that use it
 

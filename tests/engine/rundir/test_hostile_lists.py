@@ -77,6 +77,63 @@ def test_a_hostile_runs_folder_lists_every_intact_run_and_names_each_damaged_one
     assert root / "pipe" in listing.watch
 
 
+def _tokenizer_edit(change):
+    def edit(run: Path) -> None:
+        path = run / "tokenizer.json"
+        d = parse_json(path.read_text(encoding="utf-8"))
+        path.write_text(__import__("json").dumps(change(d)), encoding="utf-8")
+    return edit
+
+
+def _swap(d: dict) -> dict:
+    v = list(d["vocab"])
+    v[3], v[4] = v[4], v[3]
+    return {**d, "vocab": v}
+
+
+def _config_edit(old: str, new: str):
+    def edit(run: Path) -> None:
+        path = run / "config.toml"
+        path.write_text(path.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
+    return edit
+
+
+CONTENT = {  # what is in the file, not what the file is: each makes a run that Run refuses to open
+    "a tokenizer that is not JSON": lambda run: (run / "tokenizer.json").write_bytes(b"\x00not json"),
+    "an empty tokenizer": _tokenizer_edit(lambda d: {}),
+    "a tokenizer of another kind": _tokenizer_edit(lambda d: {**d, "kind": "word", "vocab": ["<unk>", *d["vocab"][1:]]}),
+    "a tokenizer a token short": _tokenizer_edit(lambda d: {**d, "vocab": d["vocab"][:-1]}),
+    "a character listed twice": _tokenizer_edit(lambda d: {**d, "vocab": [d["vocab"][1], *d["vocab"][1:]]}),
+    "a tokenizer with a setting": _tokenizer_edit(lambda d: {**d, "padding": {"length": 10 ** 9}}),
+    "another run's tokenizer": _tokenizer_edit(_swap),
+    "a BPE file in a character run": _tokenizer_edit(lambda d: {"model": {"type": "BPE", "vocab": {}, "merges": []}}),
+    "a deep tokenizer": lambda run: (run / "tokenizer.json").write_text(DEEP_JSON, encoding="utf-8"),
+    "a config with another vocabulary size": _config_edit("vocab_size = ", "vocab_size = 1"),
+    "a config with another tokenizer": _config_edit('tokenizer = "char"', 'tokenizer = "word"'),
+}
+
+
+def test_the_run_list_names_every_run_that_would_not_open_and_lists_every_one_that_would(finished, tmp_path):
+    """Issue 41: the list named a run whose tokenizer.json was a FIFO, but not one whose tokenizer Run refuses
+    for what it says (6 of 20 damaged runs were listed as sound)."""
+    root = tmp_path / "runs"
+    for name, change in CONTENT.items():
+        shutil.copytree(finished, root / name)
+        change(root / name)
+    shutil.copytree(finished, root / "sound")
+    listing = list_folders([root])
+    named = {p.name: why for p, why in listing.damaged}
+    for path in sorted(root.iterdir()):
+        try:
+            Run(path)
+        except RunError as refusal:
+            assert path.name in named, f"{path.name} does not open ({refusal}) but is listed as sound"
+            assert "tokenizer.json" in named[path.name] or "config.toml" in named[path.name], named[path.name]
+        else:
+            assert path.name not in named, f"{path.name} opens but is named as damaged: {named.get(path.name)}"
+    assert {s.name for s in listing.runs} == {"sound"} and set(named) == set(CONTENT)
+
+
 def test_a_run_nested_deeper_than_python_recurses_is_sized(finished, tmp_path):
     run = tmp_path / "run"
     shutil.copytree(finished, run)
