@@ -11,8 +11,7 @@ The pane holds rows of strings and numbers (TermRow), never the forms themselves
 
 from __future__ import annotations
 
-from PySide6.QtCore import QModelIndex, QObject, Qt, Signal
-from PySide6.QtGui import QStandardItem, QStandardItemModel
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QProgressBar,
                                QPushButton, QSplitter, QTableView, QTreeWidget, QTreeWidgetItem, QVBoxLayout,
                                QWidget)
@@ -24,34 +23,53 @@ from .process import FormsJob
 from .term_detail import TermDetail
 
 LOAD_CAP = 5000   # terms listed per "load" of a weight
+PROGRESS_MS = 100
 
 
-class TermTable(QStandardItemModel):
-    """The listed terms as a C++ item model: items built once per term paint without calling into Python (a
-    Python model's data() is called back for every cell on every paint)."""
+class TermTable(QAbstractTableModel):
+    """The listed terms as a table model over their rows. A batch of rows is one insertion (a few microseconds),
+    and a paint asks `data` for the cells in sight only. Building four QStandardItems a term instead cost the GUI
+    thread ~21 ms for each batch of 250 (benchmarks/forms_pane.py); that model was chosen while the listing ran on
+    a thread of this process, whose Python held the interpreter lock a Python model's every call waits for."""
 
     HEADERS = ("#", "Term ID", "Route", "Ops")
+    _RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 
     def __init__(self, parent: QObject | None = None):
-        super().__init__(0, len(self.HEADERS), parent)
-        self.setHorizontalHeaderLabels(list(self.HEADERS))
+        super().__init__(parent)
         self.terms: list[fq.TermRow] = []
 
+    def rowCount(self, parent: QModelIndex = QModelIndex()) -> int:  # Qt's names, from here on
+        return 0 if parent.isValid() else len(self.terms)
+
+    def columnCount(self, parent: QModelIndex = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self.HEADERS)
+
+    def headerData(self, section: int, orientation, role=Qt.ItemDataRole.DisplayRole):
+        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
+            return self.HEADERS[section]
+        return None
+
+    def data(self, index: QModelIndex, role=Qt.ItemDataRole.DisplayRole):
+        t, col = self.terms[index.row()], index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            return (str(t.index), t.id, t.route_class, str(t.op_count))[col]
+        if role == Qt.ItemDataRole.TextAlignmentRole and col in (0, 3):
+            return self._RIGHT
+        if role == Qt.ItemDataRole.ToolTipRole and col == 1:
+            return f"{t.id}\nroute class {t.route_class}, {t.operators}, term {t.index} in Leibniz order"
+        return None
+
     def clear(self) -> None:
-        self.removeRows(0, self.rowCount())
+        self.beginResetModel()
         self.terms = []
+        self.endResetModel()
 
     def extend(self, terms: list[fq.TermRow]) -> None:
-        right = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
-        for t in terms:
-            row = [QStandardItem(str(t.index)), QStandardItem(t.id), QStandardItem(t.route_class),
-                   QStandardItem(str(t.op_count))]
-            row[0].setTextAlignment(right)
-            row[3].setTextAlignment(right)
-            row[1].setToolTip(f"{t.id}\nroute class {t.route_class}, {t.operators}, "
-                              f"term {t.index} in Leibniz order")
-            self.appendRow(row)
-        self.terms.extend(terms)
+        if terms:
+            self.beginInsertRows(QModelIndex(), len(self.terms), len(self.terms) + len(terms) - 1)
+            self.terms.extend(terms)
+            self.endInsertRows()
 
 
 class TermLoader(QObject):
@@ -150,6 +168,10 @@ class TermsView(QWidget):
             head.resizeSection(col, fm.horizontalAdvance(sample) + 16)
         self.progress = QProgressBar()
         self.progress.setTextVisible(True)
+        # QProgressBar repaints at once (not at the next paint) when its text changes: ~17 ms a batch offscreen,
+        # so the count shown follows the rows at most every PROGRESS_MS
+        self._progress_timer = QTimer(self, singleShot=True, interval=PROGRESS_MS)
+        self._progress_timer.timeout.connect(lambda: self.progress.setValue(len(self.table.terms)))
         self.cancel_button = QPushButton("Cancel")
         self.more_button = QPushButton(f"List {LOAD_CAP:,} more")
         self.list_status = QLabel()
@@ -267,7 +289,8 @@ class TermsView(QWidget):
     def _on_batch(self, gen: int, terms: list) -> None:
         if gen == self.loader.generation:
             self.table.extend(terms)
-            self.progress.setValue(len(self.table.terms))
+            if not self._progress_timer.isActive():
+                self._progress_timer.start()
             if terms and not self.list.currentIndex().isValid():
                 self.list.setCurrentIndex(self.table.index(0, 1))
 
