@@ -14,12 +14,13 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QMenu, QProgressDialog
+from PySide6.QtWidgets import QLabel, QMenu, QProgressDialog
 
 from . import recent, settings
 from .widgets import dialogs
 
 POLL_MS = 100  # how often the window reads what the import's process said
+DIALOG_WIDTH = 460  # px, at least: the import's progress dialog keeps one width throughout
 
 
 def add_run_entries(window, file_menu: QMenu, actions: dict[str, QAction], before: QAction) -> None:
@@ -110,6 +111,12 @@ class ImportJob(QObject):
         self._stage = "starting"
         self.dialog = QProgressDialog(f"Importing {source.name}: starting…", "Cancel", 0, 0, window)
         self.dialog.setWindowTitle(title)
+        # one width from the start, room for its title, its label wrapping within it: it was as wide as each
+        # new label, so it jumped as the stages changed, and its title was elided at the first one
+        label = QLabel(self.dialog.labelText(), self.dialog)
+        label.setWordWrap(True)
+        self.dialog.setLabel(label)
+        self.dialog.setFixedWidth(max(DIALOG_WIDTH, self.dialog.fontMetrics().horizontalAdvance(title) + 160))
         self.dialog.setWindowModality(Qt.WindowModality.WindowModal)
         self.dialog.setMinimumDuration(0)
         self.dialog.setAutoClose(False)
@@ -152,8 +159,15 @@ class ImportJob(QObject):
         self.dialog.setLabelText(f"Importing {self.source.name}: {self._stage} "
                                  f"({time.monotonic() - self._started:.0f} s)…")
 
+    def _reap(self) -> None:
+        if self.process.reap():
+            self._reaper.stop()
+
     def _finish(self, run_dir, message: str | None = None, level: str = "error") -> None:
         self._timer.stop()
+        self._reaper = QTimer(self, interval=POLL_MS)  # the child, done, exits by itself: collected when it has
+        self._reaper.timeout.connect(self._reap)
+        self._reaper.start()
         self.dialog.canceled.disconnect(self.cancel)
         self.dialog.close()
         if message:

@@ -92,6 +92,12 @@ class ImportProcess:
 
         sweep_stale(self.run_dir)
 
+    def reap(self) -> bool:
+        """Collect the child once it has exited, never waiting (reading its exit code does: the operating
+        system's process entry goes with it, where an import left a zombie for the app's lifetime); True once
+        it has."""
+        return self._process.exitcode is not None
+
     def _end(self) -> None:
         """No more events; the child, which has said its last, exits by itself (never waited for here: the
         window polls on its GUI thread)."""

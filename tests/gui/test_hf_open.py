@@ -126,3 +126,31 @@ def test_the_builder_shows_an_imported_run_s_own_vocabulary_and_parameter_count(
     model = Run(run_dir).config.model
     assert f"{parameter_count(model):,} by the formula" in builder.params.text()
     assert "vocabulary 320" in builder.params.text() and w.session.config.model.vocab_size == 320
+
+
+def test_the_import_leaves_no_zombie_and_its_dialog_keeps_one_width_with_its_title_whole(
+        qtbot, make_window, pretrained):  # noqa: F811
+    """Issue 40: after an import its child stayed a zombie for the app's lifetime, and the progress dialog's
+    title was elided and its width jumped from stage to stage."""
+    import os
+
+    w = make_window()
+    job = run_menu.import_hf(w, pretrained)
+    dialog = job.dialog
+    width = dialog.width()
+    assert dialog.fontMetrics().horizontalAdvance(dialog.windowTitle()) + 100 < width
+    pid = job.process._process.pid
+    seen_widths = set()
+    job.dialog.canceled.connect(lambda: None)
+    qtbot.waitUntil(lambda: seen_widths.add(dialog.width()) or job.process.finished, timeout=WAIT)
+    assert seen_widths == {width}
+
+    def state() -> str | None:  # the child's process state: None once the system has forgotten it
+        try:
+            with open(f"/proc/{pid}/status", encoding="utf-8") as f:
+                return next(line.split()[1] for line in f if line.startswith("State:"))
+        except FileNotFoundError:
+            return None
+
+    if os.path.isdir("/proc"):
+        qtbot.waitUntil(lambda: state() is None, timeout=WAIT)  # reaped, not a zombie ("Z")
