@@ -63,6 +63,7 @@ class BPETokenizer:
         self._special = {t.content for t in tokenizer.get_added_tokens_decoder().values()}
         self.ignored = ignored  # the settings of an imported file that were left out (bpe_file.BPEParts)
         self._digest: str | None = None
+        self._parts: BPEParts | None = None  # what it was built from, when it was (its digest is theirs)
         self._byte_lengths: np.ndarray | None = None
         self._cut_safe = not any("\n" in t for t in self._special)  # no special token spans a cut (`pieces`)
 
@@ -86,7 +87,9 @@ class BPETokenizer:
         except Exception as e:  # the parts were checked; this is the library disagreeing all the same
             raise CorpusError(f"the vocabulary and merges cannot be built: {str(e).splitlines()[0][:160]}") from None
         tok.add_special_tokens([AddedToken(t, special=True, normalized=False) for _, t in parts.special])
-        return cls(tok, parts.ignored)
+        built = cls(tok, parts.ignored)
+        built._parts = parts
+        return built
 
     @classmethod
     def from_vocab_merges(cls, vocab, merges: list[str], where: str = "vocab.json + merges.txt",
@@ -110,7 +113,7 @@ class BPETokenizer:
         """sha256 of what the tokenizer is (bpe_file.BPEParts.digest, of the parts its own file holds): a run's
         weights carry it (engine/rundir/runs.py)."""
         if self._digest is None:
-            self._digest = read_tokenizer_json(self.to_dict(), "the tokenizer").digest
+            self._digest = (self._parts or read_tokenizer_json(self.to_dict(), "the tokenizer")).digest
         return self._digest
 
     @property

@@ -150,7 +150,7 @@ def commands(run: Path, tmp: Path) -> dict[str, list]:
             "export": ["export", "--run", run, "--what", "attention", "--out", tmp / "attention.npy"],
             "heads": ["heads", "--run", run, "--format", "csv"],
             "train": ["train", "--run", run, "--steps", 4],
-            "fork": ["train", "--fork", run, "--set", "train.lr=1e-3", "--run", tmp / "fork"]}
+            "fork": ["train", "--fork", run, "--set", "train.lr=2e-3", "--run", tmp / "fork"]}
 
 
 def damaged_copy(bpe_run: Path, tmp: Path, d: dict) -> Path:
@@ -226,10 +226,11 @@ def test_settings_that_change_no_token_are_accepted_and_encode_as_ours(case, bpe
     theirs = tokenizer_from_dict(d, "x", kind="bpe")
     text = "ROMEO: But soft, what light\n  through yonder window breaks? 日本"
     assert theirs.encode(text) == ours.encode(text) and theirs.decode(theirs.encode(text)) == text
-    if path[0] != "added_tokens":
+    if path[0] != "added_tokens":  # every command reads the run (its model has no row for an added token)
         run = damaged_copy(bpe_run, tmp_path, d)
-        rc, out, err = run_cli(capsys, "sample", "--run", run, "--tokens", 3, "--prompt", "KING")
-        assert rc == 0 and out.startswith("KING"), err
+        for command, argv in commands(run, tmp_path).items():
+            rc, out, err = run_cli(capsys, *argv)
+            assert rc == 0, (command, err)
 
 
 def test_merges_in_the_older_string_form_read_the_same(tokenizer_dict):
@@ -318,3 +319,16 @@ def test_a_character_vocabulary_with_two_characters_swapped_is_refused(tmp_path,
     (run / "tokenizer.json").write_text(json.dumps(d), encoding="utf-8")
     line = one_error_line(*run_cli(capsys, "sample", "--run", run)[::2])
     assert "is not the tokenizer this run's weights were trained with" in line
+
+
+def test_a_tokenizer_s_digest_is_its_content_whatever_it_was_read_from(tokenizer_dict):
+    from engine.text.bpe_file import read_tokenizer_json
+
+    d = with_special(tokenizer_dict)
+    built = BPETokenizer.from_dict(d)
+    again = BPETokenizer(built._tok)  # as a fit makes one: no parts to read the digest from
+    older = copy.deepcopy(d)
+    older["model"]["merges"] = [" ".join(m) for m in older["model"]["merges"]]  # the older string form
+    older["post_processor"] = {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": False}
+    assert built.digest == again.digest == BPETokenizer.from_dict(older).digest
+    assert built.digest == read_tokenizer_json(built.to_dict(), "x").digest != BPETokenizer.from_dict(tokenizer_dict).digest
