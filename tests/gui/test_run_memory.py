@@ -22,14 +22,14 @@ def test_the_heatmap_prompt_is_remembered_with_the_run(qtbot, run):
     pane = HeatmapsPane(session)
     qtbot.addWidget(pane)
     session.set_run(run)
-    first = pane.state.prompt
+    first = pane.view.prompt
     pane.prompt.setText("To be, or not to be")
     pane.prompt.editingFinished.emit()
     session.set_run(None)
     pane.prompt.setText(first)
     pane.prompt.editingFinished.emit()  # with no run: remembered for none
     session.set_run(run)
-    assert pane.state.prompt == "To be, or not to be" and pane.prompt.text() == "To be, or not to be"
+    assert pane.view.prompt == "To be, or not to be" and pane.prompt.text() == "To be, or not to be"
 
 
 def test_the_forms_source_is_remembered_with_the_run(qtbot, run):
