@@ -44,7 +44,7 @@ from ..errors import UserError
 from ..model.weight_layout import weight_names
 from .layout import (BEST, CHANGES, CHECKPOINTS, CONFIG, IMPORT, INDEX, LOGS, MADE_FILES, METRICS, MODEL_FILE,
                      NUMERIC, PROBE, SAMPLES, SNAPSHOTS, STATE_FILE, TOKENIZER, UPDATES, RunError,
-                     incomplete_checkpoints, parse_step, step_name, steps_in, steps_listed)
+                     incomplete_checkpoints, step_name, steps_in, steps_listed)
 from .run_tokenizer import TOKENIZER_KEY, read_tokenizer, verify_tokenizer
 from .lock import LOCK_FILE, RunLock
 from ..safe_io import (JSON_CAP, JSONL_CAP, WEIGHTS_CAP, RefusedPickle, UnsafeFileError, check_inside, check_regular,

@@ -29,7 +29,7 @@ import numpy as np  # noqa: E402
 from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, trainers  # noqa: E402
 
 from ..training.thread_policy import usable_cores  # noqa: E402
-from .bpe_file import BYTES, END_OF_TEXT, BPEParts, check_parts, read_tokenizer_json, read_vocab_merges  # noqa: E402
+from .bpe_file import BYTES, END_OF_TEXT, BPEParts, read_tokenizer_json, read_vocab_merges  # noqa: E402
 from .corpus import CorpusError  # noqa: E402
 from .pieces import BATCH, GROUPS, Cancel, check, fit_pieces, fit_sample, pieces  # noqa: E402
 
@@ -167,4 +167,4 @@ class BPETokenizer:
         return raw.decode("utf-8", errors="backslashreplace")
 
 
-__all__ = ["BPETokenizer", "END_OF_TEXT", "KIND", "check_parts"]
+__all__ = ["BPETokenizer", "END_OF_TEXT", "KIND"]

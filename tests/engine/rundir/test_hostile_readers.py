@@ -79,7 +79,8 @@ DAMAGE = {
 def _resave(path: Path, change, shape=None) -> None:
     from safetensors.torch import load_file
 
-    from engine.rundir.runs import parse_step, save_weights
+    from engine.rundir.layout import parse_step
+    from engine.rundir.runs import save_weights
 
     weights = load_file(str(path))
     if shape is not None:
