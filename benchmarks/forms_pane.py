@@ -1,7 +1,7 @@
 """How long the GUI thread waits while the Forms pane's work runs (docs/design.md#processes-threads-and-caches),
 in the window as the app starts it: deriving the note's deepest chain with every option, listing a weight's
 terms, walking through the whole form's stages, and a console line that lists every term of a chain. The work
-runs in the forms process (engine/forms/questions.py); what is left on the GUI thread is taking its rows in
+runs in the symbolic process (engine/forms/questions.py); what is left on the GUI thread is taking its rows in
 (the term table's items, the console's formula views) and painting them. Until issue 37 it ran on Qt's thread
 pool in the app's own process, sharing the interpreter lock with the GUI thread: listing held it 114–173 ms,
 a console line 152–169 ms.
@@ -146,7 +146,7 @@ def main() -> None:
                 lambda: not console.running)
         pane.tabs.setCurrentIndex(1)
 
-    print(f"Forms pane work in the forms process, event-loop probe every {TICK_MS} ms "
+    print(f"Forms pane work in the symbolic process, event-loop probe every {TICK_MS} ms "
           f"(goals: p99 gap ≤ {GOAL_MS:.0f} ms, longest ≤ {LONGEST_GOAL_MS:.0f} ms)")
     for what, seconds, p99, worst, cpu, ticks, full, longest, helpers in rows:
         print(f"  {what}: {seconds:.2f} s; gap p99 {p99:.1f} ms ({p99 / GOAL_MS:.2f} of the goal), "

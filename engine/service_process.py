@@ -1,7 +1,7 @@
 """A long-lived helper process that answers questions on lanes, streams parts of an answer, reports how far a
 long one is and can be told to stop one: the app's analysis process (gui/analysis.py, asked by gui/asker.py) and
-the Forms pane's forms process (docs/design.md#processes-threads-and-caches). Qt-free; the GUI relays its
-callbacks to the GUI thread.
+its symbolic process, the Forms pane's work and formula typesetting (gui/symbolic_process.py,
+docs/design.md#processes-threads-and-caches). Qt-free; the GUI relays its callbacks to the GUI thread.
 
 The process keeps a state between questions (`make_state()`: derived forms, a console's variables), made
 once in the process. A question is a picklable object with `lane` (a name) and `answer(state, job)`; each

@@ -1,6 +1,6 @@
 """GUI-side work that is not about a run's saved steps, off the GUI thread on Qt's thread pool (the GUI
 thread only renders): the architecture pane's inspection of its draft and the training controller's device
-probe (the Forms pane's work is the forms process's, gui/panes/forms/process.py; exports run in a process
+probe (the Forms pane's work is the symbolic process's, gui/panes/forms/process.py; exports run in a process
 each, gui/exports.py). Everything asked of a run (its saved steps, a
 sample of a run at rest) is a question for the analysis process instead, through gui/analysis.py's
 `AnalysisJob` (docs/design.md#the-analysis-process): that work is mostly Python, and on a thread it holds the

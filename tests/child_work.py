@@ -1,6 +1,6 @@
 """Work for tests of child processes (engine/child_job.py, the export process), picklable so that a spawned child
 can run it: a sheet whose pages wait for the test between them, a write that fails, one that writes which
-process it ran in, one that dies, one that reports and says more."""
+process it ran in, one that dies, one that reports and says more; and whether a process is still alive."""
 
 from __future__ import annotations
 
@@ -11,6 +11,16 @@ from pathlib import Path
 from engine.figures.export import report_progress
 
 CAP_S = 120  # a generous cap on any wait for the test, never an assertion
+
+
+def alive(pid: int) -> bool:
+    """Whether process `pid` still runs (a zombie waiting for init to reap it counts as gone)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().split(")")[-1].split()[0] != "Z"
 
 
 class Sheet:

@@ -104,7 +104,7 @@ def door() -> Door:
 
 def _one_torch_thread() -> None:
     """This process's small passes must not take the cores training uses: one thread, which torch takes from
-    OMP_NUM_THREADS when it loads (gui/processes.py), and which OpenMP sets per calling thread, so each lane
+    OMP_NUM_THREADS when it loads (engine/training/thread_policy.py), and which OpenMP sets per calling thread, so each lane
     sets its own once torch is loaded, after an answer (never while the other lane is still loading it: a
     question that needs no torch, the runs listing, never waits for that)."""
     torch = sys.modules.get("torch")

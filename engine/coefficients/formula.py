@@ -1,6 +1,6 @@
 """The formula of what the weight pane shows: G of a weight, one of its route classes, or one of its terms,
 as a caption, LaTeX for matplotlib's mathtext and the note's text notation (engine.forms printing). The app
-typesets it as it does every formula, in its formula process (engine/figures/formula_layout.py), so the analysis
+typesets it as it does every formula, in its symbolic process (engine/figures/formula_layout.py), so the analysis
 process, which derives it, never loads matplotlib (33 MB).
 
 A route class, a sum of terms (docs/route-classes.md), is shown by its description, its number of terms and the

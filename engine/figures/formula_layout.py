@@ -18,6 +18,7 @@ import functools
 import math
 import re
 import threading
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -182,13 +183,27 @@ def render_formula(tex: str, width_px: int, dpr: float, color, fontsize: float =
 
 
 __all__ = ["FormulaError", "CONTINUATION", "loosen", "chunks", "extent", "width", "line_height", "wrap", "render",
-           "lay_out_formula", "render_formula"]
+           "lay_out_formula", "render_formula", "formula_work", "Typeset"]
 
 
 def formula_work(kind: str, tex: str, width_px: int, dpr: float, color, fontsize: float,
                  slots: tuple[int, ...] | None):
-    """One job of the app's formula process, in plain values so that this module is all the process imports:
-    "layout" gives (each line's height, the image's height); "render" gives (bytes, width, height)."""
+    """One formula's layout or image, in plain values: "layout" gives (each line's height, the image's height);
+    "render" gives (bytes, width, height)."""
     if kind == "layout":
         return lay_out_formula(tex, width_px, dpr, fontsize)
     return render_formula(tex, width_px, dpr, color, fontsize, slots)
+
+
+@dataclass(frozen=True)
+class Typeset:
+    """formula_work as a question of the app's symbolic process (engine/service_process.py), on a lane of its
+    own, so a page of formulas and the Forms pane's listing never wait for each other. Its values are plain, so
+    this module is all the process needs of the renderer that asks."""
+
+    kind: str      # "layout" or "render"
+    args: tuple    # formula_work's arguments after the kind
+    lane = "formula"
+
+    def answer(self, _state, _job):
+        return formula_work(self.kind, *self.args)

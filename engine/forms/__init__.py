@@ -23,7 +23,7 @@ What the GUI calls:
     Console().run(line)                     # [Output(kind, content, rows)]: rows = (label, LaTeX) of a value
     snapshot_export.export_sheet(path, snapshot_export.term_sheet(forms, term))   # also weight_/stage_/form_sheet
 
-The symbols, their derivation, printing and the console load without torch (the forms process, which serves the
+The symbols, their derivation, printing and the console load without torch (the symbolic process, which serves the
 Forms pane, has none: docs/design.md#processes-threads-and-caches); numbers do: `bind`, `Snapshot`, evaluate,
 bound, verify and the `leaves` of gpt and chain import it when first used.
 """

@@ -1,4 +1,4 @@
-"""What the forms process keeps between the Forms pane's questions (engine/forms/questions.py): the forms
+"""What the symbolic process keeps between the Forms pane's questions (engine/forms/questions.py): the forms
 derived for the last few sources, where the listing of a weight's terms stopped (so "list 5,000 more" goes on
 from there instead of walking the first ones again), and the console with its variables. It holds symbols
 only, never torch (tests/engine/forms/test_without_torch.py)."""

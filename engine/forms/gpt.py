@@ -43,7 +43,7 @@ from .network import Definition, Network, Param, named
 from .words import Diag, Scalar, Sym, add, fn, neg, prod, transpose
 
 if TYPE_CHECKING:  # the numbers (leaves, bind) import torch where they are made: the network and its
-    import torch   # derivation load without it, as the forms process needs (docs/design.md)
+    import torch   # derivation load without it, as the symbolic process needs (docs/design.md)
 
     from .evaluate import Bound
 

@@ -1,11 +1,11 @@
-"""What the Forms pane asks of the forms process, as frozen question objects, and their plain answers
+"""What the Forms pane asks of the symbolic process, as frozen question objects, and their plain answers
 (docs/design.md#processes-threads-and-caches): derive a source, list a weight's terms from a position, one
 term's formulas, a walkthrough's stage sheets, a console line (which Stop cancels), and the sheet an export
 writes. Each names its source, so the process can derive it again if it had to start afresh; the answers are
 rows of strings and numbers, so the pane keeps no symbolic object and the GUI process's interpreter does none
 of the work.
 
-`answer(desk, job)` runs in the forms process (engine/service_process.py), on the question's `lane`: the
+`answer(desk, job)` runs in the symbolic process (engine/service_process.py), on the question's `lane`: the
 console has a lane of its own, so a long line never holds up the Terms tab. A term's value at a step is not
 asked here: it needs torch, the run's weights and its probe batch, which the analysis process already holds
 (engine/analysis/questions.py's TermValuesAt and LiveTermValues); this process stays free of torch.

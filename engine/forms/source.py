@@ -1,5 +1,5 @@
 """What the Forms pane derives: the note's encoder chain (depth 1–6 and its options) or a model config
-(docs/design.md#the-forms-pane). Plain frozen values, so the pane can name a derivation to the forms process
+(docs/design.md#the-forms-pane). Plain frozen values, so the pane can name a derivation to the symbolic process
 and the process (or an export) can derive it again from the name alone."""
 
 from __future__ import annotations

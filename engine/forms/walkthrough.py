@@ -2,7 +2,7 @@
 stage, for the whole form or one term (docs/rules.md), and the note's own question, how Q_3 shapes K_5's
 coefficient, as the same method applied once more (engine/forms/mixed.py,
 docs/second-order.md#worked-example-the-notes-question-on-a-chain-of-six-layers). The Forms pane's Walkthrough
-tab shows them; they are made in the forms process.
+tab shows them; they are made in the symbolic process.
 """
 
 from __future__ import annotations

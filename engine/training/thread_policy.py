@@ -54,7 +54,7 @@ def usable_cores() -> int:
 
 def for_helper() -> None:
     """In a helper process: one thread for torch, if it ever loads torch, and a lower priority than training's.
-    Torch is not imported here: the formula process never needs it, and importing it there cost ~200 MB
+    Torch is not imported here: the symbolic process never needs it, and importing it there cost ~200 MB
     (measured with benchmarks/ui_latency.py: the helpers' 564 MB became 777 MB)."""
     # read when torch (or NumPy's OpenBLAS) loads, if it does
     os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = os.environ["OPENBLAS_NUM_THREADS"] = "1"

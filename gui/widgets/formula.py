@@ -2,11 +2,12 @@
 widget's width (engine.figures.formula_layout), cached, and shown as a pixmap; the text notation stands in while it
 renders and whenever mathtext cannot read a formula.
 
-`FormulaRenderer` is one per application. It renders in a separate process: mathtext's parser is pure
-Python, and on a thread it held the interpreter lock that the GUI thread needs at every call into Python
-while it paints (measured here: event-loop stalls of 0.3–1 s while a page of formulas rendered). Results
-come back as plain bytes; an LRU cache keeps finished images keyed by (LaTeX, width, size, colour). If no
-process can be started, a single thread renders instead.
+`FormulaRenderer` is one per application. It renders in the app's symbolic process (gui/symbolic_process.py,
+on a lane of its own beside the Forms pane's): mathtext's parser is pure Python, and on a thread it held the
+interpreter lock that the GUI thread needs at every call into Python while it paints (measured here: event-loop
+stalls of 0.3–1 s while a page of formulas rendered). Results come back as plain bytes; an LRU cache keeps
+finished images keyed by (LaTeX, width, size, colour). Tests may render on a single thread instead
+(`use_process=False`).
 A formula is laid out before it is drawn: its lines and their heights come from the measures of its
 pieces (engine.figures.formula_layout.lay_out_formula: cheap, the pieces recur), so a view takes its final
 height first and the typeset image fills exactly that room — nothing below it moves when it arrives. The
@@ -23,7 +24,6 @@ import itertools
 import math
 from collections import OrderedDict
 from collections.abc import Callable
-from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, replace
 
 from PySide6.QtCore import QObject, QPoint, QRect, QThreadPool, QTimer, Qt, Signal
@@ -31,9 +31,9 @@ from PySide6.QtGui import QImage, QPalette, QPixmap
 from PySide6.QtWidgets import (QApplication, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSizePolicy,
                                QSpinBox, QVBoxLayout, QWidget)
 
-from engine.figures.formula_layout import formula_work
+from engine.figures.formula_layout import Typeset, formula_work
 
-from ..processes import helper_pool
+from .. import symbolic_process
 
 FONT_PT = 12.0
 WIDTH_STEP = 48        # widths are rounded down to this many pixels, so a resize re-renders rarely
@@ -100,7 +100,6 @@ class FormulaRenderer(QObject):
 
     def __init__(self, parent: QObject | None = None, use_process: bool = True):
         super().__init__(parent)
-        self._process: ProcessPoolExecutor | None = None
         self._use_process = use_process
         self._pool = QThreadPool(self)    # the fallback: one thread
         self._pool.setMaxThreadCount(1)
@@ -177,18 +176,21 @@ class FormulaRenderer(QObject):
         if kind == "render":
             self._sights.pop(key, None)
         layout = self.layout(key)
-        executor = self._executor()
-        if executor is not None:
-            try:
-                # the process is handed the engine's function and plain values, nothing of this module: unpickling
-                # imports a function's or a class's module there, and this one's package imports the whole Forms
-                # pane and torch (a 62 MB process became 347 MB)
-                future = executor.submit(formula_work, kind, *_plain(key, layout))
-                future.add_done_callback(lambda f, j=job: self._on_future(j, f))
-                return
-            except Exception:  # the process died or cannot start: render on a thread from now on
-                self._use_process, self._process = False, None
         relay = self._relay
+        if self._use_process:
+            # the process is asked in plain values, nothing of this module: unpickling imports a class's module
+            # there, and this one's package imports the whole Forms pane and torch (a 62 MB process became 347 MB)
+            def answered(_number, kind_of_event, payload, j=job):
+                if kind_of_event in ("part", "progress"):
+                    return
+                result, error = (payload, "") if kind_of_event == "done" else (None, payload)
+                try:
+                    relay.sig_finished.emit(j, result, error)
+                except RuntimeError:  # the application is closing
+                    pass
+
+            symbolic_process.service().ask(Typeset(kind, _plain(key, layout)), answered)
+            return
 
         def work() -> None:
             try:
@@ -202,31 +204,10 @@ class FormulaRenderer(QObject):
 
         self._pool.start(work)
 
-    def _executor(self) -> ProcessPoolExecutor | None:
-        if self._process is None and self._use_process:
-            try:
-                self._process = helper_pool()
-            except Exception:
-                self._use_process = False
-        return self._process
-
-    def _on_future(self, job, future: Future) -> None:
-        """Runs on the executor's thread: hand the result to the GUI thread."""
-        try:
-            result, error = future.result(), ""
-        except Exception as e:
-            result, error = None, _message(e)
-        try:
-            self._relay.sig_finished.emit(job, result, error)
-        except RuntimeError:
-            pass
-
     def shutdown(self) -> None:
+        """Forget what waits (the symbolic process itself ends with the application)."""
         self._waiting.clear()
         self._sights.clear()
-        if self._process is not None:
-            self._process.shutdown(wait=True, cancel_futures=True)  # at most one render to finish
-            self._process = None
 
     def wait(self, msecs: int = 30_000) -> bool:
         return self._pool.waitForDone(msecs)

@@ -99,3 +99,13 @@ class Reports:
             k += 1
             report(k, 10**9, "ticks")
             time.sleep(0.005)
+
+
+@dataclass(frozen=True)
+class ThreadsAndNiceness:
+    lane = "quick"
+
+    def answer(self, state, job):
+        import torch
+
+        return torch.get_num_threads(), os.nice(0)

@@ -117,3 +117,12 @@ def test_reports_are_sent_at_most_a_few_times_a_second_and_the_last_always(monke
         now[0] += 0.01
     job(10, 10, "parts")  # the last: always said
     assert [m[2][0] for m in sent] == [0, 10]
+
+
+def test_the_process_takes_one_torch_thread_at_a_lower_priority_than_the_app(service):
+    from engine.training.thread_policy import HELPER_NICENESS
+
+    events = Events()
+    n = service.ask(sq.ThreadsAndNiceness(), events)
+    threads, niceness = events.until_end(n)[-1][2]
+    assert threads == 1 and niceness == min(os.nice(0) + HELPER_NICENESS, 19)  # 19: the lowest priority

@@ -199,7 +199,7 @@ def test_the_analysis_process_exits_when_the_app_is_killed():
     import sys
     import time
 
-    from .test_processes import _alive
+    from tests.child_work import alive as _alive
 
     proc = subprocess.run([sys.executable, "-c", APP], capture_output=True, text=True, timeout=120,
                           env={**os.environ, "PYTHONPATH": os.getcwd()})

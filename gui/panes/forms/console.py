@@ -1,6 +1,6 @@
 """The forms pane's console: the note's command line (engine.forms.console) with a prompt that keeps its
 history (Up and Down), outputs rendered as mathematics, HTML or text, and a log for errors, as in the
-note's screenshots. Lines run in the forms process, one at a time, on a lane of their own (a long line never
+note's screenshots. Lines run in the symbolic process, one at a time, on a lane of their own (a long line never
 holds up the Terms tab), and the console's variables live there; the console evaluates only the forms
 language, never Python (docs/reliability.md): what it cannot parse is an error in the log. A running line shows
 a Stop button (and Esc stops it): the process ends the line at its next evaluation step.

@@ -3,7 +3,7 @@
 
 Three tabs over one derivation: Walkthrough (the note's pipeline, stage by stage), Terms (weights with
 their counts, terms, one term's word, G and numbers at the current step) and Console (the note's command
-line). The derivation, the listing, the formulas and the console's lines are the forms process's work
+line). The derivation, the listing, the formulas and the console's lines are the symbolic process's work
 (gui/panes/forms/process.py, engine/forms/questions.py): the pane holds the source it shows and plain rows;
 a term's value at a step is the analysis process's. Choosing a weight here selects it app-wide
 (Session.select_weight) and a weight selected elsewhere is shown here. Export… asks the app's export queue
@@ -61,7 +61,7 @@ class FormsPane(QWidget):
     def __init__(self, session: Session, parent: QWidget | None = None):
         super().__init__(parent)
         self.session = session
-        self.derived: fq.Derived | None = None   # what the forms process derived of the source shown
+        self.derived: fq.Derived | None = None   # what the symbolic process derived of the source shown
         self.shown: Source | None = None          # the source it derived
         self.counts: dict[str, int] = {}
         self._asked: Source | None = None          # the source asked for last

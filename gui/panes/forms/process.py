@@ -1,7 +1,7 @@
-"""The Forms pane's door to the forms process (engine/forms/questions.py, engine/service_process.py): one
-process for the app, started on the first question; each view holds a `FormsJob`, which sends its questions
-and hands the parts and the answer back on the GUI thread as signals. The GUI thread never waits for the
-process, and nothing of the forms engine runs in the app's interpreter.
+"""The Forms pane's door to the app's symbolic process (gui/symbolic_process.py, engine/forms/questions.py): each
+view holds a `FormsJob`, which sends its questions and hands the parts and the answer back on the GUI thread as
+signals. The GUI thread never waits for the process, and nothing of the forms engine runs in the app's
+interpreter.
 """
 
 from __future__ import annotations
@@ -9,30 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtWidgets import QApplication
 
-from engine.forms.desk import Desk
-from engine.service_process import ServiceProcess
-
-_SERVICE: ServiceProcess | None = None
-
-
-def service() -> ServiceProcess:
-    """The app's forms process (made on first use, ended when the application quits)."""
-    global _SERVICE
-    if _SERVICE is None:
-        _SERVICE = ServiceProcess(Desk, name="forms")
-        app = QApplication.instance()
-        if app is not None:
-            app.aboutToQuit.connect(shutdown)
-    return _SERVICE
-
-
-def shutdown() -> None:
-    global _SERVICE
-    if _SERVICE is not None:
-        _SERVICE.close()
-        _SERVICE = None
+from ...symbolic_process import running, service
 
 
 class _Relay(QObject):
@@ -40,7 +18,7 @@ class _Relay(QObject):
 
 
 class FormsJob(QObject):
-    """A view's questions to the forms process; several may be out at once (on different lanes). Parts and
+    """A view's questions to the symbolic process; several may be out at once (on different lanes). Parts and
     answers arrive as signals with the tag given to `ask`; `forget` drops whatever is still to come."""
 
     sig_part = Signal(object, object)    # tag, a part of the answer (a batch of rows)
@@ -73,9 +51,10 @@ class FormsJob(QObject):
     def cancel(self, number: int | None = None) -> None:
         """Ask the process to stop question `number` (every question out when None); each still ends with
         sig_done or sig_failed."""
+        process = running()
         for n in [number] if number is not None else list(self._out):
-            if n in self._out:
-                service().cancel(n)
+            if n in self._out and process is not None:
+                process.cancel(n)
 
     def forget(self) -> None:
         """Stop everything out and deliver nothing more of it."""

@@ -1,7 +1,7 @@
 """One term in the forms pane: its ID and route, its word as the expansion writes it, its coefficient G as
 rendered mathematics with the number of operators on its path, and — when a run's weights are at hand —
 G's value at the current step as a small heatmap, its norm, and its share of the weight's total. The row is
-shown at once; the formulas come from the forms process (engine/forms/questions.py's TermDetail), the values
+shown at once; the formulas come from the symbolic process (engine/forms/questions.py's TermDetail), the values
 from the analysis process."""
 
 from __future__ import annotations

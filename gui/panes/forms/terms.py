@@ -1,7 +1,7 @@
 """The forms pane's term browser: weights with their term counts, the terms of the chosen weight, and the
 chosen term's detail (term_detail.py).
 
-Terms are listed by a model/view table (`TermTable`, uniform rows, nothing rendered) that the forms process
+Terms are listed by a model/view table (`TermTable`, uniform rows, nothing rendered) that the symbolic process
 fills in Leibniz order a batch at a time (`TermLoader`, engine/forms/questions.py's ListTerms): the list shows
 its first rows at once, a progress bar counts the rest, Cancel stops, and a weight with more terms than LOAD_CAP
 stops there with a button for the next LOAD_CAP, which the process lists from where it stopped. Counts come
@@ -73,7 +73,7 @@ class TermTable(QAbstractTableModel):
 
 
 class TermLoader(QObject):
-    """Lists a weight's terms in the forms process, LOAD_CAP at a time, in batches: a new start cancels the
+    """Lists a weight's terms in the symbolic process, LOAD_CAP at a time, in batches: a new start cancels the
     listing under way (its batches still coming are dropped)."""
 
     sig_batch = Signal(int, object)         # generation, [TermRow]

@@ -3,7 +3,7 @@ cycle — as steps to go through for the whole form or for one term, each stage 
 (docs/rules.md: layers composed by substitution, shifts with their transposes); and the note's own question,
 how Q_3 shapes K_5's coefficient, as the same method applied once more (engine/forms/walkthrough.py).
 
-The stages are derived and printed in the forms process (engine/forms/questions.py's Walkthrough); a whole
+The stages are derived and printed in the symbolic process (engine/forms/questions.py's Walkthrough); a whole
 form with more terms than the engine lists (DEFAULT_LIMIT) walks only as far as the form itself and says to
 follow one term instead.
 """

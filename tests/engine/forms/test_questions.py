@@ -1,4 +1,4 @@
-"""The Forms pane's questions (engine/forms/questions.py), answered by a desk as the forms process answers
+"""The Forms pane's questions (engine/forms/questions.py), answered by a desk as the symbolic process answers
 them: the same counts, terms, formulas, stages and console outputs as the engine's own functions, in plain
 rows, and a listing that goes on from where it stopped."""
 

@@ -1,4 +1,4 @@
-"""The symbolic engine works without torch (docs/design.md#processes-threads-and-caches): the forms process,
+"""The symbolic engine works without torch (docs/design.md#processes-threads-and-caches): the symbolic process,
 which derives, lists, prints and runs the console for the Forms pane, must not hold torch's ~220 MB."""
 
 from tests.fresh_imports import loaded_by

@@ -1,4 +1,4 @@
-"""A console function for tests that runs until its line is cancelled, added in the forms process itself (a
+"""A console function for tests that runs until its line is cancelled, added in the symbolic process itself (a
 setup of engine/service_process.py's ServiceProcess): a real line that long would be a race with Stop, since
 the engine's lines are fast."""
 

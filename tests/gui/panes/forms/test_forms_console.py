@@ -21,7 +21,7 @@ from engine.service_process import ServiceProcess
 from engine.figures.export import FigureOptions
 from gui.exports import Exports
 from gui.panes.forms import FormsPane
-from gui.panes.forms import process as forms_process
+from gui import symbolic_process
 from gui.panes.forms.console import History
 from gui.session import Session
 from gui.widgets import dialogs
@@ -189,10 +189,10 @@ def test_file_export_and_copy_latex_follow_the_chosen_term(qtbot, pane, tmp_path
 
 @pytest.fixture
 def spinning(monkeypatch):
-    """The app's forms process replaced by one whose console has spin(); the Event it sets once spinning."""
+    """The app's symbolic process replaced by one whose console has spin(); the Event it sets once spinning."""
     started = multiprocessing.get_context("spawn").Event()
-    service = ServiceProcess(Desk, functools.partial(add_spin, started), name="forms")
-    monkeypatch.setattr(forms_process, "_SERVICE", service)
+    service = ServiceProcess(Desk, functools.partial(add_spin, started), name="symbolic")
+    monkeypatch.setattr(symbolic_process, "_SERVICE", service)
     yield started
     service.close()
 
@@ -208,7 +208,7 @@ def test_stop_cancels_a_running_line_and_shows_only_while_one_runs(qtbot, pane, 
     with qtbot.waitSignal(console.sig_failed, timeout=60000) as got:
         qtbot.keyClick(console.prompt, Qt.Key.Key_Return)
         assert console.running and stop.isVisible()
-        assert spinning.wait(120)  # the line is running in the forms process
+        assert spinning.wait(120)  # the line is running in the symbolic process
         if how == "button":
             qtbot.mouseClick(stop, Qt.MouseButton.LeftButton)
         else:

@@ -205,7 +205,7 @@ def test_deriving_listing_formulas_stages_and_console_lines_run_in_the_forms_pro
 
     from engine.forms.console import interpreter
     from engine.forms.source import Source as EngineSource
-    from gui.panes.forms import process
+    from gui import symbolic_process
 
     def not_here(*_args, **_kwargs):
         raise AssertionError("forms work ran in the app's process")
@@ -226,7 +226,7 @@ def test_deriving_listing_formulas_stages_and_console_lines_run_in_the_forms_pro
     with qtbot.waitSignal(pane.console.sig_ran, timeout=30000) as got:
         pane.console.run_line("log(count(net))")
     assert got.args[1][0].content == str(sum(pane.counts.values()))
-    assert process.service().pid not in (None, os.getpid())
+    assert symbolic_process.service().pid not in (None, os.getpid())
 
 
 def test_the_export_menu_offers_only_the_sheets_that_can_be_written(qtbot, monkeypatch):
