@@ -16,30 +16,16 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sys
 from pathlib import Path
 
 import numpy as np
 
 from ..safe_io import JSON_CAP, UnsafeFileError, check_regular, parse_json, read_text
+from ..user_cache import ENV, root  # noqa: F401  (ENV: where the folder is set)
 
-ENV = "GPT_EXPLORER_CACHE"
 BUDGET = 1 << 30      # bytes of entries kept; the bundled plays' ids take 5-10 MB per tokenizer
 FIT_VERSION = 2       # how a tokenizer is fitted (engine/text/bpe_fit.py): a new way is a new entry
 IDS_CAP = 1 << 33     # a corpus is at most 2 GB of text: at most 2G ids of 4 bytes
-
-
-def root() -> Path:
-    """The cache folder: $GPT_EXPLORER_CACHE, else the platform's per-user cache folder."""
-    if os.environ.get(ENV):
-        return Path(os.environ[ENV]).expanduser()
-    if sys.platform == "win32":
-        base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
-    elif sys.platform == "darwin":
-        base = Path.home() / "Library" / "Caches"
-    else:
-        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "gpt-explorer"
 
 
 def folder() -> Path:

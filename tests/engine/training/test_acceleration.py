@@ -10,10 +10,12 @@ would but needs no C++ compiler and seconds instead of a minute.
 from __future__ import annotations
 
 import itertools
+import os
 
 import pytest
 import torch
 
+from engine import user_cache
 from engine.training import acceleration
 from engine.training.acceleration import PrecisionError, autocast_dtype
 from engine.cli import main
@@ -90,11 +92,21 @@ def test_a_model_that_cannot_compile_trains_eagerly_with_one_line_saying_so(text
 
 def test_a_compiled_step_computes_what_the_eager_step_does(text, monkeypatch):
     monkeypatch.setattr(acceleration, "COMPILE_BACKEND", "eager")
+    monkeypatch.delenv(acceleration.INDUCTOR_CACHE, raising=False)
     eager = Trainer(small_config(), text=text)
     compiled = Trainer(small_config(compile=True), text=text)
     assert compiled.compile_message is None and compiled._forward is not compiled.model
     assert train_losses(compiled, 3) == pytest.approx(train_losses(eager, 3), rel=1e-6)
     assert compiled.model.state_dict().keys() == eager.model.state_dict().keys()  # no "_orig_mod." names
+    assert os.environ[acceleration.INDUCTOR_CACHE] == str(user_cache.root() / "torch-compile")  # kept across runs
+
+
+def test_a_compile_cache_the_user_chose_stays(monkeypatch, tmp_path):
+    monkeypatch.setenv(acceleration.INDUCTOR_CACHE, str(tmp_path))
+    monkeypatch.setattr(torch, "compile", lambda model, **kw: (_ for _ in ()).throw(RuntimeError("no compiler")))
+    x = y = torch.zeros(1, 4, dtype=torch.long)
+    _, message = acceleration.compile_or_eager(torch.nn.Linear(1, 1), x, y, None)
+    assert message and os.environ[acceleration.INDUCTOR_CACHE] == str(tmp_path)
 
 
 def test_cli_precision_and_compile_reach_the_run_and_can_change_on_resume(tmp_path, capsys, monkeypatch):
