@@ -44,6 +44,10 @@ from .progress import Cancelled, reporting
 
 STOPPED = "the helper process stopped unexpectedly; try again"
 CANCELLED = "cancelled"   # the message of a question that ended because it was cancelled
+# When the app quits, its helper processes are ended rather than waited for: they keep nothing that must be saved
+# (their caches are written whole or not at all), and each was waited for 2 s before it was killed anyway (its
+# interpreter's own exit, with torch, takes longer on a loaded machine): 4 of the 8 s a quit took here.
+QUIT_WAIT_S = 0.0
 PROGRESS_HZ = 5           # a question's progress reports are sent at most this often (the last always)
 
 
@@ -198,17 +202,20 @@ class ServiceProcess:
             if number in self._callbacks and self._outbox is not None:
                 self._outbox.put(("cancel", number))
 
-    def close(self) -> None:
-        """End the process; questions still out are answered as failed."""
+    def close(self, wait: float = 2.0) -> None:
+        """End the process, letting it exit by itself for `wait` seconds before it is killed (the app quitting
+        waits for nothing: the process keeps nothing that must be saved); questions still out are answered as
+        failed."""
         with self._lock:
             conn, process, outbox = self._conn, self._process, self._outbox
             self._conn = self._process = self._outbox = None
         if outbox is not None:
             outbox.put(None)  # the writer closes the pipe once what was asked before is sent
         if process is not None:
-            process.join(2)
+            process.join(wait)
             if process.is_alive() and not self._in_thread:
                 process.kill()
+                process.join(1)  # collected, not left a zombie
         self._fail_all("the helper process was stopped before answering")
 
     def _connection(self):

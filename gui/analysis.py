@@ -45,14 +45,14 @@ def process() -> ServiceProcess:
         return _process
 
 
-def shutdown() -> None:
-    """End the analysis process (the app calls it on exit; a killed app's process ends by itself: its pipe
-    reads end-of-file)."""
+def shutdown(wait: float = 2.0) -> None:
+    """End the analysis process, killed after `wait` seconds (the app calls it on exit with none; a killed app's
+    process ends by itself: its pipe reads end-of-file)."""
     global _process
     with _process_lock:
         proc, _process = _process, None
     if proc is not None:
-        proc.close()
+        proc.close(wait)
 
 
 atexit.register(shutdown)

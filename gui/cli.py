@@ -21,9 +21,9 @@ def _launch(args: argparse.Namespace) -> int:
     missing = missing_libraries() if uses_xcb() else []
     if missing:  # Qt would abort with a page about plugins; say what to install instead
         raise UserError(install_hint(missing))
-    from .app import run_app  # Qt loads here and only here
+    from .app import exit_now, run_app  # Qt loads here and only here
 
-    return run_app(run_dir=args.run)
+    exit_now(run_app(run_dir=args.run))
 
 
 GLOBAL_OPTIONS = ("-h", "--help", "--version")

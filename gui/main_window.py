@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (QApplication, QDockWidget, QLabel, QMainWindow, Q
 from engine.configs.config import ConfigError, ExperimentConfig
 from engine.errors import UserError
 from engine.configs.presets import DEFAULT_PRESET, load_preset
+from engine.service_process import QUIT_WAIT_S
 from engine.training.state import TrainingState
 
 from . import analysis, drops, screen_fit, settings, theme
@@ -448,7 +449,7 @@ class MainWindow(QMainWindow):
         self.controller.shutdown()
         self.first_run.shutdown()  # the sample's training, if it was going on: checkpointed, resumed next time
         self.session.asker.close()
-        analysis.shutdown()  # the panes' analysis process
+        analysis.shutdown(QUIT_WAIT_S)  # the panes' analysis process
         settings.save_window_state(self, self.pane_names, self._available().size())
         settings.set_saved_config(self.session.config.to_toml())
         super().closeEvent(event)

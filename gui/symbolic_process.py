@@ -11,7 +11,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QApplication
 
 from engine.forms.desk import Desk
-from engine.service_process import ServiceProcess
+from engine.service_process import QUIT_WAIT_S, ServiceProcess
 
 _SERVICE: ServiceProcess | None = None
 
@@ -33,7 +33,8 @@ def running() -> ServiceProcess | None:
 
 
 def shutdown() -> None:
+    """The application quits: the process is ended at once (nothing in it to save)."""
     global _SERVICE
     if _SERVICE is not None:
-        _SERVICE.close()
+        _SERVICE.close(QUIT_WAIT_S)
         _SERVICE = None

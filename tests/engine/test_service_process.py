@@ -126,3 +126,16 @@ def test_the_process_takes_one_torch_thread_at_a_lower_priority_than_the_app(ser
     n = service.ask(sq.ThreadsAndNiceness(), events)
     threads, niceness = events.until_end(n)[-1][2]
     assert threads == 1 and niceness == min(os.nice(0) + HELPER_NICENESS, 19)  # 19: the lowest priority
+
+
+def test_closing_without_a_wait_ends_a_busy_process_at_once_and_collects_it():
+    """The app quitting ends its helpers at once (issue 40: each was waited for 2 s before it was killed anyway,
+    4 of a quit's 8 s), and the ended process is collected, never left a zombie."""
+    s = ServiceProcess(sq.make_state, name="test")
+    events = Events()
+    n = s.ask(sq.UntilCancelled(), events)
+    assert events.next() == (n, "part", "started")  # busy: it will not exit by itself
+    process = s._process
+    s.close(wait=0)
+    assert not process.is_alive() and process.exitcode is not None
+    assert events.until_end(n)[-1][:2] == (n, "failed")

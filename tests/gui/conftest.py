@@ -32,7 +32,7 @@ def one_analysis_process(gc_on_gui_thread):
 
     from .analysis_state import Forget
 
-    def forget_the_windows_work() -> None:
+    def forget_the_windows_work(_wait: float = 0.0) -> None:
         analysis.ask_and_wait(Forget(), timeout=120)
 
     patch = pytest.MonkeyPatch()
