@@ -40,7 +40,10 @@ and prints a line per phase, starting with its name and ending with the ratio of
 
     python benchmarks/gpt2_small.py [--reps 3] [--tokens 32] [--keep DIR] [--layer L]
     python benchmarks/gpt2_small.py --against transformers [--folder HF_DIR] [--reps 3] [--keep DIR]
-    python benchmarks/gpt2_small.py --scale [--folder HF_DIR] [--keep DIR]
+    python benchmarks/gpt2_small.py --scale [splits,timeline,routes] [--folder HF_DIR] [--keep DIR]
+
+`transformers` is a test extra, not a dependency of the app: without it `--against transformers` says so in one
+line and compares nothing, and a folder must be named with --folder.
 """
 
 from __future__ import annotations
@@ -81,12 +84,31 @@ def timed(fn, reps: int = 1):
     return statistics.median(times), out
 
 
+def the_folder(root: Path, args) -> Path:
+    """The folder named by --folder, or one built under root the first time (kept with --keep)."""
+    if args.folder:
+        folder = Path(args.folder)
+        if not (folder / "config.json").is_file():
+            raise SystemExit(f"--folder {folder}: no config.json there (a Hugging Face GPT-2 folder is expected)")
+        return folder
+    folder = root / "gpt2-small"
+    if not (folder / "config.json").exists():
+        t, _ = timed(lambda: build_folder(folder))
+        print(f"built a random GPT-2 small folder in {t:.1f} s (not part of the figures); {memory()}", flush=True)
+    return folder
+
+
 def build_folder(folder: Path) -> None:
     """A random GPT-2 small saved by transformers, with a 50,257-token byte-level BPE beside it."""
     import json
 
     import torch
-    import transformers
+
+    try:
+        import transformers
+    except ImportError:
+        raise SystemExit("building a GPT-2-small-shaped folder needs transformers (pip install -e '.[test]'); "
+                         "or name one with --folder") from None
 
     from engine.text.bpe import END_OF_TEXT, BPETokenizer
     from engine.text.corpus import shakespeare_text
@@ -109,8 +131,10 @@ def main() -> None:
     ap.add_argument("--layer", type=int, help="also split every weight of this layer (minutes)")
     ap.add_argument("--against", choices=["transformers"], help="compare with transformers instead, phase by phase")
     ap.add_argument("--folder", metavar="HF_DIR", help="a GPT-2-small-shaped folder to use instead of building one")
-    ap.add_argument("--scale", action="store_true", help="instead: the analysis at scale (splits, head timeline in "
-                    "backward-equivalents, the whole model's route shares over one interval; tens of minutes)")
+    ap.add_argument("--scale", nargs="?", const="splits,timeline,routes", metavar="PARTS",
+                    help="instead: the analysis at scale, all or the PARTS named (splits, timeline: the head "
+                    "timeline in backward-equivalents, routes: the whole model's route shares over one interval); "
+                    "tens of minutes")
     args = ap.parse_args()
     root = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="gpt2-small-"))
     root.mkdir(parents=True, exist_ok=True)
@@ -131,10 +155,7 @@ def run(root: Path, args) -> None:
     from engine.training.trainer import generate_text
 
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {os.cpu_count()} cores; {memory()}")
-    folder, run_dir = root / "gpt2-small", root / "run"
-    if not (folder / "config.json").exists():
-        t, _ = timed(lambda: build_folder(folder))
-        print(f"built a random GPT-2 small folder in {t:.1f} s (not part of the figures); {memory()}")
+    folder, run_dir = the_folder(root, args), root / "run"
     shutil.rmtree(run_dir, ignore_errors=True)
     t, done = timed(lambda: import_in_child(folder, run_dir))
     m = done.config.model
@@ -179,17 +200,22 @@ def at_scale(root: Path, args) -> None:
     and the whole model's route shares over one interval, on the imported run (made once), one torch thread."""
     import torch
 
+    parts = args.scale.split(",")
+    if unknown := set(parts) - {"splits", "timeline", "routes"}:
+        raise SystemExit(f"--scale: unknown part(s) {', '.join(sorted(unknown))}; the parts are splits, timeline, "
+                         "routes")
     torch.set_num_threads(1)
-    folder = Path(args.folder) if args.folder else root / "gpt2-small"
-    if not (folder / "config.json").exists():
-        build_folder(folder)
+    folder = the_folder(root, args)
     run_dir = root / "run"
     if not (run_dir / "config.toml").exists():
         import_in_child(folder, run_dir)
     print(f"torch {torch.__version__}, one thread, load {os.getloadavg()[0]:.1f}; {memory()}", flush=True)
-    splits(run_dir)
-    backward = timeline_in_backward_equivalents(run_dir)
-    route_shares_interval(run_dir, backward)
+    if "splits" in parts:
+        splits(run_dir)
+    if "timeline" in parts:
+        timeline_in_backward_equivalents(run_dir)
+    if "routes" in parts:
+        route_shares_interval(run_dir)
 
 
 def reset_peak() -> None:
@@ -232,8 +258,10 @@ def backward_pass(model, x, y) -> float:
     return time.perf_counter() - t0
 
 
-def timeline_in_backward_equivalents(run_dir: Path) -> float:
-    """The head timeline of the run's step 0 scored afresh, against one backward before and one after."""
+def timeline_in_backward_equivalents(run_dir: Path, every: int = 8) -> None:
+    """The head timeline of the run's step 0 scored afresh, a piece at a time, with one forward and backward of
+    the probe before, after every `every` pieces and after (not counted in the timeline's time): their median is
+    the unit, so that a load that changes during the minutes of scoring changes both alike."""
     import torch
 
     from engine.analysis.head_timeline import CACHE_DIR, TimelineScorer
@@ -243,27 +271,26 @@ def timeline_in_backward_equivalents(run_dir: Path) -> float:
     probe = run.probe()
     x, y = torch.as_tensor(probe.x), torch.as_tensor(probe.y)
     model = run.build_model(0)
-    before = backward_pass(model, x, y)
-    del model
+    units = [backward_pass(model, x, y)]
     shutil.rmtree(run_dir / CACHE_DIR, ignore_errors=True)
     reset_peak()
-    scorer, slices, t0 = TimelineScorer(run_dir), 0, time.perf_counter()
+    scorer, pieces, total = TimelineScorer(run_dir), 0, 0.0
     while True:
-        got = scorer.advance(slice_s=0.0)
-        slices += 1
+        t, got = timed(lambda: scorer.advance(slice_s=0.0))
+        total, pieces = total + t, pieces + 1
         if got.scoring is None:
             break
-    total = time.perf_counter() - t0
+        if pieces % every == 0:
+            units.append(backward_pass(model, x, y))
     line = memory()
-    after = backward_pass(run.build_model(0), x, y)
-    unit = (before + after) / 2
-    print(f"timeline {total:6.1f} s  one saved step, {slices} pieces: {total / unit:.1f} backward-equivalents (one "
-          f"forward and backward of the probe {tuple(x.shape)}: {before:.1f} s before, {after:.1f} s after); "
-          f"{got.ablation}; {line}", flush=True)
-    return unit
+    units.append(backward_pass(model, x, y))
+    unit = statistics.median(units)
+    print(f"timeline {total:6.1f} s  one saved step, {pieces} pieces: {total / unit:.1f} backward-equivalents (one "
+          f"forward and backward of the probe {tuple(x.shape)}: median {unit:.1f} s of {len(units)}, "
+          f"{min(units):.1f}-{max(units):.1f} s); {got.ablation}; {line}", flush=True)
 
 
-def route_shares_interval(run_dir: Path, backward: float) -> None:
+def route_shares_interval(run_dir: Path) -> None:
     """The whole model's route shares over one interval: a second saved step is written beside step 0 (the
     import's weights moved a little), then RunAnalysis.route_shares(None) is timed."""
     import torch
@@ -280,11 +307,17 @@ def route_shares_interval(run_dir: Path, backward: float) -> None:
             writer.save_snapshot(5, moved)
         finally:
             writer.close()
+    probe = run.probe()
+    x, y = torch.as_tensor(probe.x), torch.as_tensor(probe.y)
+    before = backward_pass(run.build_model(0), x, y)
     reset_peak()
     t, shares = timed(lambda: RunAnalysis(run_dir).route_shares(None))
-    top = ", ".join(f"{c} {v:.2f}" for c, v in list((shares.fractions() or {}).items())[:3])
-    print(f"routes   {t:6.1f} s  the whole model's shares over one interval ({len(shares.classes)} classes; "
-          f"{t / backward:.1f} backward-equivalents); fractions {top}…; {memory()}", flush=True)
+    line = memory()
+    unit = (before + backward_pass(run.build_model(0), x, y)) / 2
+    top = ", ".join(f"{c} {v:.2f}" for c, v in shares.ranking()[:3])
+    print(f"routes   {t:6.1f} s  the whole model's route shares over one interval, every weight: "
+          f"{len(shares.classes)} classes, {t / unit:.1f} backward-equivalents (one: {unit:.1f} s); the largest "
+          f"summed shares {top}; {line}", flush=True)
 
 
 # ---- --against transformers -------------------------------------------------------------------------------
@@ -313,14 +346,18 @@ transformers.GPT2LMHeadModel.from_pretrained(sys.argv[2])
 def against_transformers(root: Path, args) -> None:
     """Each phase ours and theirs alternating --reps times, one torch thread (module docstring)."""
     import torch
-    import transformers
 
     from engine.rundir.runs import Run
 
+    try:
+        import transformers
+    except ImportError:
+        print("transformers is not installed (a test extra, not a dependency of the app: pip install -e '.[test]'): "
+              "no comparison")
+        return
+
     torch.set_num_threads(1)
-    folder = Path(args.folder) if args.folder else root / "gpt2-small"
-    if not (folder / "config.json").exists():
-        build_folder(folder)
+    folder = the_folder(root, args)
     run_dir = root / "run"
     print(f"torch {torch.__version__}, transformers {transformers.__version__}, one thread, {os.cpu_count()} cores, "
           f"load {os.getloadavg()[0]:.1f}; {args.reps} alternations, medians; {folder}")
@@ -343,6 +380,7 @@ def against_transformers(root: Path, args) -> None:
     sample(run_, model, hf, probe, args)
     attended(run_, model, hf, probe, args)
     backprop(run_, hf, probe, args)
+    print(f"this process, both models: {memory()}")
 
 
 def compare(name: str, ours_what: str, theirs_what: str, ours, theirs, reps: int) -> tuple:
