@@ -83,7 +83,9 @@ def fork_run(parent_dir: str | Path, run_dir: str | Path, cfg: ExperimentConfig,
         raise RunError(f"{parent.path} has no checkpoint at step {step} to fork from "
                        f"(it has {', '.join(map(str, parent.checkpoint_steps())) or 'none'})")
     report(0, STAGES, "stages")
-    dataset = dataset or Dataset.build(cfg.data, cfg.model.n_ctx, text)  # a corpus gone is refused here
+    # the parent's tokenizer, as a resume keeps its run's: fitting one on the corpus gave an imported GPT-2 a
+    # vocabulary of its own, and its weights did not fit (a corpus gone is refused here)
+    dataset = dataset or Dataset.build(cfg.data, cfg.model.n_ctx, text, tokenizer=parent.tokenizer)
     report(1, STAGES, "stages")
     skipped: list[str] = []
     if step == 0:

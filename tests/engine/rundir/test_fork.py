@@ -57,6 +57,16 @@ def test_a_fork_at_step_0_starts_from_the_parents_weights_and_first_batch(parent
 
 
 @pytest.mark.parametrize("step", [0, 10])
+def test_a_fork_keeps_its_parents_tokenizer(parent, text, tmp_path, step):
+    """As an imported run's: a tokenizer fitted on the fork's corpus (here one without every character of the
+    parent's) has another vocabulary, which the parent's weights do not fit."""
+    short = text[:300]
+    assert len(set(short)) < parent.config.model.vocab_size
+    child = fork_run(parent.path, tmp_path / "fork", parse_setting("train.lr=1e-3", parent.config), step, text=short)
+    assert child.tokenizer.vocab == parent.tokenizer.vocab and child.step == step
+
+
+@pytest.mark.parametrize("step", [0, 10])
 def test_a_fork_that_changes_nothing_training_reads_retraces_its_parent(parent, text, tmp_path, step):
     cfg = parse_setting("train.sample_tokens=5", parent.config)
     child = fork_run(parent.path, tmp_path / "fork", cfg, step, text=text)
