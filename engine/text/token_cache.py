@@ -8,7 +8,8 @@ type the vocabulary needs (engine/text/tokenizer.py `id_dtype`): the bundled pla
 5.3 MB. The folder is `$GPT_EXPLORER_CACHE`, else the user's cache folder; it is kept under `BUDGET` bytes by
 deleting the entries read least recently. A cache is never trusted further than it must be: an entry that does
 not read back as what it claims (truncated, another dtype, an id outside the vocabulary) is deleted and computed
-again, and a folder that cannot be written only means the work is done again next time.
+again, and a folder that cannot be written only means the work is done again next time. An entry is written under
+a temporary name and renamed whole; the temporary file of a writer killed on the way is deleted by a later write.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +28,7 @@ from ..user_cache import ENV, root  # noqa: F401  (ENV: where the folder is set)
 BUDGET = 1 << 30      # bytes of entries kept; the bundled plays' ids take 5-10 MB per tokenizer
 FIT_VERSION = 2       # how a tokenizer is fitted (engine/text/bpe_fit.py): a new way is a new entry
 IDS_CAP = 1 << 33     # a corpus is at most 2 GB of text: at most 2G ids of 4 bytes
+STALE_WRITE = 24 * 3600  # seconds: a temporary file this old was left by a writer that was killed
 
 
 def folder() -> Path:
@@ -111,12 +114,17 @@ def _write(path: Path, write) -> None:
 
 
 def prune(budget: int = BUDGET) -> None:
-    """Delete the entries read least recently until the rest fit `budget` bytes."""
+    """Delete the entries read least recently until the rest fit `budget` bytes, and the temporary files that
+    writers killed on the way left (older than STALE_WRITE: a younger one may be being written now)."""
     try:
-        entries = [(p.stat().st_mtime, p.stat().st_size, p) for p in folder().iterdir()
-                   if p.is_file() and not p.name.startswith(".")]
+        files = [(p, p.stat()) for p in folder().iterdir() if p.is_file()]
     except OSError:
         return
+    now = time.time()
+    for p, st in files:
+        if p.name.startswith(".") and ".tmp" in p.name and now - st.st_mtime > STALE_WRITE:
+            _forget(p)
+    entries = [(st.st_mtime, st.st_size, p) for p, st in files if not p.name.startswith(".")]
     total = sum(size for _, size, _ in entries)
     for _, size, p in sorted(entries):
         if total <= budget:

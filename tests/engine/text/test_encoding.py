@@ -5,6 +5,7 @@ engine/text/prepared.py)."""
 
 from __future__ import annotations
 
+import os
 import random
 
 import numpy as np
@@ -133,6 +134,20 @@ def test_the_cache_keeps_the_entries_read_last_within_its_budget(cache):
     token_cache.prune(budget=sizes[0] + sizes[1])
     assert len(list(cache.iterdir())) == 2
     assert token_cache.load_ids(token_cache.text_digest(text), toks[0].digest, toks[0].vocab_size, np.int16) is not None
+
+
+def test_a_write_cut_short_leaves_nothing_the_cache_keeps(cache):
+    """A process killed while it wrote an entry leaves its temporary file; the next write deletes it once it is
+    older than any write takes (STALE_WRITE), and leaves a younger one, being written now, alone."""
+    text = shakespeare_text()[:20_000]
+    cache.mkdir(parents=True)
+    stale, writing = cache / ".ids-x.npy.tmp123", cache / ".ids-y.npy.tmp456"
+    for path in (stale, writing):
+        path.write_bytes(b"\x93NUMPY" + b"\x00" * 1000)
+    old = stale.stat().st_mtime - token_cache.STALE_WRITE - 60
+    os.utime(stale, (old, old))
+    token_ids(CharTokenizer.fit(text), text)
+    assert not stale.exists() and writing.exists()
 
 
 def test_an_unwritable_cache_only_means_the_work_is_done_again(tmp_path, monkeypatch):
