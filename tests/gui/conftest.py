@@ -3,15 +3,38 @@ config so a test trains in well under a second, and a factory that builds the re
 
 from __future__ import annotations
 
+import functools
 import types
 
 import pytest
 from PySide6.QtCore import QSettings
+from pytestqt.qtbot import QtBot
 
 from engine.configs.config import DataConfig, ExperimentConfig, ModelConfig, TrainConfig
 
 # The offscreen platform says this for every dock; it is not about our code.
 QT_NOISE = r"This plugin does not support propagateSizeHints"
+
+# A wait's cap guards against a hang; it is never what a test checks. Under load (the suite's two workers
+# beside two busy processes per core, or six people's work on two cores) an answer from a process that
+# imports torch took over the 20–30 s a test had given it, so every qtbot wait is given at least this.
+WAIT_CAP_MS = 180_000
+
+
+def _patient(wait):
+    @functools.wraps(wait)
+    def patient(self, *args, timeout=5000, raising=None, **kwargs):
+        if raising is not False and timeout:  # assertNotEmitted waits its whole timeout: left as asked
+            timeout = max(timeout, WAIT_CAP_MS)
+        if raising is not None:
+            kwargs["raising"] = raising
+        return wait(self, *args, timeout=timeout, **kwargs)
+
+    return patient
+
+
+for _name in ("waitUntil", "waitSignal", "waitSignals", "waitCallback", "waitExposed", "waitActive"):
+    setattr(QtBot, _name, _patient(getattr(QtBot, _name)))
 
 
 @pytest.fixture(autouse=True, scope="session")
