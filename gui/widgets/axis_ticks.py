@@ -36,6 +36,12 @@ def tick_plan(per_cell: float, need_at: Callable[[float], float], base_size: flo
 
 def labelled(labels: list[str], step: int, pinned: tuple[int, ...] = ()) -> list[tuple[float, str]]:
     """pyqtgraph ticks at the cells' centres for every step-th label, and for the `pinned` cells whatever the
-    step, each in place of the regular labels that would crowd it (closer than a step)."""
-    shown = {i for i in range(0, len(labels), step) if all(abs(i - p) >= step for p in pinned)}
-    return [(i + 0.5, labels[i]) for i in sorted(shown | set(pinned))]
+    step, each in place of the regular labels that would crowd it (closer than a step); of pinned cells
+    closer than a step to each other only the first is labelled (two heads that formed at steps 400 and 425
+    printed "400425")."""
+    kept: list[int] = []
+    for p in sorted(set(pinned)):
+        if not kept or p - kept[-1] >= step:
+            kept.append(p)
+    shown = {i for i in range(0, len(labels), step) if all(abs(i - p) >= step for p in kept)}
+    return [(i + 0.5, labels[i]) for i in sorted(shown | set(kept))]

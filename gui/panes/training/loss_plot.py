@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, Qt
+from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QCheckBox, QGraphicsItem, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from engine.analysis.head_roles import ROLE_NAMES
@@ -115,6 +116,7 @@ class LossPlot(QWidget):
         self.val_curve = self.loss.plot([], [], name="validation", symbol="o", symbolSize=6)
         self.lr_curve = self.lr_plot.plot([], [])
         self.formations: list[pg.InfiniteLine] = []  # the steps heads took their roles (set_formations)
+        self._formation_names: list[str] = []         # what each line marks, in step order
         self.cursor = pg.InfiniteLine(angle=90, movable=False)
         self.loss.addItem(self.cursor, ignoreBounds=True)
         self.cursor.hide()
@@ -145,6 +147,7 @@ class LossPlot(QWidget):
         self.following = True  # ranges follow the data until the user zooms or pans
         self.log_box.toggled.connect(self._on_log_toggled)
         self.loss.vb.sigRangeChangedManually.connect(self._on_range_changed_manually)
+        self.loss.vb.sigXRangeChanged.connect(self._label_formations)
         self.lr_plot.vb.sigRangeChangedManually.connect(self._on_range_changed_manually)
         self._mouse = pg.SignalProxy(self.graphics.scene().sigMouseMoved, rateLimit=30,
                                      slot=self._on_mouse_moved)
@@ -154,6 +157,7 @@ class LossPlot(QWidget):
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         self._arrange()
+        self._label_formations()
 
     def _arrange(self, force: bool = False) -> None:
         """The learning rate below the loss when both get PLOT_MIN there, else beside it (the room depends on
@@ -183,7 +187,7 @@ class LossPlot(QWidget):
         for r in roles:
             by_step.setdefault(r.formed, []).append(f"L{r.layer} H{r.head} {ROLE_NAMES[r.score]}")
         c = plot_colors()
-        self.formations = []
+        self.formations, self._formation_names = [], []
         for step, names in sorted(by_step.items()):
             # the label runs up its line from the bottom of the plot, inside it: across the plot, a label
             # beside its line was cut at the plot's edge in a narrow pane
@@ -195,6 +199,28 @@ class LossPlot(QWidget):
             line.setToolTip(", ".join(names) + f": formed at step {step}")
             self.loss.addItem(line, ignoreBounds=True)
             self.formations.append(line)
+            self._formation_names.append(", ".join(names))
+        self._label_formations()
+
+    def _label_formations(self, *_) -> None:
+        """One label for lines closer on screen than a line of text: two induction heads that formed 25 steps
+        apart had their labels printed over each other. The first line of such a group carries every name,
+        the others none (each keeps its tooltip); regrouped when the steps shown or the width change."""
+        if not self.formations:
+            return
+        (x0, x1), width = self.loss.vb.viewRange()[0], self.loss.vb.width()
+        per_step = width / (x1 - x0) if x1 > x0 and width > 0 else math.inf  # not laid out: apart
+        room = QFontMetrics(self.font()).height() + 2
+        texts = list(self._formation_names)
+        first = 0
+        for k in range(1, len(texts)):
+            if (self.formations[k].value() - self.formations[first].value()) * per_step < room:
+                texts[first], texts[k] = f"{texts[first]}, {texts[k]}", ""
+            else:
+                first = k
+        for line, text in zip(self.formations, texts):
+            if line.label.format != text:
+                line.label.setFormat(text)
 
     def plot_heights(self) -> dict[str, float]:
         """The height in pixels of each plot, axes included (tests)."""

@@ -26,3 +26,11 @@ def test_below_the_smallest_size_the_smallest_step_that_fits_at_the_base_size():
 
 def test_ticks_sit_at_the_cells_centres():
     assert labelled(list("abcde"), 2) == [(0.5, "a"), (2.5, "c"), (4.5, "e")]
+
+
+def test_pinned_cells_closer_than_a_step_are_labelled_once():
+    """Issue 40, seen under Xvfb: heads that formed at steps 400 and 425 (cells next to each other, every
+    6th labelled) printed "400425" under the roles chart."""
+    labels = [str(25 * i) for i in range(33)]
+    ticks = labelled(labels, 6, pinned=(6, 16, 17))
+    assert [t for _, t in ticks] == ["0", "150", "400", "600", "750"]

@@ -96,9 +96,32 @@ def test_the_steps_heads_took_their_roles_are_marked_on_the_loss_curve(qtbot, ma
     values["induction"][2:, 1, 0] = 0.6        # L1 H0 from step 20
     values["copying"][:, 1, 1] = 0.9           # not attention: not on the curve
     pane.head_timeline.set_timeline(HeadTimeline([0, 10, 20], values, np.zeros(3), False))
+    pane.plot.loss.setXRange(0, 30, padding=0)  # the lines apart on screen (closer ones share a label: below)
     lines = pane.plot.formations
     assert [line.value() for line in lines] == [10, 20]
     assert [line.label.format for line in lines] == ["L0 H1 previous-token", "L1 H0 induction"]
     assert all(line in pane.plot.loss.items for line in lines)
     pane.head_timeline.set_timeline(None)  # another run: its marks go
     assert pane.plot.formations == [] and not any(i in lines for i in pane.plot.loss.items)
+
+
+def test_formations_closer_on_screen_than_a_line_of_text_share_one_label(qtbot):
+    """Issue 40, seen under Xvfb: two induction heads formed 25 steps apart in an 800-step lesson and their
+    labels were printed over each other. Lines closer than a line of text share the first one's label; zoomed
+    in far enough, each has its own again."""
+    from engine.analysis.head_roles import Role
+
+    plot = LossPlot()
+    qtbot.addWidget(plot)
+    plot.resize(400, 300)
+    plot.show()
+    qtbot.waitExposed(plot)
+    plot.show_history(history(800))
+    plot.set_formations([Role(0, 0, "previous_token", 0.9, 150), Role(1, 0, "induction", 0.5, 400),
+                         Role(1, 2, "induction", 0.5, 425)])
+    plot.loss.setXRange(0, 800, padding=0)
+    assert [line.label.format for line in plot.formations] == [
+        "L0 H0 previous-token", "L1 H0 induction, L1 H2 induction", ""]
+    plot.loss.setXRange(380, 440, padding=0)  # 25 steps are ~150 px now
+    assert [line.label.format for line in plot.formations] == [
+        "L0 H0 previous-token", "L1 H0 induction", "L1 H2 induction"]
