@@ -1,8 +1,10 @@
 """`gpt-explorer train`: train a model in the terminal, writing a run directory (docs/run-directory.md).
 
 A new run comes from a preset (default `tiny`) or a config file, with the command line's overrides; if
-`--run` names an existing run it is resumed exactly from its latest checkpoint; an imported pretrained model
-(`import hf`, `import nanogpt`) is fine-tuned that way, on `--corpus` if given, with its own tokenizer.
+`--run` names an existing run it is resumed from its latest checkpoint, exactly or with the options' edits of its
+training (engine/training/continuation.py: an edit of its shape or vocabulary is refused); an imported pretrained
+model (`import hf`, `import nanogpt`) is fine-tuned that way. `--corpus` with `--run` trains any run on other
+text from there, with the run's own tokenizer.
 Progress is one updating line on a terminal and plain lines otherwise. Ctrl-C stops between steps and
 saves a checkpoint. Qt is never imported here (a test checks it).
 """
@@ -29,7 +31,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "train", help="train a model in the terminal (no window)",
         description="Train a GPT and write its run directory. With --run pointing at an existing run, "
-                    "resume it exactly from its latest checkpoint. Ctrl-C stops and saves a checkpoint.")
+                    "resume it from its latest checkpoint: exactly as it was, or with the edits the other "
+                    "options make to its training (recorded in its changes.jsonl); an edit of the model's "
+                    "shape or vocabulary needs a new run and is refused. Ctrl-C stops and saves a checkpoint.")
     src = p.add_mutually_exclusive_group()
     src.add_argument("--preset", metavar="NAME",
                      help="a named experiment: " + ", ".join(
@@ -38,8 +42,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--corpus", metavar="shakespeare|shakespeare-repeats|PATH",
                    help="'shakespeare' (bundled), 'shakespeare-repeats' (the same with every span of 10-30 "
                         "characters said twice: the induction lesson's corpus) or a UTF-8 text file; default: "
-                        "the config's corpus. With --run naming an imported model not yet trained: the text to "
-                        "fine-tune it on")
+                        "the config's corpus. With --run naming an existing run (trained here or imported): the "
+                        "text to train it on from its latest checkpoint, with its own tokenizer")
     p.add_argument("--steps", type=int, metavar="N", help="total optimizer steps (on resume: a new total)")
     p.add_argument("--device", **field("train.device"))
     p.add_argument("--seed", type=int, metavar="S", help="random seed (initialisation, batches, dropout)")

@@ -97,6 +97,13 @@ def test_an_edit_of_a_run_s_training_continues_it_and_a_new_shape_is_refused(fil
     run = Run(run_dir)
     assert run.config.train.lr == 1e-4 and run.changes()[-1]["step"] == 12
     assert run.changes()[-1]["changed"]["train.lr"][1] == 1e-4
+    other = tmp_path / "other.txt"  # other text in the run's characters: --corpus trains any run on from here
+    other.write_text("\n".join(reversed(files["corpus.txt"].read_text(encoding="utf-8").splitlines())), encoding="utf-8")
+    rc, out, err = run_cli(capsys, "train", "--run", run_dir, "--corpus", other, "--steps", 15)
+    assert rc == 0 and "resuming at step 14" in out and "step 15/15" in out, err
+    last = Run(run_dir).changes()[-1]
+    assert last["step"] == 14 and last["changed"]["data.corpus"] == [str(files["corpus.txt"].resolve()),
+                                                                     str(other.resolve())]
 
 
 def test_a_diverging_run_stops_with_one_line_and_exit_1(files, tmp_path, capsys, monkeypatch):
