@@ -310,13 +310,23 @@ class MainWindow(QMainWindow):
         return True
 
     def export(self) -> None:
-        self.export_pane(self._export_pane())
+        """File → Export…: the focused pane's view, else the first pane's that shows something (the first pane
+        alone, Training, had nothing at an imported run's step 0, and the app said to open a run that was open)."""
+        able = [p for p in self.panes.values() if hasattr(p, "export_job")]
+        focus = QApplication.focusWidget()
+        focused = [p for p in able if focus is not None and p.isAncestorOf(focus)]
+        for pane in focused + able:
+            if pane.export_job() is not None:
+                self.export_pane(pane)
+                return
+        self.export_pane(None)
 
     def export_pane(self, pane) -> None:
         """File → Export… for one pane (a plot's right-click Export… names its own)."""
         job = pane.export_job() if pane is not None else None
         if job is None:
-            self.session.post_message("Nothing to export yet: train, or open a run, first.", "info")
+            self.session.post_message("Nothing to export yet: train, or open a run, first." if self.session.run is None
+                                      else "Nothing to export yet: no view shows this run yet.", "info")
             return
         filters, suggested, fn = job
         run = self.session.run
@@ -325,14 +335,6 @@ class MainWindow(QMainWindow):
         if chosen is not None:
             path, options = chosen
             self.exports.submit(ExportRequest(Path(path), fn, options))
-
-    def _export_pane(self):
-        focus = QApplication.focusWidget()
-        able = [p for p in self.panes.values() if hasattr(p, "export_job")]
-        for pane in able:
-            if focus is not None and pane.isAncestorOf(focus):
-                return pane
-        return able[0] if able else None
 
     def _show_pane(self, name: str) -> None:
         if name in self.docks:
