@@ -32,6 +32,8 @@ import torch
 from .interaction import ProbeLoss, gradient, hessian_columns, leaves
 
 FORWARDS = 10      # the line search's budget of forward passes
+PARAM_COPIES = 6   # copies of the weights a Hessian-vector product holds: leaves, gradients, their graph, Hδ, δ
+FORWARD_COPIES = 6  # … and a forward alone: the weights at p and at s, δ, a shifted copy, the module's own, one spare
 T_MAX = 64.0       # multiples of the mean step searched above 1 before saying none raises the loss
 T_MIN = 1 / 64     # … and below 1 before saying every step does
 
@@ -55,6 +57,7 @@ class Curvature:
     forwards: int                # forward passes the line search took
     weight: str | None = None
     weight_curvature: float | None = None  # κ_W of `weight`
+    unmeasured: str = ""         # why slope, κ, κ_W and the shares are NaN / empty ("" when they were measured)
 
     @property
     def critical_sharpness(self) -> float:
@@ -78,7 +81,70 @@ class Curvature:
     @property
     def quadratic_step(self) -> float:
         """t_c of the quadratic model along δ, −2 ∇E·δ / δᵀHδ (inf where it does not bend up)."""
+        if math.isnan(self.along):
+            return math.nan
         return -2.0 * self.slope / self.along if self.along > 0 else math.inf
+
+
+def second_order_bytes(cfg, batch: int, tokens: int, itemsize: int) -> int:
+    """What a gradient with its graph and one double backward through it hold at their peak, estimated: per
+    sequence and block the attention's scores (8 · heads · T²), the MLP's hidden layer (8 · T · d_ff) and the
+    stream (16 · T · d), the logits (6 · T · V), and PARAM_COPIES copies of the weights. Fitted on baby-gpt's
+    shape (1-2 × 256 tokens: 444-890 MB estimated, 473-898 MB measured in float32 and float64); on GPT-2
+    small's (1 × 1024 tokens) it says 10 GiB in float32 and 20 GiB in float64, where a float64 run was killed for
+    memory at 18.6 GB."""
+    from ..configs.sizes import parameter_count
+
+    per_block = 8 * cfg.n_head * tokens ** 2 + 8 * tokens * cfg.d_ff + 16 * tokens * cfg.d_model
+    floats = batch * (cfg.n_layer * per_block + 6 * tokens * cfg.vocab_size) + PARAM_COPIES * parameter_count(cfg)
+    return int(floats * itemsize)
+
+
+def forward_bytes(cfg, batch: int, tokens: int, itemsize: int) -> int:
+    """What one probe forward without a graph holds at its peak, estimated: a block's attention (3 · heads · T²
+    per sequence: scores, masked scores, weights), the logits with their log-softmax (3 · T · V per sequence),
+    and FORWARD_COPIES copies of the weights."""
+    from ..configs.sizes import parameter_count
+
+    floats = batch * 3 * (cfg.n_head * tokens ** 2 + tokens * cfg.vocab_size) + FORWARD_COPIES * parameter_count(cfg)
+    return int(floats * itemsize)
+
+
+def second_order_dtype(cfg, batch: int, tokens: int, what: str) -> torch.dtype:
+    """float64 when a double backward on the probe batch fits SPLIT_BYTES (engine/coefficients: the most one
+    analysis may hold at once), else float32 when that fits; else one clear line (nothing is allocated first)."""
+    from ..errors import UserError
+
+    dtype, why = _second_order(cfg, batch, tokens, what)
+    if why:
+        raise UserError(why)
+    return dtype
+
+
+def curvature_dtype(cfg, batch: int, tokens: int, what: str = "κ") -> tuple[torch.dtype, str]:
+    """(dtype, why `what` is not measured: "" when it is) for the curvature along the step: float64 or float32
+    as second_order_dtype says, else float32 forwards alone (the line search's λ_c, without the double
+    backward's κ, κ_W and shares) where a forward fits SPLIT_BYTES; else one clear line."""
+    from ..coefficients import SPLIT_BYTES
+    from ..errors import UserError
+
+    dtype, why = _second_order(cfg, batch, tokens, what)
+    if why and forward_bytes(cfg, batch, tokens, 4) > SPLIT_BYTES:
+        raise UserError(f"{why}; a forward alone would hold about {forward_bytes(cfg, batch, tokens, 4) / 2**30:.0f} "
+                        f"GB, also over it")
+    return dtype, why
+
+
+def _second_order(cfg, batch: int, tokens: int, what: str) -> tuple[torch.dtype, str]:
+    """(float64 or float32, "") where a double backward fits SPLIT_BYTES; else (float32, why not)."""
+    from ..coefficients import SPLIT_BYTES
+
+    for dtype in (torch.float64, torch.float32):
+        if second_order_bytes(cfg, batch, tokens, dtype.itemsize) <= SPLIT_BYTES:
+            return dtype, ""
+    return torch.float32, (f"{what} is not measured on this model: its double backward on the probe batch ({batch} "
+                           f"× {tokens} tokens) would hold about {second_order_bytes(cfg, batch, tokens, 4) / 2**30:.0f}"
+                           f" GB even in float32, over the {SPLIT_BYTES / 2**30:.0f} GB budget")
 
 
 def mean_lr(train, prev_step: int, step: int) -> float:
@@ -162,34 +228,43 @@ def hessian_along(params: Mapping[str, torch.Tensor], grads: Mapping[str, torch.
 
 
 def curvature(loss: ProbeLoss, before: Mapping, after: Mapping, step: int, prev_step: int, lr: float,
-              weight: str | None = None) -> Curvature:
+              weight: str | None = None, unmeasured: str = "") -> Curvature:
     """The curvature along the mean step from `before` (W(p)) to `after` (W(s)); `lr` the schedule's mean rate;
-    with `weight`, that weight's own κ_W too."""
+    with `weight`, that weight's own κ_W too. With `unmeasured` (why: curvature_dtype), forwards alone: the line
+    search's t_c and λ_c, E(p) and E(s), and no slope, κ, κ_W or shares."""
     names = loss.names(before)
-    params = leaves(before, names)
     k = step - prev_step
-    delta = {n: (torch.as_tensor(after[n]).double() - torch.as_tensor(before[n]).double()) / k for n in names}
-    E_p, grads = gradient(loss, params, create_graph=True)
-    Hd = hessian_along(params, grads, delta)
-    along = sum(float((delta[n] * Hd[n]).sum()) for n in names)
+    delta = {n: ((torch.as_tensor(after[n]).double() - torch.as_tensor(before[n]).double()) / k).to(loss.dtype)
+             for n in names}
     norm2 = sum(float((d * d).sum()) for d in delta.values())
-    slope = sum(float((grads[n].detach() * delta[n]).sum()) for n in names)
-    shares = {n: float((delta[n] * Hd[n]).sum()) / along if along != 0 else math.nan for n in names}
-    E0 = float(E_p.detach())
+    if unmeasured:
+        params = {n: torch.as_tensor(before[n]).to(loss.dtype) for n in names}
+        with torch.no_grad():
+            E0 = float(loss(params))
+        along = slope = math.nan
+        shares: dict[str, float] = {}
+    else:
+        params = leaves(before, names, loss.dtype)
+        E_p, grads = gradient(loss, params, create_graph=True)
+        Hd = hessian_along(params, grads, delta)
+        along = sum(float((delta[n] * Hd[n]).sum()) for n in names)
+        slope = sum(float((grads[n].detach() * delta[n]).sum()) for n in names)
+        shares = {n: float((delta[n] * Hd[n]).sum()) / along if along != 0 else math.nan for n in names}
+        E0 = float(E_p.detach())
     with torch.no_grad():
         def f(t: float) -> float:
             return float(loss(_shifted(params, delta, t))) - E0
 
         t_c, bracket, used = line_search(f)
-        E_s = float(loss({n: torch.as_tensor(after[n]).double() for n in names}))
+        E_s = float(loss({n: torch.as_tensor(after[n]).to(loss.dtype) for n in names}))
     kw = None
-    if weight is not None:
+    if weight is not None and not unmeasured:
         col = hessian_columns(params, grads, {weight: delta[weight]})[weight][weight]
         d2 = float((delta[weight] * delta[weight]).sum())
         kw = float((delta[weight] * col).sum()) / d2 if d2 > 0 else math.nan
     return Curvature(step, prev_step, lr, k, E0, E_s, slope, along, along / norm2 if norm2 > 0 else math.nan,
-                     shares, t_c, bracket, used, weight, kw)
+                     shares, t_c, bracket, used, weight, kw, unmeasured)
 
 
-__all__ = ["FORWARDS", "T_MAX", "T_MIN", "Curvature", "mean_lr", "threshold_words", "line_search", "hessian_along",
-           "curvature"]
+__all__ = ["FORWARDS", "T_MAX", "T_MIN", "Curvature", "second_order_bytes", "forward_bytes", "second_order_dtype",
+           "curvature_dtype", "mean_lr", "threshold_words", "line_search", "hessian_along", "curvature"]

@@ -40,11 +40,20 @@ from torch.func import functional_call
 from ..coefficients import cosine
 
 
-class ProbeLoss:
-    """E(W) on one batch as a function of a {name: tensor} of weights, in float64 and eval mode."""
+class _Explicit(list):
+    """A trace that keeps nothing: passing one selects the model's explicit attention path (the fused kernel has
+    no second derivative) without holding every layer's scores, masked scores and weights beside what autograd
+    keeps (GPT-2 small's 1,024 probe tokens: 1.8 GB in float32 that a forward without a graph held for nothing)."""
 
-    def __init__(self, cfg, x, y):
-        self.cfg = cfg
+    def append(self, item) -> None:
+        pass
+
+
+class ProbeLoss:
+    """E(W) on one batch as a function of a {name: tensor} of weights, in eval mode, in float64 (or `dtype`)."""
+
+    def __init__(self, cfg, x, y, dtype: torch.dtype = torch.float64):
+        self.cfg, self.dtype = cfg, dtype
         self.x, self.y = torch.as_tensor(x), torch.as_tensor(y)
         self._model = None
         self._vocab = None
@@ -54,7 +63,7 @@ class ProbeLoss:
         from ..configs.resolve import with_vocab
 
         if self._model is None or self._vocab != vocab:
-            self._model = GPT(with_vocab(self.cfg, vocab)).double().eval()
+            self._model = GPT(with_vocab(self.cfg, vocab)).to(self.dtype).eval()
             self._vocab = vocab
         return self._model
 
@@ -72,13 +81,12 @@ class ProbeLoss:
 
     def __call__(self, params: Mapping[str, torch.Tensor]) -> torch.Tensor:
         model = self._module(int(params["W_E"].shape[0]))
-        # a trace list selects the explicit attention path: the fused kernel has no second derivative
-        return functional_call(model, dict(params), (self.x, self.y), {"trace": []})[1]
+        return functional_call(model, dict(params), (self.x, self.y), {"trace": _Explicit()})[1]
 
 
-def leaves(weights: Mapping, names: list[str]) -> dict[str, torch.Tensor]:
-    """Float64 copies of `names` that autograd differentiates by."""
-    return {n: torch.as_tensor(weights[n]).detach().double().clone().requires_grad_(True) for n in names}
+def leaves(weights: Mapping, names: list[str], dtype: torch.dtype = torch.float64) -> dict[str, torch.Tensor]:
+    """Copies of `names` (float64, or `dtype`) that autograd differentiates by."""
+    return {n: torch.as_tensor(weights[n]).detach().to(dtype).clone().requires_grad_(True) for n in names}
 
 
 def gradient(loss: ProbeLoss, params: Mapping[str, torch.Tensor], create_graph: bool = False):
@@ -100,7 +108,7 @@ def hessian_columns(params: Mapping[str, torch.Tensor], grads: Mapping[str, torc
     names = list(params)
     for A, dA in directions.items():
         with torch.enable_grad():
-            cols = torch.autograd.grad(grads[A], list(params.values()), grad_outputs=dA.double(),
+            cols = torch.autograd.grad(grads[A], list(params.values()), grad_outputs=dA.to(params[A].dtype),
                                        retain_graph=True, allow_unused=True)
         out[A] = {B: (torch.zeros_like(params[B]) if c is None else c).detach() for B, c in zip(names, cols)}
     return out
@@ -275,7 +283,8 @@ def pair_interaction(loss: ProbeLoss, before: Mapping, delta: Mapping[str, torch
                      other: str, step: int, prev_step: int) -> PairInteraction:
     """B = `weight`, A = `other`; `before` the weights at p, `delta` every weight's update to s."""
     names = loss.names(before)
-    params = leaves(before, names)
+    params = leaves(before, names, loss.dtype)
+    delta = {n: d.to(loss.dtype) for n, d in delta.items()}
     _, grads = gradient(loss, params, create_graph=True)
     column = hessian_columns(params, grads, {other: delta[other]})[other]
     _, alone = gradient(loss, _shifted(params, {other: delta[other]}))
@@ -293,7 +302,8 @@ def route_moves(loss: ProbeLoss, before: Mapping, delta: Mapping[str, torch.Tens
     from ..forms.mixed_classes import class_moves
 
     names = loss.names(before)
-    params = leaves(before, names)
+    params = leaves(before, names, loss.dtype)
+    delta = {n: d.to(loss.dtype) for n, d in delta.items()}
     moves = class_moves(loss.config(before), params, loss.x, loss.y, weight, other, delta[other])
     degenerate = weight in degenerate_weights(gradient(loss, params)[1], gradient(loss, _shifted(params, delta))[1])
     return RouteMoves(weight, other, step, prev_step, {c: _numpy(m) for c, m in moves.items()}, degenerate)
@@ -304,7 +314,8 @@ def interaction_map(loss: ProbeLoss, before: Mapping, delta: Mapping[str, torch.
     """The map over [p, s]: one gradient with its graph at p, one double backward per weight, one gradient
     at s."""
     names = loss.names(before)
-    params = leaves(before, names)
+    params = leaves(before, names, loss.dtype)
+    delta = {n: d.to(loss.dtype) for n, d in delta.items()}
     E_p, grads = gradient(loss, params, create_graph=True)
     columns = hessian_columns(params, grads, {A: delta[A] for A in names})
     E_s, at_s = gradient(loss, _shifted(params, delta))

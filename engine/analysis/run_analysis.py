@@ -26,6 +26,8 @@ from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..progress import checkpoint, report
 from ..rundir.runs import Run
 from . import attention as attn
@@ -33,6 +35,9 @@ from . import terms
 from .cache import ResultCache
 from .models import ModelCache
 from .next_tokens import NextTokens, next_tokens
+
+
+CURVATURE_SECOND_ORDER = "κ along the step"  # what a model too large for a double backward goes without
 
 
 class RunAnalysis:
@@ -45,7 +50,7 @@ class RunAnalysis:
         self._weights: tuple[int, dict] | None = None
         self._snapshot: tuple[int, Any] | None = None
         self._coefficients = None
-        self._probe_loss = None  # the float64 probe loss of the second-order view, built when first asked
+        self._probe_losses = {}  # dtype -> the probe loss of the second-order view and the curvature, built when asked
         self._masked: dict = {}  # the model rebuilt under each other mask (masks tab), reused between calls
         self._scorer = None      # the head timeline scored a slice at a time (head_timeline_slice)
         self._scoring = threading.Lock()  # the scorer's: it never holds the lock the other analyses take
@@ -372,8 +377,18 @@ class RunAnalysis:
     def _curvature(self, after, step: int, prev: int, weight: str | None):
         from . import curvature as cv
 
-        loss, before, _ = self._interval_inputs(prev, step, after)
-        return cv.curvature(loss, before, after, step, prev, cv.mean_lr(self.config.train, prev, step), weight)
+        dtype, unmeasured = cv.curvature_dtype(self.config.model, *self._probe_shape(), CURVATURE_SECOND_ORDER)
+        loss = self._probe_loss(dtype)
+        with self._lock:
+            before = self.run.load_weights(prev)
+        return cv.curvature(loss, before, after, step, prev, cv.mean_lr(self.config.train, prev, step), weight,
+                            unmeasured)
+
+    def curvature_unmeasured(self) -> str:
+        """Why this run's curvature along the step has no κ, κ_W or shares, only λ_c ("" when it has them)."""
+        from .curvature import curvature_dtype
+
+        return curvature_dtype(self.config.model, *self._probe_shape(), CURVATURE_SECOND_ORDER)[1]
 
     def curvature_series(self, weight: str | None = None, progress=None) -> list:
         """`curvature(s, weight)` for every saved step s after the first (each kept on its own); reports each
@@ -394,18 +409,32 @@ class RunAnalysis:
 
         return weight_names(self.config.model)
 
-    def _interval_inputs(self, prev: int, step: int, after=None):
-        """(ProbeLoss on the probe batch, weights at `prev`, every weight's update to `step`, whose weights are
-        `after` when given, else read from the run)."""
+    def _probe_shape(self) -> tuple[int, int]:
+        """(sequences, tokens) of the run's probe batch."""
+        return np.asarray(self.run.probe().x).shape
+
+    def _probe_loss(self, dtype):
+        """The probe batch's loss in `dtype` (interaction.ProbeLoss), built when first asked."""
         from . import interaction as ia
 
         with self._lock:
-            if self._probe_loss is None:
+            if dtype not in self._probe_losses:
                 probe = self.run.probe()
-                self._probe_loss = ia.ProbeLoss(self.config.model, probe.x, probe.y)
+                self._probe_losses[dtype] = ia.ProbeLoss(self.config.model, probe.x, probe.y, dtype)
+            return self._probe_losses[dtype]
+
+    def _interval_inputs(self, prev: int, step: int):
+        """(ProbeLoss on the probe batch, weights at `prev`, every weight's update to `step`). The loss is in
+        float64, or float32 where a double backward in float64 would not fit, and refused in one line where
+        neither would (curvature.second_order_dtype)."""
+        from . import interaction as ia
+        from .curvature import second_order_dtype
+
+        loss = self._probe_loss(second_order_dtype(self.config.model, *self._probe_shape(), "the second-order view"))
+        with self._lock:
             before = self.run.load_weights(prev)
-            after = self.run.load_weights(step) if after is None else after
-            return self._probe_loss, before, ia.updates(before, after, self._probe_loss.names(before))
+            after = self.run.load_weights(step)
+            return loss, before, ia.updates(before, after, loss.names(before))
 
     def head_timeline(self, progress=None):
         """Every head's scores at every saved step, roles and formation steps (engine/analysis/heads.py);

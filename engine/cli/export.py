@@ -240,7 +240,10 @@ def export_tokens(a, args) -> Path:
 def export_curvature(a, args) -> Path:
     from ..analysis.curvature_export import export_run_curvature
 
-    return export_run_curvature(args.out, a.path, args.weight, args.step, _progress("intervals measured:"))
+    path = export_run_curvature(args.out, a.path, args.weight, args.step, _progress("intervals measured:"))
+    if a.curvature_unmeasured():
+        print(f"gpt-explorer: warning: {a.curvature_unmeasured()}: λ_c alone, from forwards", file=sys.stderr)
+    return path
 
 
 def _code_formats() -> tuple[str, ...]:

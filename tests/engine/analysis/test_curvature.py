@@ -17,6 +17,7 @@ from engine.analysis import curvature as cv
 from engine.analysis import interaction as ia
 from engine.analysis.curvature_export import COLUMNS, curvature_figure, export_curvature, rows
 from engine.configs.config import DataConfig, ExperimentConfig, ModelConfig, TrainConfig
+from engine.errors import UserError
 from engine.model.gpt import GPT
 from engine.text.corpus import shakespeare_text
 from engine.training.trainer import Trainer
@@ -198,3 +199,63 @@ def test_mistakes_are_one_line(run_path, tmp_path, capsys):
                      "--out", str(tmp_path / "x.csv")]) != 0
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and message in err[0], err
+
+
+def test_a_model_too_large_for_a_double_backward_gets_the_line_search_alone_stated_before_anything_is_allocated():
+    from engine.configs.config import ModelConfig
+
+    gpt2 = ModelConfig(n_layer=12, n_head=12, d_model=768, d_ff=3072, n_ctx=1024, vocab_size=50257, attn_bias=True,
+                       tied=True, pos_encoding="learned", activation="gelu_tanh")
+    assert cv.second_order_bytes(gpt2, 1, 1024, 4) / 2**30 == pytest.approx(10, abs=1)  # docs/readings.md
+    dtype, why = cv.curvature_dtype(gpt2, 1, 1024, "κ along the step")
+    assert dtype == torch.float32 and why.startswith("κ along the step is not measured on this model") \
+        and "about 10 GB even in float32" in why
+    with pytest.raises(UserError, match=r"^the second-order view is not measured on this model: .* about 10 GB"):
+        cv.second_order_dtype(gpt2, 1, 1024, "the second-order view")
+    assert cv.curvature_dtype(CFG, 4, 64) == (torch.float64, "")
+    baby = ModelConfig(n_layer=6, n_head=6, d_model=384, d_ff=1536, n_ctx=256, vocab_size=65)
+    assert 0.4e9 < cv.second_order_bytes(baby, 1, 256, 4) < 0.5e9  # measured 471 MB (float32, 1 × 256 tokens)
+
+
+def test_forwards_alone_find_the_same_critical_step_and_claim_no_curvature():
+    loss, before, after = setting()
+    full = cv.curvature(loss, before, after, 5, 3, 0.01, weight="blocks.0.W_in")
+    alone = cv.curvature(loss, before, after, 5, 3, 0.01, weight="blocks.0.W_in", unmeasured="κ: too large")
+    assert (alone.critical_step, alone.bracket, alone.forwards, alone.loss, alone.loss_after, alone.threshold) == \
+        (full.critical_step, full.bracket, full.forwards, full.loss, full.loss_after, full.threshold)
+    assert all(math.isnan(v) for v in (alone.slope, alone.along, alone.curvature, alone.quadratic_step))
+    assert alone.shares == {} and alone.weight_curvature is None and alone.unmeasured == "κ: too large"
+    assert full.unmeasured == "" and not math.isnan(full.curvature)
+
+
+def test_a_run_over_the_budget_for_kappa_exports_lambda_c_alone_and_says_why(run_path, tmp_path, capsys,
+                                                                              monkeypatch):
+    import engine.coefficients
+    from engine.analysis.run_analysis import RunAnalysis
+    from engine.cli import main
+
+    a = RunAnalysis(run_path)
+    full = a.curvature_series()
+    shape = np.asarray(a.run.probe().x).shape
+    budget = cv.second_order_bytes(a.config.model, *shape, 4) - 1  # a float32 forward fits it, a double backward not
+    assert cv.forward_bytes(a.config.model, *shape, 4) < budget
+    monkeypatch.setattr(engine.coefficients, "SPLIT_BYTES", budget)
+    b = RunAnalysis(run_path)
+    why = b.curvature_unmeasured()
+    assert why.startswith("κ along the step is not measured on this model")
+    alone = b.curvature_series("blocks.0.W_V")
+    assert [c.unmeasured for c in alone] == [why] * len(full)
+    assert all(math.isnan(c.curvature) and c.weight_curvature is None for c in alone)
+    for c, f in zip(alone, full):  # the line search in float32 against float64's: the same bracket
+        assert c.critical_step == f.critical_step and c.loss == pytest.approx(f.loss, rel=1e-6)
+    capsys.readouterr()
+    assert main(["export", "--run", str(run_path), "--what", "curvature", "--out", str(tmp_path / "c.csv")]) == 0
+    err = capsys.readouterr().err
+    assert f"gpt-explorer: warning: {why}: λ_c alone, from forwards" in err
+    with open(tmp_path / "c.csv", encoding="utf-8") as f:
+        table = list(csv.DictReader(f))
+    assert [float(r["critical_sharpness"]) for r in table] == [c.critical_sharpness for c in alone]
+    assert all(r["curvature"] == "nan" for r in table)
+    monkeypatch.setattr(engine.coefficients, "SPLIT_BYTES", cv.forward_bytes(a.config.model, *shape, 4) - 1)
+    with pytest.raises(UserError, match="a forward alone would hold about"):
+        RunAnalysis(run_path).curvature()

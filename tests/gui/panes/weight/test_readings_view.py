@@ -5,6 +5,8 @@ only while shown, and export files with the same numbers, the coefficient as cod
 from __future__ import annotations
 
 import csv
+import dataclasses
+import math
 import os
 import subprocess
 import sys
@@ -69,6 +71,10 @@ def test_the_curvature_tab_draws_the_series_against_the_threshold(qtbot, run_pat
     np.testing.assert_allclose(data("loss")[1], [c.loss_after for c in series])
     at = a.curvature(4, "blocks.0.W_K")
     assert f"κ = {at.curvature:.3g}" in tab.message.text() and f"2/η = {at.threshold:.3g}" in tab.message.text()
+    why = "κ along the step is not measured on this model: its double backward … over the 8 GB budget"
+    tab.view.result = dataclasses.replace(at, unmeasured=why, along=math.nan, curvature=math.nan,
+                                          weight_curvature=None)  # as a GPT-2 small's comes: λ_c alone
+    assert why in tab.message.text() and "κ = nan" not in tab.message.text()
     pane.timeline.set_step(0)  # no update reaches the first saved step: said in one line
     qtbot.waitUntil(lambda: "the run's first saved step" in tab.message.text(), timeout=WAIT)
 
