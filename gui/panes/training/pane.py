@@ -1,8 +1,9 @@
 """The Training pane: start, pause, resume, single step and stop; train and validation loss curves with the
 learning rate, tokens per second, a progress bar with the time left; under the curves, tabbed: the heads ×
 steps chart (head_timeline.py), a sample box (prompt, temperature, top-k, length, Generate) beside the
-next-token probabilities after a position of the text (next_tokens_view.py), and the samples the trainer
-logged at evaluation steps (docs/design.md#the-training-pane).
+next-token probabilities after a position of the text (next_tokens_view.py), the samples the trainer
+logged at evaluation steps, and how far each step moved each weight, ‖ΔW‖ / ‖W‖ (update_ratios.py)
+(docs/design.md#the-training-pane).
 
 It renders what the Session reports and asks the Session for everything else; training and generation
 happen elsewhere (the controller's worker thread). Reports can come faster than a screen refreshes, so
@@ -21,14 +22,17 @@ from PySide6.QtWidgets import (QDoubleSpinBox, QFormLayout, QGridLayout, QHBoxLa
 
 from engine.errors import UserError
 from engine.model.sampling import SampleRequest
+from engine.model.weight_layout import weight_names
 from engine.progress import duration
 from engine.training.state import TrainingState
+from engine.training.update_history import UpdateHistory
 
 from ...binding import bind
 from ...session import Session
 from .head_timeline import HeadTimelinePanel
 from .loss_plot import LossHistory, LossPlot
 from .next_tokens_view import NextTokensPanel
+from .update_ratios import UpdateRatioPanel
 
 REFRESH_MS = 500  # curves and numbers twice a second: live to the eye, and each pyqtgraph paint is Python that
 # a small model's training loop waits for (benchmarks/ui_latency.py)
@@ -105,6 +109,10 @@ class TrainingPane(QWidget):
         # a 1280×720 screen (the chart's step axis is its own: a click on a cell names the step)
         self.lower_tabs = self._build_samples()
         self.lower_tabs.insertTab(0, self.head_timeline, "Heads over training")
+        self.update_ratios = UpdateRatioPanel(self)
+        self.lower_tabs.addTab(self.update_ratios, "Update / weight")
+        self.lower_tabs.setTabToolTip(self.lower_tabs.count() - 1, "How far each step moved each weight against "
+                                      "its size, ‖ΔW‖ / ‖W‖: what Muon-era recipes steer by")
         self.lower_tabs.setCurrentIndex(0)
         split = QSplitter(Qt.Orientation.Vertical, self)
         split.setObjectName("training_split")
@@ -288,6 +296,7 @@ class TrainingPane(QWidget):
         if self.history.add(report.step, report.train_loss, report.lr, report.val_loss):
             if report.sample:
                 self._append_sample(report.step, report.sample)
+        self.update_ratios.history.add(report.step, dict(report.update_ratios))
         self.latest, self._total = report, report.total_steps
         if report.val_bpc is not None:
             self._val_bpc = report.val_bpc
@@ -304,6 +313,11 @@ class TrainingPane(QWidget):
     def _on_run_opened(self, run) -> None:
         self.history, self.latest, self._last_row, self._val_bpc = LossHistory(), None, None, None
         self.logged.clear()
+        model = (run.config if run is not None else self.session.config).model
+        updates = UpdateHistory(order=tuple(weight_names(model)))
+        if run is not None:
+            updates.add_rows(run.updates())
+        self.update_ratios.set_history(updates)
         if run is not None:
             self._total = run.config.train.steps
             rows = run.metrics()
@@ -390,6 +404,7 @@ class TrainingPane(QWidget):
 
     def _render(self) -> None:
         self.plot.show_history(self.history, self._total)
+        self.update_ratios.refresh()
         r = self.latest
         row = self._last_row or {}
         if r is not None:

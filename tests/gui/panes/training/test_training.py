@@ -50,6 +50,10 @@ def test_train_delivers_step_reports_and_the_loss_curve_grows(qtbot, make_window
     assert w.windowTitle() == f"GPT Explorer — {w.controller.run_dir.name}"
     assert str(w.controller.run_dir) in w.run_label.text()
     qtbot.waitUntil(lambda: w.step_label.text().startswith("step "), timeout=WAIT)
+    updates = pane(w).update_ratios  # each step's ‖ΔW‖ / ‖W‖, drawn when its tab is chosen
+    pane(w).lower_tabs.setCurrentWidget(updates)
+    qtbot.waitUntil(lambda: updates.heatmap.labels()[0][:2] == ["W_E", "blocks.0.W_Q"], timeout=WAIT)
+    assert updates.heatmap.isVisible() and -6 < float(updates.heatmap.matrix()[0, 0]) < 0
 
 
 def test_pause_stops_the_steps_and_resume_restarts_them(qtbot, make_window):
@@ -119,6 +123,7 @@ def test_stop_and_close_leave_a_run_that_reopens_and_continues(qtbot, make_windo
     again = make_window(run_dir=run_dir)
     assert again.windowTitle() == f"GPT Explorer — {run_dir.name}"
     assert pane(again).history.last_step == stopped_at  # the history, from metrics.jsonl
+    assert pane(again).update_ratios.history.last_step == stopped_at  # and the update sizes, from updates.jsonl
     assert again.session.training_state == "stopped" and pane(again).stats["train_loss"].text() != "—"
     with qtbot.waitSignal(again.session.sig_step_reported, timeout=WAIT) as report:
         click(qtbot, again, "train")
