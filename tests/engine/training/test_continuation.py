@@ -152,20 +152,27 @@ def test_edited_hyperparameters_reach_the_optimizer_and_are_recorded(trained, tm
 
 # ---- an imported GPT-2, edited, fine-tunes from its weights ------------------------------------------------------
 
-def test_an_imported_gpt2_edited_and_trained_starts_from_its_weights(tmp_path):
+@pytest.fixture(scope="module")
+def gpt2_import(tmp_path_factory) -> Path:
+    """A one-layer GPT-2-family folder with a 300-token BPE of its own, imported (step 0)."""
     transformers = pytest.importorskip("transformers")
     from engine.importers.hugging_face import import_hf
     from engine.text.bpe import BPETokenizer
 
+    base = tmp_path_factory.mktemp("gpt2")
     tok = BPETokenizer.fit(shakespeare_text()[:30_000], 300)
     torch.manual_seed(1)
     model = transformers.GPT2LMHeadModel(transformers.GPT2Config(vocab_size=300, n_positions=32, n_embd=32, n_layer=1,
                                                                  n_head=2))
     with torch.no_grad():  # far from a fresh model's ln V: a fine-tune from random weights would show at once
         model.transformer.wte.weight.mul_(30)
-    model.save_pretrained(tmp_path / "gpt2")
-    (tmp_path / "gpt2" / "tokenizer.json").write_text(__import__("json").dumps(tok.to_dict()), encoding="utf-8")
-    run = import_hf(tmp_path / "gpt2", tmp_path / "run").run_dir
+    model.save_pretrained(base / "gpt2")
+    (base / "gpt2" / "tokenizer.json").write_text(__import__("json").dumps(tok.to_dict()), encoding="utf-8")
+    return import_hf(base / "gpt2", base / "run").run_dir
+
+
+def test_an_imported_gpt2_edited_and_trained_starts_from_its_weights(gpt2_import, tmp_path):
+    run = copy_of(gpt2_import, tmp_path, "run")
     cfg = Run(run).config
     cfg = edit(cfg, "train", steps=30, report_every=1, lr=1e-4)  # Steps 20 -> 30, as a user would in the builder
     assert plan_edit(run, cfg).action == CONTINUE
@@ -177,3 +184,17 @@ def test_an_imported_gpt2_edited_and_trained_starts_from_its_weights(tmp_path):
         imported_loss = float(Run(run).build_model(0)(x, y)[1])
     assert first.step == 1 and first.train_loss == pytest.approx(imported_loss, rel=1e-5)
     assert abs(first.train_loss - math.log(300)) > 1.0
+
+
+def test_a_fine_tuned_bpe_import_is_resumed_to_the_bit(gpt2_import, tmp_path):
+    """As the character import above, with an imported byte-level BPE: its fine-tune's checkpoints name the
+    import's tokenizer, which every resume reads back and holds them to."""
+    straight, stopped = copy_of(gpt2_import, tmp_path, "straight"), copy_of(gpt2_import, tmp_path, "stopped")
+    corpus = tmp_path / "corpus.txt"  # a short text: encoding the whole plays is not the point here
+    corpus.write_text(shakespeare_text()[:20_000], encoding="utf-8")
+    list(Trainer.resume(straight, steps=4, corpus=str(corpus)).steps())
+    interrupted(stopped, 2, steps=4, corpus=str(corpus))  # a Ctrl-C'd fine-tune
+    resumed = Trainer.resume(stopped)
+    assert resumed.step == 2 and resumed.tokenizer.digest == Run(gpt2_import).tokenizer.digest
+    list(resumed.steps())
+    assert_same(straight, stopped, 4)
