@@ -24,12 +24,15 @@ import json
 import os
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
 
 from ..errors import UserError
 from ..safe_io import JSON_CAP, UnsafeFileError, parse_json, read_text
+
+if TYPE_CHECKING:  # torch is imported where tensors are handled: a run's files are listed and checked without it
+    import torch
 
 CHECKSUMS = "checksums.json"
 SIDECAR = ".sha256"
@@ -123,6 +126,8 @@ def _digest(named: list[tuple[str, np.ndarray]]) -> str:
 
 def tensors_digest(weights: dict[str, torch.Tensor]) -> str:
     """The sha256 of the tensors' names and bytes, written into a weights file's metadata."""
+    import torch
+
     return _digest([(k, v.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy())
                     for k, v in weights.items()])
 
@@ -147,6 +152,8 @@ def non_finite(weights: dict[str, torch.Tensor]) -> list[str]:
 def _all_finite(v: torch.Tensor) -> bool:
     """A sum is finite only when every entry is (an Inf or a NaN makes it Inf or NaN), and summing took GPT-2
     small's weights 0.1 s where testing each entry took 1.1-1.4 s; a sum that overflowed is tested entry by entry."""
+    import torch
+
     return bool(torch.isfinite(v.sum())) or bool(torch.isfinite(v).all())
 
 
@@ -173,6 +180,8 @@ CHECK_TOKENS = 32
 def check_outputs(model, weights: dict[str, torch.Tensor], idx: torch.Tensor, where: str) -> None:
     """Refuse weights whose logits on `idx` (B, T) are not all finite. `model` is a GPT of the weights'
     config, reused between calls: the weights are assigned into it, not copied."""
+    import torch
+
     model.load_state_dict(weights, assign=True)
     with torch.no_grad():
         logits, _ = model.eval()(idx)
@@ -183,6 +192,8 @@ def check_outputs(model, weights: dict[str, torch.Tensor], idx: torch.Tensor, wh
 
 def expected_shapes(model_cfg) -> dict[str, tuple[int, ...]]:
     """The state dict's names and shapes for a model config, without allocating any weight."""
+    import torch
+
     from ..model.gpt import GPT
 
     with torch.device("meta"):

@@ -32,11 +32,10 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
 from safetensors import safe_open
-from safetensors.torch import save_file
 
 from . import integrity as integrity
 from ..configs.config import ConfigError, ExperimentConfig
@@ -49,6 +48,9 @@ from .run_tokenizer import TOKENIZER_KEY, read_tokenizer, verify_tokenizer
 from .lock import LOCK_FILE, RunLock
 from ..safe_io import (JSON_CAP, JSONL_CAP, WEIGHTS_CAP, RefusedPickle, UnsafeFileError, check_inside, check_regular,
                       load_weights_only, parse_json, read_text)
+
+if TYPE_CHECKING:  # torch is imported where weights are handled: opening a run with every check needs none of
+    import torch   # it (engine/rundir/runs.py's check_run, in a child of the app: torch took most of its time)
 
 
 
@@ -120,6 +122,8 @@ def write_checkpoint(folder: Path, step: int, weights: dict[str, torch.Tensor], 
                      tokenizer: str | None = None) -> Path:
     """Write checkpoints/step-N under a temporary name, verify it loads back equal, then rename it in;
     `tokenizer` is the digest of the run's tokenizer, which the weights' header records."""
+    import torch
+
     integrity.require_finite(weights, step)
     final = folder / step_name(step)
     tmp = folder / f".tmp-{step_name(step)}-{os.getpid()}"
@@ -151,6 +155,8 @@ def write_checkpoint(folder: Path, step: int, weights: dict[str, torch.Tensor], 
 def save_weights(weights: dict[str, torch.Tensor], path: Path, step: int, tokenizer: str | None = None) -> None:
     """A safetensors file whose header holds its step, the digest of its tensors (run_integrity) and the digest
     of the tokenizer they were trained with (`tokenizer`, when given)."""
+    from safetensors.torch import save_file
+
     metadata = {"step": str(step), integrity.DIGEST_KEY: integrity.tensors_digest(weights)}
     if tokenizer is not None:
         metadata[TOKENIZER_KEY] = tokenizer
@@ -612,6 +618,8 @@ class Run:
             raise RunError(str(e)) from None
 
     def _model_for_checks(self):
+        import torch
+
         from ..model.gpt import GPT
 
         if self._checker is None:
@@ -622,6 +630,8 @@ class Run:
     def _check_row(self) -> torch.Tensor:
         """The first tokens of the probe batch's first row (integrity.CHECK_TOKENS; token 0 repeated when
         probe.json is unreadable)."""
+        import torch
+
         n = min(integrity.CHECK_TOKENS, self.config.model.n_ctx)
         probe = self._probe_or_none()
         if probe is None:
@@ -664,16 +674,18 @@ class Run:
             return self.load_checkpoint(step)[0]
         raise RunError(damaged)
 
-    def build_model(self, step: int | None = None, dtype: torch.dtype = torch.float32):
+    def build_model(self, step: int | None = None, dtype: torch.dtype | None = None):
         """The GPT with the weights at `step`, on the CPU, in eval mode: the file's memory-mapped tensors
-        themselves (GPT.from_weights; copied only to change their dtype)."""
+        themselves (GPT.from_weights; copied only to change their dtype, float32 unless given)."""
+        import torch
+
         from ..model.gpt import GPT
 
         try:
             model = GPT.from_weights(self.config.model, self.load_weights(step))
         except RuntimeError as e:
             raise RunError(f"saved weights do not fit the run's config: {_first_line(e)}") from None
-        return model.to(dtype).eval()
+        return model.to(torch.float32 if dtype is None else dtype).eval()
 
 
 def check_run(path: str | Path) -> list[str]:

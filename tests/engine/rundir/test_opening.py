@@ -72,3 +72,12 @@ def test_finiteness_is_tested_exactly_even_where_a_sum_overflows():
     assert integrity.non_finite({"a": big, "b": torch.ones(3)}) == []
     for bad in (float("inf"), float("-inf"), float("nan")):
         assert integrity.non_finite({"a": big, "b": torch.tensor([1.0, bad])}) == ["b"]
+
+
+def test_a_run_is_checked_without_torch(trained, tmp_path):
+    """The app opens a large run with every check in a child process (gui/controller.py): torch's import was
+    most of that child's time, and checking a run's files needs none of it."""
+    from tests.fresh_imports import loaded_by
+
+    code = f"from engine.rundir.runs import check_run\nassert check_run({str(trained)!r}) == []"
+    assert loaded_by(code, ("torch",), tmp_path) == []
