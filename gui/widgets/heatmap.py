@@ -340,6 +340,14 @@ class HeatmapWidget(QWidget):
         """Modest, so layouts share space by their stretch factors (a graphics view asks for 600×480)."""
         return QSize(300, 260)
 
+    def chrome(self) -> QSize | None:
+        """What the widget takes beside the matrix's own box: its title row, axes and colour bar, as laid out
+        now (None before the plot is laid out)."""
+        if self._view is None or self._plot.vb.width() <= 0 or self._plot.vb.height() <= 0:
+            return None
+        box = self._plot.vb.size()
+        return QSize(max(0, self.width() - int(box.width())), max(0, self.height() - int(box.height())))
+
     def reset_view(self) -> None:
         """Fit the whole matrix, and keep fitting it as the widget resizes until the user zooms or pans."""
         if self._view is None:

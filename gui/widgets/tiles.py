@@ -3,12 +3,18 @@ their aspect), and a row of controls."""
 
 from __future__ import annotations
 
+from PySide6.QtCore import QSize
 from PySide6.QtWidgets import QGridLayout, QHBoxLayout, QWidget
+
+MIN_SIDE = 100               # px: the least square a tile's matrix is given where the room allows (height_for)
+CHROME_GUESS = QSize(150, 80)  # a heatmap's title row, axes and colour bar before one is laid out
 
 
 class Tiles(QWidget):
-    """Widgets in one row or in rows of two, whichever gives each the larger square (heatmaps keep their
-    aspect, so a wide, short area wants one row and a tall one two)."""
+    """Widgets in one row or in rows of two, whichever gives each the larger square for what it shows: a
+    heatmap keeps its aspect, and its title row, axes and colour bar (its `chrome()`) take their room first.
+    Counting whole tiles, a GPT-2 prompt's four one-head heatmaps were put in one row of ~165 px tiles, each
+    ~160 px of axes and colour bar around an ~8 px matrix."""
 
     def __init__(self, widgets: list[QWidget], parent: QWidget | None = None):
         super().__init__(parent)
@@ -19,12 +25,31 @@ class Tiles(QWidget):
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
-        w, h, n = event.size().width(), event.size().height(), len(self._widgets)
+        w, h = event.size().width(), event.size().height()
+        self._arrange(max(self._choices(), key=lambda columns: self._side(w, h, columns)))
 
-        def side(columns: int) -> float:
-            return min(w / columns, h / -(-n // columns))
+    def height_for(self, width: int, side: int = MIN_SIDE) -> int:
+        """The least height at which an arrangement gives each tile's matrix a square of `side` px at `width`;
+        0 when none can at this width."""
+        chrome, n = self._chrome(), len(self._widgets)
+        fits = [-(-n // c) * (side + chrome.height()) for c in self._choices() if width / c - chrome.width() >= side]
+        return min(fits, default=0)
 
-        self._arrange(max({n, min(2, n)}, key=side))
+    def _choices(self) -> set[int]:
+        n = len(self._widgets)
+        return {n, min(2, n)}
+
+    def _side(self, w: int, h: int, columns: int) -> float:
+        chrome = self._chrome()
+        return min(w / columns - chrome.width(), h / -(-len(self._widgets) // columns) - chrome.height())
+
+    def _chrome(self) -> QSize:
+        """The most any tile takes beside its matrix, as laid out now (a guess before that)."""
+        sizes = [w.chrome() for w in self._widgets if hasattr(w, "chrome")]
+        sizes = [s for s in sizes if s is not None]
+        if not sizes:
+            return CHROME_GUESS if any(hasattr(w, "chrome") for w in self._widgets) else QSize(0, 0)
+        return QSize(max(s.width() for s in sizes), max(s.height() for s in sizes))
 
     def _arrange(self, columns: int) -> None:
         if columns == self._columns:

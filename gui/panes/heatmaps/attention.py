@@ -81,7 +81,7 @@ class AttentionView(QWidget):
         top.addWidget(side)
         top.setStretchFactor(0, 1)
         top.setStretchFactor(1, 0)
-        bottom = Tiles(self.steps)
+        bottom = self._tiles = Tiles(self.steps)
         split = self._split = QSplitter(Qt.Orientation.Vertical)
         split.setChildrenCollapsible(False)  # the four small panels never shrink to slivers
         split.addWidget(top)
@@ -190,7 +190,10 @@ class AttentionView(QWidget):
         most = 2 * total // 3
         if self.stack.currentIndex() == 2:  # lines: a row per token, as many as fit (three quarters at most)
             want, most = T * MIN_PITCH + 60, 3 * total // 4
-        top = max(total // 3, min(want, most))
+        # the four one-head views below keep room for a readable matrix each (a GPT-2 grid, square, took two
+        # thirds and left them ~8 px)
+        need = self._tiles.height_for(self._tiles.width() or self.width())
+        top = max(total // 3, min(want, most, total - need))
         self._split.setSizes([top, total - top])
 
     def _on_mode_toggled(self, mode: int, checked: bool) -> None:

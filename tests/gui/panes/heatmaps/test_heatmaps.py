@@ -495,3 +495,31 @@ def test_the_prompt_typed_before_train_stays_and_comes_back_with_the_run(qtbot, 
     heat.prompt.editingFinished.emit()
     assert w.open_run(path)
     assert heat.prompt.text() == "My own words, here."
+
+
+def test_a_gpt2_sized_grid_leaves_each_one_head_view_a_readable_matrix(qtbot):
+    """Issue 40, seen under Xvfb at 1600×1000: a GPT-2 prompt's square 12 × 12 grid took two thirds of the
+    tab and the four one-head views below, in one row of ~165 px tiles with ~160 px of axes and colour bar,
+    drew their matrix ~8 px wide. The views are laid out by the room their matrices get, and the grid leaves
+    them that room."""
+    from engine.analysis.attention import AttentionResult
+    from gui.panes.heatmaps.attention import AttentionView
+    from gui.widgets.tiles import MIN_SIDE
+
+    L, H, T = 12, 12, 11
+    tokens = ("Now", ",", "␣fair", "␣Hipp", "oly", "ta", ",", "␣our", "␣nupt", "ial", "␣hour")
+    mask = np.tril(np.ones((T, T), bool))
+    weights = np.where(mask, 1.0 / mask.sum(1, keepdims=True), np.nan) * np.ones((L, H, 1, 1))
+    maps = probes.AttentionMaps(tokens, np.arange(T), mask, np.zeros((L, H, T, T)), weights, weights)
+    view = AttentionView()
+    qtbot.addWidget(view)
+    view.resize(660, 700)  # the tab's size at 1600×1000, a little taller: room for a readable matrix each
+    view.show()
+    qtbot.waitExposed(view)
+    view.show_result(AttentionResult(0, maps, np.ones((L, H)), np.ones((L, H))))
+    tiles = view.steps
+    qtbot.waitUntil(lambda: all(t._plot is not None and t._plot.vb.width() > 0 for t in tiles), timeout=30000)
+    view._shape = None  # fitted again now the tiles are laid out and measured, as a new prompt would be
+    view.show_result(AttentionResult(0, maps, np.ones((L, H)), np.ones((L, H))))
+    qtbot.waitUntil(lambda: min(min(t._plot.vb.width(), t._plot.vb.height()) for t in tiles) >= MIN_SIDE - 3,
+                    timeout=30000)  # within rounding: was ~30 px wide here
