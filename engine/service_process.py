@@ -207,7 +207,7 @@ class ServiceProcess:
         waits for nothing: the process keeps nothing that must be saved); questions still out are answered as
         failed."""
         with self._lock:
-            conn, process, outbox = self._conn, self._process, self._outbox
+            process, outbox = self._process, self._outbox
             self._conn = self._process = self._outbox = None
         if outbox is not None:
             outbox.put(None)  # the writer closes the pipe once what was asked before is sent

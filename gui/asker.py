@@ -11,8 +11,9 @@ Two kinds of asking meet here:
   dropped for a newer one, before what views need.
 
 Questions go to their lane of the analysis process (gui/analysis.py: `now` for one step's answer, `long` for
-what reads every saved step, a thread each), one out at a time per lane, so a light question never waits behind a long one; the next of a lane
-is an act's (in the order asked), else what a view on screen needs most, oldest first. A question out that no
+what reads every saved step, a thread each), one out at a time per lane, so a light question never waits behind
+a long one; the next of a lane is an act's (in the order asked), else what a view on screen needs most, oldest
+first. A question out that no
 view needs any more (its view moved on: another weight, another prompt, another run) is cancelled in the process,
 where it stops at its next progress report, and its lane is free at once.
 
@@ -92,11 +93,26 @@ class Asker(QObject):
 
     # ---- what views and acts do --------------------------------------------------------------
 
-    def watch(self, view) -> None:
-        """Ask what `view` needs from now on, whenever it or the workspace changes."""
+    def watch(self, view, owner: QObject | None = None) -> None:
+        """Ask what `view` needs from now on, whenever it or the workspace changes; until `owner` (its pane)
+        is deleted, if one is given."""
         self._views.append(view)
         view.changed.connect(self.later)
+        if owner is not None:
+            owner.destroyed.connect(lambda *_: self.unwatch(view))
         self.later()
+
+    def unwatch(self, view) -> None:
+        """Ask nothing more for `view`; what is out for it alone is cancelled."""
+        if view not in self._views:
+            return
+        self._views.remove(view)
+        view.changed.disconnect(self.later)
+        for o in list(self._out.values()):
+            if view in o.views:
+                o.views = [v for v in o.views if v is not view]
+                if not o.views and o.act is None:
+                    self._stop(o)
 
     def ask(self, question, on_done: Callable[[Any], None], on_failed: Callable[[str], None] | None = None,
             on_progress: Callable[[Progress], None] | None = None, about_open_run: bool = True) -> Act:

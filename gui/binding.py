@@ -54,9 +54,26 @@ class _Field:
         event.connect(heard)
 
 
-def bind(widget, state, name: str, values: Sequence | None = None, scale: float = 1.0) -> None:
-    """Bind `widget` to the field `name` of `state` (module docstring)."""
+def listen(owner, event, callback) -> None:
+    """Connect `callback` to a Qt-free event (engine/workspace/events.py) for as long as the QObject `owner`
+    lives: a pane deleted before the model it listens to stops hearing it."""
+    event.connect(callback)
+
+    def let_go(*_args) -> None:
+        try:
+            event.disconnect(callback)
+        except ValueError:  # already let go
+            pass
+
+    owner.destroyed.connect(let_go)
+
+
+def bind(widget, state, name: str, values: Sequence | None = None, scale: float = 1.0, setter=None) -> None:
+    """Bind `widget` to the field `name` of `state` (module docstring). `setter(value)`: what a user's change
+    does instead of setting the field (an act that sets it, and says so: `Session.select_weight`)."""
     field = _Field(state, name)
+    if setter is not None:
+        field.set = setter
     read, write, signal = _accessors(widget, values, scale)
 
     def show(value: Any) -> bool:

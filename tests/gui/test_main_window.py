@@ -121,12 +121,12 @@ def test_a_pane_on_a_tab_behind_another_is_not_seen_and_computes_nothing(qtbot, 
     assert w.session.weights_every == heat.view.refresh_every
     w.actions["train"].trigger()
     qtbot.waitUntil(lambda: w.session.training_state == "finished", timeout=30_000)
-    assert weight.feeder.store is None  # unseen, it opened no run and computed no coefficient
+    assert weight.view.table is None  # unseen, it opened no run and computed no coefficient
 
     w.docks["pane_weight"].raise_()
     qtbot.waitUntil(lambda: weight.seen() and not heat.seen())
     assert w.session.weights_every == 0  # the Heatmaps pane withdrew its wish for weight copies
-    qtbot.waitUntil(lambda: weight.feeder.store is not None, timeout=30_000)
+    qtbot.waitUntil(lambda: weight.view.table is not None, timeout=30_000)
 
 
 def test_reset_layout_puts_every_pane_back(qtbot, make_window):

@@ -37,7 +37,7 @@ def weight_pane_shows_only(w, model) -> bool:
     items = [pane.weight_box.itemText(i) for i in range(pane.weight_box.count())]
     if not pane.tabs.isVisible():
         return True
-    return set(items) <= set(weight_names(model)) and pane.state.weight in items
+    return set(items) <= set(weight_names(model)) and pane.weight_box.currentText() in items
 
 
 def check_every_pane(qtbot, w, errors: list, expect_run: bool) -> None:

@@ -24,7 +24,7 @@ from engine.errors import UserError
 from engine.views.heatmaps import DEFAULT_PROMPT, TABS, HeatmapsView
 
 from ... import settings
-from ...binding import bind
+from ...binding import bind, listen
 from ...session import Session
 from ...widgets.attention_lines import AttentionLinesWidget
 from ...widgets.heatmap import EXPORT_FILTERS, HeatmapWidget
@@ -127,7 +127,7 @@ class HeatmapsPane(SeenWidget):
         bind(self.head, ws, "head")
         bind(self.timeline, ws, "step")    # the one timeline the Weight pane shares
         v.changed.connect(self._on_view_changed)
-        ws.sig_selection_changed.connect(self._on_selection_changed)
+        listen(self, ws.sig_selection_changed, self._on_selection_changed)
         s.sig_weights_ready.connect(self._on_weights_ready)
         s.sig_run_replaced.connect(self._on_run_replaced)
         s.sig_run_attached.connect(self._on_run_attached)
@@ -138,7 +138,7 @@ class HeatmapsPane(SeenWidget):
         s.sig_head_at_step.connect(self.show_head_at_step)
         s.sig_step_reported.connect(self._on_step_reported)
         self.attention.sig_head_chosen.connect(lambda layer, head: ws.select(layer=layer, head=head))
-        s.asker.watch(v)
+        s.asker.watch(v, self)
 
     # ---- drawing ---------------------------------------------------------------------------
 

@@ -139,7 +139,7 @@ class RunsPane(SeenWidget):
         self.folder_watch.sig_changed.connect(self._on_folders_changed)
         s.sig_training_state_changed.connect(self._on_training_state_changed)
         self.view.changed.connect(self._on_view_changed)
-        s.asker.watch(self.view)
+        s.asker.watch(self.view, self)
 
     # ---- the list --------------------------------------------------------------------------
 

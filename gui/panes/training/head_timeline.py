@@ -206,7 +206,7 @@ class HeadTimelinePanel(HeadTimelineChart):
         session.sig_training_state_changed.connect(self._on_training_state_changed)
         session.sig_step_reported.connect(self._on_step_reported)
         self.sig_cell_clicked.connect(session.show_head_at_step)
-        session.asker.watch(self.view)
+        session.asker.watch(self.view, self)
         self._say()
 
     def refresh(self) -> None:

@@ -274,7 +274,7 @@ class TrainingPane(QWidget):
         s.sig_config_changed.connect(self._on_config_changed)
         s.sig_sample_ready.connect(self._on_sample_ready)
         s.sig_message_posted.connect(self._on_message_posted)
-        s.asker.watch(bars)
+        s.asker.watch(bars, self.next_tokens)
 
     def export_job(self):
         """File → Export…: the loss curves as a figure (matplotlib) or their numbers."""

@@ -1,4 +1,4 @@
-"""The Weight pane (docs/design.md): the pane (pane.py), its feeder, views and exports, one module each."""
+"""The Weight pane (docs/design.md): the pane (pane.py), its pages and exports, one module each."""
 
 from .pane import WeightPane
 

@@ -1,26 +1,24 @@
 """The Weight pane's Distributions tab (TensorBoard's histograms): the values of the weight, of its G and
 of its update ΔW at every saved step, one map each (value bins upward × steps, colour the share of the
-entries in a bin), so a spread widening or a tail growing over training is seen at a glance. Asked from
-the analysis process (RunAnalysis.distributions); this view only asks and draws.
+entries in a bin), so a spread widening or a tail growing over training is seen at a glance. The tab's view
+model (engine/views/weight_tabs.py) needs them of the weight shown (RunAnalysis.distributions, a long question);
+this widget only draws what it holds.
 """
 
 from __future__ import annotations
 
 from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
 
-from engine.analysis.questions import Distributions
 from engine.analysis.distributions import LABELS, QUANTITIES
 
-from ...jobs import AnalysisJob
 from ...widgets.heatmap import HeatmapWidget
 
 
 class DistributionsView(QWidget):
-    def __init__(self, parent: QWidget | None = None):
+    def __init__(self, view, workspace, parent: QWidget | None = None):
         super().__init__(parent)
+        self.view, self.workspace = view, workspace
         self.result = None
-        self._asked: tuple | None = None  # (run path, weight, steps) asked or shown
-        self._job = AnalysisJob(self)
         self.message = QLabel("Open or train a run: its saved steps are binned here.")
         self.message.setWordWrap(True)
         self.maps = {q: HeatmapWidget(self, title=LABELS[q], aspect_locked=False) for q in QUANTITIES}
@@ -32,22 +30,20 @@ class DistributionsView(QWidget):
             # nothing on this tab but every map of the coefficient page behind it
             heatmap.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Ignored)
             col.addWidget(heatmap, 1)
-        self._job.sig_done.connect(self._on_done)
-        self._job.sig_failed.connect(lambda _tag, message: self.message.setText(message))
 
-    def ask(self, run_path: str, weight: str, steps: list[int]) -> None:
-        """Ask for `weight`'s distributions unless already asked for these saved steps (only while shown:
-        the pane asks again when the tab is opened)."""
-        key = (run_path, weight, tuple(steps))
-        if key == self._asked or not self.isVisible():
+    def draw(self) -> None:
+        v, key = self.view, self.view.key(self.workspace)
+        if key is None:
             return
-        self._asked = key
-        self.message.setText(f"binning {weight} at {len(steps)} saved steps…")
-        self._job.ask(Distributions(run_path, weight), tag=key)
-
-    def _on_done(self, key, result) -> None:
-        if key == self._asked:
-            self.show_result(key[1], result)
+        question, steps = key
+        if question in v.failures:
+            self.message.setText(v.failures[question])
+        elif key in v.answers:
+            if v.answers[key] is not self.result:
+                self.show_result(question.weight, v.answers[key])
+        else:
+            progress = f" ({v.progress})" if v.progress is not None else ""
+            self.message.setText(f"binning {question.weight} at {len(steps)} saved steps…{progress}")
 
     def show_result(self, weight: str, result: dict) -> None:
         self.result = result

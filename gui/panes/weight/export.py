@@ -74,13 +74,16 @@ class WeightExporter(QObject):
         pane.export_row.addWidget(self.button)
 
     def _target(self, kind: str = "heatmap"):
-        st = self.pane.state
-        shown = self.pane.feeder.store
-        if shown is None or st.weight is None:
+        """(run, weight, step, part) on screen: the workspace's weight and step, the part chosen in the pane (as
+        code, a route class or the whole G: a term shown is its whole G)."""
+        from engine.views.weight import shown_step
+
+        v, ws = self.pane.view, self.pane.session.workspace
+        weight = v.weight(ws)
+        if weight is None or ws.open_run is None or ws.open_run.run is None:
             return None
-        if kind == "code":  # a route class, or the whole G (a term shown: its whole G)
-            return shown.run, st.weight, st.step, st.part if st.kind == "class" else None
-        return shown.run, st.weight, st.step, st.part if st.kind != "total" else None
+        part = v.part if (v.kind == "class" if kind == "code" else v.kind != "total") else None
+        return ws.open_run.run, weight, shown_step(ws), part
 
     def ask(self, kind: str) -> None:
         target = self._target(kind)

@@ -10,9 +10,9 @@ each other weight's update explains
 ½⟨ΔB, H_BA ΔA⟩ of the curvature term or ‖H_BA ΔA‖ / ‖ΔG_B‖, whose cell [B, A] opens that pair when clicked.
 
 Every number comes from the analysis process as the answer to a question (Interaction, InteractionRoutes,
-InteractionMap of
-engine/analysis/questions.py); the maps of the other saved steps are asked one at a time after the step on
-screen, and only while the tab is shown.
+InteractionMap of engine/analysis/questions.py), which the tab's view model (engine/views/weight_tabs.py) needs:
+the pair and the map at the step on screen first, then the other saved steps' maps, and only while the tab is
+shown. This widget binds A and the map's quantity to it and draws what it holds.
 
 A B whose coefficient is round-off at both steps (b_K's is identically zero) is degenerate, by the first-order
 check's rule: its moves are drawn blank and said to be round-off, with no cosine, class shares or explained
@@ -25,9 +25,11 @@ import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSplitter, QVBoxLayout, QWidget
 
-from engine.analysis import interaction, questions as q
+from engine.analysis import interaction
+from engine.model.weight_layout import weight_names
+from engine.views.weight import shown_step, shown_weight
 
-from ...jobs import AnalysisJob
+from ...binding import bind
 from ...widgets.heatmap import HeatmapWidget
 from .charts import NormsChart
 
@@ -62,25 +64,19 @@ def degenerate_steps(maps: dict, weight: str) -> list[int]:
 
 
 class InteractionView(QWidget):
-    """The tab's widgets; `ask` says what the pane shows (run, B, step, saved steps, weight names)."""
+    """The tab's widgets, drawing the tab's view model (`view`, engine/views/weight_tabs.py's) at the
+    workspace's weight (B) and step."""
 
     sig_pair_clicked = Signal(str, str)  # B, A: a cell of the map was clicked
 
-    def __init__(self, parent: QWidget | None = None):
+    def __init__(self, view, workspace, parent: QWidget | None = None):
         super().__init__(parent)
-        self._context: tuple | None = None      # (run path, B, step, saved steps, names)
-        self._pair_job, self._routes_job, self._map_job = AnalysisJob(self), AnalysisJob(self), AnalysisJob(self)
-        self._maps: dict = {}                   # step -> InteractionMap of the run in _context
-        self._todo: list[int] = []              # saved steps whose maps are still to ask
+        self.view, self.workspace = view, workspace
         self._build()
-        self._pair_job.sig_done.connect(self._on_pair)
-        self._pair_job.sig_failed.connect(lambda _tag, message: self.message.setText(message))
-        self._routes_job.sig_done.connect(self._on_routes)
-        self._routes_job.sig_failed.connect(lambda _tag, message: self.routes.setText(message))
-        self._map_job.sig_done.connect(self._on_map)
-        self._map_job.sig_failed.connect(self._on_map_failed)
-        self.other_box.currentTextChanged.connect(lambda _name: self._ask_pair())
+        self._names: list[str] = []
         self.kind_box.currentIndexChanged.connect(lambda _i: self._draw_map())
+        bind(self.kind_box, view, "map_kind", values=range(len(MAP_KINDS)))
+        bind(self.other_box, view, "other")
         self.map.sig_cell_clicked.connect(self._on_cell)
 
     def _build(self) -> None:
@@ -121,63 +117,50 @@ class InteractionView(QWidget):
         col.addWidget(self.routes)
         col.addWidget(body, 1)
 
-    # ---- asking ----------------------------------------------------------------------------
+    # ---- drawing ---------------------------------------------------------------------------
 
-    def ask(self, run_path: str, weight: str, step: int | None, steps: list[int], names: list[str]) -> None:
-        """Show B = `weight` at `step` of the run; the maps of the other saved steps follow, one at a time."""
-        previous = self._context
-        self._context = (run_path, weight, step, list(steps), list(names))
-        if previous is None or previous[0] != run_path or previous[4] != names:
-            self._maps = {}
+    def set_other(self, name: str) -> None:
+        self.view.other = name
+        self.draw()
+
+    def draw(self) -> None:
+        """What the view model holds at the workspace's B and step (the message says what is being computed)."""
+        v, ws = self.view, self.workspace
+        names = weight_names(ws.model)
+        if names != self._names:
+            self._names = names
             self.other_box.blockSignals(True)
             self.other_box.clear()
             self.other_box.addItems(names)
             self.other_box.blockSignals(False)
-        if self.other_box.currentText() not in names or self.other_box.currentText() == "":
-            self.other_box.setCurrentIndex(0)
-        self._ask_pair()
-        later = [s for s in steps[1:] if s not in self._maps and s != step]
-        self._todo = ([step] if step in steps[1:] and step not in self._maps else []) + later
-        self._next_map()
+        other = v.other_weight(ws)
+        if other is not None and self.other_box.currentText() != other:  # the model's first, until one is chosen
+            self.other_box.blockSignals(True)
+            self.other_box.setCurrentText(other)
+            self.other_box.blockSignals(False)
+        asked = v.questions(ws)
+        if asked is None:
+            return
+        pair, routes = asked
+        if pair in v.failures:
+            self.message.setText(v.failures[pair])
+        elif pair in v.pairs:
+            self._draw_pair(v.pairs[pair])
+        else:
+            self.message.setText(f"computing how {pair.other}'s update moved {pair.weight}'s coefficient at step "
+                                 f"{pair.step}…")
+        if routes in v.failures:
+            self.routes.setText(v.failures[routes])
+        elif routes in v.routes:
+            r = v.routes[routes]
+            self.routes.setText(f"−H_BA ΔA by the route classes of {r.weight}'s coefficient (share of the predicted "
+                                f"move along each): {r.words()}")
+        else:
+            self.routes.setText(f"splitting it by the route classes of {pair.weight}'s coefficient…")
         self._draw_chart()
         self._draw_map()
 
-    def set_other(self, name: str) -> None:
-        self.other_box.setCurrentText(name)
-
-    def request(self, what: str) -> q.Interaction | q.InteractionRoutes | q.InteractionMap | None:
-        """The question on screen: "pair", "routes" (the pair by B's route classes) or "map"."""
-        if self._context is None or self._context[2] is None:
-            return None
-        run_path, weight, step, _, _ = self._context
-        if what == "pair":
-            return q.Interaction(run_path, weight, self.other_box.currentText(), step)
-        if what == "routes":
-            return q.InteractionRoutes(run_path, weight, self.other_box.currentText(), step)
-        return q.InteractionMap(run_path, step)
-
-    def _ask_pair(self) -> None:
-        r = self.request("pair")
-        if r is None or not r.other:
-            return
-        self.message.setText(f"computing how {r.other}'s update moved {r.weight}'s coefficient at step {r.step}…")
-        self.routes.setText(f"splitting it by the route classes of {r.weight}'s coefficient…")
-        self._pair_job.ask(r)
-        self._routes_job.ask(self.request("routes"))
-
-    def _next_map(self) -> None:
-        # one at a time: a map is asked when the last is answered (a request replaced while waiting is lost)
-        if not self._todo or not self.isVisible() or self._map_job.busy:
-            return
-        run_path = self._context[0]
-        self._map_job.ask(q.InteractionMap(run_path, self._todo.pop(0)))
-
-    # ---- answers ---------------------------------------------------------------------------
-
-    def _on_pair(self, tag, pair) -> None:
-        r = self.request("pair")
-        if r is None or tag != r:
-            return
+    def _draw_pair(self, pair) -> None:
         from engine.coefficients import as_matrix  # loaded: the answer unpickled into it
 
         if pair.degenerate:
@@ -207,28 +190,8 @@ class InteractionView(QWidget):
         self.message.setText(f"{pair.other} → {pair.weight}, steps {pair.prev_step} → {pair.step}: "
                              f"{interaction.degenerate_words(pair.weight)}; nothing here is a move")
 
-    def _on_routes(self, tag, routes) -> None:
-        if tag != self.request("routes"):
-            return
-        self.routes.setText(f"−H_BA ΔA by the route classes of {routes.weight}'s coefficient (share of the predicted "
-                            f"move along each): {routes.words()}")
-
-    def _on_map(self, tag, result) -> None:
-        if self._context is None or tag.run != self._context[0]:
-            return
-        self._maps[result.step] = result
-        self._draw_chart()
-        if result.step == self._context[2]:
-            self._draw_map()
-        self._next_map()
-
-    def _on_map_failed(self, tag, message: str) -> None:
-        if self._context is not None and tag.step == self._context[2]:
-            self.map.set_matrix(np.full((1, 1), np.nan), kind="signed", title=message)
-        self._next_map()
-
     def _on_cell(self, row: int, col: int) -> None:
-        m = self._maps.get(self._context[2]) if self._context else None
+        m = self.view.maps.get(shown_step(self.workspace))
         if m is not None:
             self.set_other(m.names[col])
             self.sig_pair_clicked.emit(m.names[row], m.names[col])
@@ -236,19 +199,25 @@ class InteractionView(QWidget):
     # ---- drawing ---------------------------------------------------------------------------
 
     def _draw_chart(self) -> None:
-        if self._context is None or not self._maps:
+        maps, weight = self.view.maps, shown_weight(self.workspace)
+        if not maps or weight is None:
             return
-        steps, parts = explained_series(self._maps, self._context[1])
+        steps, parts = explained_series(maps, weight)
         self.chart.show_series(steps, np.ones_like(steps), parts, "shares", weight="")
-        self.chart.plot.setLabel("left", f"part of ΔG of {self._context[1]} explained")
-        degenerate = degenerate_steps(self._maps, self._context[1])
-        self.chart.plot.setTitle(f"{self._context[1]} is degenerate (its coefficient round-off) at "
+        self.chart.plot.setLabel("left", f"part of ΔG of {weight} explained")
+        degenerate = degenerate_steps(maps, weight)
+        self.chart.plot.setTitle(f"{weight} is degenerate (its coefficient round-off) at "
                                  f"{len(degenerate)} of {len(steps)} steps: nothing to explain there"
                                  if degenerate else None)
-        self.chart.set_cursor(self._context[2])
+        self.chart.set_cursor(shown_step(self.workspace))
 
     def _draw_map(self) -> None:
-        m = self._maps.get(self._context[2]) if self._context else None
+        step = shown_step(self.workspace)
+        failed = next((m for question, m in self.view.failures.items()
+                       if type(question).__name__ == "InteractionMap" and question.step == step), None)
+        if failed is not None:
+            self.map.set_matrix(np.full((1, 1), np.nan), kind="signed", title=failed)
+        m = self.view.maps.get(step)
         if m is None:
             return
         shares = self.kind_box.currentIndex() == 0

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QMenu, QSplitter,
 
 from engine.views.readings import CurvatureView, TokensView
 
-from ...binding import bind
+from ...binding import bind, listen
 from ...exports import ExportRequest
 from ...theme import plot_colors, recolor_legend, style_plot
 from ...widgets import dialogs
@@ -88,8 +88,8 @@ class TokensTab(QWidget):
         self._build()
         bind(self.part_box, self.view, "part")
         self.view.changed.connect(self._on_view_changed)
-        session.workspace.sig_selection_changed.connect(lambda _selection, _changed: self._say())
-        session.asker.watch(self.view)
+        listen(self, session.workspace.sig_selection_changed, lambda _selection, _changed: self._say())
+        session.asker.watch(self.view, self)
 
     def _build(self) -> None:
         self.part_box = QComboBox()
@@ -275,8 +275,8 @@ class CurvatureTab(QWidget):
         self.view.seen = False
         self._build()
         self.view.changed.connect(self._on_view_changed)
-        session.workspace.sig_selection_changed.connect(lambda _selection, _changed: self._say())
-        session.asker.watch(self.view)
+        listen(self, session.workspace.sig_selection_changed, lambda _selection, _changed: self._say())
+        session.asker.watch(self.view, self)
 
     def _build(self) -> None:
         self.message = QLabel("The curvature of the probe loss along the run's step, between saved steps.")

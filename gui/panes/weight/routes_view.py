@@ -1,16 +1,17 @@
 """Which routes the optimizer used over training (docs/geometries.md, issue 13): the Weight pane's "Routes" tab.
 
-It asks the analysis process (gui/analysis.py, RunAnalysis.route_shares) and draws the plain
-`engine.analysis.routes.RouteShares` it gets: one line per route class, its share ⟨G_c(p), ΔW⟩ of the
+It draws the tab's view model (engine/views/weight_tabs.py's RoutesView, answered by the analysis process's
+RunAnalysis.route_shares): the plain `engine.analysis.routes.RouteShares`, one line per route class, its share ⟨G_c(p), ΔW⟩ of the
 first-order decrease of the probe loss over each interval [p, s] of saved steps, drawn at s, beside their
 sum ⟨G(p), ΔW⟩ (bold). The scope is the weight on screen or the whole model (every weight summed); the
 direction is the update the run applied or the step a geometry would have taken from G(p). Below, the ranking of routes over training: each class's
 fraction of the whole decrease under the applied update and under each geometry, so a user sees which
 routes the optimizer descended along and how another geometry would have split its step.
 
-The whole model is one question, in the background: for a large model the analysis process sums every weight
-an interval at a time in one pass, without any class's matrix (engine/analysis/routes.py model_interval: GPT-2
-small's interval in minutes, see docs/figures.md#gpt-2-small); a small model's weights are each split.
+The tab's view model needs one long question, of the weight or of the whole model: for a large model the analysis
+process sums every weight an interval at a time in one pass, without any class's matrix (engine/analysis/routes.py
+model_interval: GPT-2 small's interval in minutes, see docs/figures.md#gpt-2-small); a small model's weights are
+each split. Its progress is shown with the time left.
 """
 
 from __future__ import annotations
@@ -22,11 +23,11 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
-from engine.analysis import questions as q
 from engine.analysis.geometry import why_no_shares
 from engine.analysis.routes import APPLIED, NOTE
+from engine.views.weight import shown_weight
 
-from ...jobs import AnalysisJob
+from ...binding import bind
 from ...theme import color_of, plot_colors, recolor_legend
 from .charts import _Chart, cached
 
@@ -92,17 +93,13 @@ def ranking_table(shares) -> str:
 
 
 class RoutesView(QWidget):
-    """The chart, its scope and direction choices, and the ranking. `ask` asks the analysis process for what
-    the scope names; `show_result` only sets data."""
+    """The chart, its scope and direction choices (bound to the tab's view model), and the ranking; `draw()`
+    shows what the view model holds at the workspace's weight."""
 
-    def __init__(self, parent: QWidget | None = None):
+    def __init__(self, view, workspace, parent: QWidget | None = None):
         super().__init__(parent)
+        self.view, self.workspace = view, workspace
         self.result = None
-        self._job = AnalysisJob(self)
-        self._job.sig_done.connect(self._on_done)
-        self._job.sig_failed.connect(lambda _tag, message: self.show_message(message))
-        self._context: tuple | None = None   # (run path, weight on screen, saved steps, every weight) last given
-        self._asked: tuple | None = None     # (weight or None, run path, steps) being asked or shown
         self.scope_box, self.direction_box = QComboBox(), QComboBox()
         self.scope_box.addItems(SCOPES)
         self.scope_box.setToolTip("The weight on screen, or every weight of the model summed (a ranking of routes)")
@@ -127,38 +124,36 @@ class RoutesView(QWidget):
         col.addLayout(row)
         col.addWidget(self.chart, 3)
         col.addWidget(scroll, 2)
-        self.scope_box.currentIndexChanged.connect(self._on_scope)
-        self.direction_box.currentIndexChanged.connect(lambda _i: self._draw())
+        bind(self.scope_box, view, "whole", values=(False, True))
+        bind(self.direction_box, view, "direction")
+        view.changed.connect(lambda name: self._draw() if name == "direction" else None)
 
     @property
     def whole_model(self) -> bool:
-        return self.scope_box.currentIndex() == 1
+        return self.view.whole
 
-    def ask(self, run_path: str, weight: str, steps: list[int], names: list[str]) -> None:
-        """Ask for `weight`'s shares, or the whole model's, unless already asked for these saved steps."""
-        self._context = (run_path, weight, list(steps), list(names))
-        key = (None if self.whole_model else weight, run_path, tuple(steps))
-        if key != self._asked and self.isVisible():
-            self._asked = key
-            what = key[0] or "the whole model (every weight summed, an interval at a time)"
-            self.show_message(f"computing the route shares of {what} over every saved step…")
-            self._job.ask(q.RouteShares(key[1], key[0]), tag=key)
-
-    def _on_scope(self, _index: int) -> None:
-        if self._context is not None:
-            self.ask(*self._context)
-
-    def _on_done(self, key, result) -> None:
-        if key == self._asked:
-            self.show_result(result)
+    def draw(self) -> None:
+        v, ws = self.view, self.workspace
+        shares = v.shown(ws)
+        key = v.key(ws)
+        failure = v.failures.get(key[0]) if key is not None else None
+        if shares is not None and shares is not self.result:
+            self.show_result(shares)
+        elif shares is None and self.result is not None:
+            self.clear()
+        if failure is not None:
+            self.show_message(failure)
+        elif shares is None and key is not None:
+            what = "the whole model (every weight summed)" if v.whole else shown_weight(ws)
+            progress = f" ({v.progress})" if v.progress is not None else ""
+            self.show_message(f"computing the route shares of {what} over every saved step…{progress}")
 
     def show_message(self, text: str) -> None:
         self.message.setText(text)
 
     def clear(self) -> None:
-        """Forget the run shown and what was asked of it: another run is open."""
-        self._job.forget()
-        self._context = self._asked = self.result = None
+        """Show nothing (another run or weight, asked now)."""
+        self.result = None
         self.chart.hide()
         self.ranking.setText("")
         self.show_message("")
@@ -166,7 +161,7 @@ class RoutesView(QWidget):
     def show_result(self, shares) -> None:
         self.result = shares
         self.chart.show()
-        chosen = self.direction_box.currentData()
+        chosen = self.view.direction
         self.direction_box.blockSignals(True)
         self.direction_box.clear()
         for d in shares.directions:

@@ -174,24 +174,20 @@ def test_distributions_tab_shows_w_g_and_the_update_over_every_saved_step(qtbot,
     assert "blocks.1.W_Q" in view.message.text()
 
 
-def test_the_whole_models_routes_are_one_question(qtbot, adamw_run, monkeypatch):
+def test_the_whole_models_routes_are_one_question(qtbot, adamw_run):
     """The whole model is asked at once (a large model's interval is one pass over every weight in the analysis
     process, engine/analysis/routes.py), not weight by weight."""
     from engine.analysis import questions as q
     from engine.analysis.routes import APPLIED
     from engine.analysis.run_analysis import RunAnalysis
 
-    _, pane = make(qtbot, adamw_run.path, "blocks.1.W_Q")
+    session, pane = make(qtbot, adamw_run.path, "blocks.1.W_Q")
     view = pane.routes_view
-    asked = []
-    real = view._job.ask
-    monkeypatch.setattr(view._job, "ask", lambda question, tag=None: asked.append(question) or real(question, tag))
     pane.tabs.setCurrentWidget(view)
     qtbot.waitUntil(lambda: view.result is not None, timeout=WAIT)
     view.scope_box.setCurrentIndex(1)
+    assert view.view.needs(session.workspace) == [q.RouteShares(str(adamw_run.path), None)]
     qtbot.waitUntil(lambda: view.result is not None and view.result.weight is None, timeout=WAIT)
-    assert [a.weight for a in asked if isinstance(a, q.RouteShares)][-1] is None
-    assert sum(isinstance(a, q.RouteShares) and a.weight is None for a in asked) == 1
     want = RunAnalysis(adamw_run.path).route_shares(None)
     np.testing.assert_allclose(view.result.shares[APPLIED], want.shares[APPLIED])
     assert view.message.text().startswith("the whole model (every weight summed)")

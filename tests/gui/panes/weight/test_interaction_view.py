@@ -49,8 +49,8 @@ def test_tab_shows_the_pair_the_map_and_the_explained_parts(qtbot, run_path):  #
     m = want.interaction_map(4)
     np.testing.assert_allclose(view.map.matrix(), m.shares, rtol=1e-5, atol=1e-12)
     assert view.map.labels()[0] == m.names
-    qtbot.waitUntil(lambda: len(view._maps) == len(want.saved_steps()) - 1, timeout=WAIT)  # every later map
-    steps, parts = explained_series(view._maps, "blocks.1.W_Q")
+    qtbot.waitUntil(lambda: len(view.view.maps) == len(want.saved_steps()) - 1, timeout=WAIT)  # every later map
+    steps, parts = explained_series(view.view.maps, "blocks.1.W_Q")
     assert list(steps) == want.saved_steps()[1:] and len(parts) == 6 and "others" in parts
     x, _ = view.chart.curves[next(iter(parts))].getData()
     np.testing.assert_array_equal(x, steps)
@@ -59,7 +59,7 @@ def test_tab_shows_the_pair_the_map_and_the_explained_parts(qtbot, run_path):  #
     np.testing.assert_allclose(np.nan_to_num(view.map.matrix()), np.nan_to_num(m.ratios), rtol=1e-5)
     i, j = m.names.index("blocks.1.W_K"), m.names.index("blocks.0.W_V")
     view.map.sig_cell_clicked.emit(i, j)  # as a click on that cell
-    qtbot.waitUntil(lambda: pane.state.weight == "blocks.1.W_K", timeout=WAIT)
+    qtbot.waitUntil(lambda: pane.session.workspace.selection.weight == "blocks.1.W_K", timeout=WAIT)
     assert view.other_box.currentText() == "blocks.0.W_V"
 
 
@@ -102,8 +102,8 @@ def test_a_coefficient_that_is_identically_zero_is_shown_as_round_off_not_as_rat
         assert "round-off (largest" in m.title() and np.isnan(m.matrix()).all()
     qtbot.waitUntil(lambda: "round-off" in view.routes.text(), timeout=WAIT)
     assert "%" not in view.routes.text()
-    qtbot.waitUntil(lambda: len(view._maps) == 2, timeout=WAIT)
+    qtbot.waitUntil(lambda: len(view.view.maps) == 2, timeout=WAIT)
     assert "degenerate" in view.chart.plot.titleLabel.text and "2 of 2 steps" in view.chart.plot.titleLabel.text
     view.kind_box.setCurrentIndex(1)  # the ratios' map: B's row has none
-    row = view._maps[4].names.index("blocks.1.b_K")
+    row = view.view.maps[4].names.index("blocks.1.b_K")
     assert np.isnan(view.map.matrix()[row]).all()

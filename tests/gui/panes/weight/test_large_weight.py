@@ -31,7 +31,7 @@ def opened(qtbot, run_path, weight: str):
     pane.show()
     qtbot.waitExposed(pane)
     session.set_run(Run(run_path))
-    qtbot.waitUntil(lambda: pane.feeder.store is not None, timeout=WAIT)
+    qtbot.waitUntil(lambda: pane.view.table is not None, timeout=WAIT)
     session.select_weight(weight)
     qtbot.waitUntil(lambda: pane.record() is not None, timeout=WAIT)
     return session, pane
@@ -80,10 +80,16 @@ def test_a_large_models_g_shows_first_and_its_split_follows(qtbot, run_path, mon
         qtbot.addWidget(pane)
         pane.resize(1400, 900)
         pane.show()
-        pane.feeder.sig_computed.connect(lambda w, s, m: seen.append(pane.feeder.store.peek(w, s).pending)
-                                         if m and w == "blocks.1.W_Q" else None)
+
+        def note(field: str) -> None:  # each record of blocks.1.W_Q at the step shown: pending, then split
+            rec = pane.record()
+            if field == "answered" and rec is not None and rec.weight == "blocks.1.W_Q" \
+                    and (not seen or seen[-1] != rec.pending):
+                seen.append(rec.pending)
+
+        pane.view.changed.connect(note)
         session.set_run(Run(run_path))
-        qtbot.waitUntil(lambda: pane.feeder.store is not None, timeout=WAIT)
+        qtbot.waitUntil(lambda: pane.view.table is not None, timeout=WAIT)
         session.select_weight("blocks.1.W_Q")
         qtbot.waitUntil(lambda: pane.record() is not None and not pane.record().pending, timeout=WAIT)
         assert seen[:2] == [True, False]

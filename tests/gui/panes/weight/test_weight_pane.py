@@ -13,6 +13,7 @@ from PySide6.QtCore import Qt
 from engine.coefficients import as_matrix
 from engine.coefficients.cache import CoefficientStore
 from engine.rundir.runs import Run
+from engine.views.weight import shown_step
 from gui.exports import Exports
 from gui.panes.weight import WeightPane
 from gui.session import Session
@@ -44,7 +45,7 @@ def make(qtbot, run_path, weight="blocks.1.W_Q"):
     pane.show()
     qtbot.waitExposed(pane)
     session.set_run(Run(run_path))
-    qtbot.waitUntil(lambda: pane.feeder.store is not None, timeout=WAIT)
+    qtbot.waitUntil(lambda: pane.view.table is not None, timeout=WAIT)
     session.select_weight(weight)
     wait_shown(qtbot, pane)
     return session, pane
@@ -54,13 +55,13 @@ def wait_shown(qtbot, pane):
     """Until the record of the timeline's step is on screen."""
     def shown():
         rec = pane.record()
-        return rec is not None and rec.step == pane.timeline.step() and rec.weight == pane.state.weight \
-            and pane.G_map.title().endswith(f"step {rec.step}")
+        return rec is not None and rec.step == pane.timeline.step() and rec.weight == \
+            pane.session.workspace.selection.weight and pane.G_map.title().endswith(f"step {rec.step}")
     qtbot.waitUntil(shown, timeout=WAIT)
 
 
 def wait_warm(qtbot, pane):
-    qtbot.waitUntil(lambda: not pane.feeder.missing() and not pane.feeder.busy, timeout=WAIT)
+    qtbot.waitUntil(lambda: not pane.view.needs(pane.session.workspace) and pane.session.asker.idle, timeout=WAIT)
 
 
 def test_the_heatmap_shows_G_at_the_step_the_timeline_names(qtbot, run_path, reference):
@@ -85,7 +86,7 @@ def test_the_heatmap_shows_G_at_the_step_the_timeline_names(qtbot, run_path, ref
 def test_the_update_is_the_difference_of_stored_weights(qtbot, run_path):
     session, pane = make(qtbot, run_path, "blocks.1.W_V")
     pane.weight_box.setCurrentText("blocks.0.W_out")  # the list here selects for every pane
-    assert session.selected_weight == "blocks.0.W_out" == pane.state.weight
+    assert session.selected_weight == "blocks.0.W_out" == session.workspace.selection.weight
     run = Run(run_path)
     pane.timeline.set_step(3)
     wait_shown(qtbot, pane)
@@ -133,7 +134,7 @@ def test_clicking_a_weight_in_the_diagram_opens_it_here(qtbot, make_window):
     qtbot.mouseClick(diagram.viewport(), Qt.MouseButton.LeftButton,
                      pos=diagram.mapFromScene(item.sceneBoundingRect().center()))
     assert pane.seen()  # its dock was raised: its tab is the one shown
-    assert pane.state.weight == "blocks.0.W_V"
+    assert w.session.workspace.selection.weight == "blocks.0.W_V"
     assert pane.status.text().startswith("Train, or open a run")
 
 
@@ -207,12 +208,11 @@ def test_the_pane_keeps_the_matrices_of_the_last_steps_shown_within_its_bound(ru
     """The analysis process keeps the cache; GUI-side, every step's summary stays but only the newest
     matrices within the byte bound (the newest always)."""
     from engine.analysis.cache import nbytes
-    from gui.panes.weight.records import ShownRecords
+    from engine.views.weight import ShownRecords
 
     steps = reference.steps()[:3]
     answers = [(reference.record("blocks.1.W_Q", s), reference.update("blocks.1.W_Q", s)) for s in steps]
-    shown = ShownRecords(Run(run_path), reference.cfg, reference.weight_names(),
-                         max_bytes=int(1.5 * max(nbytes(a) for a in answers)))
+    shown = ShownRecords(max_bytes=int(1.5 * max(nbytes(a) for a in answers)))
     for s, answer in zip(steps, answers):
         shown.keep("blocks.1.W_Q", s, (answer[0].summary(), None, answer))
     assert [shown.peek("blocks.1.W_Q", s) is not None for s in steps] == [False, False, True]
@@ -236,7 +236,7 @@ def test_one_step_is_shared_with_the_heatmaps_pane(qtbot, run_path):
     pane.timeline.step_by(-1)
     assert session.browse_step == steps[-2] and heat.timeline.step() == steps[-2]
     heat.timeline.step_by(-len(steps))
-    assert session.browse_step == steps[0] and pane.timeline.step() == steps[0] == pane.state.step
+    assert session.browse_step == steps[0] and pane.timeline.step() == steps[0] == shown_step(session.workspace)
     heat.timeline.step_by(len(steps))  # to the newest: both follow it again
     assert session.browse_step is None and pane.timeline.following and pane.timeline.step() == steps[-1]
     assert session.workspace.selection.step is None and heat.timeline.following
