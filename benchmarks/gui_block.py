@@ -107,11 +107,11 @@ def main() -> None:
             pane.resize(1400, 900)
             pane.show()
             session.set_run(Run(run.path))
-            wait_until(app, lambda: pane.feeder.store is not None)
+            wait_until(app, lambda: pane.view.table is not None)
             session.select_weight(weight)
             wait_until(app, lambda: pane.record() is not None)
-            if warm:
-                wait_until(app, lambda: not pane.feeder.missing() and not pane.feeder.busy)
+            if warm:  # every saved step answered: the view needs nothing more
+                wait_until(app, lambda: not pane.view.missing(session.workspace))
             worst, wall, collection = scrub_and_probe(app, pane, args.seconds)
             print(f"{'warm' if warm else 'cold'}: GUI-thread CPU between ticks {worst:.0f} ms "
                   f"(goal/worst {GOAL_MS / max(worst, 1e-9):.2f}); wall gaps up to {wall:.0f} ms, "

@@ -95,10 +95,10 @@ def scrub(run, seconds: float) -> tuple[int, float, float]:
     pane.resize(1500, 950)
     pane.show()
     session.set_run(run)
-    until(lambda: pane.feeder.store is not None)
+    until(lambda: pane.view.table is not None)
     session.select_weight("blocks.0.W_Q")
     t0 = time.perf_counter()
-    until(lambda: not pane.feeder.missing() and not pane.feeder.busy)
+    until(lambda: not pane.view.missing(session.workspace))  # every saved step answered
     print(f"  cache warmed: {len(pane.timeline.steps)} steps of a {pane.record().G.shape} weight computed in "
           f"{time.perf_counter() - t0:.1f} s (in the computing process)", flush=True)
     counter = PaintCounter(pane.G_map.view.viewport())
@@ -115,7 +115,7 @@ def scrub(run, seconds: float) -> tuple[int, float, float]:
     timer.setInterval(5)  # faster than the pane's cap: every frame the pane is willing to draw is drawn
     timer.timeout.connect(move)
     shown = []
-    pane.G_map.image_item.sigImageChanged.connect(lambda: shown.append(pane.state.step))
+    pane.G_map.image_item.sigImageChanged.connect(lambda: shown.append(pane.page.drawn.step))
     counter.count = 0
     t0 = time.perf_counter()
     timer.start()
@@ -127,8 +127,8 @@ def scrub(run, seconds: float) -> tuple[int, float, float]:
     frames, t0 = 0, time.perf_counter()
     steps = pane.timeline.steps
     while time.perf_counter() - t0 < seconds:
-        pane.state.step = steps[frames % len(steps)]
-        pane._show()
+        session.workspace.select(step=steps[frames % len(steps)])
+        pane.page.draw()
         pane.repaint()
         QApplication.processEvents()
         frames += 1
@@ -194,7 +194,7 @@ def main() -> int:
 
         run = Run(path) if (path / "config.toml").exists() else make_run(path)
         n, painted, uncapped = scrub(run, args.seconds)
-        from gui.panes.weight.pane import MAX_FPS
+        from gui.panes.weight.coefficient_page import MAX_FPS
 
         print(f"  {n} snapshots; painted {painted:.1f} frames/s while scrubbing (the pane caps at {MAX_FPS}); "
               f"uncapped {uncapped:.1f} frames/s")

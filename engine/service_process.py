@@ -125,7 +125,7 @@ def serve(conn, make_state: Callable[[], Any], setup: Callable[[Any], None] | No
             job = jobs.get(number)
             if job is None or job.stopped:
                 jobs.pop(number, None)
-                send(("failed", number, "cancelled"))
+                send(("failed", number, CANCELLED))
                 continue
             try:
                 message = ("done", number, reporting(job, answer, state, question, job))
@@ -137,6 +137,8 @@ def serve(conn, make_state: Callable[[], Any], setup: Callable[[Any], None] | No
             jobs.pop(number, None)
             try:
                 send(message)
+            except OSError:  # the parent is gone (its main loop ends the process): no one to tell
+                return
             except Exception as e:  # an answer that cannot be pickled is a bug of the question
                 send(("failed", number, _message(e)))
 

@@ -171,7 +171,7 @@ class Asker(QObject):
         wanted: dict = {}       # question -> the views that need it (seen or not)
         askable: list = []      # (rank, question, view) of the views on screen
         for view in self._views:
-            needs = [q for q in view.needs(self.workspace) if q not in view.failures]
+            needs = view.missing(self.workspace)
             for k, question in enumerate(needs):
                 wanted.setdefault(question, []).append(view)
                 since = self._since.setdefault(question, next(self._order))

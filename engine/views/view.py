@@ -41,6 +41,10 @@ class View(State):
         view's fields; the asker skips those out already, and those that failed)."""
         return []
 
+    def missing(self, workspace) -> list:
+        """What it needs and has not failed: what the asker asks (empty: it holds all it needs)."""
+        return [q for q in self.needs(workspace) if q not in self.failures]
+
     def take(self, question, answer: Any) -> None:
         """Keep an answer (of the open run: the asker dropped any other)."""
 
