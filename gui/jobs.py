@@ -1,22 +1,17 @@
-"""GUI-side work that is not about a run's saved steps, off the GUI thread on Qt's thread pool (the GUI
-thread only renders): the architecture pane's inspection of its draft and the training controller's device
-probe (the Forms pane's work is the symbolic process's, gui/panes/forms/process.py; exports run in a process
-each, gui/exports.py). Everything asked of a run (its saved steps, a
-sample of a run at rest) is a question for the analysis process instead, through gui/analysis.py's
-`AnalysisJob` (docs/design.md#the-analysis-process): that work is mostly Python, and on a thread it holds the
-interpreter lock the GUI thread needs to paint.
+"""GUI-side waits off the GUI thread, on Qt's thread pool (the GUI thread only renders): the architecture pane's
+inspection of its draft (which waits for the child process that reads the corpus, engine/configs/inspection.py)
+and the training controller's device probe. Nothing here computes on a thread of the app: everything asked of a
+run is a question for the analysis process, through the window's asker (gui/asker.py,
+docs/design.md#how-a-pane-gets-its-numbers), the Forms pane's work is the symbolic process's
+(gui/panes/forms/process.py) and exports run in a process each (gui/exports.py).
 
 `LatestJob` runs one function at a time. While one runs, a newer request replaces any request still waiting,
-so a view that asks faster than it can compute falls behind by at most one result instead of building a
-queue (and never slows whoever feeds it). Results and errors come back as signals, delivered on the GUI
-thread through Qt's queued connections. Functions must take and return owned data (copies, numpy arrays),
-never widgets.
+so a view that asks faster than it can be answered falls behind by at most one result instead of building a
+queue. Results and errors come back as signals, delivered on the GUI thread through Qt's queued connections.
+Functions must take and return owned data (copies, numpy arrays), never widgets.
 
-`JobQueue` is the same runner for requests that must all be answered (a sample a user asked for, the
-device probe): it keeps every request and runs them one after another, in order.
-
-`AnalysisJob` and `AnalysisQueue` are the same for questions to the analysis process, asked through the window's
-asker (gui/asker.py) as acts: the views not yet moved onto view models (engine/views/) use them until they are.
+`JobQueue` is the same runner for requests that must all be answered (the device probe): it keeps every request
+and runs them one after another, in order.
 """
 
 from __future__ import annotations
@@ -41,13 +36,9 @@ class LatestJob(QObject):
     sig_done = Signal(object, object)   # tag, result
     sig_failed = Signal(object, str)    # tag, a one-line message for the user
 
-    def __init__(self, parent: QObject | None = None, follows=None):
-        """`follows`: a gui.session.Session whose open run the requests are about; when another run is
-        opened, requests still waiting are dropped and answers still coming are not delivered."""
+    def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
         self._epoch = 0
-        if follows is not None:
-            follows.sig_run_replaced.connect(self.forget)
         self._relay = _Relay(self)
         # queued even when the answer is emitted on this thread (a future already finished when its callback
         # is added, seen under load): an answer never re-enters submit(), so a request made meanwhile waits
@@ -118,46 +109,3 @@ class JobQueue(LatestJob):
             self._queue.append((tag, fn, args))
             return
         self._start(tag, fn, args)
-
-
-def _asker_of(obj):
-    """The asker of the window `obj` lies in (through its pane's session), else None."""
-    while obj is not None:
-        session = getattr(obj, "session", None)
-        if session is not None and hasattr(session, "asker"):
-            return session.asker
-        obj = obj.parent() if callable(getattr(obj, "parent", None)) else None
-    return None
-
-
-class _InProcess:
-    """Questions asked of the analysis process instead of functions run on a thread (a mixin of the above)."""
-
-    def ask(self, question, tag: Any = None) -> None:
-        """Ask `question`; its answer comes as sig_done(tag, answer) or sig_failed(tag, message), the tag
-        being the question itself unless another is given."""
-        self.submit(question if tag is None else tag, None, question)
-
-    def _launch(self, fn: Callable, args: tuple, finish: Callable[[Any, str | None], None]) -> None:
-        from . import analysis
-
-        (question,) = args
-        asker = _asker_of(self.parent())
-        if asker is not None:  # an act of no run: this job drops what it no longer wants itself (forget)
-            asker.ask(question, lambda answer: finish(answer, None), lambda message: finish(None, message),
-                      about_open_run=False)
-            return
-
-        def reply(_number: int, kind: str, payload) -> None:
-            if kind in ("done", "failed"):
-                finish(payload, None) if kind == "done" else finish(None, payload)
-
-        analysis.process().ask(question, reply)
-
-
-class AnalysisJob(_InProcess, LatestJob):
-    """A view's questions: a newer one replaces an older one still waiting."""
-
-
-class AnalysisQueue(_InProcess, JobQueue):
-    """Questions that must all be answered, in the order asked (a sample a user asked for)."""

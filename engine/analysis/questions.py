@@ -413,6 +413,7 @@ class RunCurvesOf(Question[dict]):
 
     paths: tuple[str, ...]
     known: dict = field(hash=False, compare=False)
+    look: int = 0   # the asking view's count of looks: the same runs read again is a new question
 
     def answer(self, door):
         return door.curves().changed(list(self.paths), self.known)

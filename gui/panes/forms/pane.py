@@ -5,7 +5,8 @@ Three tabs over one derivation: Walkthrough (the note's pipeline, stage by stage
 their counts, terms, one term's word, G and numbers at the current step) and Console (the note's command
 line). The derivation, the listing, the formulas and the console's lines are the symbolic process's work
 (gui/panes/forms/process.py, engine/forms/questions.py): the pane holds the source it shows and plain rows;
-a term's value at a step is the analysis process's. Choosing a weight here selects it app-wide
+a term's value at a step is the analysis process's, asked by the window's asker for the pane's view model
+(engine/views/term_values.py). Choosing a weight here selects it app-wide
 (Session.select_weight) and a weight selected elsewhere is shown here. Export… asks the app's export queue
 (Session.request_export) to write formula snapshots (engine.forms.snapshot_export), page by page with
 progress and Cancel, or, for the model's form with a run open, the chosen weight's coefficient as a program that
@@ -22,16 +23,13 @@ from pathlib import Path
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QLabel, QMenu, QTabWidget, QToolButton, QVBoxLayout, QWidget
 
-from engine.analysis import questions as q
-from engine.analysis.live import Published
-from engine.analysis.terms import TermValues
 from engine.forms import questions as fq
 from engine.forms import snapshot_export as se
 from engine.forms.derive import DEFAULT_LIMIT
 from engine.forms.source import KINDS, Source, SourceChoice
+from engine.views.term_values import TermValuesView
 
 from ... import settings
-from ...jobs import AnalysisJob
 from ...exports import ExportRequest
 from ...session import Session
 from ...widgets import dialogs
@@ -67,7 +65,7 @@ class FormsPane(QWidget):
         self._asked: Source | None = None          # the source asked for last
         self._valued_step: int | None = None   # the step whose values were last asked for
         self._derive = FormsJob(self)
-        self._values = AnalysisJob(self, follows=session)
+        self.values = TermValuesView()  # the chosen term's numbers at the open run's weights
         self._build()
         self.state = FormsState(self.source.choice(), tab="terms")
         self._connect()
@@ -109,8 +107,8 @@ class FormsPane(QWidget):
         self.source.sig_changed.connect(self._on_source_changed)
         self._derive.sig_done.connect(self._on_derived)
         self._derive.sig_failed.connect(self._on_derive_failed)
-        self._values.sig_done.connect(self._on_values)
-        self._values.sig_failed.connect(self._on_values_failed)
+        self.values.changed.connect(self._on_values_changed)
+        self.session.asker.watch(self.values, self)
         self.terms.sig_weight_chosen.connect(self._on_weight_chosen)
         self.terms.sig_term_chosen.connect(self._on_term_chosen)
         self.tabs.currentChanged.connect(lambda i: setattr(self.state, "tab", TABS[i]))
@@ -207,37 +205,39 @@ class FormsPane(QWidget):
         self.session.want_weights(self.object_name, WEIGHTS_EVERY if live else 0)
 
     def _ask_values(self) -> None:
-        term, run = self.terms.term, self.session.run
+        """Say which term's values are wanted (the asker asks for them) and what is shown until they come."""
+        term, run, ws = self.terms.term, self.session.run, self.session.workspace
         if term is None or self.derived is None:
             return
         if self.state.source.kind != "model":
+            self.values.term = None
             self.terms.detail.show_values(None, "Numbers are shown for the model's terms when a run is open "
                                                 "(the note's chain has no run).")
             return
         if run is None:
+            self.values.term = None
             self.terms.detail.show_values(None, "Open or train a run to see this term's value at the current step.")
             return
-        model = self.session.model  # the run's own: the form derived is the run's model
-        weights, step = None, run.latest_step()
-        if self.session.weights is not None and self.session.weights_step >= 0:
-            weights, step = self.session.weights, self.session.weights_step
-        elif step == 0 and not run.checkpoint_steps():
+        live = ws.live if ws.live is not None and ws.live.step >= 0 else None  # else the newest saved step
+        self.values.update(term=(term.id, term.weight), live=live)
+        step = self.values.step(ws)
+        if step is None:
             self.terms.detail.show_values(None, "The run has no saved weights yet.")
             return
-        if self.terms.detail.values_term != term.id:  # while training, the last value stays until the next
-            self.terms.detail.show_values(None, f"Computing the value at step {step}…")
         self._valued_step = step
-        if weights is None:  # a saved step, answered by the run's RunAnalysis
-            where = q.Saved(str(run.path), step)
-        else:  # weights training just published, bound to the run's probe batch
-            where = q.Live(model, Published(weights), step, run=str(run.path))
-        self._values.ask(q.TermValues(where, term.id, term.weight), tag=term.id)
+        if self.values.asked_for == self.values.question(ws):  # held already
+            self.terms.detail.show_values(self.values.values, "")
+        elif self.terms.detail.values_term != term.id:  # while training, the last value stays until the next
+            self.terms.detail.show_values(None, f"Computing the value at step {step}…")
 
-    def _on_values(self, term_id: str, values: TermValues) -> None:
-        self.terms.detail.show_values(values, "")
-
-    def _on_values_failed(self, _term_id, message: str) -> None:
-        self.terms.detail.show_values(None, f"No value: {message}")
+    def _on_values_changed(self, name: str) -> None:
+        v = self.values
+        if name == "values" and v.values is not None:
+            self.terms.detail.show_values(v.values, "")
+        elif name == "failures":
+            question = v.question(self.session.workspace)
+            if question in v.failures:
+                self.terms.detail.show_values(None, f"No value: {v.failures[question]}")
 
     # ---- export ----------------------------------------------------------------------------
 

@@ -8,11 +8,12 @@ The legend is a column of labels, not pyqtgraph's legend inside a plot: in a sho
 of the curves, and a long run name was cut to its last characters ("-20261124-080249"), so runs that differ
 only in their date could not be told apart (seen at 1280×720).
 
-The numbers come from the runs' metrics.jsonl files, read in the app's analysis process (gui/analysis.py;
-engine/analysis/questions.py `RunCurvesOf`), which keeps what it read and reads a log again only when it
-changed; it sends back only the runs whose logs changed since what the pane holds. While the pane is seen,
-a slow timer asks again, so a run training here or in a terminal draws on. The GUI thread reads no file: it
-smooths the noisy series and hands arrays to pyqtgraph.
+The pane draws its view model (engine/views/run_curves.py: the ticked runs, the axis, the smoothing and the
+curves held). The numbers come from the runs' metrics.jsonl files, read in the app's analysis process, asked by
+the window's asker (gui/asker.py; engine/analysis/questions.py `RunCurvesOf`), which keeps what it read and
+reads a log again only when it changed; it sends back only the runs whose logs changed since what the view
+holds. While the pane is seen, a slow timer reads again, so a run training here or in a terminal draws on. The
+GUI thread reads no file: it smooths the noisy series and hands arrays to pyqtgraph.
 
 A dragged smoothing slider changes faster than the curves repaint: its changes are coalesced into at most
 one redraw per frame, which sets the data of the smoothed lines the pane already holds; only the faint raw
@@ -25,7 +26,6 @@ axis need not replay its text (benchmarks/run_overlay.py measures the event loop
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyqtgraph as pg
@@ -33,12 +33,12 @@ from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtWidgets import (QComboBox, QFrame, QGraphicsItem, QGridLayout, QHBoxLayout, QLabel, QScrollArea,
                                QSizePolicy, QSlider, QVBoxLayout, QWidget)
 
-from engine.analysis import questions as q
-from engine.training.determinism import noise_sentence
-from engine.figures.run_curves import AXIS_LABELS, METRIC_LABELS, SMOOTHED, RunCurves
+from engine.figures.run_curves import AXIS_LABELS, METRIC_LABELS, SMOOTHED
 from engine.figures.run_curves_export import export_overlay
+from engine.training.determinism import noise_sentence
+from engine.views.run_curves import RunCurvesView
 
-from ...jobs import AnalysisJob
+from ...binding import bind
 from ...session import Session
 from ...theme import color_of, plot_colors, style_plot
 from ...widgets.seen import SeenWidget
@@ -106,15 +106,6 @@ class RunLegend(QScrollArea):
         return list(self._entries)
 
 
-@dataclass
-class CurvesView:
-    """What the pane shows: the runs, the x axis and the smoothing weight."""
-
-    paths: list[Path] = field(default_factory=list)
-    axis: str = "step"
-    smoothing: float = 0.6  # TensorBoard's default
-
-
 class RunCurvesPane(SeenWidget):
     title = "Run curves"
     object_name = "pane_run_curves"
@@ -122,11 +113,9 @@ class RunCurvesPane(SeenWidget):
     def __init__(self, session: Session, parent=None):
         super().__init__(parent)
         self.session = session
-        self.view = CurvesView()
-        self.curves: dict[Path, RunCurves] = {}
+        self.view = RunCurvesView()
+        self.view.seen = False  # until the pane is on screen
         self._items: dict[Path, dict[str, tuple]] = {}  # per run, per metric: (faint raw curve | None, line)
-        self._stamps: dict[Path, tuple] = {}  # what each run's curves (or its reason not to draw) were read from
-        self._job = AnalysisJob(self)
         self.redraws = 0  # redraws of the curves so far (tests count them)
         self._build()
         self._connect()
@@ -139,7 +128,6 @@ class RunCurvesPane(SeenWidget):
         self.smooth_slider = QSlider(Qt.Orientation.Horizontal, self)
         self.smooth_slider.setObjectName("curves_smoothing")
         self.smooth_slider.setRange(0, 99)
-        self.smooth_slider.setValue(round(self.view.smoothing * 100))
         self.smooth_slider.setToolTip("Exponential moving average of the train loss, its bits per character "
                                       "and tokens/s, as TensorBoard smooths (0: raw)")
         self.smooth_label = QLabel(self)
@@ -202,57 +190,35 @@ class RunCurvesPane(SeenWidget):
             self._restyle()
 
     def _connect(self) -> None:
-        self.session.sig_runs_compared.connect(self._on_runs_compared)
-        self.axis_box.currentIndexChanged.connect(self._on_axis_changed)
-        self.smooth_slider.valueChanged.connect(self._on_smoothing_changed)
+        self.session.sig_runs_compared.connect(self.view.tick)
+        bind(self.axis_box, self.view, "axis")
+        bind(self.smooth_slider, self.view, "smoothing", scale=100)
         self._smooth_timer.timeout.connect(lambda: self._draw(only_smoothing=True))
-        self._timer.timeout.connect(self._ask)
-        self._job.sig_done.connect(self._on_curves_read)
-        self._job.sig_failed.connect(lambda _tag, message: self.session.post_message(
-            f"Cannot read the runs' curves: {message}", "warning"))
+        self._timer.timeout.connect(self.view.read_again)
+        self.view.changed.connect(self._on_view_changed)
+        self.session.asker.watch(self.view, self)
 
     def export_job(self):
         """File → Export…: the overlaid figure (matplotlib), its data (CSV) or pgfplots/TikZ, of every shown
         run."""
-        curves = [self.curves[p] for p in self.view.paths if p in self.curves]
+        curves = [self.view.curves[p] for p in self.view.shown()]
         if not curves:
             return None
         axis, smoothing = self.view.axis, self.view.smoothing
         return EXPORT_FILTERS, "runs.png", functools.partial(export_overlay, curves=curves, axis=axis,
                                                              smoothing=smoothing)
 
-    # ---- data ------------------------------------------------------------------------------
-
-    def _ask(self) -> None:
-        """Ask the analysis process for the ticked runs whose logs changed since what the pane holds."""
-        if self.view.paths:
-            known = {str(p): self._stamps[p] for p in self.view.paths if p in self._stamps}
-            self._job.ask(q.RunCurvesOf(tuple(str(p) for p in self.view.paths), known), tag=None)
-
-    def _on_curves_read(self, _tag, answer: dict) -> None:
-        changed = []
-        for key, (stamp, curves) in answer.items():
-            path = Path(key)
-            if path not in self.view.paths:  # unticked while it was read
-                continue
-            self._stamps[path] = stamp
-            if isinstance(curves, str):
-                self.curves.pop(path, None)
-                self.session.post_message(f"Cannot draw {path.name}: {curves}", "warning")
-            else:
-                self.curves[path] = curves
-            changed.append(path)
-        if changed:
-            self._draw(paths=changed)
+    # ---- drawing ---------------------------------------------------------------------------
 
     def _draw(self, only_smoothing: bool = False, paths: list[Path] | None = None) -> None:
         """Hand each run's series to its curves (made once per ticked run: making them cost 10x setting
         their data). A change of smoothing sets only the smoothed lines: the faint raw curves behind them
         keep the plots' ranges, so the axes need not be redrawn. pyqtgraph fits the ranges once, at paint."""
         self.redraws += 1
-        shown = [p for p in self.view.paths if p in self.curves]
+        curves = self.curves
+        shown = [Path(p) for p in self.view.shown()]
         self.hint.setVisible(not shown)
-        note = noise_sentence([self.curves[p].noise for p in shown])
+        note = noise_sentence([curves[p].noise for p in shown])
         self.noise.setText(note or "")
         self.noise.setVisible(note is not None)
         if list(self._items) != shown:
@@ -260,7 +226,7 @@ class RunCurvesPane(SeenWidget):
             only_smoothing, paths = False, None
         metrics = SMOOTHED if only_smoothing else tuple(METRIC_LABELS)
         for path in shown if paths is None else [p for p in paths if p in self._items]:
-            c = self.curves[path]
+            c = curves[path]
             for metric in metrics:
                 faint, line = self._items[path][metric]
                 if faint is not None:
@@ -294,7 +260,7 @@ class RunCurvesPane(SeenWidget):
                 line.setPen(pg.mkPen(colour, width=1))
                 if metric.startswith("val_"):
                     line.setSymbolBrush(colour)
-        self.legend.set_entries([(self.curves[p].name, color_of(i), p) for i, p in enumerate(shown)])
+        self.legend.set_entries([(self.view.curves[str(p)].name, color_of(i), p) for i, p in enumerate(shown)])
         self._items = {p: self._items[p] for p in shown}
 
     @staticmethod
@@ -311,6 +277,11 @@ class RunCurvesPane(SeenWidget):
         plot.addItem(line, ignoreBounds=smoothed)
         return faint, line
 
+    @property
+    def curves(self) -> dict:
+        """The curves held of the ticked runs (folder -> engine.figures.run_curves.RunCurves)."""
+        return {Path(p): c for p, c in self.view.curves.items()}
+
     def line(self, path: Path, metric: str):
         """The line drawn for one run's metric (its faint raw curve, when smoothed, is behind it)."""
         return self._items[Path(path)][metric][1]
@@ -320,24 +291,26 @@ class RunCurvesPane(SeenWidget):
 
     # ---- handlers --------------------------------------------------------------------------
 
-    def _on_runs_compared(self, paths) -> None:
-        self.view.paths = [Path(p) for p in paths]
-        for gone in set(self._stamps) - set(self.view.paths):
-            self.curves.pop(gone, None)
-            del self._stamps[gone]
-        self._draw()  # an unticked run goes at once; a ticked one is drawn when its curves come
-        self._ask()
-        self._update_timer()
-
-    def _on_axis_changed(self, _index: int) -> None:
-        self.view.axis = self.axis_box.currentData()
-        self._draw()
-
-    def _on_smoothing_changed(self, value: int) -> None:
-        self.view.smoothing = value / 100
-        self._show_smoothing()
-        if not self._smooth_timer.isActive():  # started, not restarted: a drag draws every frame, not at its end
-            self._smooth_timer.start()
+    def _on_view_changed(self, name: str) -> None:
+        v = self.view
+        if name == "paths":
+            self._draw()  # an unticked run goes at once; a ticked one is drawn when its curves come
+            self._update_timer()
+        elif name == "problems":
+            for path in v.fresh:
+                if path in v.problems:
+                    self.session.post_message(f"Cannot draw {Path(path).name}: {v.problems[path]}", "warning")
+        elif name == "curves":
+            self._draw(paths=[Path(p) for p in v.fresh])
+        elif name == "failures" and v.failures:
+            self.session.post_message(f"Cannot read the runs' curves: {next(iter(v.failures.values()))}",
+                                      "warning")
+        elif name == "axis":
+            self._draw()
+        elif name == "smoothing":
+            self._show_smoothing()
+            if not self._smooth_timer.isActive():  # started, not restarted: a drag draws every frame, not at its end
+                self._smooth_timer.start()
 
     def _show_smoothing(self) -> None:
         self.smooth_label.setText(f"{self.view.smoothing:.2f}")
@@ -349,7 +322,8 @@ class RunCurvesPane(SeenWidget):
             self._timer.stop()
 
     def seen_changed(self, seen: bool) -> None:
+        self.view.seen = seen
         if seen:
-            self._ask()
+            self.view.read_again()
         self._update_timer()
 

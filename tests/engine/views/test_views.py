@@ -79,3 +79,69 @@ def test_a_failed_question_is_remembered_until_the_view_forgets():
     assert view.failures == {q.HeadTimeline("runs/a"): "no saved weights yet"}
     view.forget()
     assert view.failures == {}
+
+
+def test_run_curves_are_read_once_per_look_and_only_the_runs_ticked_are_held():
+    from engine.views.run_curves import RunCurvesView
+
+    view, ws = RunCurvesView(), Workspace()
+    assert view.needs(ws) == []  # nothing ticked
+    view.tick(["runs/a", "runs/b"])
+    need = view.needs(ws)
+    assert need == [q.RunCurvesOf(("runs/a", "runs/b"), {}, 1)]
+    curves_of_a = SimpleNamespace(name="a")  # a RunCurves; a string is why a run cannot be drawn
+    view.take(need[0], {"runs/a": ("stamp a", curves_of_a), "runs/b": ("stamp b", "no log yet")})
+    assert view.needs(ws) == [] and view.shown() == ["runs/a"] and view.problems == {"runs/b": "no log yet"}
+    view.read_again()
+    again = view.needs(ws)[0]
+    assert again.look == 2 and again.known == {"runs/a": "stamp a", "runs/b": "stamp b"}
+    view.read_again()  # the last reading has not come: no second question on top of it
+    assert view.needs(ws) == [again]
+    view.tick(["runs/b"])
+    assert view.curves == {} and view.needs(ws)[0].known == {"runs/b": "stamp b"}
+    view.take(again, {"runs/a": ("stamp a2", curves_of_a)})  # unticked while it was read
+    assert view.curves == {}
+
+
+def test_a_run_pair_is_compared_on_its_choices_with_a_forks_parent_as_a():
+    from engine.analysis.pair import ATTENTION, PairChoices
+    from engine.views.run_diff import RunDiffView
+
+    view, ws = RunDiffView(), Workspace()
+    view.tick(["runs/fork"])
+    assert view.needs(ws) == []
+    view.tick(["runs/fork", "runs/parent", "runs/other"])
+    assert view.needs(ws) == [q.PairChoices("runs/fork", "runs/parent")]
+    view.take(q.PairChoices("runs/fork", "runs/parent"), PairChoices([0, 10], ["blocks.0.W_Q"], parent_second=True))
+    assert view.pair == ("runs/parent", "runs/fork") and view.step == 10 and view.what == ATTENTION
+    assert view.needs(ws) == [q.PairAttention("runs/parent", "runs/fork", 10)]
+    view.update(what="blocks.0.W_Q", step=0)
+    wanted = q.PairWeight("runs/parent", "runs/fork", 0, "blocks.0.W_Q", "G")
+    view.take(q.PairAttention("runs/parent", "runs/fork", 10), "an older choice's")  # not shown
+    assert view.needs(ws) == [wanted] and view.diff is None
+    view.take(wanted, "B − A")
+    assert view.needs(ws) == [] and view.diff == "B − A"
+    view.swap()
+    assert view.needs(ws) == [q.PairWeight("runs/fork", "runs/parent", 0, "blocks.0.W_Q", "G")]
+    view.tick(["runs/parent", "runs/fork"])  # the same pair ticked again: kept as it is
+    assert view.diff == "B − A"
+    view.failed(q.PairChoices("runs/a", "runs/b"), "different shapes")
+    view.tick(["runs/a", "runs/b"])  # another pair: nothing of the first, and its failure is said
+    assert view.diff is None and view.choices is None and view.failure() is None
+
+
+def test_a_terms_values_are_asked_at_the_newest_saved_step_or_the_copy_handed():
+    from engine.views.term_values import TermValuesView
+    from engine.workspace.open_run import LiveWeights
+
+    ws, view = Workspace(), TermValuesView()
+    view.term = ("t1", "blocks.0.W_Q")
+    assert view.needs(ws) == []  # no run open
+    ws.replace_run(OpenRun(ws.draft.config, run=SimpleNamespace(path="runs/a", saved_steps=lambda: [0, 5])))
+    assert view.needs(ws) == [q.TermValues(q.Saved("runs/a", 5), "t1", "blocks.0.W_Q")]
+    view.take(view.needs(ws)[0], "values")
+    assert view.needs(ws) == [] and view.step(ws) == 5
+    view.live = LiveWeights(7, {})
+    assert view.step(ws) == 7 and isinstance(view.needs(ws)[0].source, q.Live)
+    view.forget()
+    assert view.values is None and view.live is None

@@ -113,11 +113,10 @@ def test_a_terms_value_on_an_open_run_is_its_coefficient_at_that_step(qtbot, tmp
     choose_weight(qtbot, pane, weight)
     first = pane.terms.table.terms[0].id
     # the pane showed its first weight's first term when it derived: wait for this term's answer
-    with qtbot.waitSignal(pane._values.sig_done, timeout=30000,
-                          check_params_cb=lambda tag, _values: tag == first) as got:
-        pane.terms.list.setCurrentIndex(pane.terms.table.index(1, 1))
-        pane.terms.list.setCurrentIndex(pane.terms.table.index(0, 1))
-    values = got.args[1]
+    pane.terms.list.setCurrentIndex(pane.terms.table.index(1, 1))
+    pane.terms.list.setCurrentIndex(pane.terms.table.index(0, 1))
+    qtbot.waitUntil(lambda: pane.values.values is not None and pane.values.values.term_id == first, timeout=30000)
+    values = pane.values.values
     term = pane.terms.term
     step = run.latest_step()
     probe = run.probe()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -109,6 +110,7 @@ def test_a_dragged_slider_redraws_once_per_frame_on_the_curves_it_holds(qtbot, m
 
 
 def test_a_long_curve_is_drawn_a_pixel_at_a_time_and_smoothing_keeps_the_ranges(qtbot, make_window, three_runs):
+    from engine.analysis.questions import RunCurvesOf
     from engine.figures.run_curves import RunCurves
 
     _, runs, curves = in_front(qtbot, make_window, "pane_run_curves")
@@ -121,8 +123,9 @@ def test_a_long_curve_is_drawn_a_pixel_at_a_time_and_smoothing_keeps_the_ranges(
         cols = {"step": steps, "tokens": steps * 64, "wall_s": steps / 10, "train_loss": noisy[:n],
                 "val_loss": np.full(n, np.nan), "lr": np.full(n, 1e-3), "tokens_per_s": noisy[:n] * 1000,
                 "train_bpc": noisy[:n] / np.log(2), "val_bpc": np.full(n, np.nan)}
-        stamp = curves._stamps[three_runs / "a"]
-        curves._on_curves_read(None, {str(three_runs / "a"): (stamp, RunCurves("a", three_runs / "a", cols))})
+        view, key = curves.view, str(three_runs / "a")
+        answer = {key: (view._stamps[key], RunCurves("a", three_runs / "a", cols))}
+        view.take(RunCurvesOf(view.paths, {}, view.read), answer)
 
     n = 20_000
     logged(n)
@@ -355,7 +358,7 @@ def test_the_diff_pane_shows_b_minus_a_from_the_two_runs_analyses(qtbot, make_wi
     runs.set_checked(three_runs / "c")
     qtbot.waitUntil(lambda: diff.shown is not None, timeout=WAIT)
     assert diff.grid.isVisibleTo(diff)
-    assert [p.name for p in diff.view.pair] == ["a", "c"] and diff.view.step == 6  # c is a's fork: a is A
+    assert [Path(p).name for p in diff.view.pair] == ["a", "c"] and diff.view.step == 6  # c is a's fork: a is A
     assert [diff.step_box.itemData(i) for i in range(diff.step_box.count())] == [0, 3, 6]  # 3: best val
     a, c = RunAnalysis(three_runs / "a"), RunAnalysis(three_runs / "c")
     want = c.attention(6).maps.weights - a.attention(6).maps.weights
