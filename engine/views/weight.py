@@ -63,6 +63,10 @@ class ShownRecords:
         self._geometry: dict[str, dict] = {}
         self._newest: dict[tuple, int] = {}  # (weight, window) -> the step whose matrices arrived last
 
+    def __bool__(self) -> bool:
+        """Anything answered is held."""
+        return bool(self._summaries or self._shown)
+
     def keep(self, weight: str, step: int, answer: tuple, window=None) -> None:
         summary, geometry, shown = answer
         self._summaries.setdefault(weight, {})[step] = summary

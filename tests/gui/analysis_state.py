@@ -75,3 +75,21 @@ class Held(Question[Any]):
             time.sleep(0.01)
         Path(self.gate + ".finished").touch()
         return self.value
+
+
+@dataclass(frozen=True)
+class Gated(Question[Any]):
+    """A light question answered once the file `gate` exists, with no progress report on its way (so a cancel
+    cannot stop it: its answer comes whatever the asker wants); `gate`.started and `gate`.finished as Held's."""
+
+    gate: str
+    value: Any = "done"
+
+    def answer(self, door):
+        from pathlib import Path
+
+        Path(self.gate + ".started").touch()
+        while not os.path.exists(self.gate):
+            time.sleep(0.01)
+        Path(self.gate + ".finished").touch()
+        return self.value

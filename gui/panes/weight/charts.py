@@ -264,6 +264,16 @@ class PartsList(QTreeWidget):
             self._fill("term", largest.norms, largest.share)
         self._show_term_count(record, largest, failed)
 
+    def clear_parts(self) -> None:
+        """List no part (another run is open: nothing of the previous one's weight stays)."""
+        self._say_why(self.groups["term"], "")
+        for kind in self.groups:
+            self._ensure(kind, ())
+        for item in (self.total, *self.groups.values()):
+            item.setText(1, "")
+            item.setText(2, "")
+        self.weight = ""
+
     def _fill(self, kind: str, norms: dict, share) -> None:
         for k, n in norms.items():
             item = self.items[(kind, k)]

@@ -118,6 +118,25 @@ class CoefficientPage(QSplitter):
         if not self._chart_timer.isActive():
             self._chart_timer.start()
 
+    def clear(self) -> None:
+        """Draw nothing (another run is open): its maps, parts, formula and charts hold nothing of the previous
+        run until this one's answers come."""
+        import numpy as np
+
+        self.drawn, self._charted = None, None
+        self._frame_timer.stop()
+        self._chart_timer.stop()
+        blank = np.full((1, 1), np.nan, dtype=np.float32)
+        for m, title in ((self.G_map, "G"), (self.W_map, "W"), (self.dW_map, "ΔW")):
+            m.set_matrix(blank, kind="signed", title=title)
+        self.parts.clear_parts()
+        self.caption.setText("")
+        self.formula.set_formula("", "")
+        self.norms.show_series(np.array([]), np.array([]), {}, self.view.mode, self.view.log)
+        self.geometry_chart.show_geometry({})
+        self.geometry_label.setText("")
+        self.badge.setText("")
+
     def draw(self) -> None:
         from engine.coefficients import as_matrix  # loaded: the answers shown unpickled into it
 

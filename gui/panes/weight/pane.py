@@ -12,9 +12,11 @@ W and the update ΔW that reached the step, with charts over training below. "Ge
 the weight or the whole model). "Distributions": W, G and ΔW's values at every saved step. "Interaction": how
 another weight's update moved this one's coefficient, and the model's map of pair shares (interaction_view.py,
 docs/second-order.md). "Tokens" and "Curvature": the coefficient read in tokens and the curvature along the run's
-step against the edge of stability (readings_view.py, engine/views/readings.py, docs/readings.md). A weight larger than a screen (GPT-2's W_E: 50,257 × 768) is drawn through a row window
-chosen above the maps (engine/coefficients/window.py); a large model's G comes first and its split after. The
-GUI thread only draws what it was answered. During training the timeline follows the newest snapshot.
+step against the edge of stability (readings_view.py, engine/views/readings.py, docs/readings.md). A weight
+larger than a screen (GPT-2's W_E: 50,257 × 768) is drawn through a row window chosen above the maps
+(engine/coefficients/window.py); a large model's G comes first and its split after. The GUI thread only draws
+what it was answered; another run opened, nothing of the previous one stays drawn. During training the timeline
+follows the newest snapshot.
 """
 
 from __future__ import annotations
@@ -225,7 +227,7 @@ class WeightPane(SeenWidget):
         self.timeline.setVisible(False)
         self.tabs.hide()
         self.weight_box.clear()
-        self.badge.setText("")
+        self.page.clear()
         self.geometry_view.clear("Choose a weight and a step: the geometries are computed from the run's saved "
                                  "weights.")
         self.routes_view.clear()

@@ -1,0 +1,101 @@
+"""Issue 37: nothing of a closed run is ever drawn. A run is open with every pane seen, a long question about it is
+held in the analysis process and a light one is on its way; another run of another shape (more layers, heads and
+a wider model) is opened. At once no view model that follows the open run holds anything of the first; the long
+question's work stops; the light answer that arrives late is dropped; and once the second run's answers come,
+every pane draws the second run's shapes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engine.model.weight_layout import weight_names, weight_shapes
+from engine.views.head_timeline import HeadTimelineView
+from engine.views.heatmaps import HeatmapsView
+from engine.views.next_tokens import NextTokensView
+from engine.views.readings import CurvatureView, TokensView
+from engine.views.term_values import TermValuesView
+from engine.views.weight import CoefficientView
+from engine.views.weight_tabs import DistributionsView, GeometryView, InteractionView, RoutesView
+from gui.panes.training.head_timeline import HeadTimelinePanel
+
+from .analysis_state import Gated, Held
+from .conftest import QT_NOISE
+from .test_open_run_sequence import see
+
+pytestmark = [pytest.mark.qt_log_level_fail("WARNING"), pytest.mark.qt_log_ignore(QT_NOISE)]
+WAIT = 60_000
+PANES = ("pane_heatmaps", "pane_weight", "pane_training", "pane_forms")
+
+# what each view model that follows the open run holds of it: every such view is named here (a new one too)
+HELD = {HeatmapsView: ("results", "live"), CoefficientView: ("table", "records", "formulas", "largest"),
+        GeometryView: ("answers",), DistributionsView: ("answers",), RoutesView: ("answers",),
+        InteractionView: ("pairs", "routes", "maps"), HeadTimelineView: ("timeline",),
+        NextTokensView: ("result", "asked_for", "live"), TokensView: ("reading", "timeline"),
+        CurvatureView: ("result", "series"), TermValuesView: ("values", "asked_for", "live")}
+
+
+@pytest.fixture(scope="module")
+def two_shapes(tmp_path_factory):
+    """A 1-layer, 2-head, d_model 16 run, and a 2-layer, 4-head, d_model 32 one (only read here)."""
+    from tests.engine.cli.test_export_cli import tiny_run
+
+    root = tmp_path_factory.mktemp("shapes")
+    return tiny_run(root / "small", n_layer=1, n_head=2), tiny_run(root / "wide", n_layer=2, n_head=4, d_model=32,
+                                                                    d_ff=64)
+
+
+def holds_nothing(view) -> bool:
+    return all(not getattr(view, name) for name in HELD[type(view)]) and not view.failures and view.progress is None
+
+
+def test_nothing_of_a_closed_run_is_drawn_and_its_work_stops(qtbot, make_window, two_shapes, tmp_path):
+    small, wide = two_shapes
+    w = make_window()
+    w.resize(1600, 1000)
+    errors: list = []
+    w.session.sig_message_posted.connect(lambda level, text: level == "error" and errors.append(text))
+    w.open_run(small.path)
+    for name in PANES:
+        see(qtbot, w, name)
+    see(qtbot, w, "pane_heatmaps")
+    heatmaps, weight = w.panes["pane_heatmaps"], w.panes["pane_weight"]
+    qtbot.waitUntil(lambda: heatmaps.view.shown(w.session.workspace) is not None, timeout=WAIT)
+    see(qtbot, w, "pane_weight")
+    qtbot.waitUntil(lambda: weight.page.drawn is not None, timeout=WAIT)
+    assert weight.page.drawn.W.shape == weight_shapes(small.config.model)[weight.page.drawn.weight]
+
+    asker, late = w.session.asker, []
+    held, light = str(tmp_path / "held"), str(tmp_path / "light")
+    asker.ask(Held(held), late.append)   # long work about the small run
+    asker.ask(Gated(light), late.append)  # light, and answered even though it is cancelled
+    qtbot.waitUntil(lambda: Path(held + ".started").exists() and Path(light + ".started").exists(), timeout=WAIT)
+
+    w.open_run(wide.path)
+    following = [v for v in asker._views if v.follows_open_run]
+    assert {type(v) for v in following} <= set(HELD), "name what a new view holds in HELD"
+    assert all(holds_nothing(v) for v in following), [type(v).__name__ for v in following if not holds_nothing(v)]
+    assert Held(held) not in asker.out() and Gated(light) not in asker.out()
+
+    # the held work stops at its next report; the light answer comes late and is dropped
+    Path(light).touch()
+    qtbot.waitUntil(lambda: not any(isinstance(o.question, (Held, Gated)) for o in asker._out.values()),
+                    timeout=WAIT)
+    assert Path(light + ".finished").exists() and not Path(held + ".finished").exists() and late == []
+    Path(held).touch()
+
+    model = wide.config.model
+    see(qtbot, w, "pane_heatmaps")
+    qtbot.waitUntil(lambda: heatmaps.view.shown(w.session.workspace) is not None, timeout=WAIT)
+    assert heatmaps.view.shown(w.session.workspace)[1].maps.weights.shape[:2] == (model.n_layer, model.n_head)
+    see(qtbot, w, "pane_weight")
+    qtbot.waitUntil(lambda: weight.page.drawn is not None and weight.tabs.isVisible(), timeout=WAIT)
+    drawn = weight.page.drawn
+    assert drawn.W.shape == weight_shapes(model)[drawn.weight] and drawn.weight in weight_names(model)
+    assert weight.G_map.matrix().shape == drawn.W.shape
+    items = {weight.weight_box.itemText(i) for i in range(weight.weight_box.count())}
+    assert items <= set(weight_names(model))
+    panel = w.findChild(HeadTimelinePanel)
+    assert panel.timeline is None or panel.timeline.values["induction"].shape[1:] == (model.n_layer, model.n_head)
+    assert late == [] and errors == [], errors
