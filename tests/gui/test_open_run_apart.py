@@ -8,6 +8,7 @@ import dataclasses
 import os
 
 import pytest
+from PySide6.QtCore import Qt
 
 from engine.rundir.runs import TOKENIZER
 from engine.training.trainer import Trainer
@@ -51,6 +52,23 @@ def test_a_large_tokenizers_run_is_checked_in_a_child_and_then_shown(qtbot, make
     heatmaps = w.panes["pane_heatmaps"]
     qtbot.waitUntil(lambda: heatmaps.view.shown(w.session.workspace) is not None, timeout=WAIT)
     assert heatmaps.view.shown(w.session.workspace)[1].maps.weights.shape[:2] == (1, 2)
+    # Generate's text and its next-token bars: the tokens are counted in the analysis process, and a click in the
+    # text finds its token in the answer's tokens (the app holds no tokenizer of this run)
+    from tests.gui.panes.training.test_training import generate_tab
+
+    p = generate_tab(w)
+    qtbot.waitUntil(p.generate.isEnabled, timeout=WAIT)
+    p.prompt.setText("the ")
+    p.length.setValue(6)
+    qtbot.mouseClick(p.generate, Qt.MouseButton.LeftButton)
+    view = p.next_tokens.view
+    qtbot.waitUntil(lambda: view.result is not None and view.text == p.output.toPlainText(), timeout=WAIT)
+    assert view.result.position == len(view.result.tokens) - 1 and w.session.tokenizer is None
+    first = view.result.tokens[0]
+    cursor = p.output.textCursor()
+    cursor.setPosition(len(first))  # right after the first token: the bars follow it
+    p.output.setTextCursor(cursor)
+    qtbot.waitUntil(lambda: view.result.position == 0, timeout=WAIT)
 
 
 def test_a_run_that_cannot_be_used_is_refused_in_one_line(qtbot, make_window, bpe_run, apart):

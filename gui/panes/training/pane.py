@@ -376,24 +376,36 @@ class TrainingPane(QWidget):
         s, text = self.session, self.output.toPlainText() or self.prompt.text()
         live = s.workspace.live if TrainingState(s.training_state).live else None
         if last:
-            position = self._last_token(text)
+            position = -1  # the text's last token, counted where the text is tokenised (the analysis process)
         self.next_tokens.view.update(text=text, live=live, **({} if position is None else {"position": position}))
 
     def _on_output_clicked(self) -> None:
         """A click in the text chooses the token the bars follow (the one left of the cursor)."""
         cursor = self.output.textCursor().position()
-        if cursor > 0 and (position := self._last_token(self.output.toPlainText()[:cursor])) is not None:
+        if cursor > 0 and (position := self._token_at(cursor)) is not None:
             self._ask_next_tokens(position)
 
-    def _last_token(self, text: str) -> int | None:
-        """The index of the last token of `text` (None without a tokenizer or for characters it lacks: the
-        analysis says so when asked)."""
-        if self.session.tokenizer is None:
+    def _token_at(self, cursor: int) -> int | None:
+        """The index of the token left of character `cursor` of the text: the last of the text up to it, by the
+        app's tokenizer; a run opened with its tokenizer read elsewhere (a large one: gui/controller.py) has
+        none here, so then the token whose characters reach the cursor in the last answer about this text
+        (its tokens spelled out). None for characters the tokenizer lacks, or before any answer."""
+        text = self.output.toPlainText()
+        tokenizer = self.session.tokenizer
+        if tokenizer is not None:
+            try:
+                return max(0, len(tokenizer.encode(text[:cursor])) - 1)
+            except UserError:  # a character outside the vocabulary: the analysis says so when asked
+                return None
+        answered = self.next_tokens.view.result
+        if answered is None or self.next_tokens.view.text != text:
             return None
-        try:
-            return max(0, len(self.session.tokenizer.encode(text)) - 1)
-        except UserError:  # a character outside the vocabulary
-            return None
+        end = 0
+        for k, token in enumerate(answered.tokens):  # spelled one character for one (␣ for a space)
+            end += len(token)
+            if end >= cursor:
+                return k
+        return len(answered.tokens) - 1
 
     def _on_message_posted(self, level: str, _text: str) -> None:
         if level == "error" and self._sample_request is not None:
