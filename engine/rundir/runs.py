@@ -557,7 +557,14 @@ class Run:
         """import.json of an imported run — where its weights came from ("source") and at which step
         ("step") — or None for a run trained here (or imported before the record was kept)."""
         d = _read_json(self.path / IMPORT)
-        return d if d is not None and isinstance(d.get("source"), str) and type(d.get("step")) is int else None
+        if d is None:
+            return None
+        source, step = d.get("source"), d.get("step")
+        # the imported step's checkpoint is the run's first: no step before 0 or after its newest checkpoint
+        if not (isinstance(source, str) and type(step) is int and 0 <= step <= max(self.checkpoint_steps(), default=0)):
+            self._warnings[IMPORT] = f"{IMPORT} is not a record of an import (its source or step); ignored"
+            return None
+        return {"source": source, "step": step}
 
     def changes(self) -> list[dict]:
         """The edits this run was continued with (changes.jsonl): {"step", "changed": {setting: [old, new]}}."""

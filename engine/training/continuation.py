@@ -106,7 +106,8 @@ def _lost(run: Run, trained: int) -> tuple[str, ...]:
     if imported is None:
         return (f"the weights trained for {trained:,} steps",) if trained else ()
     tuned = trained - imported["step"]
-    return (f"the imported weights (from {imported['source']})",
+    source = imported["source"] if len(imported["source"]) <= 80 else "…" + imported["source"][-79:]  # a path's end
+    return (f"the imported weights (from {source})",
             *([f"their {tuned:,} step{'s' if tuned != 1 else ''} of fine-tuning"] if tuned > 0 else []))
 
 

@@ -4,6 +4,7 @@ exports go only to writable regular paths, and nothing is written through a syml
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -150,6 +151,37 @@ def test_run_files_that_parse_but_are_wrong_are_refused_by_name(case, run_copy, 
         assert main(argv) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and expected.split(".")[-1] in err[0]
+
+
+IMPORT_RECORDS = {"a step before 0": {"source": "folder", "step": -5},
+                  "a step after the newest checkpoint": {"source": "folder", "step": 10 ** 30},
+                  "a step that is not a number": {"source": "folder", "step": "5"},
+                  "a source that is not text": {"source": ["folder"], "step": 5}}
+
+
+@pytest.mark.parametrize("case", IMPORT_RECORDS, ids=list(IMPORT_RECORDS))
+def test_an_import_record_that_cannot_be_one_is_ignored_with_a_warning(case, run_copy):
+    """import.json tells what a new run would not keep (engine/training/continuation.py): one that cannot be
+    an import's record is named and read as none, so no edit is refused with nonsense (-5 → "15 steps of
+    fine-tuning")."""
+    from engine.training.continuation import plan_edit
+
+    (run_copy / "import.json").write_text(json.dumps(IMPORT_RECORDS[case]), encoding="utf-8")
+    run = Run(run_copy)
+    assert run.import_record() is None and any("import.json" in w for w in run.warnings)
+    wider = run.config.replace(model=dataclasses.replace(run.config.model, d_model=64))
+    assert plan_edit(run, wider).lost == ("the weights trained for 10 steps",)
+
+
+def test_an_import_s_long_source_is_named_by_its_end(run_copy):
+    from engine.training.continuation import plan_edit
+
+    source = "/" + "deep/" * 20_000 + "gpt2"
+    (run_copy / "import.json").write_text(json.dumps({"source": source, "step": 5}), encoding="utf-8")
+    run = Run(run_copy)
+    wider = run.config.replace(model=dataclasses.replace(run.config.model, d_model=64))
+    lost = plan_edit(run, wider).lost
+    assert lost[0] == "the imported weights (from …" + source[-79:] + ")" and lost[1] == "their 5 steps of fine-tuning"
 
 
 def test_wrongly_typed_index_best_and_metrics_are_ignored_with_a_warning(run_copy):
