@@ -281,3 +281,26 @@ def test_the_question_and_the_command_line_give_the_runs_readings(run_path, tmp_
                      "--out", str(tmp_path / "x.csv")]) != 0
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and message in err[0], err
+
+
+def test_a_bpe_models_pieces_are_named_as_the_text_they_stand_for_with_visible_spaces(tmp_path):
+    from engine.model.probes import visible_tokens
+    from engine.text.bpe import BPETokenizer
+
+    text = "the king and the queen, the king's men; " * 30
+    bpe = BPETokenizer.fit(text, 300)
+    cfg = small_config(norm="pre", activation="gelu_tanh", attn_bias=True, vocab_size=bpe.vocab_size)
+    w, before, _, _, _ = setting(cfg)
+    ids = np.asarray(bpe.encode(text[:80]))
+    x, y = torch.as_tensor(ids[:12].reshape(2, 6)), torch.as_tensor(ids[1:13].reshape(2, 6))
+    writer = tk.token_reading(cfg, bpe, w, before, x, y, "blocks.1.W_out", 5, 4, split=False)
+    named = [i for part in writer.ranks.values() for i, _ in part.toward + part.away]
+    assert named and all(writer.names[i] == visible_tokens(bpe, [i])[0] for i in named)
+    reader = tk.token_reading(cfg, bpe, w, before, x, y, "blocks.0.W_Q", 5, 4, split=False)
+    assert reader.positions == visible_tokens(bpe, x.reshape(-1).tolist())
+    assert any(p.startswith("␣") for p in reader.positions)
+    assert not any(" " in p or "Ġ" in p for p in reader.positions)
+    export_tokens(tmp_path / "t.csv", [writer], 5)
+    with open(tmp_path / "t.csv", encoding="utf-8") as f:
+        table = list(csv.DictReader(f))
+    assert {r["token"] for r in table} == {writer.names[i] for i in named}
