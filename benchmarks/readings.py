@@ -16,6 +16,13 @@ the second-order view's benchmark uses; `--float32` times the token readout in f
 model gets in the app) against a float32 backward. Weights are the preset's initial ones, the update random.
 
     python benchmarks/readings.py [--preset nanogpt-cpu] [--rounds 3] [--threads 1] [--float32]
+    python benchmarks/readings.py --run DIR [--rounds 2] [--classes] [--weights W ...]
+
+`--run` reads a saved run instead (GPT-2-shaped: `benchmarks/gpt2_small.py --keep DIR`, or such a folder
+fine-tuned a step or two): its config, probe batch and tokenizer, the weights at its newest saved step and the
+update from the one before; the precision the app picks for it (float32 at GPT-2's shape) against a backward in
+that precision; the token readout alone (the classes too with `--classes`: one backward of a block per class,
+minutes at GPT-2's shape), since a double backward does not fit there (docs/readings.md).
 """
 
 from __future__ import annotations
@@ -72,14 +79,60 @@ def best(ours, ref, rounds: int) -> tuple[float, float]:
     return min(a), min(b)
 
 
+def from_run(folder: str):
+    """(config, tokenizer, weights at the newest saved step, at the one before (or a random step from them), x, y,
+    the NumPy precision the app reads the run's tokens in)."""
+    from engine.analysis.run_analysis import RunAnalysis
+    from engine.coefficients import progressive
+
+    a = RunAnalysis(folder)
+    steps = a.saved_steps()
+    after = a.run.load_weights(steps[-1])
+    if len(steps) > 1:
+        before = a.run.load_weights(steps[-2])
+    else:
+        torch.manual_seed(0)
+        before = {k: v - 1e-3 * torch.randn_like(v) * (float(v.abs().mean()) or 1.0) for k, v in after.items()}
+    probe = a.run.probe()
+    x, y = torch.as_tensor(np.asarray(probe.x)), torch.as_tensor(np.asarray(probe.y))
+    dtype = np.float32 if progressive(a.config.model, int(x.numel())) else np.float64
+    return a.config.model, a.tokenizer, after, before, x, y, dtype
+
+
+def run_tokens(args) -> None:
+    """The token readout of a saved run against one backward of its probe loss in the app's precision."""
+    cfg, tokenizer, after, before, x, y, dtype = from_run(args.run)
+    tdtype = torch.float32 if dtype == np.float32 else torch.float64
+    model = GPT(cfg).to(tdtype).eval()
+    model.load_state_dict({k: v.to(tdtype) for k, v in after.items()}, strict=True)
+    params = [p for p in model.parameters() if p.requires_grad]
+    backward = lambda: torch.autograd.grad(model(x, y)[1], params)  # noqa: E731
+    print(f"{args.run}: {sum(p.numel() for p in params):,} parameters, probe {tuple(x.shape)}, {args.threads} "
+          f"thread(s), {np.dtype(dtype).name}")
+    for name in args.weights or ("blocks.0.W_Q", f"blocks.{cfg.n_layer - 1}.W_out", "W_E"):
+        for split in (False, True) if args.classes else (False,):
+            ours, ref = best(lambda: tk.token_reading(cfg, tokenizer, after, before, x, y, name, 1, 0, split, dtype),
+                             backward, args.rounds)
+            goal = "" if split else f" (goal ≤ 2: {'ok' if ours / ref <= 2 else 'OVER'})"
+            print(f"tokens {name:<18} {'by class' if split else 'whole   '} {ours:8.1f} s = {ours / ref:5.2f} "
+                  f"backwards of {ref:.1f} s{goal}", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--preset", default="nanogpt-cpu")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--float32", action="store_true")
+    ap.add_argument("--run", help="a saved run's folder (GPT-2-shaped: the token readout alone)")
+    ap.add_argument("--classes", action="store_true", help="with --run: each route class too")
+    ap.add_argument("--weights", nargs="+", help="with --run: the weights read (default: blocks.0.W_Q, the last "
+                                                 "block's W_out, W_E)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
+    if args.run:
+        run_tokens(args)
+        return
     exp, cfg, weights, after, x, y = setting(args.preset)
     loss = ia.ProbeLoss(cfg, x, y)
     names = loss.names(weights)
