@@ -176,7 +176,7 @@ class RunAnalysis:
     def route_shares(self, weight: str | None = None, among: tuple[str, ...] | None = None, upto: int | None = None):
         """Each route class's share ⟨G_c(p), ΔW⟩ of the first-order decrease over every interval [p, s] of
         saved steps (up to the step `upto`, when given), for `weight` or (None) summed over every weight (or the
-        weights `among`, when a budget cut the whole model short), beside each geometry's own split
+        weights `among`, when given), beside each geometry's own split
         (engine/analysis/routes.py, docs/geometries.md). Each weight's interval is kept apart, so a run that
         grows computes only its new intervals; each interval is a piece of work (the lock is taken for it alone;
         a cancel stops between)."""
