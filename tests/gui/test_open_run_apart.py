@@ -78,3 +78,26 @@ def test_a_run_that_cannot_be_used_is_refused_in_one_line(qtbot, make_window, bp
     qtbot.waitUntil(lambda: w.controller._opening is None, timeout=WAIT)
     assert w.session.run is None and "Cannot open the run bpe" in w.banner.text
     assert "tokenizer.json is missing or corrupt" in w.banner.text and "Traceback" not in w.banner.text
+
+
+def test_a_new_bpe_runs_folder_is_attached_without_reading_its_tokenizer_on_the_gui_thread(qtbot, make_window,
+                                                                                           corpus_file, monkeypatch):
+    """The trainer makes the folder with the tokenizer it hands to the window, which reads no file of it again."""
+    import threading
+
+    from engine.rundir import runs
+
+    from .panes.training.test_training import click, wait_state
+
+    real = runs.read_tokenizer
+
+    def off_the_gui_thread(*args, **kwargs):
+        assert threading.current_thread() is not threading.main_thread(), "a tokenizer file read on the GUI thread"
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(runs, "read_tokenizer", off_the_gui_thread)
+    cfg = tiny_config(corpus_file, steps=4, checkpoint_every=4, snapshot_every=2)
+    w = make_window(cfg.replace(data=dataclasses.replace(cfg.data, tokenizer="bpe", max_vocab=300)))
+    click(qtbot, w, "train")
+    wait_state(qtbot, w, "finished")
+    assert w.session.run.path is not None and w.session.tokenizer is not None
