@@ -82,7 +82,9 @@ def inspect_apart(cfg: ExperimentConfig, run_dir: str | Path | None = None) -> I
         return inspect_config(cfg, run_dir)
     from engine.child_job import ChildJob
 
-    outcome = ChildJob(inspect_config, cfg, run_dir, name="inspect the corpus").wait()[-1]
-    if outcome[0] != "done":
-        raise UserError(outcome[1])
-    return outcome[1]
+    events = ChildJob(inspect_config, cfg, run_dir, name="inspect the corpus").wait()
+    if not events or events[-1][0] not in ("done", "failed"):  # ended from outside: the app is exiting
+        raise UserError("the corpus was not inspected: its process was ended")
+    if events[-1][0] != "done":
+        raise UserError(events[-1][1])
+    return events[-1][1]

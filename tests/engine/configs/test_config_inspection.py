@@ -99,3 +99,37 @@ def test_a_run_shown_gives_the_builder_its_own_vocabulary_and_parameter_count(tm
     assert parameter_count(own.model) == parameter_count(Run(run).config.model)
     another = cfg.replace(data=dataclasses.replace(cfg.data, tokenizer="char"))  # a new vocabulary: fitted
     assert inspect_config(another, run).vocab_size == len(set(small.read_text(encoding="utf-8")))
+
+
+def test_an_inspection_whose_process_the_exiting_app_ends_is_one_line(monkeypatch):
+    """inspect_apart waits on a child; the app's exit ends every child (child_job._end_all), and the waiting
+    thread then says so in one line (it raised IndexError from an empty outcome)."""
+    import threading
+
+    from engine import child_job
+    from engine.configs.inspection import inspect_apart
+    from engine.errors import UserError
+
+    started = threading.Event()
+    real_init = child_job.ChildJob.__init__
+
+    def noted(self, *args, **kwargs):
+        real_init(self, *args, **kwargs)
+        started.set()
+
+    monkeypatch.setattr(child_job.ChildJob, "__init__", noted)
+    got = []
+
+    def inspect():
+        try:
+            got.append(inspect_apart(long_context(64).replace(data=DataConfig(corpus="shakespeare", tokenizer="bpe",
+                                                                               max_vocab=300))))
+        except UserError as e:
+            got.append(e)
+
+    waiting = threading.Thread(target=inspect)
+    waiting.start()
+    assert started.wait(120)
+    child_job._end_all()
+    waiting.join(120)
+    assert len(got) == 1 and isinstance(got[0], UserError) and "was ended" in str(got[0])
