@@ -17,8 +17,8 @@ folder and deleted there.
     python benchmarks/run_ops.py [--run RUN] [--rounds 2]
 
 Without --run, a small BPE run is trained here first (seconds); issue 37's figure is on an imported
-GPT-2-shaped run (`gpt-explorer import hf FOLDER` of `benchmarks/gpt2_small.py --keep FOLDER`), whose 50,257-token
-tokenizer file is what the child reads.
+GPT-2-shaped run (`gpt-explorer import hf FOLDER --run RUN` of `benchmarks/gpt2_small.py --keep FOLDER`), whose
+50,257-token tokenizer file is what the child reads.
 """
 
 from __future__ import annotations
