@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, Qt
-from PySide6.QtGui import QAction
+from PySide6.QtGui import QAction, QColor
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QMenu, QSplitter, QToolButton, QTreeWidget,
                                QTreeWidgetItem, QVBoxLayout, QWidget)
 
@@ -29,6 +29,7 @@ from ...widgets.heatmap import HeatmapWidget
 
 SHOWN = 10          # tokens drawn each way
 POSITIONS = 40      # probe positions listed by imprint
+LEGEND_ALPHA = 215  # the curvature legend's background: the theme's, a little see-through
 TOWARD, AWAY = "#b2182b", "#2166ac"
 
 
@@ -322,6 +323,9 @@ class CurvatureTab(QWidget):
         for plot in (self.top, self.bottom):
             style_plot(plot, c)
         recolor_legend(self.legend, c.foreground)
+        back = QColor(c.background)
+        back.setAlpha(LEGEND_ALPHA)
+        self.legend.setBrush(pg.mkBrush(back))  # it sits over the first points
         pens = {"threshold": pg.mkPen(c.foreground, width=1.2, style=Qt.PenStyle.DashLine),
                 "critical": pg.mkPen(TOWARD, width=1.5), "kappa": pg.mkPen(AWAY, width=1),
                 "weight": pg.mkPen("#4d9221", width=1), "loss": pg.mkPen(c.train, width=1.2)}

@@ -13,10 +13,12 @@ import sys
 
 import numpy as np
 import pytest
+from PySide6.QtGui import QColor
 
 from engine.analysis.run_analysis import RunAnalysis
 from gui.exports import Exports
 from gui.panes.weight.readings_view import bars
+from gui.theme import plot_colors
 
 from ...conftest import QT_NOISE
 from .test_weight_pane import WAIT, make, run_path  # noqa: F401  (run_path is a fixture)
@@ -75,6 +77,7 @@ def test_the_curvature_tab_draws_the_series_against_the_threshold(qtbot, run_pat
     tab.view.result = dataclasses.replace(at, unmeasured=why, along=math.nan, curvature=math.nan,
                                           weight_curvature=None)  # as a GPT-2 small's comes: λ_c alone
     assert why in tab.message.text() and "κ = nan" not in tab.message.text()
+    assert tab.legend.brush().color().name() == QColor(plot_colors().background).name()  # names readable over lines
     pane.timeline.set_step(0)  # no update reaches the first saved step: said in one line
     qtbot.waitUntil(lambda: "the run's first saved step" in tab.message.text(), timeout=WAIT)
 
