@@ -66,6 +66,30 @@ def one_analysis_process(gc_on_gui_thread):
 
 
 @pytest.fixture(autouse=True)
+def askers_close_with_their_test(monkeypatch):
+    """As a window's close does for its session: when a test ends, every Asker it made cancels what it has out and
+    gives no view another answer. A test's session outlives its pane (qtbot deletes the pane); an answer that
+    came back from the one analysis process later was handed to the deleted pane ("Internal C++ object
+    (QLabel) already deleted" in a later test, under load)."""
+    import shiboken6
+
+    from gui import asker
+
+    made = []
+    init = asker.Asker.__init__
+
+    def recorded(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        made.append(self)
+
+    monkeypatch.setattr(asker.Asker, "__init__", recorded)
+    yield
+    for a in made:
+        if shiboken6.isValid(a):
+            a.close()
+
+
+@pytest.fixture(autouse=True)
 def settings_folder(tmp_path):
     """QSettings (IniFormat, user scope) and the runs folder both live under tmp_path."""
     folder = tmp_path / "settings"
