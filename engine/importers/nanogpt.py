@@ -91,13 +91,16 @@ def model_config(args: dict, vocab_size: int) -> ModelConfig:
     if v != vocab_size:
         raise NanoGPTImportError(f"the checkpoint has {v} tokens but meta.pkl has {vocab_size} characters; "
                            "they must come from the same dataset")
+    bias = args.get("bias", True)
+    if type(bias) is not bool:
+        raise NanoGPTImportError(f"the checkpoint's model_args.bias is {shown(bias)}, not true or false")
     dropout = args.get("dropout", 0.0)
     if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0 <= dropout < 1:
         raise NanoGPTImportError(f"the checkpoint's model_args.dropout is {shown(dropout)}, not a number in [0, 1)")
     cfg = ModelConfig(n_layer=n_layer, n_head=n_head, d_model=d, d_ff=4 * d, n_ctx=n_ctx, vocab_size=v,
                       dropout=float(dropout), pos_encoding="learned", mask="causal",
                       norm="pre", residual=True, activation="gelu", tied=True, loss="cross_entropy",
-                      attn_bias=bool(args.get("bias", True)), ln_eps=1e-5)
+                      attn_bias=bias, ln_eps=1e-5)
     problems = cfg.validate() or limit_problems(ExperimentConfig(model=cfg))
     if problems:
         raise NanoGPTImportError(f"the checkpoint's shape does not make a model here: {problems[0]}")
@@ -111,8 +114,10 @@ def convert_weights(state: dict, cfg: ModelConfig) -> dict[str, torch.Tensor]:
     if biased and not cfg.attn_bias:
         raise NanoGPTImportError(f"this checkpoint has biases ({biased[0]}, …) but its model_args say bias=False")
     d, f = cfg.d_model, cfg.d_ff
+    used = {"lm_head.weight"}  # tied to wte: compared with it below
 
     def get(key: str, shape: tuple[int, ...]) -> torch.Tensor:
+        used.add(key)
         t = sd.get(key)
         if not isinstance(t, torch.Tensor) or tuple(t.shape) != shape:
             found = "missing" if t is None else f"of shape {tuple(getattr(t, 'shape', ()))}"
@@ -138,6 +143,11 @@ def convert_weights(state: dict, cfg: ModelConfig) -> dict[str, torch.Tensor]:
             out |= {b + "b_Q": bq, b + "b_K": bk, b + "b_V": bv, b + "b_O": get(h + "attn.c_proj.bias", (d,))}
     out |= {"ln_f.g": get("transformer.ln_f.weight", (d,)), "ln_f.b": bias("transformer.ln_f.bias", d),
             "b_U": torch.zeros(cfg.vocab_size)}
+    extra = sorted(set(sd) - used)  # a layer more than model_args says, say: never dropped without a word
+    if extra:
+        more = f" and {len(extra) - 1} more" if len(extra) > 1 else ""
+        raise NanoGPTImportError(f"the checkpoint holds {shown(extra[0])}{more}, which a nanoGPT model of "
+                                 f"{cfg.n_layer} layers (its model_args) has no place for")
     head = sd.get("lm_head.weight")
     if isinstance(head, torch.Tensor) and not torch.equal(floats("lm_head.weight", head), out["W_E"]):
         raise NanoGPTImportError("the checkpoint's lm_head is not tied to its token embedding, as nanoGPT's always is")

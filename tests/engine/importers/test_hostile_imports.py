@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import pickle
+import re
 import shutil
 import subprocess
 import sys
@@ -85,6 +86,33 @@ def test_a_nanogpt_checkpoint_that_asks_for_code_is_refused_naming_it(tmp_path):
     (tmp_path / "out" / "ckpt.pt").write_bytes(EVIL["a global"][0])
     with pytest.raises(NanoGPTImportError, match="asks to load os.system; it was refused without running it"):
         import_nanogpt(tmp_path / "out", tmp_path / "run")
+
+
+def _extra_layer(sd: dict) -> None:
+    sd.update({k.replace("h.1.", "h.2."): v for k, v in sd.items() if ".h.1." in k})
+
+
+NANOGPT_WRONG = {"a layer more than model_args says": (lambda c: _extra_layer(c["model"]),
+                                                       "transformer.h.2.attn.c_attn.weight' and 5 more, which a "
+                                                       "nanoGPT model of 2 layers"),
+                 "a weight of no nanoGPT": (lambda c: c["model"].update({"transformer.h.0.adapter": torch.zeros(2)}),
+                                            "'transformer.h.0.adapter', which"),
+                 "bias that is not true or false": (lambda c: c["model_args"].update(bias="yes"),
+                                                    "model_args.bias is 'yes', not true or false")}
+
+
+@pytest.mark.parametrize("case", NANOGPT_WRONG, ids=list(NANOGPT_WRONG))
+def test_a_nanogpt_checkpoint_that_says_more_than_its_model_is_refused(case, tmp_path):
+    """Weights its model_args leave no place for were dropped without a word (an n_layer edited down imported a
+    truncated model); a bias flag of another type was read as Python's truth of it."""
+    write_out_dir(tmp_path / "out")
+    ckpt = torch.load(tmp_path / "out" / "ckpt.pt", weights_only=True)
+    change, said = NANOGPT_WRONG[case]
+    change(ckpt)
+    torch.save(ckpt, tmp_path / "out" / "ckpt.pt")
+    with pytest.raises(NanoGPTImportError, match=re.escape(said)):
+        import_nanogpt(tmp_path / "out", tmp_path / "run")
+    assert not (tmp_path / "run").exists()
 
 
 @pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.uint8, torch.bool, torch.complex64])
