@@ -95,7 +95,11 @@ class BlockDiagram(QGraphicsView):
         rect = self.sceneRect()
         if rect.width() <= 0:
             return
-        scale = min(max((self.viewport().width() - 4) / rect.width(), 0.5), 1.6)
+        # as wide as the view, enlarged past its own size only as far as the whole diagram stays in sight: at
+        # 1000×650 it was drawn at 1.6× in a short box, a block's top boxes filling it
+        width_fit = (self.viewport().width() - 4) / rect.width()
+        height_fit = (self.viewport().height() - 4) / rect.height()
+        scale = min(max(width_fit, 0.5), max(height_fit, 1.0), 1.6)
         self.resetTransform()
         self.scale(scale, scale)
 

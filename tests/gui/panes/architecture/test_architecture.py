@@ -312,3 +312,20 @@ def test_the_name_field_shows_the_start_of_a_long_name(qtbot, make_pane):
     arch.resize(360, 900)  # the builder's column of the wide layout at 1600×1000
     qtbot.waitUntil(lambda: arch.width() == 360)
     assert arch.name.width() >= QFontMetrics(arch.name.font()).horizontalAdvance("induction-lesson") + 8
+
+
+def test_the_diagram_is_enlarged_only_as_far_as_it_stays_in_sight(qtbot):
+    """Issue 40, seen under Xvfb at 1000×650: the diagram was fitted to the pane's width alone, 1.6× in a
+    short box, so a block's first boxes filled it. Past its own size it grows only while it all fits."""
+    from gui.panes.architecture.block_diagram import BlockDiagram
+
+    diagram = BlockDiagram(lambda name: None)
+    qtbot.addWidget(diagram)
+    diagram.show_config(ModelConfig())
+    rect = diagram.sceneRect()
+    diagram.resize(int(rect.width() * 2), int(rect.height() / 3))  # wide and short
+    diagram.show()
+    qtbot.waitExposed(diagram)
+    qtbot.waitUntil(lambda: diagram.transform().m11() == pytest.approx(1.0))
+    diagram.resize(int(rect.width() * 1.3), int(rect.height() * 3))  # room for all of it, larger
+    qtbot.waitUntil(lambda: diagram.transform().m11() > 1.2)
