@@ -65,6 +65,7 @@ def test_nothing_of_a_closed_run_is_drawn_and_its_work_stops(qtbot, make_window,
     see(qtbot, w, "pane_weight")
     qtbot.waitUntil(lambda: weight.page.drawn is not None, timeout=WAIT)
     assert weight.page.drawn.W.shape == weight_shapes(small.config.model)[weight.page.drawn.weight]
+    qtbot.waitUntil(lambda: not weight.formula.pixmap().isNull(), timeout=WAIT)  # its formula typeset
 
     asker, late = w.session.asker, []
     held, light = str(tmp_path / "held"), str(tmp_path / "light")
@@ -76,6 +77,10 @@ def test_nothing_of_a_closed_run_is_drawn_and_its_work_stops(qtbot, make_window,
     following = [v for v in asker._views if v.follows_open_run]
     assert {type(v) for v in following} <= set(HELD), "name what a new view holds in HELD"
     assert all(holds_nothing(v) for v in following), [type(v).__name__ for v in following if not holds_nothing(v)]
+    # and the Weight pane draws none of it while the second run's answers are on their way
+    page = weight.page
+    assert page.drawn is None and page.formula.pixmap().isNull() and page.formula.text() == ""
+    assert weight.G_map.matrix().shape == (1, 1) and page.parts.groups["term"].text(0) == "terms"
     assert Held(held) not in asker.out() and Gated(light) not in asker.out()
 
     # the held work stops at its next report; the light answer comes late and is dropped

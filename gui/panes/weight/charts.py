@@ -272,6 +272,9 @@ class PartsList(QTreeWidget):
         for item in (self.total, *self.groups.values()):
             item.setText(1, "")
             item.setText(2, "")
+        for kind, label in (("class", "route classes"), ("term", "terms")):  # their counts were the weight's
+            self.groups[kind].setText(0, label)
+            self.groups[kind].setToolTip(0, "")
         self.weight = ""
 
     def _fill(self, kind: str, norms: dict, share) -> None:

@@ -132,6 +132,7 @@ class CoefficientPage(QSplitter):
         self.parts.clear_parts()
         self.caption.setText("")
         self.formula.set_formula("", "")
+        self.formula.clear()  # its image: a label given the text it holds ("") keeps the pixmap it shows
         self.norms.show_series(np.array([]), np.array([]), {}, self.view.mode, self.view.log)
         self.geometry_chart.show_geometry({})
         self.geometry_label.setText("")
