@@ -180,8 +180,8 @@ def find_meta(out_dir: Path, dataset: str | None, meta: Path | None = None) -> P
 
 
 def train_config(conf: dict, iter_num: int) -> TrainConfig:
-    """nanoGPT's training settings where they fit ours (for the record; an import is not resumable); a
-    value of the wrong kind, or one our config refuses, is refused naming nanoGPT's key."""
+    """nanoGPT's training settings where they fit ours (a fine-tune of the import starts with them); a value of
+    the wrong kind, or one our config refuses, is refused naming nanoGPT's key."""
     defaults, values = TrainConfig(), {}
     for theirs, ours in _TRAIN_KEYS.items():
         v = conf.get(theirs)
@@ -225,7 +225,10 @@ def import_nanogpt(out_dir: str | Path, run_dir: str | Path, meta: str | Path | 
     out_dir, run_dir = Path(out_dir), check_target(run_dir)
     say()
     ckpt = load_checkpoint(out_dir)
-    conf = ckpt.get("config") if isinstance(ckpt.get("config"), dict) else {}
+    conf = ckpt.get("config")
+    conf = {} if conf is None else conf
+    if not isinstance(conf, dict):  # nanoGPT saves its settings as a dict: this checkpoint is not one of its own
+        raise NanoGPTImportError(f"the checkpoint's config is {shown(conf)}, not a table of nanoGPT's settings")
     dataset = conf.get("dataset") if isinstance(conf.get("dataset"), str) else None
     folder = out_dir if out_dir.is_dir() else out_dir.parent
     meta_path = find_meta(folder, dataset, Path(meta) if meta is not None else None)

@@ -98,13 +98,18 @@ NANOGPT_WRONG = {"a layer more than model_args says": (lambda c: _extra_layer(c[
                  "a weight of no nanoGPT": (lambda c: c["model"].update({"transformer.h.0.adapter": torch.zeros(2)}),
                                             "'transformer.h.0.adapter', which"),
                  "bias that is not true or false": (lambda c: c["model_args"].update(bias="yes"),
-                                                    "model_args.bias is 'yes', not true or false")}
+                                                    "model_args.bias is 'yes', not true or false"),
+                 "settings that are not a table": (lambda c: c.update(config=["lr", 1]),
+                                                   "config is a list, not a table of nanoGPT's settings"),
+                 "settings that are a tensor": (lambda c: c.update(config=torch.zeros(3)),
+                                                "config is a Tensor, not a table")}
 
 
 @pytest.mark.parametrize("case", NANOGPT_WRONG, ids=list(NANOGPT_WRONG))
 def test_a_nanogpt_checkpoint_that_says_more_than_its_model_is_refused(case, tmp_path):
     """Weights its model_args leave no place for were dropped without a word (an n_layer edited down imported a
-    truncated model); a bias flag of another type was read as Python's truth of it."""
+    truncated model); a bias flag of another type was read as Python's truth of it; settings that were not a
+    table were left out silently (the fine-tune took ours)."""
     write_out_dir(tmp_path / "out")
     ckpt = torch.load(tmp_path / "out" / "ckpt.pt", weights_only=True)
     change, said = NANOGPT_WRONG[case]
