@@ -6,6 +6,7 @@ import pytest
 
 from engine.errors import UserError
 from gui.jobs import JobQueue, LatestJob
+from tests.child_work import CAP_S
 
 
 def _blocked_first(job, tags):
@@ -13,7 +14,7 @@ def _blocked_first(job, tags):
     gate = threading.Event()
     done = []
     job.sig_done.connect(lambda tag, result: done.append((tag, result)))
-    job.submit(tags[0], lambda: gate.wait(5) and tags[0])
+    job.submit(tags[0], lambda: gate.wait(CAP_S) and tags[0])  # a cap: the gate is opened below
     for tag in tags[1:]:
         job.submit(tag, lambda t=tag: t)
     gate.set()

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QApplication, QDockWidget
 from gui import settings, theme
 from gui.main_window import DEFAULT_SIZE
 from gui.panes import pane_classes
+from tests.child_work import CAP_S
 
 from .conftest import QT_NOISE
 
@@ -239,7 +240,7 @@ def test_a_terminated_app_closes_its_window_and_saves(tmp_path):
     try:
         assert app.stdout.readline().startswith("shown ")
         app.send_signal(signal.SIGTERM)
-        _, err = app.communicate(timeout=60)
+        _, err = app.communicate(timeout=CAP_S)
     finally:
         app.kill()
     assert app.returncode == 0, err
