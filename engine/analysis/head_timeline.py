@@ -149,10 +149,10 @@ class TimelineScorer:
             if time.monotonic() >= deadline:
                 return None
         scoring = self._current[2]
-        scoring.advance()
-        say(scoring.done, scoring.parts)
-        while not scoring.finished and time.monotonic() < deadline:
+        first = True  # one piece at least; none when a cancel came in the report after the last one
+        while not scoring.finished and (first or time.monotonic() < deadline):
             scoring.advance()
+            first = False
             say(scoring.done, scoring.parts)
         if not scoring.finished:
             return None

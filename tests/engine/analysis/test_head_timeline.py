@@ -125,3 +125,27 @@ def test_the_roles_view_rows_are_the_heads_that_formed_in_order_and_the_lessons_
     rows = role_rows(steps, series)
     assert [(r.label, r.formed) for r in rows] == [("L0 H1 previous-token", 100), ("L1 H1 duplicate-token", 200),
                                                    ("L1 H0 induction?", None)]
+
+
+def test_a_cancel_after_a_steps_last_piece_leaves_the_next_slice_its_row(tmp_path, monkeypatch):
+    """A cancel is raised by the report said after a piece: said after a step's last piece, it left the scorer
+    holding a finished scoring, and the next slice advanced it again (IndexError in the app's log). The next
+    slice now takes the finished step's row and goes on."""
+    import engine.analysis.heads as heads_mod
+    from engine.progress import Cancelled, reporting
+
+    fresh = tiny_run(tmp_path / "run")
+    monkeypatch.setattr(heads_mod, "PIECE_TOKEN_LAYERS", 1)
+    scorer = timeline_mod.TimelineScorer(fresh.path)
+
+    def cancel_at_the_end_of_a_step(done, total, unit):
+        if done and done % 7 == 0:  # 7 parts a step: this report follows step 0's last piece
+            raise Cancelled()
+
+    with pytest.raises(Cancelled):
+        reporting(cancel_at_the_end_of_a_step, scorer.advance, 60.0)
+    after = scorer.advance(0.0)
+    assert after.steps == [0] and after.scoring is not None
+    whole = timeline_mod.head_timeline(fresh.path)
+    for name in SCORES:
+        np.testing.assert_array_equal(after.values[name][0], whole.values[name][0])
