@@ -57,8 +57,10 @@ def colormap(kind: str, name: str | None = None) -> pg.ColorMap:
 BAR_AXIS_MIN = 45  # px: pyqtgraph's own width for a colour bar's axis
 
 
-def _tick(value: float) -> str:
-    return "0" if value == 0 else f"{value:.3g}"
+def _tick(value: float, span: float = 0.0) -> str:
+    """A colour bar's number; within 1e-9 of the bar's `span` of zero it is 0 (a sequential map whose least value
+    was round-off of zero had its end labelled "4.3e-19")."""
+    return "0" if abs(value) <= 1e-9 * span else f"{value:.3g}"
 
 
 class MaskedBackdrop(QGraphicsItem):
@@ -330,10 +332,11 @@ class HeatmapWidget(QWidget):
         # pyqtgraph's coarsest tick level only: its finer levels labelled a tall bar every 0.05 (41 labels)
         coarse = (axis.tickValues(lo, hi, max(axis.height(), 1)) or [(None, [])])[0][1]
         minor = [v for v in coarse if all(abs(v - m) > 1e-9 * max(abs(lo), abs(hi)) for m in major)]
-        axis.setTicks([[(v, _tick(v)) for v in major], [(v, _tick(v)) for v in minor]])
+        span = max(abs(lo), abs(hi))
+        axis.setTicks([[(v, _tick(v, span)) for v in major], [(v, _tick(v, span)) for v in minor]])
         # pyqtgraph drops a label wider than its axis: "-0.0025" did not fit the bar's 45 px, leaving "0"
         font = axis.style.get("tickFont") or axis.font()
-        longest = max(QFontMetrics(font).horizontalAdvance(_tick(v)) for v in major)
+        longest = max(QFontMetrics(font).horizontalAdvance(_tick(v, span)) for v in major)
         axis.setWidth(max(BAR_AXIS_MIN, longest + abs(axis.style.get("tickLength", 5)) + 8))
 
     def sizeHint(self) -> QSize:

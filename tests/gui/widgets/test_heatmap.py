@@ -285,14 +285,15 @@ def test_a_title_too_long_for_its_view_ends_in_an_ellipsis_and_keeps_the_rest_in
     qtbot.waitUntil(lambda: label.shown_text() == long)
 
 
-def bar_labels(qtbot, width: int, height: int, m: np.ndarray) -> tuple[list[str], tuple, HeatmapWidget]:
+def bar_labels(qtbot, width: int, height: int, m: np.ndarray,
+               kind: str = "signed") -> tuple[list[str], tuple, HeatmapWidget]:
     """The labels a shown heatmap's colour bar would draw, its levels, and the heatmap."""
     from PySide6.QtGui import QPainter, QPixmap
 
     w = HeatmapWidget()
     qtbot.addWidget(w)
     w.resize(width, height)
-    w.set_matrix(m, kind="signed", title="ΔW")
+    w.set_matrix(m, kind=kind, title="ΔW")
     w.show()
     qtbot.waitExposed(w)
     qtbot.waitUntil(lambda: w._view is not None)  # built on its first paint
@@ -311,6 +312,15 @@ def test_a_colour_bar_draws_both_end_labels_however_many_digits_they_take(qtbot)
     m = np.linspace(-0.0025, 0.0025, 64, dtype=np.float32).reshape(8, 8)
     texts, (lo, hi), _ = bar_labels(qtbot, 250, 200, m)
     assert lo < 0 < hi and {f"{lo:.3g}", f"{hi:.3g}", "0"} <= set(texts)
+
+
+def test_a_colour_bar_whose_end_is_round_off_of_zero_reads_0(qtbot):
+    """Issue 40: a sequential map whose least value was float round-off of zero (a ratio of a pair that does not
+    interact) had its bar's end labelled '4.3e-19'."""
+    m = np.linspace(0.0, 0.8, 64).reshape(8, 8)
+    m[0, 0] = 4.3e-19
+    texts, (lo, hi), _ = bar_labels(qtbot, 250, 300, m, kind="sequential")
+    assert 0 < lo < 1e-18 and "0" in texts and not any("e-19" in t for t in texts)
 
 
 def test_a_tall_colour_bar_is_labelled_at_a_readable_spacing(qtbot):
