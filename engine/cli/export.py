@@ -91,6 +91,7 @@ def run(args: argparse.Namespace) -> int:
     export.format_of(out, _coefficient_formats() if args.what == "coefficient" else _code_formats()
                      if args.what == "code" else export.FIGURE_FORMATS + export.DATA_FORMATS)
     check_output_path(out)
+    _check_options(args)
     analysis = RunAnalysis(args.run)
     if args.step is None and args.what in AT_ONE_STEP:  # as sample and resume do, past damaged weights
         args.step = analysis.run.newest_intact_step()
@@ -112,6 +113,21 @@ def run(args: argparse.Namespace) -> int:
 
 
 AT_ONE_STEP = ("attention", "posenc", "coefficient", "update", "code")  # what reads the weights of one step
+# the options each --what reads beside --step; any other given is refused, never ignored (as --class was by
+# coefficient, which wrote the whole G where a class was asked for)
+USES = {"attention": ("layer", "head", "prompt"), "mask": ("prompt",), "coefficient": ("weight",),
+        "update": ("weight",), "heads": ("score",), "routes": ("weight",), "interaction": ("weight", "other"),
+        "tokens": ("weight",), "curvature": ("weight",), "code": ("weight", "part")}
+OPTION_NAMES = {"layer": "--layer", "head": "--head", "weight": "--weight", "other": "--other", "score": "--score",
+                "part": "--class", "prompt": "--prompt"}
+
+
+def _check_options(args: argparse.Namespace) -> None:
+    stray = [k for k in OPTION_NAMES if getattr(args, k, None) is not None and k not in USES.get(args.what, ())]
+    if stray:
+        users = [w for w in WHATS if stray[0] in USES.get(w, ())]
+        raise UserError(f"{OPTION_NAMES[stray[0]]} does not apply to --what {args.what}; it is for --what "
+                        + " and ".join(filter(None, [", ".join(users[:-1]), users[-1]])))
 
 
 def export_loss(a, args) -> Path:

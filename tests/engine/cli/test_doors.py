@@ -31,6 +31,24 @@ def options(what: str) -> list:
                                                                     "blocks.0.W_K"]}.get(what, [])
 
 
+STRAY = {"--class to coefficient": (["--what", "coefficient", "--weight", "blocks.0.W_Q", "--class", "direct"],
+                                     "--class does not apply to --what coefficient; it is for --what code"),
+         "--weight to loss": (["--what", "loss", "--weight", "W_E"], "--weight does not apply to --what loss"),
+         "--layer to mask": (["--what", "mask", "--layer", "0"], "--layer does not apply to --what mask; it is for "
+                                                                 "--what attention"),
+         "--prompt to heads": (["--what", "heads", "--prompt", "KING"], "it is for --what attention and mask"),
+         "--other to routes": (["--what", "routes", "--weight", "W_E", "--other", "W_E"], "--other does not apply")}
+
+
+@pytest.mark.parametrize("case", STRAY, ids=list(STRAY))
+def test_an_export_option_its_what_does_not_read_is_refused(case, run, tmp_path, capsys):
+    """Every option a --what did not read was ignored without a word: --what coefficient --class L0.mlp wrote
+    the whole G where one route class was asked for."""
+    argv, said = STRAY[case]
+    line = one_error_line(*run_cli(capsys, "export", "--run", run, *argv, "--out", tmp_path / "x.csv")[::2])
+    assert said in line and not (tmp_path / "x.csv").exists()
+
+
 @pytest.mark.parametrize("what", WHATS)
 def test_every_export_refuses_a_step_that_was_not_saved(what, run, tmp_path, capsys):
     out = tmp_path / ("x.npy" if what not in ("loss", "heads", "interaction-map") else "x.csv")
