@@ -105,6 +105,12 @@ class LossPlot(QWidget):
         self.loss = self.graphics.addPlot(row=0, col=0)
         self.lr_plot = self.graphics.addPlot(row=1, col=0)
         self.stacked = True  # the learning rate below the loss (False: beside it); _arrange sets the shares
+        # no margin above or below the plots, nor between them: the view's PLOT_MIN holds a plot of PLOT_MIN
+        # (with pyqtgraph's 9 px margins and 6 px spacing the plots overflowed the view, and 'step' was cut at
+        # its bottom edge at 1280×720; a taller view gave the Training pane a scroll bar there instead)
+        left, _, right, _ = self.graphics.ci.layout.getContentsMargins()
+        self.graphics.ci.layout.setContentsMargins(left, 0, right, 0)
+        self.graphics.ci.layout.setVerticalSpacing(0)
         for plot in (self.loss, self.lr_plot):
             plot.setMinimumHeight(PLOT_MIN)
             plot.setLabel("bottom", "step")

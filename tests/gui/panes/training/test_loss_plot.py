@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QApplication
 import numpy as np
 
 from gui.panes.training.loss_plot import LossHistory, LossPlot, nice_ceiling, snapped_range
+from gui.screen_fit import PLOT_MIN
 
 from ...conftest import QT_NOISE
 
@@ -125,3 +126,17 @@ def test_formations_closer_on_screen_than_a_line_of_text_share_one_label(qtbot):
     plot.loss.setXRange(380, 440, padding=0)  # 25 steps are ~150 px now
     assert [line.label.format for line in plot.formations] == [
         "L0 H0 previous-token", "L1 H0 induction", "L1 H2 induction"]
+
+
+def test_at_its_least_height_the_plots_fit_their_view_and_their_titles_show(qtbot):
+    """Issue 40, seen under Xvfb at 1280×720: the view was given PLOT_MIN while its plots side by side needed
+    PLOT_MIN and the layout's margins, so the scene overflowed it and 'step' was cut at the bottom. The view
+    keeps PLOT_MIN (the pane's least height is unchanged) and the plots fit inside it."""
+    plot = LossPlot()
+    qtbot.addWidget(plot)
+    plot.resize(460, 100)  # less than it can take: it keeps its least height
+    plot.show()
+    qtbot.waitExposed(plot)
+    assert not plot.stacked
+    qtbot.waitUntil(lambda: plot.graphics.ci.geometry().height() <= plot.graphics.viewport().height())
+    assert plot.graphics.height() == PLOT_MIN and plot.plot_heights()["loss"] >= PLOT_MIN
