@@ -15,6 +15,7 @@ text), and a count that lost a line then moved the diagram and everything under 
 
 from __future__ import annotations
 
+import dataclasses
 import html
 
 from PySide6.QtCore import QEvent, Qt, QTimer
@@ -46,6 +47,12 @@ COUNT_LINES = 2  # lines the parameter count and the memory estimate each keep, 
 
 # a draft with problems is still drawn as its fields read, within what a diagram can show
 DIAGRAM_MAX_LAYERS, DIAGRAM_MAX_HEADS = 64, 256
+
+
+def _recipe(cfg: ExperimentConfig) -> ExperimentConfig:
+    """What a preset fixes: its thread count is the machine's, not the recipe's (the sample run, trained on one
+    thread beside the app, showed Preset 'custom' for the induction lesson it is)."""
+    return unresolved(cfg.replace(train=dataclasses.replace(cfg.train, torch_threads=0)))
 
 
 class ArchitecturePane(QWidget):
@@ -269,7 +276,7 @@ class ArchitecturePane(QWidget):
 
     def _select_preset_of(self, cfg: ExperimentConfig) -> None:
         for i, preset in enumerate(self._presets.values()):
-            if unresolved(preset) == unresolved(cfg):
+            if _recipe(preset) == _recipe(cfg):
                 self.preset.setCurrentIndex(i)
                 return
         self.preset.setCurrentIndex(-1)

@@ -329,3 +329,11 @@ def test_the_diagram_is_enlarged_only_as_far_as_it_stays_in_sight(qtbot):
     qtbot.waitUntil(lambda: diagram.transform().m11() == pytest.approx(1.0))
     diagram.resize(int(rect.width() * 1.3), int(rect.height() * 3))  # room for all of it, larger
     qtbot.waitUntil(lambda: diagram.transform().m11() > 1.2)
+
+
+def test_a_run_of_a_preset_trained_on_another_thread_count_shows_that_preset(qtbot, make_pane):
+    """Issue 40, seen under Xvfb: the sample run, the induction lesson trained on one thread beside the app, was
+    shown as Preset 'custom'. The thread count is the machine's, not the recipe's."""
+    lesson = load_preset("induction-lesson")
+    w = make_pane(lesson.replace(train=dataclasses.replace(lesson.train, torch_threads=1)))
+    qtbot.waitUntil(lambda: pane(w).preset.currentIndex() == preset_names().index("induction-lesson"))
