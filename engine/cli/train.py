@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ..errors import UserError
 from ._parallel import run_parallel
 from ._plan import build_config, default_run_dir, make_trainer, plan_run
 from ._train_loop import train_in_terminal
@@ -62,7 +63,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--fork", metavar="PARENT",
                    help="a new run paired with the run PARENT: its config with --set's changes, the same "
                         "initial weights and batch order (the seed and data cannot change)")
-    p.add_argument("--fork-step", type=int, default=0, metavar="S",
+    p.add_argument("--fork-step", type=int, metavar="S",
                    help="with --fork: start from PARENT's checkpoint at step S (default 0: the start)")
     p.set_defaults(func=run)
 
@@ -71,6 +72,8 @@ def run(args: argparse.Namespace) -> int:
     from ..training.distributed import launched_by_torchrun
     from ..rundir.runs import RunError
 
+    if getattr(args, "fork_step", None) is not None and not getattr(args, "fork", None):
+        raise UserError("--fork-step applies with --fork PARENT only (the step of PARENT the fork starts from)")
     parallel = getattr(args, "nproc", None) not in (None, 1) or launched_by_torchrun()
     if parallel and getattr(args, "fork", None):
         raise RunError("--fork makes its run in one process; train the fork on with --run DIR --nproc N after")
@@ -89,7 +92,8 @@ def _fork(args: argparse.Namespace, run_dir: Path | None) -> int:
     parent = Run(args.fork)
     cfg = build_config(args, base=parent.config)
     run_dir = run_dir or default_run_dir(f"{parent.path.name}-fork")
-    trainer = fork_run(parent.path, run_dir, cfg, args.fork_step)
+    step = args.fork_step or 0
+    trainer = fork_run(parent.path, run_dir, cfg, step)
     changed = "; ".join(f"{k} {a} -> {b}" for k, (a, b) in fork_record(run_dir)["changed"].items())
-    print(f"fork of {parent.path} at step {args.fork_step}: {changed}")
+    print(f"fork of {parent.path} at step {step}: {changed}")
     return train_in_terminal(trainer, run_dir)

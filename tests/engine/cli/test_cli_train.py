@@ -97,6 +97,8 @@ def test_an_edit_of_a_run_s_training_continues_it_and_a_new_shape_is_refused(fil
     run = Run(run_dir)
     assert run.config.train.lr == 1e-4 and run.changes()[-1]["step"] == 12
     assert run.changes()[-1]["changed"]["train.lr"][1] == 1e-4
+    rc, _, err = run_cli(capsys, "train", "--run", run_dir, "--fork-step", 0, "--steps", 15)  # ignored, it was
+    assert "--fork-step applies with --fork PARENT only" in one_error_line(rc, err)
     other = tmp_path / "other.txt"  # other text in the run's characters: --corpus trains any run on from here
     other.write_text("\n".join(reversed(files["corpus.txt"].read_text(encoding="utf-8").splitlines())), encoding="utf-8")
     rc, out, err = run_cli(capsys, "train", "--run", run_dir, "--corpus", other, "--steps", 15)
