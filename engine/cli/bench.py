@@ -30,8 +30,8 @@ def run(args: argparse.Namespace) -> int:
     from ..training.bench_reference import compare
     from ..errors import UserError
 
-    rounds = args.rounds or (2 if args.quick else 4)
-    steps = args.steps or (4 if args.quick else None)
+    rounds = (2 if args.quick else 4) if args.rounds is None else args.rounds  # 0 is refused, not the default
+    steps = (4 if args.quick else None) if args.steps is None else args.steps
     if rounds < 1 or (steps is not None and steps < 1) or (args.threads is not None and args.threads < 0):
         raise UserError("--rounds and --steps must be at least 1, --threads at least 0")
     print(f"bench: nanogpt-cpu, {rounds} rounds, trainer and bare loop alternating", flush=True)

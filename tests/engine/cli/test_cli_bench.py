@@ -19,3 +19,12 @@ def test_bench_quick_prints_both_throughputs_and_the_ratio(tmp_path, capsys, mon
     assert re.search(r"trainer +[\d,]+ tokens/s", out) and re.search(r"bare loop +[\d,]+ tokens/s", out)
     assert re.search(r"ratio +\d+\.\d{3} .*smoke test, not a measurement; 1 torch thread", out)
     assert not list(tmp_path.glob("gpt-explorer-bench-*"))  # the temporary run is cleaned up
+
+
+def test_zero_rounds_or_steps_are_refused_not_taken_for_the_default(capsys):
+    """`--rounds 0` ran the default four rounds of 250 steps (minutes) where the check said at least 1."""
+    from tests.engine.cli.test_cli_train import one_error_line
+
+    for argv in (["--rounds", 0], ["--steps", 0, "--quick"], ["--rounds", -1]):
+        line = one_error_line(*run_cli(capsys, "bench", *argv)[::2])
+        assert "--rounds and --steps must be at least 1" in line
