@@ -125,6 +125,17 @@ def corpus_file(tmp_path, small_text):
     return path
 
 
+def plots_built(qtbot):
+    """Every heatmap shown has its plot and the layout has taken them, before a test reads the layout: a plot is
+    built a turn of the event loop after its first paint, one a turn (gui/widgets/heatmap.py), and under load a
+    fixed 50 ms wait ended while some were still waiting (a Heatmaps pane 619 px high where it fits in 615)."""
+    from gui.widgets import heatmap
+
+    for _ in range(2):  # a plot built may let another panel be painted for the first time
+        qtbot.waitUntil(lambda: not heatmap._waiting)
+        qtbot.wait(50)
+
+
 def tiny_config(corpus, **train) -> ExperimentConfig:
     """One block, two heads, d_model 16, context 16: hundreds of steps a second on one thread."""
     t = dict(steps=2000, batch_size=4, warmup_steps=5, eval_every=50, eval_batches=2, sample_tokens=16,

@@ -9,7 +9,7 @@ from PySide6.QtCore import QRect, QSize, Qt
 from gui import screen_fit
 from gui.main_window import DEFAULT_SIZE
 
-from .conftest import QT_NOISE
+from .conftest import QT_NOISE, plots_built
 
 pytestmark = [pytest.mark.qt_log_level_fail("WARNING"), pytest.mark.qt_log_ignore(QT_NOISE)]
 
@@ -90,7 +90,7 @@ def test_every_plot_of_the_training_pane_keeps_150_px_at_1280x720_with_a_run_ope
     chart = pane.head_timeline.heatmap
     qtbot.waitUntil(lambda: chart.isVisible() and chart.findChild(pg.GraphicsLayoutWidget) is not None,
                     timeout=60_000)  # scored in the analysis process
-    qtbot.wait(50)
+    plots_built(qtbot)
     heights = dict(pane.plot.plot_heights(), heads=chart.findChild(pg.GraphicsLayoutWidget).height())
     assert min(heights.values()) >= screen_fit.PLOT_MIN, heights
     assert not overflow(w)

@@ -22,6 +22,8 @@ from gui.session import Session
 from gui.widgets.heatmap_grid import GAP
 from tests.child_work import sendable
 
+from ...conftest import plots_built
+
 TEXT = "First Citizen:\nBefore we proceed any further, hear me speak.\nAll:\nSpeak, speak."
 PROMPT = "Before we proceed any further"
 
@@ -342,17 +344,6 @@ def test_one_head_large_fits_a_small_window_without_slivers_or_cut_titles(qtbot,
         area.deleteLater()
 
 
-def plots_built(qtbot):
-    """Every heatmap shown has its plot and the layout has taken them: a plot is built a turn of the event loop
-    after its first paint, one a turn (gui/widgets/heatmap.py), and under load a fixed 50 ms wait ended while
-    some were still waiting and the pane was still the height it had before (619 px where it fits in 615)."""
-    from gui.widgets import heatmap
-
-    for _ in range(2):  # a plot built may let another panel be painted for the first time
-        qtbot.waitUntil(lambda: not heatmap._waiting)
-        qtbot.wait(50)
-
-
 def check_small_window(qtbot, session, pane, model, area):
     area.resize(699, 567)
     area.show()
@@ -384,7 +375,7 @@ def test_a_long_update_title_is_shown_whole_in_a_narrow_heatmap(qtbot):
     heatmap.show()
     qtbot.waitExposed(heatmap)
     qtbot.waitUntil(lambda: heatmap._title_label.width() > 0)  # laid out
-    qtbot.wait(50)
+    plots_built(qtbot)
     assert heatmap._title_label.shown_text() == "ΔW = W(245) − W(240)"
     assert heatmap._title_label.toolTip() == "ΔW = W(245) − W(240)"
 

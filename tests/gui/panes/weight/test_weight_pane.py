@@ -20,7 +20,7 @@ from gui.session import Session
 from tests.child_work import sendable
 
 from ....engine.coefficients.test_coefficients import tiny_run
-from ...conftest import QT_NOISE, tiny_config
+from ...conftest import QT_NOISE, plots_built, tiny_config
 
 pytestmark = [pytest.mark.qt_log_level_fail("WARNING"), pytest.mark.qt_log_ignore(QT_NOISE)]
 WAIT = 30_000
@@ -309,7 +309,7 @@ def test_the_pane_fits_a_laptops_dock_with_every_title_whole(qtbot, run_path):
     assert pane.minimumSizeHint().width() <= 699
     pane.resize(699, 567)
     qtbot.waitUntil(lambda: pane.dW_map.title().startswith("ΔW = W("), timeout=WAIT)
-    qtbot.wait(50)  # the layout settles
+    plots_built(qtbot)
     for heatmap in (pane.G_map, pane.W_map, pane.dW_map):
         assert heatmap.mapTo(pane, heatmap.rect().topRight()).x() <= pane.width()
         assert heatmap._title_label.shown_text() == heatmap.title()
