@@ -103,9 +103,16 @@ class InteractionView(QWidget):
             maps.addWidget(m)
         self.chart = NormsChart()
         self.map = HeatmapWidget(title="interaction map")
+        self.map_change = QLabel()  # the loss change the map's shares are part of: a line of its own, wrapped,
+        self.map_change.setWordWrap(True)  # not a title cut at the pane's edge (issue 40: "E change -0…")
+        map_column = QWidget()
+        column = QVBoxLayout(map_column)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(self.map, 1)
+        column.addWidget(self.map_change)
         bottom = QSplitter(Qt.Orientation.Horizontal)
         bottom.addWidget(self.chart)
-        bottom.addWidget(self.map)
+        bottom.addWidget(map_column)
         bottom.setSizes([500, 500])  # the map's names need the room a chart does not
         body = QSplitter(Qt.Orientation.Vertical)
         body.addWidget(maps)
@@ -217,6 +224,7 @@ class InteractionView(QWidget):
                        if type(question).__name__ == "InteractionMap" and question.step == step), None)
         if failed is not None:
             self.map.set_matrix(np.full((1, 1), np.nan), kind="signed", title=failed)
+            self.map_change.setText("")
         m = self.view.maps.get(step)
         if m is None:
             return
@@ -224,4 +232,7 @@ class InteractionView(QWidget):
         matrix = m.shares if shares else m.ratios
         self.map.set_matrix(matrix, row_labels=m.names, col_labels=m.names, kind="signed" if shares else "sequential",
                             title=f"{'pair shares' if shares else '‖H_BA ΔA‖ / ‖ΔG_B‖'} · steps {m.prev_step} → "
-                                  f"{m.step} · E change {m.change:.3g}, predicted {m.predicted_change:.3g}")
+                                  f"{m.step}")
+        self.map_change.setText(f"E({m.step}) − E({m.prev_step}) = {m.change:.3g}; first and second order predict "
+                                f"{m.predicted_change:.3g}, of which the curvature term (the shares' sum) "
+                                f"{m.curvature:.3g}")

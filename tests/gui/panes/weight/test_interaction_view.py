@@ -49,6 +49,10 @@ def test_tab_shows_the_pair_the_map_and_the_explained_parts(qtbot, run_path):  #
     m = want.interaction_map(4)
     np.testing.assert_allclose(view.map.matrix(), m.shares, rtol=1e-5, atol=1e-12)
     assert view.map.labels()[0] == m.names
+    # the loss change is a wrapped line under the map, not the end of a title cut at the pane's edge
+    assert view.map.title() == "pair shares · steps 3 → 4" and view.map_change.wordWrap()
+    assert f"E(4) − E(3) = {m.change:.3g}" in view.map_change.text()
+    assert f"predict {m.predicted_change:.3g}" in view.map_change.text()
     qtbot.waitUntil(lambda: len(view.view.maps) == len(want.saved_steps()) - 1, timeout=WAIT)  # every later map
     steps, parts = explained_series(view.view.maps, "blocks.1.W_Q")
     assert list(steps) == want.saved_steps()[1:] and len(parts) == 6 and "others" in parts
