@@ -268,12 +268,10 @@ def scenarios(names: list[str], run: Path, seconds: float, tmp: Path) -> None:
             and ws.open_run.path.name.startswith(f"{run.name}-fork") and heatmaps.view.shown(ws) is not None
 
     def fork() -> None:
-        from engine.rundir.runs import Run
-
         def ask_fork(parent) -> tuple:  # the fork's form, answered: half the learning rate (and its floor, which
             cfg = parent.config          # may not exceed it: an imported GPT-2's did), at the newest checkpoint
             return (cfg.replace(train=dataclasses.replace(cfg.train, lr=cfg.train.lr / 2, min_lr=cfg.train.min_lr / 2)),
-                    Run(parent.path).checkpoint_steps()[-1])
+                    parent.checkpoint_steps()[-1])  # the Run the pane hands the form, as the app's form reads it
 
         runs.ask_fork = ask_fork
         runs.fork(Path(ws.open_run.path))
