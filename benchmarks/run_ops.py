@@ -36,7 +36,9 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-GOAL_P99_MS, GOAL_MAX_MS, TICK_MS = 50.0, 100.0, 10
+from benchmarks.forms_pane import TICK_MS, probed  # noqa: E402  (the one probe of the GUI thread's holds)
+
+GOAL_P99_MS, GOAL_MAX_MS = 50.0, 100.0
 
 
 def small_run(folder: Path) -> Path:
@@ -51,39 +53,6 @@ def small_run(folder: Path) -> Path:
     for _ in Trainer(cfg, folder / "run").steps():
         pass
     return folder / "run"
-
-
-def probed(app, start, done, timeout_s: float = 1800.0) -> tuple[float, list[float], list[float]]:
-    """Run `start()`, spin the event loop until `done()`: (seconds taken, wall gaps and GUI-thread CPU between
-    ticks of a TICK_MS timer, in ms). Work done inside `start()` shows as one gap, as it did in the app."""
-    from PySide6.QtCore import QTimer
-
-    gaps, cpu, last = [], [], [time.perf_counter(), time.thread_time()]
-
-    def tick():
-        wall, busy = time.perf_counter(), time.thread_time()
-        gaps.append(1000 * (wall - last[0]))
-        cpu.append(1000 * (busy - last[1]))
-        last[:] = wall, busy
-
-    timer = QTimer(interval=TICK_MS)
-    timer.timeout.connect(tick)
-    t0 = time.perf_counter()
-    timer.start()
-    app.processEvents()
-    last[:] = time.perf_counter(), time.thread_time()
-    start()
-    while not done():
-        if time.perf_counter() - t0 > timeout_s:
-            raise SystemExit("timed out")
-        app.processEvents()
-        time.sleep(0.001)
-    ticks = len(gaps)
-    while len(gaps) == ticks:  # the tick after the work: a hold inside start() is a gap once a tick follows it
-        app.processEvents()
-        time.sleep(0.001)
-    timer.stop()
-    return time.perf_counter() - t0, gaps, cpu
 
 
 def apart(fn, *args, then=None):
@@ -146,7 +115,7 @@ def main() -> None:
     rows: list[tuple[str, str, float, float, float, float]] = []  # what, way, s, p99, longest gap, longest CPU
 
     def measure(what: str, way: str, start_done) -> None:
-        seconds, gaps, cpu = probed(app, *start_done)
+        seconds, gaps, cpu = probed(app, *start_done, timeout_s=1800.0)
         rows.append((what, way, seconds, percentile(gaps, 0.99) if gaps else 0.0, max(gaps, default=0.0),
                      max(cpu, default=0.0)))
 
