@@ -326,13 +326,12 @@ class CurvatureTab(QWidget):
         back = QColor(c.background)
         back.setAlpha(LEGEND_ALPHA)
         self.legend.setBrush(pg.mkBrush(back))  # it sits over the first points
-        pens = {"threshold": pg.mkPen(c.foreground, width=1.2, style=Qt.PenStyle.DashLine),
-                "critical": pg.mkPen(TOWARD, width=1.5), "kappa": pg.mkPen(AWAY, width=1),
-                "weight": pg.mkPen("#4d9221", width=1), "loss": pg.mkPen(c.train, width=1.2)}
-        for key, pen in pens.items():
-            self.curves[key].setPen(pen)
-        for key, color in (("critical", TOWARD), ("bound", TOWARD), ("kappa", AWAY), ("weight", "#4d9221"),
-                           ("loss", c.train)):
+        colors = {"critical": TOWARD, "bound": TOWARD, "kappa": AWAY, "weight": "#4d9221", "loss": c.train}
+        widths = {"critical": 1.5, "kappa": 1, "weight": 1, "loss": 1.2}  # "bound" is drawn by its symbols alone
+        self.curves["threshold"].setPen(pg.mkPen(c.foreground, width=1.2, style=Qt.PenStyle.DashLine))
+        for key, width in widths.items():
+            self.curves[key].setPen(pg.mkPen(colors[key], width=width))
+        for key, color in colors.items():
             self.curves[key].setSymbolBrush(pg.mkBrush(color))
             self.curves[key].setSymbolPen(pg.mkPen(color))
         for cursor in self.cursors:
