@@ -2,7 +2,9 @@
 held in the analysis process and a light one is on its way; another run of another shape (more layers, heads and
 a wider model) is opened. At once no view model that follows the open run holds anything of the first; the long
 question's work stops; the light answer that arrives late is dropped; and once the second run's answers come,
-every pane draws the second run's shapes."""
+every pane draws the second run's shapes. The same when the run that replaces it is a fork of it written by the
+Runs pane (same shapes: what is drawn next must be the fork's), and a Hugging Face GPT-2 folder imported through
+File → Open Hugging Face model (a tiny one: the import path is GPT-2 small's)."""
 
 from __future__ import annotations
 
@@ -20,8 +22,11 @@ from engine.views.weight import CoefficientView
 from engine.views.weight_tabs import DistributionsView, GeometryView, InteractionView, RoutesView
 from gui.panes.training.head_timeline import HeadTimelinePanel
 
+from gui import run_menu
+from tests.engine.importers.test_hugging_face import hf_model, pretrained, tokenizer  # noqa: F401  (fixtures)
+
 from .analysis_state import Gated, Held
-from .conftest import QT_NOISE
+from .conftest import QT_NOISE, imported, tiny_config
 from .test_open_run_sequence import see
 
 pytestmark = [pytest.mark.qt_log_level_fail("WARNING"), pytest.mark.qt_log_ignore(QT_NOISE)]
@@ -50,34 +55,40 @@ def holds_nothing(view) -> bool:
     return all(not getattr(view, name) for name in HELD[type(view)]) and not view.failures and view.progress is None
 
 
-def test_nothing_of_a_closed_run_is_drawn_and_its_work_stops(qtbot, make_window, two_shapes, tmp_path):
-    small, wide = two_shapes
-    w = make_window()
-    w.resize(1600, 1000)
-    errors: list = []
-    w.session.sig_message_posted.connect(lambda level, text: level == "error" and errors.append(text))
-    w.open_run(small.path)
+def drawn(qtbot, w, path) -> None:
+    """Every pane seen, until the Heatmaps pane draws `path`'s attention and the Weight pane its page and formula."""
     for name in PANES:
         see(qtbot, w, name)
-    see(qtbot, w, "pane_heatmaps")
     heatmaps, weight = w.panes["pane_heatmaps"], w.panes["pane_weight"]
-    qtbot.waitUntil(lambda: heatmaps.view.shown(w.session.workspace) is not None, timeout=WAIT)
+    see(qtbot, w, "pane_heatmaps")
+    qtbot.waitUntil(lambda: (heatmaps.view.shown(w.session.workspace) or [None])[0] is not None
+                    and heatmaps.view.shown(w.session.workspace)[0].source.run == str(path), timeout=WAIT)
     see(qtbot, w, "pane_weight")
-    qtbot.waitUntil(lambda: weight.page.drawn is not None, timeout=WAIT)
-    assert weight.page.drawn.W.shape == weight_shapes(small.config.model)[weight.page.drawn.weight]
+    qtbot.waitUntil(lambda: weight.page.drawn is not None and weight.tabs.isVisible(), timeout=WAIT)
+    model = w.session.model
+    assert weight.page.drawn.W.shape == weight_shapes(model)[weight.page.drawn.weight]
+    assert weight.G_map.matrix().shape == weight.page.drawn.W.shape
     qtbot.waitUntil(lambda: not weight.formula.pixmap().isNull(), timeout=WAIT)  # its formula typeset
 
+
+def replaced_while_held(qtbot, w, gates: Path, replace) -> None:
+    """A long question about the open run held in the analysis process and a light one on its way, `replace()`
+    opens another run; then nothing of the first is held or drawn, the long work stops and the light answer,
+    which comes late, is dropped."""
     asker, late = w.session.asker, []
-    held, light = str(tmp_path / "held"), str(tmp_path / "light")
-    asker.ask(Held(held), late.append)   # long work about the small run
+    held, light = str(gates / "held"), str(gates / "light")
+    asker.ask(Held(held), late.append)   # long work about the run open now
     asker.ask(Gated(light), late.append)  # light, and answered even though it is cancelled
     qtbot.waitUntil(lambda: Path(held + ".started").exists() and Path(light + ".started").exists(), timeout=WAIT)
+    first = w.session.workspace.open_run
 
-    w.open_run(wide.path)
+    replace()
+    assert w.session.workspace.open_run is not first
     following = [v for v in asker._views if v.follows_open_run]
     assert {type(v) for v in following} <= set(HELD), "name what a new view holds in HELD"
     assert all(holds_nothing(v) for v in following), [type(v).__name__ for v in following if not holds_nothing(v)]
-    # and the Weight pane draws none of it while the second run's answers are on their way
+    # and the Weight pane draws none of it while the next run's answers are on their way
+    weight = w.panes["pane_weight"]
     page = weight.page
     assert page.drawn is None and page.formula.pixmap().isNull() and page.formula.text() == ""
     assert weight.G_map.matrix().shape == (1, 1) and page.parts.groups["term"].text(0) == "terms"
@@ -90,17 +101,67 @@ def test_nothing_of_a_closed_run_is_drawn_and_its_work_stops(qtbot, make_window,
     assert Path(light + ".finished").exists() and not Path(held + ".finished").exists() and late == []
     Path(held).touch()
 
+
+def test_nothing_of_a_closed_run_is_drawn_and_its_work_stops(qtbot, make_window, two_shapes, tmp_path):
+    small, wide = two_shapes
+    w = make_window()
+    w.resize(1600, 1000)
+    errors: list = []
+    w.session.sig_message_posted.connect(lambda level, text: level == "error" and errors.append(text))
+    w.open_run(small.path)
+    drawn(qtbot, w, small.path)
+    replaced_while_held(qtbot, w, tmp_path, lambda: w.open_run(wide.path))
+
     model = wide.config.model
-    see(qtbot, w, "pane_heatmaps")
-    qtbot.waitUntil(lambda: heatmaps.view.shown(w.session.workspace) is not None, timeout=WAIT)
+    heatmaps, weight = w.panes["pane_heatmaps"], w.panes["pane_weight"]
+    drawn(qtbot, w, wide.path)
     assert heatmaps.view.shown(w.session.workspace)[1].maps.weights.shape[:2] == (model.n_layer, model.n_head)
-    see(qtbot, w, "pane_weight")
-    qtbot.waitUntil(lambda: weight.page.drawn is not None and weight.tabs.isVisible(), timeout=WAIT)
-    drawn = weight.page.drawn
-    assert drawn.W.shape == weight_shapes(model)[drawn.weight] and drawn.weight in weight_names(model)
-    assert weight.G_map.matrix().shape == drawn.W.shape
     items = {weight.weight_box.itemText(i) for i in range(weight.weight_box.count())}
-    assert items <= set(weight_names(model))
+    assert weight.page.drawn.weight in weight_names(model) and items <= set(weight_names(model))
     panel = w.findChild(HeadTimelinePanel)
     assert panel.timeline is None or panel.timeline.values["induction"].shape[1:] == (model.n_layer, model.n_head)
-    assert late == [] and errors == [], errors
+    assert errors == [], errors
+
+
+def test_nothing_of_a_run_is_drawn_after_its_fork_or_an_import_opens(
+        qtbot, make_window, pretrained, corpus_file, small_text, tmp_path, monkeypatch):  # noqa: F811
+    """The run open is forked by the Runs pane while a long question about it is held; then, with a long question
+    about the fork held, a Hugging Face GPT-2 folder (2 layers, 4 heads) is imported."""
+    from engine.rundir.fork import parse_setting
+    from engine.rundir.runs import Run
+    from engine.training.trainer import Trainer
+    from gui import settings
+
+    parent = settings.runs_root() / "parent"
+    list(Trainer(tiny_config(corpus_file, steps=4, eval_every=2, checkpoint_every=4, snapshot_every=2), parent,
+                 text=small_text).steps())
+    w = make_window()
+    w.resize(1600, 1000)
+    errors: list = []
+    w.session.sig_message_posted.connect(lambda level, text: level == "error" and errors.append(text))
+    w.open_run(parent)
+    drawn(qtbot, w, parent)
+
+    runs = w.panes["pane_runs"]  # the fork's form, answered: another learning rate, from step 0
+    monkeypatch.setattr(runs, "ask_fork", lambda run: (parse_setting("train.lr=0.002", run.config), 0))
+    forks: list = []
+
+    def fork() -> None:
+        with qtbot.waitSignal(runs.sig_forked, timeout=WAIT):
+            forks.append(runs.fork(parent))
+    (tmp_path / "fork").mkdir()
+    replaced_while_held(qtbot, w, tmp_path / "fork", fork)
+    child = forks[0]
+    assert w.controller.run_dir == child and Run(child).config.train.lr == 0.002
+    drawn(qtbot, w, child)  # the fork's own answers, not its parent's
+
+    imports: list = []
+    (tmp_path / "import").mkdir()
+    replaced_while_held(qtbot, w, tmp_path / "import",
+                        lambda: imports.append(imported(qtbot, run_menu.import_hf(w, pretrained))))
+    assert imports[0] is not None and w.controller.run_dir == imports[0]
+    drawn(qtbot, w, imports[0])
+    model = w.session.model
+    assert (model.n_layer, model.n_head) == (2, 4)
+    assert w.panes["pane_heatmaps"].view.shown(w.session.workspace)[1].maps.weights.shape[:2] == (2, 4)
+    assert errors == [], errors
