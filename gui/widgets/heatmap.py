@@ -170,6 +170,7 @@ class HeatmapWidget(QWidget):
         self._range_mode = "auto"
         self._given_levels: tuple[float, float] | None = None
         self._colorbar, self._aspect_locked = colorbar, aspect_locked
+        self._least_plot = 0  # px the plot keeps however small the widget is given (keep_plot_height)
         self._view: pg.GraphicsLayoutWidget | None = None  # the plot, built by _ensure_view
         self._plot = self._image = self._bar = self._backdrop = self._mark_item = None
         self._build()
@@ -342,6 +343,29 @@ class HeatmapWidget(QWidget):
     def sizeHint(self) -> QSize:
         """Modest, so layouts share space by their stretch factors (a graphics view asks for 600×480)."""
         return QSize(300, 260)
+
+    def keep_plot_height(self, px: int) -> None:
+        """The plot keeps `px` of height: the widget asks for that, its read-out and its title on a row of its
+        own above the tools, wherever the title is now, and for the width of the title beside them
+        (minimumSizeHint). A minimum that followed the title's place would follow the width, and a scroll bar
+        it brought would change the width."""
+        self._least_plot = px
+        self._room.setMinimumHeight(px)
+        self.updateGeometry()
+
+    def minimumSizeHint(self) -> QSize:
+        hint = super().minimumSizeHint()
+        if self._least_plot:
+            gap = max(0, self._layout.spacing())
+            tools = max(t.sizeHint().height() for t in self._tools)
+            least = (self._title_label.sizeHint().height() + gap + tools + gap + self._least_plot + gap
+                     + self._readout.sizeHint().height())
+            hint.setHeight(max(hint.height(), least))
+            if not self._title_beside:  # as wide as with the title beside the tools: the same either way
+                beside = (self._header.minimumSize().width() + max(0, self._header.spacing())
+                          + self._title_label.minimumSizeHint().width())
+                hint.setWidth(max(hint.width(), beside))
+        return hint
 
     def chrome(self) -> QSize | None:
         """What the widget takes beside the matrix's own box: its title row, axes and colour bar, as laid out

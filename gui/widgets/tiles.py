@@ -26,7 +26,17 @@ class Tiles(QWidget):
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         w, h = event.size().width(), event.size().height()
-        self._arrange(max(self._choices(), key=lambda columns: self._side(w, h, columns)))
+        fits = {c for c in self._choices() if self._least_width(c) <= w} or {min(self._choices())}
+        self._arrange(max(fits, key=lambda columns: self._side(w, h, columns)))
+
+    def minimumSizeHint(self) -> QSize:
+        """Room for every tile's minimum in the most rows and the fewest columns it may use, whatever the
+        arrangement now: a least height that changed with the arrangement changed with the width, and the
+        scroll bar it brought or took away in a scrolling pane changed the width again."""
+        columns = min(self._choices())
+        rows = -(-len(self._widgets) // columns)
+        gap = max(0, self._grid.verticalSpacing())
+        return QSize(self._least_width(columns), rows * self._least_tile().height() + (rows - 1) * gap)
 
     def height_for(self, width: int, side: int = MIN_SIDE) -> int:
         """The least height at which an arrangement gives each tile's matrix a square of `side` px at `width`;
@@ -34,6 +44,14 @@ class Tiles(QWidget):
         chrome, n = self._chrome(), len(self._widgets)
         fits = [-(-n // c) * (side + chrome.height()) for c in self._choices() if width / c - chrome.width() >= side]
         return min(fits, default=0)
+
+    def _least_tile(self) -> QSize:
+        """The most any tile asks for as its least size (its explicit minimum where set)."""
+        sizes = [w.minimumSizeHint().expandedTo(w.minimumSize()) for w in self._widgets] or [QSize(0, 0)]
+        return QSize(max(s.width() for s in sizes), max(s.height() for s in sizes))
+
+    def _least_width(self, columns: int) -> int:
+        return columns * self._least_tile().width() + (columns - 1) * max(0, self._grid.horizontalSpacing())
 
     def _choices(self) -> set[int]:
         n = len(self._widgets)

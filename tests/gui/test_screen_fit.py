@@ -128,3 +128,50 @@ def test_a_status_bar_and_its_step_stay_inside_the_window(make_window):
     assert right <= w.width()
     assert w.docks["pane_weight"].toggleViewAction().isChecked()
     assert w.dockWidgetArea(w.docks["pane_weight"]) != Qt.DockWidgetArea.NoDockWidgetArea
+
+
+def test_every_plot_of_the_attention_tab_keeps_150_px_at_1000x650_and_the_tab_scrolls(qtbot, make_window, screen,
+                                                                                      tmp_path):
+    """Issue 40: at 1000×650 the four one-head views under the grid were ~75 px high, a ~30 px matrix each; the
+    tab held them in what room there was instead of scrolling. With a prompt as long as the context too."""
+    from tests.engine.cli.test_export_cli import tiny_run
+
+    screen(QRect(0, 0, 1000, 650))
+    run = tiny_run(tmp_path / "run", n_ctx=64)
+    w = make_window(run_dir=run.path)
+    w.docks["pane_heatmaps"].raise_()
+    pane, area = w.panes["pane_heatmaps"], w.docks["pane_heatmaps"].widget()
+    view = pane.attention
+    for prompt in (None, "KING HENRY: Once more unto the breach, dear friends, once more; or close the wall up"):
+        if prompt:
+            pane.prompt.setText(prompt)
+            pane.prompt.editingFinished.emit()
+        tokens = len(prompt or pane.prompt.text()) if prompt is None else 64
+        qtbot.waitUntil(lambda: view.result is not None and len(view.result.maps.tokens) == min(tokens, 64)
+                        and view.steps[3].title().startswith("softmax"), timeout=60_000)
+        plots_built(qtbot)
+        heights = {h.title(): h._room.height() for h in (view.grid, *view.steps)}  # the room the plot fills
+        assert min(heights.values()) >= screen_fit.PLOT_MIN, heights
+        assert area.verticalScrollBar().maximum() > 0 and "pane_heatmaps" not in overflow(w)  # down only
+        assert pane.width() == area.viewport().width()
+
+
+def test_tiles_ask_for_the_same_least_size_in_one_row_or_two(qtbot):
+    """Tiles in a scrolling pane: a least height that followed the arrangement (one row when wide, two when
+    narrow) would follow the width, and the vertical scroll bar it brought would narrow the pane again."""
+    from gui.widgets.heatmap import HeatmapWidget
+    from gui.widgets.tiles import Tiles
+
+    heatmaps = [HeatmapWidget(title=f"tile {i}") for i in range(4)]
+    for h in heatmaps:
+        h.keep_plot_height(screen_fit.PLOT_MIN)
+    tiles = Tiles(heatmaps)
+    qtbot.addWidget(tiles)
+    tiles.show()
+    least = []
+    for size in (QSize(2400, 700), QSize(700, 700)):
+        tiles.resize(size)
+        qtbot.waitUntil(lambda: tiles.size() == size)
+        least.append((tiles._columns, tiles.minimumSizeHint()))
+    assert [c for c, _ in least] == [4, 2] and least[0][1] == least[1][1]
+    assert least[0][1].height() >= 2 * screen_fit.PLOT_MIN

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (QButtonGroup, QHeaderView, QLabel, QRadioButton, 
 from engine.figures import export
 from engine.analysis.attention import AttentionResult
 
+from ...screen_fit import PLOT_MIN
 from ...widgets.attention_lines import MIN_PITCH, AttentionLinesWidget
 from ...widgets.heatmap import HeatmapWidget
 from ...widgets.heatmap_grid import HeatmapGrid
@@ -70,6 +71,11 @@ class AttentionView(QWidget):
         self.table.verticalHeader().setDefaultSectionSize(self.table.fontMetrics().height() + 4)
         self.steps = [HeatmapWidget(title=f"scores {QK}"), HeatmapWidget(title="mask"),
                       HeatmapWidget(title="scores after the mask"), HeatmapWidget(title="weights: softmax")]
+
+        for heatmap in (self.grid, self.single, *self.steps):
+            # each plot keeps PLOT_MIN however low the tab: a low one scrolls (at 1000×650 the four below
+            # were ~75 px, a ~30 px matrix each)
+            heatmap.keep_plot_height(PLOT_MIN)
 
         top = QSplitter(Qt.Orientation.Horizontal)
         top.addWidget(self.stack)
