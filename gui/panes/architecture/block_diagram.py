@@ -3,7 +3,10 @@ norms, the heads of attention with the mask in force, the MLP, residual arrows) 
 
 Every trained weight is a clickable item carrying its state-dict name (engine.model.weight_layout.weight_shapes; a test
 checks the diagram draws exactly those names). Clicking one calls `on_select(name)`; the pane forwards it
-to `Session.select_weight`. Drawn with QGraphicsView, scaled to the pane's width and scrolled vertically.
+to `Session.select_weight`. Which one is outlined is read from `selected()` (the pane's: the workspace's
+selection), never kept here: a copy of it kept the builder's outline on a weight the Weight pane had left, or
+that another run's model did not have. Drawn with QGraphicsView, scaled to the pane's width and scrolled
+vertically.
 """
 
 from __future__ import annotations
@@ -58,7 +61,8 @@ class WeightItem(QGraphicsRectItem):
 class BlockDiagram(QGraphicsView):
     """Shows a ModelConfig; `items` maps weight names to their WeightItem."""
 
-    def __init__(self, on_select: Callable[[str], None], parent=None):
+    def __init__(self, on_select: Callable[[str], None], selected: Callable[[], str | None] = lambda: None,
+                 parent=None):
         super().__init__(parent)
         self.setObjectName("block_diagram")
         self.setScene(QGraphicsScene(self))
@@ -68,7 +72,7 @@ class BlockDiagram(QGraphicsView):
         self.on_select = on_select
         self.items: dict[str, WeightItem] = {}
         self.cfg: ModelConfig | None = None
-        self.selected: str | None = None
+        self.selected = selected  # () -> the selected weight's name, read each time it is outlined
 
     def show_config(self, cfg: ModelConfig) -> None:
         if cfg == self.cfg:
@@ -76,8 +80,9 @@ class BlockDiagram(QGraphicsView):
         self.cfg = cfg
         self._redraw()
 
-    def select(self, name: str | None) -> None:
-        self.selected = name
+    def outline(self) -> None:
+        """Outline the selected weight, as `selected()` reads now."""
+        name = self.selected()
         for n, item in self.items.items():
             item.selected = n == name
             item.restyle()
@@ -87,7 +92,7 @@ class BlockDiagram(QGraphicsView):
         self.items = {}
         if self.cfg is not None:
             _Drawing(self, self.cfg).draw()
-            self.select(self.selected)
+            self.outline()
         self.scene().setSceneRect(self.scene().itemsBoundingRect().adjusted(-PAD, -PAD, PAD, PAD))
         self._fit()
 

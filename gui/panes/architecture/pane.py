@@ -2,7 +2,10 @@
 
 A preset chooser and a form for every field of the model, training and data configs; every problem
 `validate()` finds is shown beside its field while the user types, and Train waits for a valid config.
-Only a valid draft becomes `Session.config`. Beside the form: the parameter count by the closed formula
+Only a valid draft becomes `Session.config`, the workspace's. What the pane holds of its own is what the form
+reads while it has problems (the workspace keeps only a valid config): `draft` reads it from the form each time,
+on top of the workspace's config, and the diagram outlines the workspace's selected weight; neither is copied
+here. Beside the form: the parameter count by the closed formula
 (with the vocabulary the corpus really gives, read off the GUI thread; no model is built to count it), the
 training memory estimate against this machine's memory (beyond it, a problem beside the field that drives
 it; beyond half of it, a warning), and the block diagram whose weights select themselves in the Session.
@@ -32,6 +35,7 @@ from engine.configs.presets import load_preset, preset_names
 from engine.configs.resolve import unresolved, with_vocab
 from engine.training.state import TrainingState
 
+from ...binding import listen
 from ...jobs import LatestJob
 from ...session import Session
 from ...widgets import dialogs
@@ -62,7 +66,6 @@ class ArchitecturePane(QWidget):
     def __init__(self, session: Session, parent=None):
         super().__init__(parent)
         self.session = session
-        self.draft = session.config
         self.inspection: Inspection | None = None
         self._inspected_data: DataConfig | None = None
         self._submitted = None  # (data, model without vocabulary) of the last inspection asked for
@@ -119,7 +122,7 @@ class ArchitecturePane(QWidget):
         for label in (self.params, self.memory):
             label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
             label.setMinimumHeight(COUNT_LINES * label.fontMetrics().lineSpacing())
-        self.diagram = BlockDiagram(self.session.select_weight, self)
+        self.diagram = BlockDiagram(self.session.select_weight, lambda: self.session.workspace.selection.weight, self)
         self.train_button = QPushButton(self.style().standardIcon(QStyle.StandardPixmap.SP_MediaPlay),
                                         "Train", self)
         self.train_button.setObjectName("architecture_train")
@@ -188,7 +191,8 @@ class ArchitecturePane(QWidget):
         self.session.sig_config_changed.connect(self._on_config_changed)
         self.session.sig_training_state_changed.connect(self._on_training_state_changed)
         self.session.sig_run_replaced.connect(self._on_run_replaced)
-        self.session.sig_weight_selected.connect(self.diagram.select)
+        listen(self, self.session.workspace.sig_selection_changed,
+               lambda _selection, changed: "weight" in changed and self.diagram.outline())
 
     # ---- the draft -------------------------------------------------------------------------
 
@@ -199,8 +203,14 @@ class ArchitecturePane(QWidget):
             form.set_values(getattr(cfg, section))
         self._on_edited()
 
+    @property
+    def draft(self) -> ExperimentConfig:
+        """The config as the form reads now (with its problems, which the workspace's never has)."""
+        return self._read_draft()[0]
+
     def _read_draft(self) -> tuple[ExperimentConfig, list[Problem]]:
-        cfg, problems = self.draft.replace(name=self.name.text().strip() or "run"), []
+        """The form read on top of the workspace's config (a float that does not parse keeps its value there)."""
+        cfg, problems = self.session.config.replace(name=self.name.text().strip() or "run"), []
         for section, form in self.forms.items():
             part, parse = form.read(getattr(cfg, section))
             cfg, problems = cfg.replace(**{section: part}), problems + parse
@@ -214,7 +224,6 @@ class ArchitecturePane(QWidget):
 
     def _on_edited(self, *_) -> None:
         cfg, problems = self._read_draft()
-        self.draft = cfg
         vocab = self.forms["model"].editors["vocab_size"]
         was = vocab.blockSignals(True)
         vocab.setValue(cfg.model.vocab_size)
@@ -229,7 +238,7 @@ class ArchitecturePane(QWidget):
         self._offer_corpus_fix(problems)
         if not problems:
             self.session.set_config(cfg)
-        self._show_counts()
+        self._show_counts(cfg)
         self._select_preset_of(cfg)
         self._debounce.start()
 
@@ -251,8 +260,8 @@ class ArchitecturePane(QWidget):
             self.status.setStyleSheet("")
         self._update_train_button()
 
-    def _show_counts(self) -> None:
-        m = self.draft.model
+    def _show_counts(self, draft: ExperimentConfig) -> None:
+        m = draft.model
         if m.validate():
             self.params.setText("Parameters: —  (fix the model's problems first)")
             self.memory.setText("")
@@ -265,11 +274,11 @@ class ArchitecturePane(QWidget):
                  else f"vocabulary {m.vocab_size}, reading the corpus…")
         # the vocabulary on a line of its own: the count keeps its two lines when the corpus's arrives
         self.params.setText(f"Parameters: {human_count(formula)}  —  {formula:,} by the formula\n({vocab})")
-        mem = memory_estimate_bytes(self.draft)
+        mem = memory_estimate_bytes(draft)
         state = {"adamw": "AdamW moments", "sgd": "SGD momentum", "muon": "Muon momentum + AdamW moments"}
-        text = (f"Training memory ≈ {gib(mem)} (weights, gradients, {state[self.draft.train.optimizer]}, "
+        text = (f"Training memory ≈ {gib(mem)} (weights, gradients, {state[draft.train.optimizer]}, "
                 "activations, masks; float32)")
-        warning = memory_warning(self.draft)
+        warning = memory_warning(draft)
         self.memory.setText(f"{text}\n⚠ {warning}" if warning else text)
         self.memory.setStyleSheet("color: #e0a030;" if warning else "")
         self.diagram.show_config(m)
@@ -289,10 +298,11 @@ class ArchitecturePane(QWidget):
 
     def _on_debounce_timeout(self) -> None:
         run = self.session.open_run  # a run shown keeps its own vocabulary (an import's, a trained run's)
-        key = (self.draft.data, unresolved(self.draft.model), None if run is None else run.path)
+        draft = self.draft
+        key = (draft.data, unresolved(draft.model), None if run is None else run.path)
         if key != self._submitted:
             self._submitted = key
-            self._inspect.submit(self.draft.data, _inspect, self.draft, key[2])
+            self._inspect.submit(draft.data, _inspect, draft, key[2])
 
     def _on_inspected(self, data: DataConfig, inspection: Inspection) -> None:
         self._inspected_data = data
@@ -337,13 +347,13 @@ class ArchitecturePane(QWidget):
         self._show_config(cfg)
 
     def _on_save_clicked(self) -> None:
-        path = dialogs.ask_path(self, "save", "Save config", "TOML config (*.toml)",
-                                suggested=f"{self.draft.name}.toml")
+        draft = self.draft
+        path = dialogs.ask_path(self, "save", "Save config", "TOML config (*.toml)", suggested=f"{draft.name}.toml")
         if path is None:
             return
         path = path if path.suffix else path.with_suffix(".toml")
         try:
-            path.write_text(self.draft.to_toml(), encoding="utf-8")
+            path.write_text(draft.to_toml(), encoding="utf-8")
         except OSError as e:
             self.session.post_message(f"Cannot save the config to {path}: {e.strerror}. Choose another folder.")
             return
@@ -360,6 +370,7 @@ class ArchitecturePane(QWidget):
         """Another run is open (one event): its config in the builder, locked or not by its training state."""
         self._on_config_changed(self.session.config)
         self._on_training_state_changed(self.session.training_state)
+        self.diagram.outline()  # the selection fitted to the run's model
 
     def _on_training_state_changed(self, state: str) -> None:
         editable = TrainingState(state).allows("edit_config")

@@ -131,6 +131,10 @@ def test_clicking_a_weight_in_the_diagram_emits_its_name(qtbot, make_pane):
         qtbot.mouseClick(diagram.viewport(), Qt.MouseButton.LeftButton, pos=pos)
     assert selected.args == ["blocks.0.W_K"]
     assert w.session.selected_weight == "blocks.0.W_K" and item.selected
+    # the outline follows the workspace's selection however it changes (the Weight pane's box selects through
+    # the workspace alone): the diagram kept a copy, which stayed on W_K
+    w.session.workspace.select(weight="blocks.0.W_Q")
+    assert diagram.items["blocks.0.W_Q"].selected and not item.selected
 
 
 @pytest.mark.parametrize("change", [{}, {"norm": "none", "residual": False}, {"norm": "post"},
