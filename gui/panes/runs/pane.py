@@ -106,6 +106,10 @@ class RunsPane(SeenWidget):
             b.setObjectName(f"runs_{key}")
             self.button_row.addWidget(b)
             self.buttons[key], self.acts[key] = b, action
+        self.empty_label = QLabel()  # what to do while the browser lists no run
+        self.empty_label.setObjectName("runs_empty")
+        self.empty_label.setWordWrap(True)
+        self.empty_label.hide()
         self.work_label = QLabel()
         self.work_label.setObjectName("runs_work")
         self.work_label.setWordWrap(True)
@@ -118,6 +122,7 @@ class RunsPane(SeenWidget):
         col = QVBoxLayout(self)
         col.setContentsMargins(4, 4, 4, 4)
         col.addLayout(self.button_row)
+        col.addWidget(self.empty_label)
         col.addWidget(self.tree, 1)
         col.addLayout(self.work_row)
         self._show_work("")
@@ -178,11 +183,22 @@ class RunsPane(SeenWidget):
         self.tree.setSortingEnabled(True)
         self._filling = False
         self._fit_columns()
+        self._say_if_empty(len(rows))
         if current and (item := self.item_for(current)) is not None:
             self.tree.setCurrentItem(item)
         if ticked != set(self.checked_paths()):  # a ticked run was deleted or renamed elsewhere
             self.session.compare_runs(self.checked_paths())
         self.sig_listed.emit(len(rows))
+
+    def _say_if_empty(self, count: int) -> None:
+        """An empty list says where runs come from (an empty table said nothing to a newcomer)."""
+        self.empty_label.setVisible(count == 0)
+        if count == 0:
+            folders = recent.browsed_folders()
+            self.empty_label.setText(
+                f"No runs yet in {folders[0]}{' or the folders added' if len(folders) > 1 else ''}: train one "
+                "in the Training pane (Train), open the sample run from Help → Welcome, or bring one in with "
+                "File → Import nanoGPT checkpoint… or File → Open Hugging Face model….")
 
     def _fit_columns(self) -> None:
         """Every column as wide as its contents, but the run's name no wider than what the others leave (and
