@@ -184,17 +184,15 @@ class UpdateGeometry(Question[Any]):
 
 @dataclass(frozen=True)
 class RouteShares(Question[Any]):
-    """engine.analysis.routes.RouteShares of `weight` (None: every weight summed, or those `among`) over the
-    saved steps."""
+    """engine.analysis.routes.RouteShares of `weight` (None: every weight summed) over the saved steps."""
 
     lane = LONG
 
     run: str
     weight: str | None
-    among: tuple[str, ...] | None = None
 
     def answer(self, door):
-        return door.analysis(self.run).route_shares(self.weight, self.among)
+        return door.analysis(self.run).route_shares(self.weight)
 
 
 @dataclass(frozen=True)

@@ -173,10 +173,10 @@ class RunAnalysis:
         return self.cached("update", step, (weight,),
                            lambda: update_geometry(self.run, weight, step, store=store), spans_steps=True)
 
-    def route_shares(self, weight: str | None = None, among: tuple[str, ...] | None = None, upto: int | None = None):
+    def route_shares(self, weight: str | None = None, upto: int | None = None):
         """Each route class's share ⟨G_c(p), ΔW⟩ of the first-order decrease over every interval [p, s] of
-        saved steps (up to the step `upto`, when given), for `weight` or (None) summed over every weight (or the
-        weights `among`, when given), beside each geometry's own split
+        saved steps (up to the step `upto`, when given), for `weight` or (None) summed over every weight,
+        beside each geometry's own split
         (engine/analysis/routes.py, docs/geometries.md). Each weight's interval is kept apart, so a run that
         grows computes only its new intervals; each interval is a piece of work (the lock is taken for it alone;
         a cancel stops between)."""
@@ -186,19 +186,19 @@ class RunAnalysis:
         if len(steps) < 2:
             return routes.assemble(weight, [])
         if weight is None and self.coefficients.progressive:  # a large model: every weight in one pass
-            return self._model_route_shares(steps, among)
+            return self._model_route_shares(steps)
         if weight is None:
-            names = self.coefficients.weight_names() if among is None else list(among)
+            names = self.coefficients.weight_names()
 
             def each(k: int, w: str):
                 report(k, len(names), "weights")
                 return self._route_shares_of(w, steps, say=False)
 
-            return self.cached("routes", steps[-1], (None, among), spans_steps=True, pieces=True,
+            return self.cached("routes", steps[-1], (None,), spans_steps=True, pieces=True,
                                compute=lambda: routes.combine([each(k, w) for k, w in enumerate(names)]))
         return self._route_shares_of(weight, steps, say=True)
 
-    def _model_route_shares(self, steps: list[int], among: tuple[str, ...] | None):
+    def _model_route_shares(self, steps: list[int]):
         """A large model's route shares summed over its weights, an interval at a time (routes.model_interval:
         one backward pass with an adjoint per route class for all of them)."""
         from . import routes
@@ -208,10 +208,10 @@ class RunAnalysis:
         def one(k: int, prev: int, step: int):
             report(k, len(intervals), "intervals")
             checkpoint()
-            return self.cached("model route interval", step, (prev, among),
-                               lambda: routes.model_interval(self.coefficients, step, among))
+            return self.cached("model route interval", step, (prev,),
+                               lambda: routes.model_interval(self.coefficients, step))
 
-        return self.cached("routes", steps[-1], (None, among), spans_steps=True, pieces=True,
+        return self.cached("routes", steps[-1], (None,), spans_steps=True, pieces=True,
                            compute=lambda: routes.assemble(None, [one(k, p, s) for k, (p, s) in enumerate(intervals)]))
 
     def _route_shares_of(self, weight: str, steps: list[int], say: bool):
