@@ -45,8 +45,8 @@ from .progress import Cancelled, reporting
 STOPPED = "the helper process stopped unexpectedly; try again"
 CANCELLED = "cancelled"   # the message of a question that ended because it was cancelled
 # When the app quits, its helper processes are ended rather than waited for: they keep nothing that must be saved
-# (their caches are written whole or not at all), and each was waited for 2 s before it was killed anyway (its
-# interpreter's own exit, with torch, takes longer on a loaded machine): 4 of the 8 s a quit took here.
+# (their caches are written whole or not at all). Each was once waited for 2 s before it was killed anyway, 4 of
+# the 8 s a quit took here (close() did not reach the process then: see _write).
 QUIT_WAIT_S = 0.0
 PROGRESS_HZ = 5           # a question's progress reports are sent at most this often (the last always)
 
@@ -145,10 +145,13 @@ def serve(conn, make_state: Callable[[], Any], setup: Callable[[Any], None] | No
     while True:
         try:
             message = conn.recv()
-        except (EOFError, OSError):
+        except (EOFError, OSError):  # the parent is gone
+            message = ("stop",)
+        if message[0] == "stop":  # lane threads may be mid-answer: nothing of theirs is wanted
             if in_thread:
+                conn.close()  # the parent's reader reads end-of-file, as from an ended process
                 return
-            os._exit(0)  # the parent is gone: lane threads may be mid-answer, nothing of theirs is wanted
+            os._exit(0)
         if message[0] == "ask":
             _, number, question = message
             jobs[number] = Job(number, send)
@@ -212,7 +215,7 @@ class ServiceProcess:
             process, outbox = self._process, self._outbox
             self._conn = self._process = self._outbox = None
         if outbox is not None:
-            outbox.put(None)  # the writer closes the pipe once what was asked before is sent
+            outbox.put(None)  # the writer tells the process to stop once what was asked before is sent
         if process is not None:
             process.join(wait)
             if process.is_alive() and not self._in_thread:
@@ -243,10 +246,13 @@ class ServiceProcess:
     def _write(self, conn, outbox: queue.SimpleQueue) -> None:
         while True:
             message = outbox.get()
-            if message is None:
-                conn.close()  # the child reads end-of-file and exits
-                return
             try:
+                if message is None:
+                    # Said, not shown by closing our end: the reader is blocked reading it, and a descriptor
+                    # closed under a read stays open until that read returns, so the process never read
+                    # end-of-file and every close() waited out its `wait` and killed it.
+                    conn.send(("stop",))
+                    return
                 conn.send(message)
             except (OSError, EOFError):  # the process is gone: the reader fails what it had
                 self._lost(conn)
@@ -261,7 +267,7 @@ class ServiceProcess:
         while True:
             try:
                 kind, number, payload = conn.recv()
-            except (EOFError, OSError, TypeError):  # TypeError: close() closed the pipe under this recv
+            except (EOFError, OSError):  # the process ended (told to stop, killed or died)
                 self._lost(conn)
                 return
             with self._lock:
@@ -275,7 +281,8 @@ class ServiceProcess:
         with self._lock:
             if conn is None or self._conn is not conn:
                 return
-            self._conn, self._process = None, None
+            outbox, self._conn, self._process, self._outbox = self._outbox, None, None, None
+        outbox.put(None)  # its writer ends (the pipe is closed once neither thread holds it)
         self._fail_all(STOPPED)
 
     def _fail_all(self, message: str) -> None:

@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import os
 import queue
+import sys
+import threading
+import time
+from pathlib import Path
 
 import pytest
 
@@ -126,6 +130,37 @@ def test_the_process_takes_one_torch_thread_at_a_lower_priority_than_the_app(ser
     n = service.ask(sq.ThreadsAndNiceness(), events)
     threads, niceness = events.until_end(n)[-1][2]
     assert threads == 1 and niceness == min(os.nice(0) + HELPER_NICENESS, 19)  # 19: the lowest priority
+
+
+def until_blocked_reading(thread_name: str) -> None:
+    """Return once the thread so named is blocked reading its pipe: inside multiprocessing's read and asleep, as
+    the kernel says (Linux's /proc); at once where it cannot tell."""
+    (thread,) = [t for t in threading.enumerate() if t.name == thread_name]
+    stat = Path(f"/proc/self/task/{thread.native_id}/stat")
+    if not stat.exists():
+        return
+    deadline = time.monotonic() + CAP
+    while time.monotonic() < deadline:
+        frame = sys._current_frames().get(thread.ident)
+        asleep = stat.read_text().rsplit(")", 1)[1].split()[0] == "S"
+        if frame is not None and frame.f_code.co_name == "_recv" and asleep:
+            return
+        time.sleep(0.001)
+
+
+def test_a_closed_process_exits_by_itself_even_with_a_lane_busy(service):
+    """close() waits for the process to exit; it is told to, so it never waits out its time and kills it. It was
+    told by the parent closing its end of the pipe, which the process never saw while the parent's reader was
+    blocked reading that end (a descriptor closed under a read stays open until the read returns): most closes
+    waited out their 2 s and killed it."""
+    events = Events()
+    n = service.ask(sq.UntilCancelled(), events)
+    assert events.next() == (n, "part", "started")
+    process = service._process
+    until_blocked_reading("test reader")  # the case where it never was told
+    service.close(wait=CAP)
+    assert process.exitcode == 0  # exited by itself; killed after the wait would be -9
+    assert events.until_end(n)[-1][:2] == (n, "failed")
 
 
 def test_closing_without_a_wait_ends_a_busy_process_at_once_and_collects_it():
