@@ -250,7 +250,7 @@ class CoefficientAt(Question[tuple]):
     step: int
     full: bool
     split: bool = False
-    window: Any = None          # engine.coefficients.window.Window; None: every row, pooled when too many
+    window: Any = None          # engine.coefficients.window.Window (rows, or a text's tokens'); None: every row
 
     @property
     def lane(self) -> str:  # the split of a large model's G: seconds to minutes on GPT-2 small
@@ -266,6 +266,7 @@ class CoefficientAt(Question[tuple]):
         shown = None
         if self.full:
             window = self.window or view.Window()
+            window = window.of_tokens(analysis.tokenizer) if window.text is not None else window
             names = None
             if record.W.shape[0] == store.cfg.vocab_size and record.W.ndim == 2:  # a row per token
                 tok = analysis.tokenizer

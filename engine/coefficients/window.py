@@ -24,9 +24,21 @@ MAX_SHOWN = 1024  # rows or columns drawn at most
 
 @dataclass(frozen=True)
 class Window:
-    """The rows of a matrix to draw, in order (None: every row, pooled into bands when there are too many)."""
+    """The rows of a matrix to draw, in order (None: every row, pooled into bands when there are too many), or
+    `text`: the rows of its tokens, which the analysis process finds with the run's tokenizer (`of_tokens`): the
+    app's own Run of a large-tokenizer run (GPT-2's) never reads it, and the rows were silently pooled there."""
 
     rows: tuple[int, ...] | None = None
+    text: str | None = None
+
+    def of_tokens(self, tokenizer) -> Window:
+        """The window with `text` read as the rows of its tokens (each once, in order, at most MAX_SHOWN); a text
+        with none is every row, pooled. A text the tokenizer cannot read (a character outside a character
+        vocabulary) is refused in one line."""
+        if self.text is None:
+            return self
+        ids = list(dict.fromkeys(int(i) for i in tokenizer.encode(self.text)))[:MAX_SHOWN]
+        return Window(tuple(ids)) if ids else Window()
 
 
 @dataclass(frozen=True)

@@ -147,14 +147,8 @@ class CoefficientView(View):
 
         if self.table is None or not self.large(ws):
             return None
-        if self.rows == "tokens":
-            tokenizer = ws.open_run.tokenizer if ws.open_run is not None else None
-            try:
-                ids = tokenizer.encode(self.rows_text) if tokenizer is not None else []
-            except Exception:  # a text outside a character vocabulary: no rows
-                ids = []
-            ids = list(dict.fromkeys(int(i) for i in ids))[:MAX_SHOWN]
-            return Window(tuple(ids)) if ids else Window()
+        if self.rows == "tokens":  # encoded where the run's tokenizer is: the analysis process
+            return Window(text=self.rows_text) if self.rows_text else Window()
         if self.rows == "from":
             last = weight_shapes(self.table[0])[self.weight(ws)][0] - 1
             start = min(max(0, self.rows_start), last)

@@ -89,6 +89,11 @@ def test_the_pane_is_sent_a_view_of_w_e_pooled_or_of_a_texts_tokens_rows(run):
     assert rows.axes.note == f"{len(ids)} chosen rows of 5,000, 64 columns"
     for name, m in rows.classes.items():
         np.testing.assert_array_equal(m, whole.classes[name][list(ids)])
+    # the text itself, encoded here with the run's tokenizer (the GUI's Run of a large tokenizer has not read it)
+    _, _, (by_text, _) = q.CoefficientAt(str(run.path), "W_E", 0, True, window=window.Window(text=" the king")
+                                         ).answer(door)
+    np.testing.assert_array_equal(by_text.G, rows.G)
+    assert by_text.axes == rows.axes
     small = q.CoefficientAt(str(run.path), "blocks.0.W_Q", 0, True).answer(door)[2][0]
     assert small.axes is None and small.W.shape == (64, 64)  # small enough: sent whole
     assert dataclasses.replace(q.CoefficientAt(str(run.path), "W_E", 0, False), split=True).lane == q.LONG

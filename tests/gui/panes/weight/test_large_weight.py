@@ -24,13 +24,19 @@ def run_path(tmp_path_factory):
 
 
 def opened(qtbot, run_path, weight: str):
+    """The pane with the run open as the app opens a run of a large tokenizer (gui/controller.py): checked in
+    another process, its tokenizer not read in this one."""
+    from engine.workspace.open_run import OpenRun
+
     session = Session()
     pane = WeightPane(session)
     qtbot.addWidget(pane)
     pane.resize(1400, 900)
     pane.show()
     qtbot.waitExposed(pane)
-    session.set_run(Run(run_path))
+    run = Run(run_path, checked=True)
+    session.replace_run(OpenRun(run.config, run.tokenizer_if_read, run), config=run.config)
+    assert session.tokenizer is None
     qtbot.waitUntil(lambda: pane.view.table is not None, timeout=WAIT)
     session.select_weight(weight)
     qtbot.waitUntil(lambda: pane.record() is not None, timeout=WAIT)
@@ -47,8 +53,8 @@ def test_w_e_is_drawn_pooled_then_as_the_rows_of_a_texts_tokens(qtbot, run_path)
     pane.rows_box.setCurrentIndex(1)
     pane.rows_text.setText(" the king")
     pane.rows_text.editingFinished.emit()
-    qtbot.waitUntil(lambda: pane.record() is not None and pane.G_map.matrix().shape == (len(ids), 64),
-                    timeout=WAIT)
+    qtbot.waitUntil(lambda: pane.record() is not None, timeout=WAIT)  # the text's rows, found where the tokenizer is
+    assert pane.G_map.matrix().shape == (len(ids), 64)  # they were every row pooled: no tokenizer here
     assert pane.G_map.labels()[0] == [f"{i} {tok.token_strings([i])[0]}" for i in ids]
     assert pane.rows_note.text() == f"{len(ids)} chosen rows of 5,000, 64 columns"
     assert not pane.G_map.plot_item.vb.state["aspectLocked"]  # a few rows fill the map, not a thin strip
