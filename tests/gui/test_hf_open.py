@@ -20,6 +20,28 @@ pytestmark = [pytest.mark.qt_log_level_fail("WARNING"), pytest.mark.qt_log_ignor
 WAIT = 60_000  # ms: a shared machine
 
 
+@pytest.fixture(scope="module")
+def imported_once(pretrained, tmp_path_factory):  # noqa: F811
+    """The run the import's process writes from `pretrained`, written once here by the same importer: the tests
+    whose point is what follows an import open a copy of it, as the import's end does (ImportJob: open_run), and
+    a process started for each import was most of their time (4 s each against 0.4 s here, at load 8)."""
+    from engine.importers.hugging_face import import_hf
+
+    run_dir = tmp_path_factory.mktemp("hf-imported") / "hf-pretrained"
+    import_hf(pretrained, run_dir)
+    return run_dir
+
+
+def open_imported(w, imported_once):
+    """A copy of the imported run in the runs folder, opened in window `w` as an import's end opens it."""
+    import shutil
+
+    run_dir = settings.runs_root() / imported_once.name
+    shutil.copytree(imported_once, run_dir)
+    assert w.open_run(run_dir) and w.controller.run_dir == run_dir
+    return run_dir
+
+
 def test_opening_a_gpt2_folder_opens_a_run_that_train_fine_tunes_in_bits_per_character(
         qtbot, make_window, pretrained, monkeypatch, tmp_path, corpus_file):  # noqa: F811
     w = make_window()
@@ -47,16 +69,40 @@ def test_opening_a_gpt2_folder_opens_a_run_that_train_fine_tunes_in_bits_per_cha
 def test_the_import_runs_off_the_gui_thread_with_its_stages_shown_and_cancel_leaves_nothing(
         qtbot, make_window, pretrained):  # noqa: F811
     """GPT-2 small's import froze the window for ~35 s: it runs in a child process while its dialog names the
-    stage and the window keeps answering; Cancel ends it with nothing left in the runs folder."""
+    stage and the window keeps answering; Cancel ends it with nothing left in the runs folder. Issue 40: after an
+    import its child stayed a zombie for the app's lifetime, and the progress dialog's title was elided and its
+    width jumped from stage to stage."""
+    import os
+
     from engine.importers.hugging_face import STAGES
 
     w = make_window()
     job = run_menu.import_hf(w, pretrained)
+    dialog = job.dialog
+    width = dialog.width()
+    assert dialog.fontMetrics().horizontalAdvance(dialog.windowTitle()) + 100 < width
+    pid = job.process._process.pid
+    finished = []
+    job.sig_finished.connect(finished.append)
     assert job.dialog.isVisible() and not job.process.finished and w.controller.run_dir is None
-    qtbot.waitUntil(lambda: job.dialog.maximum() == len(STAGES), timeout=WAIT)  # a stage came: polled
+    seen_widths = set()
+    qtbot.waitUntil(lambda: seen_widths.add(dialog.width()) or job.dialog.maximum() == len(STAGES),
+                    timeout=WAIT)  # a stage came: polled
     assert any(f"Importing pretrained: {stage} (" in job.dialog.labelText() for stage in STAGES)
-    run_dir = imported(qtbot, job)
+    qtbot.waitUntil(lambda: seen_widths.add(dialog.width()) or job.process.finished, timeout=WAIT)
+    assert seen_widths == {width} and len(finished) == 1
+    run_dir = finished[0]
     assert run_dir == w.controller.run_dir and not job.dialog.isVisible() and "Opened pretrained" in w.banner.text
+
+    def state() -> str | None:  # the child's process state: None once the system has forgotten it
+        try:
+            with open(f"/proc/{pid}/status", encoding="utf-8") as f:
+                return next(line.split()[1] for line in f if line.startswith("State:"))
+        except FileNotFoundError:
+            return None
+
+    if os.path.isdir("/proc"):
+        qtbot.waitUntil(lambda: state() is None, timeout=WAIT)  # reaped, not a zombie ("Z")
     again = run_menu.import_hf(w, pretrained)
     from PySide6.QtWidgets import QPushButton
 
@@ -68,13 +114,11 @@ def test_the_import_runs_off_the_gui_thread_with_its_stages_shown_and_cancel_lea
 
 
 def test_an_edited_import_fine_tunes_from_its_weights_and_a_new_shape_asks_first(
-        qtbot, make_window, pretrained, monkeypatch, corpus_file):  # noqa: F811
+        qtbot, make_window, imported_once, monkeypatch, corpus_file):
     """Issue 38: Steps 20 -> 23 on an imported GPT-2 fine-tunes it in place (it used to start a new run from random
     weights without a word); a new shape asks first, naming what the new run will not keep."""
     w = make_window()
-    monkeypatch.setattr(dialogs, "ask_path", lambda *a, **k: pretrained)
-    w.actions["import_hf"].trigger()
-    run_dir = imported(qtbot, w)
+    run_dir = open_imported(w, imported_once)
     cfg = w.session.config
     asked = []
     monkeypatch.setattr(dialogs, "ask_new_run", lambda _parent, reason, lost: asked.append((reason, lost)) or False)
@@ -108,14 +152,12 @@ def test_the_new_run_question_names_what_would_not_be_kept(qtbot, monkeypatch, b
 
 
 def test_the_builder_shows_an_imported_run_s_own_vocabulary_and_parameter_count(
-        qtbot, make_window, pretrained, monkeypatch, tmp_path):  # noqa: F811
+        qtbot, make_window, imported_once, tmp_path):
     """Issue 38: the builder showed what a BPE fitted on its corpus would give, not the import's own tokens."""
     from engine.configs.sizes import parameter_count
 
     w = make_window()
-    monkeypatch.setattr(dialogs, "ask_path", lambda *a, **k: pretrained)
-    w.actions["import_hf"].trigger()
-    run_dir = imported(qtbot, w)
+    run_dir = open_imported(w, imported_once)
     small = tmp_path / "small.txt"  # a fit on it could not reach the import's 320 tokens
     small.write_text("to be, or not to be: that is the question.\n" * 60, encoding="utf-8")
     cfg = w.session.config
@@ -126,31 +168,3 @@ def test_the_builder_shows_an_imported_run_s_own_vocabulary_and_parameter_count(
     model = Run(run_dir).config.model
     assert f"{parameter_count(model):,} by the formula" in builder.params.text()
     assert "vocabulary 320" in builder.params.text() and w.session.config.model.vocab_size == 320
-
-
-def test_the_import_leaves_no_zombie_and_its_dialog_keeps_one_width_with_its_title_whole(
-        qtbot, make_window, pretrained):  # noqa: F811
-    """Issue 40: after an import its child stayed a zombie for the app's lifetime, and the progress dialog's
-    title was elided and its width jumped from stage to stage."""
-    import os
-
-    w = make_window()
-    job = run_menu.import_hf(w, pretrained)
-    dialog = job.dialog
-    width = dialog.width()
-    assert dialog.fontMetrics().horizontalAdvance(dialog.windowTitle()) + 100 < width
-    pid = job.process._process.pid
-    seen_widths = set()
-    job.dialog.canceled.connect(lambda: None)
-    qtbot.waitUntil(lambda: seen_widths.add(dialog.width()) or job.process.finished, timeout=WAIT)
-    assert seen_widths == {width}
-
-    def state() -> str | None:  # the child's process state: None once the system has forgotten it
-        try:
-            with open(f"/proc/{pid}/status", encoding="utf-8") as f:
-                return next(line.split()[1] for line in f if line.startswith("State:"))
-        except FileNotFoundError:
-            return None
-
-    if os.path.isdir("/proc"):
-        qtbot.waitUntil(lambda: state() is None, timeout=WAIT)  # reaped, not a zombie ("Z")
