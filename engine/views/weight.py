@@ -160,6 +160,13 @@ class CoefficientView(View):
         weight, step = self.weight(ws), shown_step(ws)
         return None if weight is None or step is None else self.records.peek(weight, step, self.window(ws))
 
+    def failure(self, ws) -> str | None:
+        """Why the step shown cannot be drawn (the one line its question failed with), if it cannot."""
+        weight, step, window = self.weight(ws), shown_step(ws), self.window(ws)
+        return next((m for question, m in self.failures.items() if isinstance(question, q.CoefficientAt)
+                     and question.full and (question.weight, question.step, question.window) == (weight, step, window)),
+                    None)
+
     def formula_question(self, ws):
         weight = self.weight(ws)
         return None if weight is None else q.CoefficientFormula(self.table[0], weight, self.kind, self.part)

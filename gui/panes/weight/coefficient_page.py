@@ -151,7 +151,10 @@ class CoefficientPage(QSplitter):
             return
         rec = v.record(ws)
         if rec is None:
-            if step is not None:
+            failed = v.failure(ws)  # it said "computing" for ever
+            if failed is not None:
+                self._say(failed, error=True)
+            elif step is not None:
                 self._say(f"computing {weight} at step {step}…")
             newest = v.records.newest(weight, window)
             if newest is None:

@@ -252,7 +252,7 @@ class WeightPane(SeenWidget):
             return
         if field in ("split", "mode", "log"):
             self.page.draw_charts()
-        if field in ("kind", "part") or v.record(ws) is not self.page.drawn:  # a choice, the step shown: now
+        if field in ("kind", "part", "failures") or v.record(ws) is not self.page.drawn:  # a choice, the step: now
             self.page.draw()
         else:  # another step's answer: the charts, at their rate
             self.page.frame()

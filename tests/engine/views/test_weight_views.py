@@ -39,6 +39,10 @@ def test_the_coefficient_page_needs_its_table_then_the_step_shown_first():
     assert needs[0] == q.CoefficientAt("runs/a", "blocks.0.W_K", 2, True, False, None)
     assert q.CoefficientFormula(ws.model, "blocks.0.W_K", "total", None) in needs
     assert [n.step for n in needs if isinstance(n, q.CoefficientAt) and not n.full] == [0, 4]  # the charts'
+    assert view.failure(ws) is None
+    view.failed(needs[0], "a snapshot is corrupt")  # the step shown's: the page says it
+    view.failed(q.CoefficientAt("runs/a", "blocks.0.W_K", 4, True, False, None), "another step's")
+    assert view.failure(ws) == "a snapshot is corrupt"
     view.forget()
     assert view.table is None and view.needs(ws) == [q.CoefficientTable("runs/a")]
 
