@@ -18,17 +18,18 @@ def formula_text(cfg: ModelConfig, weight: str, kind: str, part: str | None) -> 
     """(caption, LaTeX, the note's text notation) for kind "total" (G), "class" (part a route class) or "term"
     (part an ID); the formula is "" where there is none to show."""
     from ..forms import TooManyTerms, derive, latex, text
+    from ..forms.count_text import count_text
 
     forms = derive(cfg)
     param = forms.net.param(weight)
     if kind == "total":
-        return (f"G of {weight}: Σ over its {forms.count(weight)} terms = −∂L/∂W",
+        return (f"G of {weight}: Σ over its {count_text(forms.count(weight))} terms = −∂L/∂W",
                 rf"G = -\partial L / \partial {param.tex}", f"G = −∂L/∂{param.text}")
     try:
         listed = forms.terms(weight)  # the engine's listing limit: a class's members, a term by its ID
     except TooManyTerms:
         what = f"class {part}: {class_description(part)}" if kind == "class" else f"term {part}"
-        return f"{what} ({forms.count(weight)} terms in all: too many to list)", "", ""
+        return f"{what} ({count_text(forms.count(weight))} terms in all: too many to list)", "", ""
     if kind == "term":
         term = next((t for t in listed if t.id == part), None)
         if term is None:

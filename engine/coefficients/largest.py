@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from ..errors import UserError
+from ..forms.count_text import count_text
 from ..forms.derive import DEFAULT_LIMIT
 from ..forms.evaluate import iter_term_coefficients
 
@@ -49,7 +50,7 @@ def largest_terms(snapshot, weight: str, step: int, k: int = TOP_K, budget: int 
     except KeyError:
         raise UserError(f"no weight {weight!r} in this model") from None
     if count > budget:
-        raise UserError(f"{weight} has {count} terms, more than the {budget} searched for the largest; "
+        raise UserError(f"{weight} has {count_text(count)} terms, more than the {count_text(budget)} searched for the largest; "
                         "its route classes split it instead")
     kept: list[tuple[float, int, str, np.ndarray]] = []  # a min-heap of (‖G_t‖, −order, ID, matrix)
     norm_sum = 0.0

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from . import rules
+from .count_text import count_text
 from .network import Monomial, Network
 from .words import Diag, Diff, Label, Op, Prod, Sym, Trace, Word, Num, op, prod, trace, transpose
 
@@ -159,7 +160,7 @@ class Forms:
         n = self.count(weight)
         if limit is not None and n > limit:
             what = f"{weight!r} has" if weight else "the form has"
-            raise TooManyTerms(f"{what} {n} terms, more than {limit}: use route classes instead")
+            raise TooManyTerms(f"{what} {count_text(n)} terms, more than {count_text(limit)}: use route classes instead")
         got = self._listed.get(weight)
         if got is None:
             got = tuple(self.iter_terms(weight))
@@ -245,7 +246,7 @@ class Forms:
         cycle (a sum of traces, one per term in Leibniz order); finish each summand for its G."""
         n = self.count()
         if limit is not None and n > limit:
-            raise TooManyTerms(f"the form has {n} terms, more than {limit}: step through one term instead")
+            raise TooManyTerms(f"the form has {count_text(n)} terms, more than {count_text(limit)}: step through one term instead")
         net = self.net
         shifted = rules.shiftmm(rules.expandmm(net.form, net.substitute))
         return [("form", net.form), ("expandAll", rules.expand_all(net.form, net.substitute)),

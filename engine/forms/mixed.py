@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from . import rules
+from .count_text import count_text
 from .derive import DEFAULT_LIMIT, Forms, Term, TooManyTerms
 from .words import ZERO, Diag, Diff, Num, Op, Op2, Prod, Scalar, Sum, Sym, T, Trace, Word, Zero, add, diag, op, \
     prod, trace, transpose
@@ -121,8 +122,8 @@ class MixedForm:
         self.differentials = [differential(s, self.net) for s in self.seeds]
         n = sum(rules.summand_count(w, self._substitute, True) for w in self.differentials)
         if limit is not None and n > limit:
-            raise TooManyTerms(f"the mixed form of {self.weight} by {self.other} has {n} terms, more than "
-                               f"{limit}: a run gives its route classes and numbers (the Weight pane's "
+            raise TooManyTerms(f"the mixed form of {self.weight} by {self.other} has {count_text(n)} terms, more than "
+                               f"{count_text(limit)}: a run gives its route classes and numbers (the Weight pane's "
                                "Interaction tab, export --what interaction)")
         self.terms: list[MixedTerm] = []
         self.summands: list[Word] = []  # the expanded summands, one per mixed term, in the terms' order

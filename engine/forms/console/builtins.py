@@ -69,14 +69,14 @@ def builtins(c) -> dict[str, Builtin]:
         if net is not None:
             n = c.forms_of(net).count()
             if n > MAX_TERMS:
-                raise ConsoleError(pos, f"the form has {n} terms, more than the console expands "
-                                        f"({MAX_TERMS}); look at one with forms(net, k)")
+                raise ConsoleError(pos, f"the form has {describe_count(n)} terms, more than the console expands "
+                                        f"({describe_count(MAX_TERMS)}); look at one with forms(net, k)")
 
     def bounded(pos, name, w, net, into_ops):
         n = rules.summand_count(w, net.substitute if net else None, into_ops)
         if n > MAX_TERMS:
             raise ConsoleError(pos, f"{name}: this expansion would have {describe_count(n)} terms, more than "
-                                    f"the console expands ({MAX_TERMS:,}); expand a part of it")
+                                    f"the console expands ({describe_count(MAX_TERMS)}); expand a part of it")
 
     def stage(fn_word, name, full=False, expands=None):
         def run(pos, v):

@@ -11,6 +11,8 @@ another thread.
 
 from __future__ import annotations
 
+from ..count_text import count_text
+
 MAX_LINE = 100_000     # characters in one line
 MAX_DIGITS = 18        # an integer literal fits in 64 bits
 MAX_DEPTH = 100        # nested brackets, calls, indexes and properties (Python's own stack holds ~1000)
@@ -20,12 +22,11 @@ MAX_SECONDS = 60       # wall time of one line, checked between evaluation steps
 
 
 def describe_count(n: int) -> str:
-    """2^40 for a power of two, 1,234 for a small count, ≈ 10^k for a large one."""
+    """2^40 for a power of two (an expansion's count often is), else as every term count is written
+    (count_text: 1,234, or 2.06 × 10¹⁴ for a large one)."""
     if n > 1024 and n & (n - 1) == 0:
         return f"2^{n.bit_length() - 1}"
-    if n < 10 ** 9:
-        return f"{n:,}"
-    return f"≈ 10^{len(str(n)) - 1}"
+    return count_text(n)
 
 
 def leaf_count(v, memo: dict[int, int] | None = None) -> int:

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import QLabel, QMenu, QTabWidget, QToolButton, QVBoxLayou
 
 from engine.forms import questions as fq
 from engine.forms import snapshot_export as se
+from engine.forms.count_text import count_text
 from engine.forms.derive import DEFAULT_LIMIT
 from engine.forms.source import KINDS, Source, SourceChoice
 from engine.views.term_values import TermValuesView
@@ -149,7 +150,7 @@ class FormsPane(QWidget):
             return
         self.shown, self.derived, self.counts = source, derived, derived.counts
         n = sum(self.counts.values())
-        self.status.setText(f"{derived.title}: {n:,} terms over {len(self.counts)} weights "
+        self.status.setText(f"{derived.title}: {count_text(n)} terms over {len(self.counts)} weights "
                             f"(derived in {derived.seconds * 1000:.0f} ms). Every term is one route from a weight "
                             "to the output; its coefficients add up to −∂L/∂W.")
         self.terms.set_forms(source, self.counts)
@@ -289,7 +290,7 @@ class FormsPane(QWidget):
                 "form": (self.derived is not None, "The whole form (paged)…")}
         for what, n in (("weight", self.counts.get(weight, 0)), ("form", total)):
             if n > SHEET_LIMIT:
-                able[what] = (False, f"{able[what][1].rstrip('…')} ({n:,} terms: more than {SHEET_LIMIT:,}; "
+                able[what] = (False, f"{able[what][1].rstrip('…')} ({count_text(n)} terms: more than {count_text(SHEET_LIMIT)}; "
                                      "export one term instead)")
         for what, (on, text) in able.items():
             self.export_actions[what].setEnabled(on)

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLab
                                QWidget)
 
 from engine.forms import questions as fq
+from engine.forms.count_text import count_text
 from engine.forms.source import Source
 
 from .process import FormsJob
@@ -268,7 +269,7 @@ class TermsView(QWidget):
         total = self.counts[name]
         self.progress.setRange(0, max(1, min(total, LOAD_CAP)))
         self.progress.setValue(0)
-        self.progress.setFormat(f"listing %v of {total:,} terms")
+        self.progress.setFormat(f"listing %v of {count_text(total)} terms")
         self._show_progress(True)
         self.list_status.setText("")
         self.loader.start(self.source, name)
@@ -299,8 +300,8 @@ class TermsView(QWidget):
             return
         self._complete = complete
         total = self.counts.get(self.weight, listed)
-        self.list_status.setText(f"{total:,} terms of {self.weight}." if complete else
-                                 f"Listed the first {listed:,} of {total:,} terms of {self.weight} in Leibniz order.")
+        self.list_status.setText(f"{count_text(total)} terms of {self.weight}." if complete else
+                                 f"Listed the first {listed:,} of {count_text(total)} terms of {self.weight} in Leibniz order.")
         self._show_progress(False)
 
     def _on_weight_item_changed(self, item, _previous) -> None:

@@ -285,18 +285,19 @@ class PartsList(QTreeWidget):
 
     def _show_term_count(self, record, largest, failed: str | None) -> None:
         from engine.coefficients import TERM_LIMIT
+        from engine.forms.count_text import count_text
 
-        terms = self.groups["term"]
+        terms, count = self.groups["term"], count_text(record.term_count)
         many = not record.terms and record.term_count
         if many and largest is not None:
-            terms.setText(0, f"terms: largest {len(largest.terms)} of {record.term_count}")
+            terms.setText(0, f"terms: largest {len(largest.terms)} of {count}")
             why = (f"the {len(largest.terms)} terms with the largest ‖G_t‖ at step {largest.step}, of "
-                   f"{record.term_count}; share = ‖G_t‖ / Σ‖G_t‖ over all {record.term_count}. Over training "
-                   f"G is split by route classes: {record.term_count} terms are more than the {TERM_LIMIT} "
+                   f"{count}; share = ‖G_t‖ / Σ‖G_t‖ over all {count}. Over training "
+                   f"G is split by route classes: {count} terms are more than the {count_text(TERM_LIMIT)} "
                    "split at every step")
         else:
-            terms.setText(0, f"terms ({record.term_count})")
-            why = (f"{record.term_count} terms are more than the {TERM_LIMIT} the pane splits G into at every "
+            terms.setText(0, f"terms ({count})")
+            why = (f"{count} terms are more than the {count_text(TERM_LIMIT)} the pane splits G into at every "
                    "step; the route classes split G instead. " + (failed or "The largest terms at this step are "
                                                                    "being found.")) if many else ""
         terms.setToolTip(0, why)

@@ -67,3 +67,13 @@ def test_a_large_models_parts_say_that_g_is_being_split_or_why_it_is_not(qtbot):
     parts.show_step(drawn)
     assert group.text(0) == "route classes: not split" and "29 GB" in group.toolTip(0)
     assert parts.total.text(1) == f"{np.sqrt(24000.0):.3g}"
+
+
+def test_a_21_digit_term_count_is_written_as_a_power_of_ten(qtbot):
+    """Issue 40: GPT-2 small's term counts printed as one unbroken 21-digit number in the parts list."""
+    parts = PartsList()
+    qtbot.addWidget(parts)
+    parts.show_step(record({}, 117_964_800_000_000_000_000))
+    group = parts.groups["term"]
+    assert group.text(0) == "terms (1.18 × 10²⁰)"
+    assert group.child(0).toolTip(0).startswith("1.18 × 10²⁰ terms are more than the 64 the pane splits")
