@@ -25,6 +25,7 @@ import shutil
 import stat
 import tempfile
 import tomllib
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -125,12 +126,16 @@ class RefusedPickle(ValueError):
     """A torch file that `load_weights_only` would not read: its message is the reason, one line."""
 
 
-def load_weights_only(path: str | Path):
+def load_weights_only(path: str | Path, mmap: bool = False):
     """torch.load(path, weights_only=True) on the CPU: tensors and plain containers only, so no code in the file
     runs. torch's warnings (a pickle protocol it did not expect) stay off stderr, and its refusal, a paragraph
     that suggests loading the file unsafely, becomes one line: a RefusedPickle naming what the file asked to load
     ("it asks to load os.system"), or a ValueError for bytes its reader stopped at (garbage, an instruction it
-    does not allow). Other errors (a truncated zip) pass through for the caller to word."""
+    does not allow). Other errors (a truncated zip) pass through for the caller to word.
+
+    `mmap`: the tensors of a file in torch's zip format are views of its private memory map, read when first
+    touched, instead of copies made by torch's zip reader, which holds the interpreter lock for each whole tensor
+    (GPT-2 small's optimizer state, 1 GB: 0.1-0.3 s at a time beside the GUI thread; issue 37)."""
     import warnings
 
     import torch
@@ -138,7 +143,8 @@ def load_weights_only(path: str | Path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            return torch.load(path, map_location="cpu", weights_only=True)
+            # a file that is not torch's zip (an older torch.save, a plain pickle) is read, and refused, as before
+            return torch.load(path, map_location="cpu", weights_only=True, mmap=mmap and zipfile.is_zipfile(path))
         except Exception as e:  # noqa: BLE001 — torch raises pickle's errors, RuntimeError and its own
             text = str(e)
             if "Weights only load failed" not in text:

@@ -209,7 +209,8 @@ def read_checkpoint(path: Path, tokenizer: Callable[[], str] | None = None,
     except Exception as e:  # safetensors raises its own error type for truncated or garbage files
         raise RunError(f"checkpoint {where}/{MODEL_FILE} is corrupt or truncated: {_first_line(e)}") from None
     try:
-        state = load_weights_only(path / STATE_FILE)
+        # mapped, as the weights are, and for the same reason copied where a mapped file cannot be deleted
+        state = load_weights_only(path / STATE_FILE, mmap=os.name != "nt")
     except FileNotFoundError:
         raise RunError(f"checkpoint {where} has no {STATE_FILE}") from None
     except RefusedPickle as e:

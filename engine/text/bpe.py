@@ -51,15 +51,19 @@ class BPETokenizer:
 
     kind = KIND
 
-    def __init__(self, tokenizer: Tokenizer, ignored: tuple[str, ...] = ()):
+    def __init__(self, tokenizer: Tokenizer, ignored: tuple[str, ...] = (), vocab: list[str] | None = None):
+        """`vocab`: the tokens in id order, when the parts it was built from give them (the library's
+        get_vocab builds GPT-2's 50k-entry table in one call that holds the interpreter lock ~30-40 ms)."""
         if not (isinstance(tokenizer.pre_tokenizer, pre_tokenizers.ByteLevel)
                 and isinstance(tokenizer.model, models.BPE)):
             raise CorpusError("the tokenizer is not a byte-level BPE (GPT-2's kind)")
         self._tok = tokenizer
-        by_id = {i: t for t, i in tokenizer.get_vocab(with_added_tokens=True).items()}
-        if sorted(by_id) != list(range(len(by_id))):
-            raise CorpusError("the tokenizer's ids are not 0 … n−1")
-        self.vocab = [by_id[i] for i in range(len(by_id))]
+        if vocab is None:
+            by_id = {i: t for t, i in tokenizer.get_vocab(with_added_tokens=True).items()}
+            if sorted(by_id) != list(range(len(by_id))):
+                raise CorpusError("the tokenizer's ids are not 0 … n−1")
+            vocab = [by_id[i] for i in range(len(by_id))]
+        self.vocab = vocab
         self._special = {t.content for t in tokenizer.get_added_tokens_decoder().values()}
         self.ignored = ignored  # the settings of an imported file that were left out (bpe_file.BPEParts)
         self._digest: str | None = None
@@ -87,7 +91,7 @@ class BPETokenizer:
         except Exception as e:  # the parts were checked; this is the library disagreeing all the same
             raise CorpusError(f"the vocabulary and merges cannot be built: {str(e).splitlines()[0][:160]}") from None
         tok.add_special_tokens([AddedToken(t, special=True, normalized=False) for _, t in parts.special])
-        built = cls(tok, parts.ignored)
+        built = cls(tok, parts.ignored, parts.tokens)  # check_parts made sure the ids are 0 … n−1
         built._parts = parts
         return built
 

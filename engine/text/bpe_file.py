@@ -71,17 +71,43 @@ class BPEParts:
         return len(self.vocab) + sum(1 for _, t in self.special if t not in self.vocab)
 
     @property
-    def digest(self) -> str:
-        """sha256 of what the tokenizer is — its tokens in id order, its special tokens and merges — whatever the
-        file's format (merges as "a b" strings or [a, b] lists): a run's weights carry it (engine/rundir/runs.py)."""
+    def tokens(self) -> list[str]:
+        """Every token's text in id order, the special tokens among them."""
         tokens = [""] * self.size
         for t, i in self.vocab.items():
             tokens[i] = t
         for i, t in self.special:
             tokens[i] = t
-        body = {"kind": self.kind, "vocab": tokens, "special": [[i, t] for i, t in self.special],
-                "merges": [list(m) for m in self.merges]}
-        return hashlib.sha256(json.dumps(body, ensure_ascii=False).encode("utf-8")).hexdigest()
+        return tokens
+
+    @property
+    def digest(self) -> str:
+        """sha256 of what the tokenizer is — its tokens in id order, its special tokens and merges — whatever the
+        file's format (merges as "a b" strings or [a, b] lists): a run's weights carry it (engine/rundir/runs.py).
+        It hashes the text of json.dumps({"kind", "vocab", "special", "merges"}, ensure_ascii=False), written
+        `DIGEST_ITEMS` list items at a time: one json.dumps of GPT-2's 50k merges held the interpreter lock
+        ~0.1 s (a trainer's thread starting beside the GUI thread; issue 37)."""
+        h = hashlib.sha256()
+        h.update(f'{{"kind": {json.dumps(self.kind)}, "vocab": '.encode())
+        _hash_list(h, self.tokens)
+        h.update(b', "special": ')
+        _hash_list(h, [[i, t] for i, t in self.special])
+        h.update(b', "merges": ')
+        _hash_list(h, self.merges)  # a pair is written as json writes a list
+        h.update(b"}")
+        return h.hexdigest()
+
+
+DIGEST_ITEMS = 2048  # list items per json.dumps in BPEParts.digest: a few ms each
+
+
+def _hash_list(h, items: list) -> None:
+    """Feed `h` the text json.dumps(items, ensure_ascii=False) is, encoded as UTF-8, a slice at a time."""
+    h.update(b"[")
+    for i in range(0, len(items), DIGEST_ITEMS):
+        text = json.dumps(items[i:i + DIGEST_ITEMS], ensure_ascii=False)[1:-1]
+        h.update(((", " if i else "") + text).encode("utf-8"))
+    h.update(b"]")
 
 
 def _short(value) -> str:

@@ -113,6 +113,18 @@ def test_loading_a_checkpoint_never_runs_its_code(trained, tmp_path):
     assert not (tmp_path / "pwned").exists()
 
 
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="the process's mappings are read from /proc")
+def test_a_checkpoints_optimizer_state_is_mapped_not_read(trained):
+    """torch's reader holds the interpreter lock for each whole tensor it reads (GPT-2 small's 1 GB of moments,
+    0.1-0.3 s at a time beside the GUI thread); mapped, a moment is read when training first touches it."""
+    path = trained / "checkpoints" / "step-000020" / "state.pt"
+    _, state = read_checkpoint(path.parent)
+    moments = [v for s in state["optimizer"]["state"].values() for v in s.values() if torch.is_tensor(v) and v.dim()]
+    spans = [tuple(int(a, 16) for a in line.split()[0].split("-"))
+             for line in Path("/proc/self/maps").read_text().splitlines() if line.endswith(str(path.resolve()))]
+    assert moments and all(any(lo <= v.data_ptr() < hi for lo, hi in spans) for v in moments)
+
+
 def test_a_checkpoint_that_fails_to_write_never_replaces_the_good_one(trained, monkeypatch):
     folder = trained / "checkpoints"
     before = tree_digest(folder)

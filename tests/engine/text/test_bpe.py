@@ -75,6 +75,37 @@ def test_saved_dict_is_the_librarys_json_and_loads_back(bpe):
         tokenizer_from_dict({"model": {"type": "nonsense"}})
 
 
+def test_a_tokenizer_built_from_its_file_lists_the_librarys_tokens_with_a_special_one(bpe):
+    d = bpe.to_dict()
+    d["added_tokens"] = [{"id": 400, "content": "<|endoftext|>", "single_word": False, "lstrip": False,
+                          "rstrip": False, "normalized": False, "special": True}]
+    built = BPETokenizer.from_dict(d)  # its tokens come from the checked file, not from the library's table
+    assert built.vocab == BPETokenizer(built._tok).vocab and built.vocab[400] == "<|endoftext|>"
+
+
+def test_the_digest_is_the_json_it_always_hashed_written_a_slice_at_a_time(bpe, monkeypatch):
+    """Runs keep the digest in their weights' headers, so the text hashed is what one json.dumps wrote; it is
+    written a few items at a time (one dumps of GPT-2's merges held the interpreter lock ~0.1 s)."""
+    import hashlib
+
+    from engine.text import bpe_file
+    from engine.text.bpe_file import read_tokenizer_json
+
+    parts = read_tokenizer_json(bpe.to_dict(), "x")
+    tokens = [t for t, _ in sorted(parts.vocab.items(), key=lambda kv: kv[1])]
+    body = {"kind": "bpe", "vocab": tokens, "special": [], "merges": [list(m) for m in parts.merges]}
+    whole = hashlib.sha256(json.dumps(body, ensure_ascii=False).encode("utf-8")).hexdigest()
+    dumped, dumps = [], json.dumps
+
+    def counted(value, **kw):
+        dumped.append(len(value) if isinstance(value, list) else 0)
+        return dumps(value, **kw)
+    monkeypatch.setattr(bpe_file, "DIGEST_ITEMS", 7)
+    monkeypatch.setattr(bpe_file.json, "dumps", counted)
+    assert parts.digest == whole
+    assert max(dumped) == 7
+
+
 def test_char_offset_is_where_each_token_starts(bpe):
     s = "QUEEN: O, my lord!\nKING: Ay. café 日本"
     ids = bpe.encode_corpus(s, np.int16)
