@@ -43,16 +43,37 @@ def in_front(qtbot, make_window, name: str):
     return w, runs, w.panes[name]
 
 
-@pytest.fixture
-def three_runs(corpus_file, small_text):
-    """Runs a (6 steps), b (9 steps) and c (a fork of a with the learning rate changed) in the runs folder."""
+@pytest.fixture(scope="module")
+def three_runs_once(tmp_path_factory, small_text):
+    """A folder with corpus.txt and runs/{a,b,c} (three_runs), trained once for the module's tests: trained
+    again for each of its 18 tests, they were 7 s of the file's 47 (quiet machine)."""
     from engine.rundir.fork import fork_run, parse_setting
 
-    root = settings.runs_root()
+    top = tmp_path_factory.mktemp("three-runs")
+    corpus, root = top / "corpus.txt", top / "runs"
+    corpus.write_text(small_text, encoding="utf-8")
     for name, steps in (("a", 6), ("b", 9)):
-        list(Trainer(tiny_config(corpus_file, steps=steps, eval_every=3), root / name, text=small_text).steps())
+        list(Trainer(tiny_config(corpus, steps=steps, eval_every=3), root / name, text=small_text).steps())
     cfg = parse_setting("train.lr=0.003", Run(root / "a").config)
     list(fork_run(root / "a", root / "c", cfg, 0, text=small_text).steps())
+    return top
+
+
+@pytest.fixture
+def three_runs(three_runs_once, corpus_file):
+    """Runs a (6 steps), b (9 steps) and c (a fork of a with the learning rate changed) in the runs folder,
+    copies of three_runs_once's with the paths they name (the corpus, c's parent) moved with them."""
+    import shutil
+
+    root = settings.runs_root()
+    assert root == corpus_file.parent / "runs"
+    shutil.copytree(three_runs_once / "runs", root, dirs_exist_ok=True)
+    for named in [*root.glob("*/config.toml"), root / "c" / "fork.json"]:
+        text = named.read_text(encoding="utf-8")
+        assert str(three_runs_once.resolve()) in text, named
+        named.write_text(text.replace(str(three_runs_once.resolve()), str(corpus_file.parent.resolve())),
+                         encoding="utf-8")
+    assert Run(root / "c").config.data.corpus == str(corpus_file)
     return root
 
 
