@@ -116,6 +116,7 @@ class NormsChart(_Chart):
         recolor_legend(self.legend, plot_colors().foreground)
         if self.mode == "lines" and TOTAL in self.curves:  # ‖G‖ is drawn in the text colour
             self.curves[TOTAL].setPen(pg.mkPen(plot_colors().foreground, width=2.5))
+            self.curves[TOTAL].setSymbolBrush(plot_colors().foreground)  # its dot at a run's one step
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -128,6 +129,7 @@ class NormsChart(_Chart):
         self.plot.setLabel("bottom", "step")
         self.graphics.addItem(self.legend, row=0, col=1)
         self._key: tuple = ()
+        self._one_step: tuple | None = None  # (the one step, the log axis's decades) as fitted (_fit_steps)
 
     def show_series(self, steps: np.ndarray, total: np.ndarray, parts: dict[str, np.ndarray], mode: str,
                     log: bool = False, weight: str = "") -> None:
@@ -137,17 +139,54 @@ class NormsChart(_Chart):
             self._rebuild(parts, mode, weight)
             self.plot.setLogMode(y=key[2])
             self._key = key
+            self._one_step = None
         if mode == "lines":
             shown = (lambda v: np.where(v > 0, v, np.nan)) if log else (lambda v: v)
             self.curves[TOTAL].setData(steps, shown(total))
             for name, values in parts.items():
                 self.curves[name].setData(steps, shown(values))
+        else:
+            cumulative = np.zeros_like(total)
+            for name, share in shares(parts).items():
+                cumulative = cumulative + share
+                self.curves[name].setData(steps, cumulative)
+            self.curves["_floor"].setData(steps, np.zeros_like(total))
+        self._fit_steps(steps, [total, *parts.values()] if key[2] else [])
+
+    def _fit_steps(self, steps: np.ndarray, logged: list[np.ndarray]) -> None:
+        """A run with one saved step: its values as dots (a line through one point is not drawn), the step
+        alone on the step axis (it read "step (x0.001)", −400 … 400), and on a log axis whole decades labelled
+        at each power of ten only (a range inside one decade labelled 0.004, 0.005, … 0.01, one over another
+        in a low plot). `logged`: the values on a log axis (none on a linear one)."""
+        one = int(steps[0]) if len(steps) == 1 else None
+        positive = np.concatenate(logged)[np.concatenate(logged) > 0] if logged else np.array([])
+        decades = (math.floor(math.log10(positive.min())), math.ceil(math.log10(positive.max()))) \
+            if one is not None and positive.size else None
+        if (one, decades) == self._one_step:
             return
-        cumulative = np.zeros_like(total)
-        for name, share in shares(parts).items():
-            cumulative = cumulative + share
-            self.curves[name].setData(steps, cumulative)
-        self.curves["_floor"].setData(steps, np.zeros_like(total))
+        self._one_step = (one, decades)
+        for key, curve in self.curves.items():
+            if key != "_floor":
+                curve.setSymbol("o" if one is not None else None)
+                curve.setSymbolSize(7)
+                curve.setSymbolPen(None)
+                curve.setSymbolBrush(curve.opts["pen"].color())
+        left, bottom = self.plot.getAxis("left"), self.plot.getAxis("bottom")
+        if one is None:
+            bottom.setTicks(None)
+            left.setTicks(None)
+            self.plot.enableAutoRange(axis="x")
+            if self.mode == "lines":
+                self.plot.enableAutoRange(axis="y")
+            return
+        self.plot.setXRange(one - 1, one + 1, padding=0)
+        bottom.setTicks([[(one, str(one))]])
+        left.setTicks(None)
+        if decades is not None:
+            low, high = decades[0], max(decades[1], decades[0] + 1)
+            self.plot.setYRange(low, high, padding=0.05)  # a log axis's range is in powers of ten
+            ticks = list(range(low, high + 1))
+            left.setTicks([list(zip(ticks, left.logTickStrings(ticks, 1.0, 1.0)))])
 
     def _rebuild(self, parts: dict, mode: str, weight: str) -> None:
         for item in list(self.curves.values()) + self.fills:
