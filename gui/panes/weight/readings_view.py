@@ -55,6 +55,21 @@ def positions(reading, part: str, n: int = POSITIONS) -> list[tuple[str, float]]
     return [(reading.contexts[i], float(values[i])) for i in order]
 
 
+def unplotted(series) -> str:
+    """The κ and κ_W of `series` that the log scale cannot draw (≤ 0: the probe loss bends down along the step,
+    or is flat), in words: "" when every one is drawn."""
+    def steps(values) -> str:
+        at = [c.step for c, k in zip(series, values) if k is not None and k <= 0]
+        named = ", ".join(str(s) for s in at[:6]) + (f" and {len(at) - 6} more" if len(at) > 6 else "")
+        return f"at step{'s' * (len(at) > 1)} {named}" if at else ""
+
+    parts = [f"{what} {where}" for what, where in (
+        ("κ", steps([c.curvature for c in series])),
+        (f"κ of {series[-1].weight}" if series else "", steps([c.weight_curvature for c in series]))) if where]
+    return ("; not drawn on the log scale, being ≤ 0 (the probe loss bends down along the step there): "
+            + "; ".join(parts)) if parts else ""
+
+
 class _Plot(pg.PlotWidget):
     """A themed pyqtgraph plot, restyled when the palette changes."""
 
@@ -372,7 +387,8 @@ class CurvatureTab(QWidget):
             kappa = c.unmeasured if c.unmeasured else f"κ = {c.curvature:.3g}{own}"
             self.message.setText(f"steps {c.prev_step} → {c.step} ({c.steps} optimizer step{'s' * (c.steps > 1)}): "
                                  f"{kappa}; λ_c {lam} against 2/η = {c.threshold:.3g}: "
-                                 f"{verdict}" + (f"; over training: {v.progress}" if v.progress else ""))
+                                 f"{verdict}" + (f"; over training: {v.progress}" if v.progress else "")
+                                 + unplotted(v.series or []))
             run = self.session.workspace.open_run
             if run is not None:
                 self.message.setToolTip(threshold_words(run.config.train))
@@ -424,4 +440,4 @@ class CurvatureTab(QWidget):
         self.session.request_export(ExportRequest(Path(path), write))
 
 
-__all__ = ["TokensTab", "CurvatureTab", "bars", "positions", "part_name"]
+__all__ = ["TokensTab", "CurvatureTab", "bars", "positions", "part_name", "unplotted"]

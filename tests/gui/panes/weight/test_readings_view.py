@@ -73,6 +73,16 @@ def test_the_curvature_tab_draws_the_series_against_the_threshold(qtbot, run_pat
     np.testing.assert_allclose(data("loss")[1], [c.loss_after for c in series])
     at = a.curvature(4, "blocks.0.W_K")
     assert f"κ = {at.curvature:.3g}" in tab.message.text() and f"2/η = {at.threshold:.3g}" in tab.message.text()
+    # a κ ≤ 0 has no place on the log scale: the line says which steps are left out and why
+    bent = dataclasses.replace(series[0], curvature=-0.05, weight_curvature=-1e-6)
+    tab.view.series = [bent] + series[1:]
+    assert not np.isfinite(data("kappa")[1][0]) and not np.isfinite(data("weight")[1][0])
+    kappa = [c.step for c in tab.view.series if c.curvature <= 0]
+    own = [c.step for c in tab.view.series if c.weight_curvature <= 0]
+    assert (f"being ≤ 0 (the probe loss bends down along the step there): κ at step{'s' * (len(kappa) > 1)} "
+            f"{', '.join(map(str, kappa))}; κ of blocks.0.W_K at step{'s' * (len(own) > 1)} "
+            f"{', '.join(map(str, own))}") in tab.message.text()
+    tab.view.series = series
     why = "κ along the step is not measured on this model: its double backward … over the 8 GB budget"
     tab.view.result = dataclasses.replace(at, unmeasured=why, along=math.nan, curvature=math.nan,
                                           weight_curvature=None)  # as a GPT-2 small's comes: λ_c alone
