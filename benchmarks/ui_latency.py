@@ -29,10 +29,17 @@
      answered meanwhile (light questions never wait behind long ones);
    - gif: the Weight pane exports its coefficient over every saved step as a GIF (the export process);
    - fork: the run is forked at its newest checkpoint with half its learning rate, beside it (a child process
-     writes it: a GPT-2-shaped run's fork takes its 0.5 GB again), until the fork is open.
+     writes it: a GPT-2-shaped run's fork takes its 0.5 GB again), until the fork is open;
+   - afternoon (memory, issue 37: at the end no more than 1.2× what it was after the first training): in this one
+     process, through the window's own acts, train `tiny` for `--afternoon-steps`, open `--run`, import a tiny
+     Hugging Face GPT-2 folder (made in a child process, so transformers is not this one's memory), fine-tune it,
+     export its Weight pane coefficient as a GIF, then train the induction lesson for `--afternoon-steps`; after
+     each, every pane that follows the open run is brought to the front until it has drawn, and the app's
+     resident set now (not its peak) plus its helper processes' is printed, with the group's proportional set.
 
     python benchmarks/ui_latency.py [--rounds 8] [--steps 300] [--launches 3]
     python benchmarks/ui_latency.py --scenario open --scenario long --scenario gif --scenario fork [--run DIR]
+    python benchmarks/ui_latency.py --scenario afternoon [--afternoon-steps 300]
 """
 
 from __future__ import annotations
@@ -243,7 +250,119 @@ def tiny_run(folder: Path) -> Path:
     return folder
 
 
-def scenarios(names: list[str], run: Path, seconds: float, tmp: Path) -> None:
+def app_memory() -> tuple[float, float, float]:
+    """(the app's resident set now, its helper processes' summed, the group's proportional set), in MB."""
+    _, helpers, each = resident_mb(besides=0)
+    return each[0][0], helpers, sum(pss for _, pss in each)
+
+
+def tiny_hf_folder(folder: str) -> None:
+    """A Hugging Face GPT-2 folder (save_pretrained's layout with a tokenizer.json): 2 blocks of 4 heads, d_model
+    32, a 320-token BPE fitted on the bundled text. Run in a child process: transformers stays out of the app's."""
+    import json
+
+    import torch
+    import transformers
+
+    transformers.utils.logging.disable_progress_bar()
+
+    from engine.text.bpe import BPETokenizer
+    from engine.text.corpus import shakespeare_text
+
+    torch.manual_seed(0)
+    vocab = 320
+    conf = transformers.GPT2Config(vocab_size=vocab, n_positions=64, n_embd=32, n_layer=2, n_head=4,
+                                   bos_token_id=vocab - 1, eos_token_id=vocab - 1)
+    transformers.GPT2LMHeadModel(conf).save_pretrained(folder)
+    tokenizer = BPETokenizer.fit(shakespeare_text()[:30_000], vocab)
+    (Path(folder) / "tokenizer.json").write_text(json.dumps(tokenizer.to_dict()), encoding="utf-8")
+
+
+def afternoon(window, run: Path, tmp: Path, steps: int, front) -> None:
+    """The afternoon scenario (section 4)."""
+    from engine.configs.presets import load_preset
+    from gui import run_menu
+
+    session, ws = window.session, window.session.workspace
+    heatmaps, weight = window.panes["pane_heatmaps"], window.panes["pane_weight"]
+    figures: list[tuple[str, float, float, float]] = []
+
+    def look_and_measure(stage: str) -> None:
+        front("pane_heatmaps")
+        wait_until(lambda: heatmaps.view.shown(ws) is not None, 600, f"the attention after {stage}")
+        front("pane_weight")
+        wait_until(lambda: weight.record() is not None, 600, f"the coefficient after {stage}")
+        for name in ("pane_training", "pane_forms"):
+            front(name)
+            at_rest(2.0)
+        at_rest(3.0)  # what the panes asked is answered; helpers that end have ended
+        rss, helpers, pss = app_memory()
+        figures.append((stage, rss, helpers, pss))
+        print(f"  {stage:28s} app {rss:6.0f} MB + helpers {helpers:6.0f} MB = {rss + helpers:6.0f} MB resident "
+              f"(proportional {pss:6.0f} MB) | load {os.getloadavg()[0]:.1f}", flush=True)
+
+    states: list[str] = []
+    session.sig_training_state_changed.connect(states.append)
+
+    def train(stage: str) -> None:
+        """Train as the button does, until the run has finished (every state heard: a short fine-tuning may
+        pass through "running" between two looks)."""
+        states.clear()
+        session.request_training("train")
+        wait_until(lambda: "finished" in states or "stopped" in states, 3600, stage)
+        if "finished" not in states:
+            raise SystemExit(f"{stage}: training stopped ({', '.join(states)}); " + "; ".join(posted))
+        look_and_measure(stage)
+
+    def train_preset(name: str) -> None:
+        window.new_run()
+        cfg = load_preset(name)
+        session.set_config(cfg.replace(train=dataclasses.replace(cfg.train, steps=steps)))
+        train(f"trained {name} ({steps} steps)")
+
+    posted: list[str] = []
+    session.sig_message_posted.connect(lambda level, text: level == "error" and posted.append(text))
+
+    t0 = time.perf_counter()
+    train_preset("tiny")
+    window.open_run(run)
+    wait_until(lambda: ws.open_run is not None and ws.open_run.path == run, 600, "the run opened")
+    look_and_measure(f"opened {run.name}")
+    folder = tmp / "hf-tiny"
+    maker = multiprocessing.get_context("spawn").Process(target=tiny_hf_folder, args=(str(folder),))
+    maker.start()
+    maker.join()
+    job = run_menu.import_hf(window, folder)
+    imported: list = []
+    job.sig_finished.connect(imported.append)
+    wait_until(lambda: bool(imported), 600, "the import")
+    if imported[0] is None:
+        raise SystemExit("the import was refused")
+    look_and_measure("imported a GPT-2 folder")
+    train("fine-tuned it")
+    done: list = []
+    window.exports.sig_finished.connect(lambda request, paths: done.append(paths))
+    window.exports.sig_failed.connect(lambda request, message: done.append(message))
+    front("pane_weight")
+    weight.exporter.export("animation", tmp / "coefficient.gif")
+    wait_until(lambda: bool(done), 1800, "the export")
+    look_and_measure(f"exported a GIF ({done[-1] if isinstance(done[-1], str) else 'written'})")
+    train_preset("induction-lesson")
+    first, last = figures[0], figures[-1]
+    ratio = (last[1] + last[2]) / (first[1] + first[2])
+    print(f"afternoon {time.perf_counter() - t0:6.1f} s: app + helpers resident {first[1] + first[2]:.0f} MB after "
+          f"the first training, {last[1] + last[2]:.0f} MB at the end: {ratio:.2f}× (goal ≤ 1.2×); proportional "
+          f"{first[3]:.0f} → {last[3]:.0f} MB", flush=True)
+    try:  # how much of the app's own is free memory the C allocator kept (glibc; Linux)
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+        print(f"  after malloc_trim(0) the app holds {app_memory()[0]:.0f} MB (of {last[1]:.0f})", flush=True)
+    except (OSError, AttributeError):
+        pass
+
+
+def scenarios(names: list[str], run: Path, seconds: float, tmp: Path, steps: int = 300) -> None:
     """Section 4 of the module docstring."""
     from engine.views.weight import shown_step
     from gui.main_window import MainWindow
@@ -307,6 +426,9 @@ def scenarios(names: list[str], run: Path, seconds: float, tmp: Path) -> None:
     window.exports.sig_failed.connect(lambda request, message: done_exports.append(message))
     for name in names:
         extra = ""
+        if name == "afternoon":  # memory, not lag: it prints its own lines
+            afternoon(window, run, tmp, steps, front)
+            continue
         if name != "open" and (ws.open_run is None or ws.open_run.path is None):  # the others need it open
             opened()
             wait_until(lambda: heatmaps.view.shown(ws) is not None, 600, "the run opened")
@@ -335,8 +457,9 @@ def scenarios(names: list[str], run: Path, seconds: float, tmp: Path) -> None:
             extra = f"; {ws.open_run.path.name}" + "".join(f"; {m}" for m in posted if "fork" in m)
         print(f"{name:5s} {took:6.1f} s: lag {lag_summary(lags)} | at rest {lag_summary(reference)} | "
               f"load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores{extra}", flush=True)
-    print(f"  (goal: p99 ≤ 50 ms and max ≤ 100 ms; a 10 ms probe; the run: {run}, weight step "
-          f"{shown_step(ws)})")
+    if set(names) - {"afternoon"}:
+        print(f"  (goal: p99 ≤ 50 ms and max ≤ 100 ms; a 10 ms probe; the run: {run}, weight step "
+              f"{shown_step(ws)})")
     window.close()
 
 
@@ -350,10 +473,12 @@ def main() -> int:
     ap.add_argument("--preset", default="tiny", help="the model trained (issue 12's memory figure: nanogpt-cpu)")
     ap.add_argument("--hide", action="append", default=[], metavar="PANE",
                     help="close this pane's dock first (e.g. pane_heatmaps), to see what it costs")
-    ap.add_argument("--scenario", action="append", default=[], choices=("open", "long", "gif", "fork"),
+    ap.add_argument("--scenario", action="append", default=[], choices=("open", "long", "gif", "fork", "afternoon"),
                     help="run this scenario (section 4; in the order given) instead of sections 1-3")
     ap.add_argument("--run", type=Path, help="the run the scenarios open (default: a small run made here)")
     ap.add_argument("--seconds", type=float, default=10.0, help="the 'long' scenario's length")
+    ap.add_argument("--afternoon-steps", type=int, default=300,
+                    help="the steps the 'afternoon' scenario trains tiny and the induction lesson for")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="ui-latency-"))
     if args.scenario:
@@ -364,7 +489,7 @@ def main() -> int:
         app = make_application(sys.argv[:1])
         settings.set_runs_root(tmp / "runs")
         run = args.run.resolve() if args.run else tiny_run(tmp / "runs" / "scenarios")
-        scenarios(args.scenario, run, args.seconds, tmp)
+        scenarios(args.scenario, run, args.seconds, tmp, args.afternoon_steps)
         app.processEvents()
         return 0
 
