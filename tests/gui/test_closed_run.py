@@ -4,7 +4,8 @@ a wider model) is opened. At once no view model that follows the open run holds 
 question's work stops; the light answer that arrives late is dropped; and once the second run's answers come,
 every pane draws the second run's shapes. The same when the run that replaces it is a fork of it written by the
 Runs pane (same shapes: what is drawn next must be the fork's), and a Hugging Face GPT-2 folder imported through
-File → Open Hugging Face model (a tiny one: the import path is GPT-2 small's)."""
+File → Open Hugging Face model (a tiny one, opened as GPT-2 small's is: checked in a child, its tokenizer never read
+in the app's process)."""
 
 from __future__ import annotations
 
@@ -155,11 +156,24 @@ def test_nothing_of_a_run_is_drawn_after_its_fork_or_an_import_opens(
     assert w.controller.run_dir == child and Run(child).config.train.lr == 0.002
     drawn(qtbot, w, child)  # the fork's own answers, not its parent's
 
+    # as GPT-2's import opens: its tokenizer file counts as large, so the run is checked in a child first and the
+    # app never parses the tokenizer (gui/controller.py); what the panes draw of it is read in the analysis process
+    from engine.text import tokenizer as tokenizer_module
+    from gui import controller as controller_module
+
+    def not_here(*_args, **_kwargs):
+        raise AssertionError("a tokenizer was parsed in the app's process")
+
+    monkeypatch.setattr(controller_module, "CHECK_APART_BYTES", 0)
+    monkeypatch.setattr(tokenizer_module, "tokenizer_from_dict", not_here)
     imports: list = []
+
+    def import_hf() -> None:
+        with qtbot.waitSignal(w.controller.sig_run_shown, timeout=WAIT):
+            imports.append(imported(qtbot, run_menu.import_hf(w, pretrained)))
     (tmp_path / "import").mkdir()
-    replaced_while_held(qtbot, w, tmp_path / "import",
-                        lambda: imports.append(imported(qtbot, run_menu.import_hf(w, pretrained))))
-    assert imports[0] is not None and w.controller.run_dir == imports[0]
+    replaced_while_held(qtbot, w, tmp_path / "import", import_hf)
+    assert imports[0] is not None and w.controller.run_dir == imports[0] and w.session.tokenizer is None
     drawn(qtbot, w, imports[0])
     model = w.session.model
     assert (model.n_layer, model.n_head) == (2, 4)
