@@ -175,6 +175,9 @@ def test_an_imported_gpt2_edited_and_trained_starts_from_its_weights(gpt2_import
     run = copy_of(gpt2_import, tmp_path, "run")
     cfg = Run(run).config
     cfg = edit(cfg, "train", steps=30, report_every=1, lr=1e-4)  # Steps 20 -> 30, as a user would in the builder
+    corpus = tmp_path / "corpus.txt"  # a short text: encoding the whole plays (in processes) was 3 s of the test's 3
+    corpus.write_text(shakespeare_text()[:20_000], encoding="utf-8")
+    cfg = edit(cfg, "data", corpus=str(corpus))
     assert plan_edit(run, cfg).action == CONTINUE
     trainer = Trainer.resume(run, config=cfg)
     first = next(trainer.steps())
