@@ -6,8 +6,11 @@ their counts, terms, one term's word, G and numbers at the current step) and Con
 line). The derivation, the listing, the formulas and the console's lines are the symbolic process's work
 (gui/panes/forms/process.py, engine/forms/questions.py): the pane holds the source it shows and plain rows;
 a term's value at a step is the analysis process's, asked by the window's asker for the pane's view model
-(engine/views/term_values.py). Choosing a weight here selects it app-wide
-(Session.select_weight) and a weight selected elsewhere is shown here. Export… asks the app's export queue
+(engine/views/term_values.py). For the model's form the weight listed is the workspace's selection: choosing one
+here selects it app-wide (Session.select_weight), and one selected anywhere (the diagram, the Weight pane's box or
+its interaction map) is listed here, read from the workspace when it changes and when the form is derived again;
+the pane keeps no copy. The note's chain has none of the model's weights: which of its weights is listed is the
+pane's own choice, held by its list. Export… asks the app's export queue
 (Session.request_export) to write formula snapshots (engine.forms.snapshot_export), page by page with
 progress and Cancel, or, for the model's form with a run open, the chosen weight's coefficient as a program that
 computes and checks it from the run's weights (engine/ascode/generate.py); Copy LaTeX puts the chosen formula on
@@ -31,6 +34,7 @@ from engine.forms.source import KINDS, Source, SourceChoice
 from engine.views.term_values import TermValuesView
 
 from ... import settings
+from ...binding import listen
 from ...exports import ExportRequest
 from ...session import Session
 from ...widgets import dialogs
@@ -48,8 +52,6 @@ SHEET_LIMIT = DEFAULT_LIMIT  # the most terms a weight's or the whole form's she
 @dataclass
 class FormsState:
     source: SourceChoice
-    weight: str | None = None
-    term_id: str | None = None
     tab: str = "terms"
 
 
@@ -117,7 +119,7 @@ class FormsPane(QWidget):
             action.triggered.connect(lambda _=False, w=what: self.export_dialog(w))
         self.copy_action.triggered.connect(self.copy_latex)
         self.session.sig_model_changed.connect(self._on_model_changed)
-        self.session.sig_weight_selected.connect(self._on_weight_selected)
+        listen(self, self.session.workspace.sig_selection_changed, self._on_selection_changed)
         self.session.sig_run_replaced.connect(self._on_run_replaced)
         self.session.sig_run_attached.connect(self._on_run_opened)
         self.session.sig_weights_ready.connect(self._on_weights_ready)
@@ -148,6 +150,7 @@ class FormsPane(QWidget):
     def _on_derived(self, source: Source, derived: fq.Derived) -> None:
         if source != self._asked:
             return
+        listed = self.terms.weight  # kept where the new form has it, unless a weight is selected
         self.shown, self.derived, self.counts = source, derived, derived.counts
         n = sum(self.counts.values())
         self.status.setText(f"{derived.title}: {count_text(n)} terms over {len(self.counts)} weights "
@@ -156,9 +159,9 @@ class FormsPane(QWidget):
         self.terms.set_forms(source, self.counts)
         self.walkthrough.set_forms(source, derived)
         self.console.set_source(source)
-        want = self.state.weight if self.state.weight in self.counts else self.session.selected_weight
-        if want not in self.counts:  # show something at once, without choosing a weight app-wide
-            want = next(iter(self.counts), None)
+        want = self._selected_weight()
+        if want is None:  # show something at once, without choosing a weight app-wide
+            want = listed if listed in self.counts else next(iter(self.counts), None)
         if want is not None:
             self.terms.select_weight(want)
         self._update_weights_wish()
@@ -169,18 +172,21 @@ class FormsPane(QWidget):
 
     # ---- selection -------------------------------------------------------------------------
 
+    def _selected_weight(self) -> str | None:
+        """The workspace's selected weight, when the form shown is the model's and has it."""
+        name = self.session.workspace.selection.weight
+        return name if self.shown is not None and self.shown.choice.kind == "model" and name in self.counts else None
+
     def _on_weight_chosen(self, name: str) -> None:
-        self.state.weight = name
-        if self.state.source.kind == "model" and name != self.session.selected_weight:
+        if self.shown is not None and self.shown.choice.kind == "model" and name != self.session.selected_weight:
             self.session.select_weight(name)
 
-    def _on_weight_selected(self, name: str) -> None:
-        if name != self.terms.weight and name in self.counts:
-            self.state.weight = name
-            self.terms.select_weight(name)
+    def _on_selection_changed(self, _selection, changed: frozenset) -> None:
+        want = self._selected_weight() if "weight" in changed else None
+        if want is not None and want != self.terms.weight:
+            self.terms.select_weight(want)
 
     def _on_term_chosen(self, term) -> None:
-        self.state.term_id = term.id
         self.walkthrough.set_term(term)
         self._ask_values()
 

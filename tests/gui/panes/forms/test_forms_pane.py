@@ -101,6 +101,18 @@ def test_selecting_a_weight_selects_it_app_wide_and_follows_the_app(qtbot, tmp_p
     session.select_weight("b_U")
     assert pane.terms.weight == "b_U"
     assert pane.terms.weights.currentItem().text(0) == "b_U"
+    # the weight listed is the workspace's selection, however it was chosen (the Weight pane's interaction map
+    # selects without a click's signal): the pane kept a copy, set only by that signal, which stayed on b_U
+    session.workspace.select(weight="blocks.0.W_V")
+    assert pane.terms.weight == "blocks.0.W_V"
+    # the note's chain lists its own weights; the model's form derived again lists the weight selected meanwhile
+    pane.source.kind.setCurrentIndex(0)
+    qtbot.waitUntil(lambda: pane.derived is not None and "K_0" in pane.counts, timeout=20000)
+    session.workspace.select(weight="blocks.0.W_Q")
+    assert pane.terms.weight in pane.counts
+    pane.source.kind.setCurrentIndex(1)
+    qtbot.waitUntil(lambda: pane.derived is not None and "b_U" in pane.counts, timeout=20000)
+    assert pane.terms.weight == "blocks.0.W_Q"
 
 
 def test_a_terms_value_on_an_open_run_is_its_coefficient_at_that_step(qtbot, tmp_path):
