@@ -47,13 +47,15 @@ def markdown_play_to_text(md: str) -> str:
         line = raw.rstrip()
         if line.startswith("#"):
             continue  # title, act and scene headings
-        m = _SPEAKER.match(line)
+        m = _SPEAKER.match(line) if line.startswith("**") else None
         if m:
             if out and out[-1]:
                 out.append("")
             out.append(_MARKUP.sub("", m.group(1)).strip() + ":")
             continue
-        line = _ESCAPE.sub(r"\1", _MARKUP.sub("", line)).strip()
+        if "*" in line or "_" in line or "\\" in line:  # most lines have no markup: three regexes a line were 2/3 of it
+            line = _ESCAPE.sub(r"\1", _MARKUP.sub("", line))
+        line = line.strip()
         if line or (out and out[-1]):
             out.append(line)
     return "\n".join(out).strip() + "\n"
