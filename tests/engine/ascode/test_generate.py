@@ -1,7 +1,7 @@
 """A coefficient as code (engine/ascode/generate.py, docs/readings.md#as-code): the file written for every weight
-of nanogpt-cpu runs as __main__ in a fresh interpreter where only NumPy can be imported and agrees with autograd to 1e-10 in
-float64; a route class's file agrees with the forms engine and passes its own finite differences; a file whose
-data was tampered with says so and fails; the command line writes both files or one clear line."""
+of nanogpt-cpu runs as __main__ in a fresh interpreter where only NumPy can be imported and agrees with autograd to
+1e-10 in float64; a route class's file agrees with the forms engine and passes its own finite differences; a file
+whose data was tampered with says so and fails; the command line writes both files or one clear line."""
 
 from __future__ import annotations
 
