@@ -3,10 +3,13 @@ chosen layer's heads as lines between tokens), a per-head table of entropy and d
 chosen head step by step.
 
 Render-only: it takes an AttentionResult (engine.analysis.attention) and slices it for the chosen layer
-and head. Attention is softmax(Q Kᵗ/√d_k + M) (Vaswani et al. 2017, §3.2.1).
+and head, which it reads through `chosen()` (the pane's: the workspace's selection) each time it draws.
+Attention is softmax(Q Kᵗ/√d_k + M) (Vaswani et al. 2017, §3.2.1).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 from PySide6.QtCore import Qt, Signal
@@ -31,10 +34,10 @@ class AttentionView(QWidget):
 
     sig_head_chosen = Signal(int, int)
 
-    def __init__(self, parent: QWidget | None = None):
+    def __init__(self, chosen: Callable[[], tuple[int, int]] = lambda: (0, 0), parent: QWidget | None = None):
         super().__init__(parent)
         self.result: AttentionResult | None = None
-        self.layer = self.head = 0
+        self.chosen = chosen  # () -> (layer, head) chosen, read each time they are drawn
         self._heads = 1
         self._shape: tuple[int, int, int] | None = None  # (layers, heads, tokens) the layout was fitted to
         self.grid = HeatmapGrid(title="every layer × head (click a tile)")
@@ -112,6 +115,7 @@ class AttentionView(QWidget):
             maps = result.maps
             self.grid.set_stack(maps.weights, maps.tokens, maps.tokens, kind="probability",
                                 title=f"attention weights · step {result.step}")
+            self.grid.select_tile(*self.chosen())
         if details or self.stack.currentIndex() > 0:
             self._show_table(result)
             self._render_head()
@@ -136,11 +140,20 @@ class AttentionView(QWidget):
             self._shape = shape
             self._fit_table()
             self._fit_split()
+            self.table.selectRow(self.layer * H + self.head)
 
-    def select(self, layer: int, head: int) -> None:
-        self.layer, self.head = layer, head
-        self.grid.select_tile(layer, head)
-        self.table.selectRow(layer * self._heads + head)
+    @property
+    def layer(self) -> int:
+        return self.chosen()[0]
+
+    @property
+    def head(self) -> int:
+        return self.chosen()[1]
+
+    def show_chosen(self) -> None:
+        """Another layer or head is chosen: outline it and re-slice what is there."""
+        self.grid.select_tile(self.layer, self.head)
+        self.table.selectRow(self.layer * self._heads + self.head)
         self._render_head()
 
     def _render_head(self) -> None:

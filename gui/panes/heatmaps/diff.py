@@ -6,6 +6,8 @@ same keys). Render-only, from an AttentionDiff (engine.analysis.attention, RunAn
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtWidgets import QComboBox, QLabel, QVBoxLayout, QWidget
 
 from engine.analysis.attention import AttentionDiff
@@ -18,10 +20,10 @@ class DiffView(QWidget):
     """The chosen head's attention at the timeline's step minus at another saved step (`other`, bound by the
     pane to its view model)."""
 
-    def __init__(self, parent: QWidget | None = None):
+    def __init__(self, chosen: Callable[[], tuple[int, int]] = lambda: (0, 0), parent: QWidget | None = None):
         super().__init__(parent)
         self.result: AttentionDiff | None = None
-        self.layer = self.head = 0
+        self.chosen = chosen  # () -> (layer, head) chosen (the pane's: the workspace's selection), read when drawn
         self.other = QComboBox()
         self.other.setObjectName("heatmaps_diff_other")
         self.other.setToolTip("The saved step whose attention is subtracted from the timeline's step")
@@ -55,8 +57,15 @@ class DiffView(QWidget):
         self.result = result
         self._render()
 
-    def select(self, layer: int, head: int) -> None:
-        self.layer, self.head = layer, head
+    @property
+    def layer(self) -> int:
+        return self.chosen()[0]
+
+    @property
+    def head(self) -> int:
+        return self.chosen()[1]
+
+    def show_chosen(self) -> None:
         self._render()
 
     def matrix(self):

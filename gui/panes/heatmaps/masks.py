@@ -4,6 +4,8 @@ Render-only, from a MasksResult (engine.analysis.attention)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QSlider, QVBoxLayout, QWidget
 
@@ -17,10 +19,10 @@ class MasksView(QWidget):
     """The mask in force beside causal, banded (β on a slider) and none, and the chosen head's attention
     under each, computed with the same weights. β is the pane's view model's (bound by the pane)."""
 
-    def __init__(self, parent: QWidget | None = None):
+    def __init__(self, chosen: Callable[[], tuple[int, int]] = lambda: (0, 0), parent: QWidget | None = None):
         super().__init__(parent)
         self.result: MasksResult | None = None
-        self.layer = self.head = 0
+        self.chosen = chosen  # () -> (layer, head) chosen (the pane's: the workspace's selection), read when drawn
         self.band = QSlider(Qt.Orientation.Horizontal)
         self.band.setRange(1, 63)
         self.band.setValue(BAND)
@@ -56,8 +58,15 @@ class MasksView(QWidget):
             w.set_matrix(result.masks[name], t, t, "probability", f"mask: {name}", "query", "key")
         self._render_head()
 
-    def select(self, layer: int, head: int) -> None:
-        self.layer, self.head = layer, head
+    @property
+    def layer(self) -> int:
+        return self.chosen()[0]
+
+    @property
+    def head(self) -> int:
+        return self.chosen()[1]
+
+    def show_chosen(self) -> None:
         self._render_head()
 
     def _render_head(self) -> None:

@@ -94,8 +94,9 @@ class HeatmapsPane(SeenWidget):
                        QLabel("Layer:"), self.layer, QLabel("Head:"), self.head):
             controls.addWidget(widget)
         controls.addStretch(1)
-        self.attention, self.masks, self.positional = AttentionView(), MasksView(), PositionalView()
-        self.diff = DiffView()
+        chosen = self._chosen_head
+        self.attention, self.masks, self.positional = AttentionView(chosen), MasksView(chosen), PositionalView()
+        self.diff = DiffView(chosen)
         self.views = dict(zip(TABS, (self.attention, self.masks, self.positional, self.diff)))
         for view in (v for tab in self.views.values() for v in tab.findChildren(HeatmapWidget)
                      + tab.findChildren(AttentionLinesWidget)):
@@ -255,10 +256,16 @@ class HeatmapsPane(SeenWidget):
         self.head.setMaximum(model.n_head - 1)
         self.masks.set_context(model.n_ctx)
 
+    def _chosen_head(self) -> tuple[int, int]:
+        """The layer and head the tabs show: the workspace's selection, read each time they draw (another run's
+        model fits it without a selection event, so a copy set by those events stayed on a head it lacks)."""
+        selection = self.session.workspace.selection
+        return selection.layer, selection.head
+
     def _on_selection_changed(self, selection, changed: frozenset) -> None:
         if changed & {"layer", "head"}:
             for view in (self.attention, self.masks, self.diff):
-                view.select(selection.layer, selection.head)
+                view.show_chosen()
         if "step" in changed and selection.step is None:
             self._hand_live()  # following again: the newest published weights, if training published any
 

@@ -514,3 +514,23 @@ def test_a_gpt2_sized_grid_leaves_each_one_head_view_a_readable_matrix(qtbot):
     view.show_result(AttentionResult(0, maps, np.ones((L, H)), np.ones((L, H))))
     qtbot.waitUntil(lambda: min(min(t._plot.vb.width(), t._plot.vb.height()) for t in tiles) >= MIN_SIDE - 3,
                     timeout=30000)  # within rounding: was ~30 px wide here
+
+
+def test_a_smaller_model_opened_shows_the_head_the_selection_was_fitted_to(qtbot, tok):
+    """Another run opened fits the selection's layer and head to its model within the one run-replaced event (no
+    selection event): the tabs draw the head the workspace holds. They kept a copy, set by selection events
+    only, which stayed on a head the new model does not have, so the chosen head's views were not redrawn."""
+    session, pane, model = make(qtbot, tok)
+    publish(qtbot, session, pane, model)
+    session.workspace.select(layer=1, head=2)
+    small = dataclasses.replace(session.config, model=dataclasses.replace(session.config.model, n_layer=1, n_head=2))
+    session.replace_run(OpenRun(small, tok), config=small)
+    assert (session.workspace.selection.layer, session.workspace.selection.head) == (0, 1)
+    torch.manual_seed(1)
+    other = GPT(small.model).eval()
+    publish(qtbot, session, pane, other)
+    np.testing.assert_allclose(np.nan_to_num(pane.attention.steps[3].matrix()), explicit(other, tok)[0][1][1],
+                               rtol=1e-5, atol=1e-7)
+    assert "layer 0 · head 1" in pane.attention.summary.text()
+    assert (pane.masks.layer, pane.masks.head) == (pane.diff.layer, pane.diff.head) == (0, 1)
+    assert (pane.layer.value(), pane.head.value()) == (0, 1)
