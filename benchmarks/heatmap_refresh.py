@@ -1,18 +1,22 @@
 """Heatmap refresh while training (issue 5, docs/figures.md: 4 layers × 4 heads × 64×64, ≥ 10 a second,
 training tokens/s ≥ 0.9× the same training with the pane hidden).
 
-`nanogpt-cpu` trains on ../shared/data/tinyshakespeare.txt (else the bundled corpus) in the app's
-TrainingWorker, wired to a Session as the controller wires it, with the HeatmapsPane on screen. Phases
-alternate in one process so drift and neighbours' load fall on both sides:
+`nanogpt-cpu` trains on ../shared/data/tinyshakespeare.txt (else the bundled corpus) through the app's
+TrainingController, as Train starts it (a run folder in a temporary runs folder), with the HeatmapsPane on screen
+showing a prompt of 64 characters (a 64 × 64 tile per head). Phases alternate in one process so drift and
+neighbours' load fall on both sides:
 
     hidden         the pane is hidden: it asks for no weights, so the worker copies none
     every 10       the pane shows the grid and refreshes every 10 steps (its default)
-    every 1        it refreshes every step (the most a user can ask for)
+    every 1        it refreshes every step (the most a user can ask for; the pane still draws at most
+                   MAX_REFRESH_HZ grids a second while training)
 
-Then, still training, the pane's whole refresh path (attention for the prompt on a pool thread, then the
-grid, the four detail views and the summary table on the GUI thread) is driven back to back for a while:
-that is its refresh rate, counted as frames the grid actually painted. Prints tokens/s of each phase,
-their ratio and the refresh rates.
+Then, still training, the pane's whole refresh path is driven back to back for a while, past the pane's own cap:
+each answer drawn hands the view the newest published copy and the other of two prompts of one length (so a new
+question even when training published nothing newer), the window's asker asks the analysis process for the
+prompt's attention, and the answer is drawn (the grid every time, the chosen head's views and the table at
+DETAIL_HZ, as while training). That is its refresh rate, counted as answers drawn and as frames the grid painted.
+Prints tokens/s of each phase, their ratio and the refresh rates.
 
     python benchmarks/heatmap_refresh.py [--seconds 4] [--rounds 6] [--threads N]
 """
@@ -22,20 +26,21 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtCore import QEvent, QEventLoop, QObject, Qt, QTimer  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
+from PySide6.QtCore import QEvent, QEventLoop, QObject, QSettings, QTimer  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 CORPUS = ROOT.parent / "shared" / "data" / "tinyshakespeare.txt"
-QUEUED = Qt.ConnectionType.QueuedConnection
+PROMPT = "First Citizen: Before we proceed any further, hear me speak. All"  # 64 characters
 MODES = ["hidden", 10, 1]  # the pane hidden; refreshing every 10 steps (the default); every step
 
 
@@ -66,42 +71,43 @@ def main() -> int:
                     help="torch threads for training (default: the preset's, 0 = every core)")
     args = ap.parse_args()
 
+    tmp = Path(tempfile.mkdtemp(prefix="heatmap-refresh-"))
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp / "settings"))
     from engine.configs.presets import load_preset
-    from engine.training.trainer import Trainer
-    from gui import theme
+    from gui import analysis, settings
+    from gui.app import make_application
+    from gui.controller import TrainingController
     from gui.panes.heatmaps import HeatmapsPane
-    from gui.panes.heatmaps.requests import Request, Source
     from gui.session import Session
-    from gui.worker import TrainingWorker
 
-    app = QApplication(sys.argv[:1])
-    theme.apply_theme(app, "dark")
+    app = make_application(sys.argv[:1])  # noqa: F841 (the application the widgets need)
+    settings.set_runs_root(tmp / "runs")
     cfg = load_preset("nanogpt-cpu")
     if args.threads is not None:
         cfg = cfg.replace(train=dataclasses.replace(cfg.train, torch_threads=args.threads))
-    text = CORPUS.read_text(encoding="utf-8") if CORPUS.is_file() else None
+    if CORPUS.is_file():
+        cfg = cfg.replace(data=dataclasses.replace(cfg.data, corpus=str(CORPUS)))
     session = Session(cfg)
+    controller = TrainingController(session)
     pane = HeatmapsPane(session)
     pane.resize(1400, 900)
+    pane.view.prompt = PROMPT
     frames = PaintCounter(pane.attention.grid.view.viewport())
-
-    worker = TrainingWorker(lambda: Trainer(cfg, text=text), weights_every=0)
     steps: list[float] = []
-    worker.sig_started.connect(lambda info: (session.set_tokenizer(info.tokenizer), session.set_config(info.config)),
-                               QUEUED)
-    worker.sig_step_reported.connect(lambda r: (steps.append(time.perf_counter()), session.report_step(r)), QUEUED)
-    worker.sig_weights_ready.connect(session.publish_weights, QUEUED)
-    worker.sig_state_changed.connect(session.set_training_state, QUEUED)
-    session.sig_weights_wanted_changed.connect(lambda every: setattr(worker, "weights_every", every))
-    worker.start()
-    while not steps:
+    session.sig_step_reported.connect(lambda _report: steps.append(time.perf_counter()))
+    session.request_training("train")
+    pane.show()  # the first answer starts the analysis process (torch imported there): not in a phase
+    started = time.perf_counter()
+    while not steps or "attention" not in pane.view.results:
+        if time.perf_counter() - started > 300:
+            raise SystemExit("no step or no attention answered in 5 minutes")
         wait(0.1)
     tokens_per_step = cfg.train.batch_size * cfg.model.n_ctx
 
     def phase(every: int | None) -> tuple[float, float, float]:
         """Train for a while with the pane hidden (None) or refreshing every `every` steps."""
         if every is not None:
-            pane.refresh_every.setValue(every)
+            pane.view.refresh_every = every
         pane.setVisible(every is not None)
         wait(1.0)  # let the switch settle
         n0, f0, t0 = len(steps), frames.count, time.perf_counter()
@@ -114,30 +120,33 @@ def main() -> int:
         for mode in MODES[i % 3:] + MODES[:i % 3]:
             results[mode].append(phase(None if mode == "hidden" else mode))
 
-    # The refresh path back to back: each finished result asks for the next, from the newest weights.
+    # The refresh path back to back: each answer drawn asks for the next, from the newest published weights.
+    pane.view.refresh_every = 1
     pane.show()
+    prompts = (PROMPT, PROMPT[:-1] + "!")
     done = {"n": 0}
 
-    def again(*_):
-        done["n"] += 1
-        src = Source(session.weights_step, session.config.model, weights=session.weights)
-        pane._job.submit(("attention", ("bench", done["n"])),
-                         *Request("attention", src, session.tokenizer, pane.state.prompt).call())
+    def again(name: str) -> None:
+        if name == "results":  # drawn already: the pane heard it first
+            done["n"] += 1
+            pane.view.update(live=session.workspace.live, prompt=prompts[done["n"] % 2])
 
-    pane._job.sig_done.connect(lambda key, result: pane.attention.show_result(result) or again())
+    pane.view.changed.connect(again)
     wait(1.0)
-    again()
     n0, f0, c0, t0 = len(steps), frames.count, done["n"], time.perf_counter()
     wait(args.seconds)
     dt = time.perf_counter() - t0
     stress = ((len(steps) - n0) * tokens_per_step / dt, (frames.count - f0) / dt, (done["n"] - c0) / dt)
-    worker.stop()
-    while not worker.wait(10):
-        wait(0.05)
+    pane.view.changed.disconnect(again)
+    prompt_tokens = len(pane.view.prompt)
+    controller.shutdown()
+    session.asker.close()
+    analysis.shutdown()
+    shutil.rmtree(tmp, ignore_errors=True)
 
     hidden = statistics.median(r[0] for r in results["hidden"])
     print(f"nanogpt-cpu ({cfg.model.n_layer} layers × {cfg.model.n_head} heads, context {cfg.model.n_ctx}), "
-          f"{args.rounds} rounds × {args.seconds:.0f} s per phase, prompt of {len(pane.state.prompt)} tokens, "
+          f"{args.rounds} rounds × {args.seconds:.0f} s per phase, prompt of {prompt_tokens} tokens, "
           f"training on {cfg.train.torch_threads or 'every'} torch thread(s), "
           f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     for i in range(args.rounds):

@@ -1,4 +1,5 @@
-"""The Heatmaps pane (docs/design.md): the pane itself (pane.py) and its views and requests, one module each."""
+"""The Heatmaps pane (docs/design.md): the pane itself (pane.py) and its tabs, one module each; what it asks is
+its view model's (engine/views/heatmaps.py), asked by the window's asker."""
 
 from .pane import HeatmapsPane
 
