@@ -358,7 +358,7 @@ class CurvatureTab(QWidget):
             self._restyle()
 
     def _on_view_changed(self, name: str) -> None:
-        if name == "series":
+        if name == "series" or name == "result" and self.view.series is None:
             self._draw_series()
         if name in ("result", "failures", "progress", "series", "seen"):
             self._say()
@@ -398,7 +398,8 @@ class CurvatureTab(QWidget):
                 cursor.setPos(c.step)
 
     def _draw_series(self) -> None:
-        series = self.view.series or []
+        # until the intervals over training come (minutes on a large model), the step on screen's alone
+        series = self.view.series or ([self.view.result] if self.view.result is not None else [])
         steps = np.array([c.step for c in series], dtype=float)
         lam = np.array([c.critical_sharpness for c in series])
         found = np.array([c.limit == "" for c in series], dtype=bool)

@@ -83,6 +83,10 @@ def test_the_curvature_tab_draws_the_series_against_the_threshold(qtbot, run_pat
             f"{', '.join(map(str, kappa))}; κ of blocks.0.W_K at step{'s' * (len(own) > 1)} "
             f"{', '.join(map(str, own))}") in tab.message.text()
     tab.view.series = series
+    tab.view.series = None  # before the intervals over training come (minutes on GPT-2): the step on screen's
+    x, y = data("threshold")
+    assert list(x) == [4] and list(y) == [tab.view.result.threshold]
+    tab.view.series = series
     why = "κ along the step is not measured on this model: its double backward … over the 8 GB budget"
     tab.view.result = dataclasses.replace(at, unmeasured=why, along=math.nan, curvature=math.nan,
                                           weight_curvature=None)  # as a GPT-2 small's comes: λ_c alone
