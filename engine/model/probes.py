@@ -44,9 +44,17 @@ def prompt_ids(tokenizer, prompt: str, n_ctx: int) -> np.ndarray:
     return ids
 
 
+def _visible(c: str) -> str:
+    if c in _VISIBLE:
+        return _VISIBLE[c]
+    return c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+
+
 def visible_tokens(tokenizer, ids) -> tuple[str, ...]:
-    """Token strings with spaces and newlines drawn as ␣ and ↵ so they read as axis labels."""
-    return tuple("".join(_VISIBLE.get(c, c) for c in s) or "∅" for s in tokenizer.token_strings(ids))
+    """Token strings with spaces and newlines drawn as ␣ and ↵ so they read as axis labels, and any other
+    character that prints nothing (a byte-level BPE's control bytes: "\x03") as its escape, as a lone byte of a
+    longer character already is ("\xe6")."""
+    return tuple("".join(_visible(c) for c in s) or "∅" for s in tokenizer.token_strings(ids))
 
 
 def mask_matrix(kind: str, n: int, band: int = 1) -> np.ndarray:

@@ -31,6 +31,9 @@ SHOWN = 10          # tokens drawn each way
 POSITIONS = 40      # probe positions listed by imprint
 LEGEND_ALPHA = 215  # the curvature legend's background: the theme's, a little see-through
 TOWARD, AWAY = "#b2182b", "#2166ac"
+# W_E's table, beside the bars and the rows: short, since its panel is a third of the tab (at 1280 × 720 a
+# sentence naming rows and columns was cut after "the embeddin…"); its axes say which token is which
+TABLE_TITLE = "W_E's G: after a, toward b"
 
 
 def part_name(part: str) -> str:
@@ -131,7 +134,7 @@ class TokensTab(QWidget):
         row.setStretch(2, 1)
         self.bars = _Plot()
         self.bars.getPlotItem().setLabel("bottom", "push (change of the mean logits)")
-        self.table = HeatmapWidget(title="after a (row), G pushes toward b (column)")
+        self.table = HeatmapWidget(title=TABLE_TITLE)
         self.rows = QTreeWidget()
         self.rows.setColumnCount(3)
         self.rows.setRootIsDecorated(False)
@@ -225,8 +228,8 @@ class TokensTab(QWidget):
         self.table.setVisible(r.table is not None)
         if r.table is not None:
             names = list(r.table_names) or None
-            self.table.set_matrix(r.table, names, names, kind="signed",
-                                  title="after token a (row), the embedding's G pushes toward b (column)")
+            self.table.set_matrix(r.table, names, names, kind="signed", title=TABLE_TITLE,
+                                  row_title="after token a", col_title="toward token b")
         if r.role == "reader":
             self.rows.setHeaderLabels(["position (context [token] → target)", "imprint", ""])
             for context, value in positions(r, part):

@@ -64,6 +64,11 @@ def test_labels_show_the_text_a_token_stands_for_with_a_visible_space(bpe):
     assert bpe.token_strings(bpe.encode("日")) == ["\\xe6", "\\x97", "\\xa5"]  # a character's bytes
     cafe = BPETokenizer.fit("café " * 50, 300)
     assert cafe.token_strings(cafe.encode("café café")) == ["café", " café"]
+    # the base vocabulary's control bytes print nothing (a box in the Tokens tab's bars): drawn as their escape
+    controls = [i for i in range(bpe.vocab_size) if not any(c.isprintable() for c in bpe.token_strings([i])[0])]
+    labels = visible_tokens(bpe, controls)
+    assert len(controls) > 20 and all(s.isprintable() for s in labels)
+    assert visible_tokens(bpe, bpe.encode("\x03\x7f\n")) == ("\\x03", "\\x7f", "↵")
 
 
 def test_saved_dict_is_the_librarys_json_and_loads_back(bpe):
