@@ -94,6 +94,28 @@ class _Plot(pg.PlotWidget):
             self._restyle()
 
 
+class _Bars(_Plot):
+    """The bars of the leading tokens: as many each way as their labels have room for, up to SHOWN (at 1280 ×
+    720 twenty labels overlapped, a BPE run's "␣f" over "␣c"); `resized` is called when that number changes."""
+
+    def __init__(self, resized):
+        super().__init__()
+        self._resized = resized
+        self._fits = self.fits()
+
+    def fits(self) -> int:
+        """Tokens drawn each way: a label's line and a quarter of a line apart, in the widget's height less the
+        title's, the ticks' and the axis title's lines, at least 3."""
+        line = self.fontMetrics().height()
+        return max(3, min(SHOWN, int((self.height() - 4 * line) / (1.25 * line)) // 2))
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if "_fits" in self.__dict__ and self.fits() != self._fits:  # (not while pyqtgraph builds the widget)
+            self._fits = self.fits()
+            self._resized()
+
+
 class TokensTab(QWidget):
     """G, ΔW or a route class as the tokens it pushes toward and away (a writer, the unembedding) or as the
     probe's positions it is made of (a reader); W_E's "after a, toward b" table; G's tokens over training."""
@@ -132,7 +154,7 @@ class TokensTab(QWidget):
         for w in (QLabel("Read:"), self.part_box, self.message, self.export_button):
             row.addWidget(w)
         row.setStretch(2, 1)
-        self.bars = _Plot()
+        self.bars = _Bars(self._draw_reading)
         self.bars.getPlotItem().setLabel("bottom", "push (change of the mean logits)")
         self.table = HeatmapWidget(title=TABLE_TITLE)
         self.rows = QTreeWidget()
@@ -208,7 +230,7 @@ class TokensTab(QWidget):
             self.view.part = "G"
             return
         part = self.view.part
-        labels, values = bars(r, part)
+        labels, values = bars(r, part, self.bars.fits())
         plot = self.bars.getPlotItem()
         plot.clear()
         if values:

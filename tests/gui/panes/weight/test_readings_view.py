@@ -15,7 +15,7 @@ from PySide6.QtGui import QColor
 from engine.analysis.run_analysis import RunAnalysis
 from engine.export_process import write_export
 from gui.exports import Exports
-from gui.panes.weight.readings_view import bars
+from gui.panes.weight.readings_view import SHOWN, bars
 from gui.theme import plot_colors
 from tests.child_work import sendable
 from tests.engine.ascode.test_generate import run_numpy_only
@@ -39,7 +39,7 @@ def test_the_tokens_tab_draws_the_engines_reading_and_its_timeline(qtbot, run_pa
     r = tab.view.reading
     assert r.ranks == want.ranks and r.role == "reader"
     widths = [item.opts["width"] for item in tab.bars.getPlotItem().items if hasattr(item, "opts")][0]
-    assert list(widths) == bars(want, "G")[1]
+    assert list(widths) == bars(want, "G", tab.bars.fits())[1]
     first = tab.rows.topLevelItem(0)
     top = int(np.argmax(np.abs(want.imprints["G"])))
     assert first.text(0) == want.contexts[top] and float(first.text(1)) == pytest.approx(want.imprints["G"][top],
@@ -47,7 +47,13 @@ def test_the_tokens_tab_draws_the_engines_reading_and_its_timeline(qtbot, run_pa
     tab.part_box.setCurrentIndex(tab.part_box.findData("ΔW"))  # as the user picks the update
     assert tab.view.part == "ΔW"
     widths = [item.opts["width"] for item in tab.bars.getPlotItem().items if hasattr(item, "opts")][0]
-    assert list(widths) == bars(want, "ΔW")[1]
+    assert list(widths) == bars(want, "ΔW", tab.bars.fits())[1]
+    # as many bars as their labels have room for: fewer in a short pane, all SHOWN in a tall one
+    line = tab.bars.fontMetrics().height()
+    for height, shown in ((12 * line, 3), (60 * line, SHOWN)):
+        tab.bars.resize(tab.bars.width(), height)
+        drawn = [item for item in tab.bars.getPlotItem().items if hasattr(item, "opts")][0].opts["width"]
+        assert tab.bars.fits() == shown and len(drawn) == len(bars(want, "ΔW", shown)[1])
     qtbot.waitUntil(lambda: tab.view.timeline is not None, timeout=WAIT)
     assert [x.step for x in tab.view.timeline] == RunAnalysis(run_path).saved_steps()
     assert tab.timeline.matrix().shape[1] == len(tab.view.timeline)
