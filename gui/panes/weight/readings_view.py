@@ -10,6 +10,7 @@ newest), each with its update from the newest saved step.
 from __future__ import annotations
 
 import functools
+import math
 from pathlib import Path
 
 import numpy as np
@@ -92,6 +93,24 @@ class _Plot(pg.PlotWidget):
         super().changeEvent(event)
         if event.type() == QEvent.Type.PaletteChange and hasattr(self, "plotItem"):
             self._restyle()
+
+
+class _DecadeAxis(pg.AxisItem):
+    """A log axis labelled at its decades alone, and at 2 and 5 times them where it spans less than two; the
+    other minor ticks keep their marks. pyqtgraph labels all nine per decade on a short span: on GPT-2's
+    curvature (λ_c from 9·10² to 7·10⁴) at 1280 × 720 "10⁴" and "9·10³" to "6·10³" were drawn over each other."""
+
+    def logTickStrings(self, values, scale, spacing):
+        strings = super().logTickStrings(values, scale, spacing)
+        lo, hi = sorted(self.range)
+        decades = math.floor(hi) - math.ceil(lo) + 1
+
+        def kept(v: float) -> bool:
+            if abs(v - round(v)) < 1e-9:
+                return True
+            return decades < 2 and round(10 ** (v - math.floor(v))) in (2, 5)
+
+        return [text if kept(v) else "" for v, text in zip(values, strings)]
 
 
 class _Bars(_Plot):
@@ -329,7 +348,7 @@ class CurvatureTab(QWidget):
         row.addWidget(self.message, 1)
         row.addWidget(self.export_button)
         self.graphics = pg.GraphicsLayoutWidget()
-        self.top = self.graphics.addPlot(row=0, col=0)
+        self.top = self.graphics.addPlot(row=0, col=0, axisItems={"left": _DecadeAxis("left")})
         self.top.setLogMode(y=True)
         self.top.setLabel("left", "curvature")
         self.bottom = self.graphics.addPlot(row=1, col=0)

@@ -97,6 +97,12 @@ def test_the_curvature_tab_draws_the_series_against_the_threshold(qtbot, run_pat
     tab.view.result = dataclasses.replace(at, unmeasured=why, along=math.nan, curvature=math.nan,
                                           weight_curvature=None)  # as a GPT-2 small's comes: λ_c alone
     assert why in tab.message.text() and "κ = nan" not in tab.message.text()
+    axis = tab.top.getAxis("left")  # the log axis names its decades, not the minor ticks between them
+    axis.setRange(math.log10(900), math.log10(7e4))
+    ticks = [math.log10(v) for v in (900, 2e3, 5e3, 9e3, 1e4, 2e4)]
+    assert axis.logTickStrings(ticks, 1.0, 1.0) == ["", "", "", "", "10⁴", ""]
+    axis.setRange(math.log10(1.5e4), math.log10(9e4))  # within one decade: 2 and 5 times it too
+    assert axis.logTickStrings([math.log10(v) for v in (2e4, 3e4, 5e4)], 1.0, 1.0) == ["2·10⁴", "", "5·10⁴"]
     assert tab.legend.brush().color().name() == QColor(plot_colors().background).name()  # names readable over lines
     pane.timeline.set_step(0)  # no update reaches the first saved step: said in one line
     qtbot.waitUntil(lambda: "the run's first saved step" in tab.message.text(), timeout=WAIT)
