@@ -1,7 +1,6 @@
 """The engine never imports Qt or the GUI (docs/design.md#engine-and-gui), checked in a clean interpreter."""
 
-import subprocess
-import sys
+from tests import fresh_imports
 
 
 def test_importing_the_engine_loads_no_qt():
@@ -10,5 +9,6 @@ def test_importing_the_engine_loads_no_qt():
             "    importlib.import_module(m.name)\n"
             "bad = sorted(n for n in sys.modules if n.split('.')[0] in ('PySide6', 'shiboken6', 'pyqtgraph', 'gui'))\n"
             "print(','.join(bad))\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = fresh_imports.run(code)
+    assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == ""

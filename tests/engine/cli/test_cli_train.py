@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +12,7 @@ from engine.cli import main
 from engine.text.corpus import shakespeare_text
 from engine.rundir.runs import Run
 from engine.training.trainer import Trainer
+from tests import fresh_imports
 from tests.engine.training.test_trainer import small_config
 
 SMALL = """name = "small"
@@ -199,9 +198,7 @@ def cli_subprocess(*argv: str, cwd: Path) -> subprocess.CompletedProcess:
             "qt = sorted(m for m in sys.modules if m.split('.')[0] in ('PySide6', 'shiboken6', 'pyqtgraph'))\n"
             "print('qt modules:', qt)\n"
             "sys.exit(rc)\n")
-    root = Path(__file__).resolve().parents[3]
-    return subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, cwd=cwd,
-                          env={**os.environ, "PYTHONPATH": str(root)}, timeout=300)
+    return fresh_imports.run(code, *argv, cwd=cwd)
 
 
 def test_train_in_a_real_process_never_loads_qt(files, tmp_path):

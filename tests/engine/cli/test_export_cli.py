@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import csv
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -16,6 +14,7 @@ from engine.configs.config import DataConfig, ExperimentConfig, ModelConfig, Tra
 from engine.text.corpus import shakespeare_text
 from engine.rundir.runs import Run
 from engine.training.trainer import Trainer
+from tests import fresh_imports
 
 
 def tiny_run(path, **model):
@@ -112,7 +111,8 @@ def test_export_never_loads_qt(run, tmp_path):
             f"{str(tmp_path / 'a.png')!r}])\n"
             "bad = sorted(n for n in sys.modules if n.split('.')[0] in ('PySide6', 'shiboken6', 'pyqtgraph', 'gui'))\n"
             "print(rc, ','.join(bad))\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = fresh_imports.run(code)
+    assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split("\n")[-2] == "0 " and (tmp_path / "a.png").stat().st_size > 1000
 
 

@@ -9,8 +9,6 @@ import json
 import pickle
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +16,7 @@ import torch
 
 from engine.importers.hugging_face import HFImportError, import_hf
 from engine.importers.nanogpt import NanoGPTImportError, import_nanogpt
+from tests import fresh_imports
 from tests.engine.cli.test_cli_train import one_error_line, run_cli
 from tests.engine.importers.test_hugging_face import hf_model, pretrained, tokenizer  # noqa: F401  (fixtures)
 from tests.engine.importers.test_nanogpt import write_out_dir
@@ -74,8 +73,7 @@ def test_a_pickled_weights_file_is_one_line_and_torch_says_nothing(case, pretrai
     data, said = EVIL[case]
     (folder / "pytorch_model.bin").write_bytes(data)
     code = "import sys; from engine.cli import main; sys.exit(main(sys.argv[1:]))"
-    done = subprocess.run([sys.executable, "-c", code, "import", "hf", str(folder), "--run", str(tmp_path / "run")],
-                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    done = fresh_imports.run(code, "import", "hf", folder, "--run", tmp_path / "run", cwd=ROOT)
     line = one_error_line(done.returncode, done.stderr)  # exactly one line: no warning from torch before it
     assert done.returncode == 2 and "pytorch_model.bin" in line and said in line
     assert not (tmp_path / "run").exists()

@@ -10,8 +10,6 @@ import copy
 import json
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -23,6 +21,7 @@ from engine.text.corpus import CorpusError, shakespeare_text
 from engine.text.tokenizer import tokenizer_from_dict
 from engine.rundir.runs import Run
 from engine.training.trainer import Trainer
+from tests import fresh_imports
 from tests.engine.cli.test_cli_train import one_error_line, run_cli
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -291,8 +290,7 @@ def test_padding_to_a_billion_tokens_is_one_line_in_a_process_that_exits_normall
     d = edited(tokenizer_dict, *REFUSED["padding to 10^9"][:2])
     run = damaged_copy(bpe_run, tmp_path, d)
     code = "import sys; from engine.cli import main; sys.exit(main(sys.argv[1:]))"
-    done = subprocess.run([sys.executable, "-c", code, "sample", "--run", str(run), "--tokens", "2"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=600)
+    done = fresh_imports.run(code, "sample", "--run", run, "--tokens", "2", cwd=ROOT)
     assert done.returncode == 2, done.stderr
     line = one_error_line(done.returncode, done.stderr)
     assert str(run / "tokenizer.json") in line and "padding" in line
