@@ -195,19 +195,14 @@ class TrainingController(QObject):
 
     def _show_opened(self, run) -> None:
         self.shutdown()
-        steps = run.checkpoint_steps()
-        finished = bool(steps) and steps[-1] >= run.config.train.steps
-        # one event: the run, its config in the builder, and where training stands (stopped: Train resumes
-        # it; finished: Train starts a new run with its config)
-        self.session.replace_run(OpenRun(run.config, run.tokenizer_if_read, run), config=run.config,
-                                 training="finished" if finished else "stopped")
+        self.session.set_run(run)  # one event: the run, its config in the builder, where training stands
         for warning in run.warnings:
             self.session.post_message(warning, "warning")
         self.sig_run_shown.emit(str(run.path))
 
     def new_run(self) -> None:
         self.shutdown()
-        self.session.replace_run(None, training="idle")
+        self.session.set_run(None)
 
     def shutdown(self) -> None:
         """Stop training and wait for the worker: its generator writes a resumable checkpoint."""

@@ -132,8 +132,17 @@ class Session(QObject):
         self.workspace.replace_run(open_run, config, training)
 
     def set_run(self, run) -> None:
-        """Open the run of an engine.rundir.runs.Run (None: no run open)."""
-        self.replace_run(None if run is None else OpenRun(run.config, getattr(run, "tokenizer", None), run))
+        """Show an opened engine.rundir.runs.Run (None: no run), as the window's controller opens one: one event,
+        with the run's config in the builder and training stopped (Train resumes it) or finished (Train starts a
+        new run with its config). Its tokenizer goes with it only if it was read already: a run checked in a child
+        (`Run(path, checked=True)`, GPT-2's) has it read only where something asks for it, not here."""
+        if run is None:
+            self.replace_run(None, training="idle")
+            return
+        steps = run.checkpoint_steps()
+        finished = bool(steps) and steps[-1] >= run.config.train.steps
+        self.replace_run(OpenRun(run.config, run.tokenizer_if_read, run), config=run.config,
+                         training="finished" if finished else "stopped")
 
     def report_step(self, report) -> None:
         self.step = report.step
