@@ -130,7 +130,7 @@ def scrub_heatmaps(app, run, seconds: float) -> None:
     pane.resize(1400, 900)
     pane.show()
     session.set_run(Run(run.path))
-    wait_until(app, lambda: "attention" in pane._results)
+    wait_until(app, lambda: "attention" in pane.view.results)
     for phase in ("cold", "warm"):
         worst, wall, collection = scrub_and_probe(app, pane, seconds)
         print(f"heatmaps {phase}: GUI-thread CPU between ticks {worst:.0f} ms (goal/worst "
