@@ -198,7 +198,7 @@ class RunsPane(SeenWidget):
             self.empty_label.setText(
                 f"No runs yet in {folders[0]}{' or the folders added' if len(folders) > 1 else ''}: train one "
                 "in the Training pane (Train), open the sample run from Help → Welcome, or bring one in with "
-                "File → Import nanoGPT checkpoint… or File → Open Hugging Face model….")
+                "File → Import nanoGPT checkpoint… or File → Open Hugging Face model…")
 
     def _fit_columns(self) -> None:
         """Every column as wide as its contents, but the run's name no wider than what the others leave (and
