@@ -184,7 +184,9 @@ class NormsChart(_Chart):
         left.setTicks(None)
         if decades is not None:
             low, high = decades[0], max(decades[1], decades[0] + 1)
-            self.plot.setYRange(low, high, padding=0.05)  # a log axis's range is in powers of ten
+            # a log axis's range is in powers of ten; the margin keeps the end labels, which pyqtgraph drops
+            # where they would stick out of a low axis (at 1000×650 neither "1" nor "10¹" was drawn)
+            self.plot.setYRange(low, high, padding=0.2)
             ticks = list(range(low, high + 1))
             left.setTicks([list(zip(ticks, left.logTickStrings(ticks, 1.0, 1.0)))])
 
