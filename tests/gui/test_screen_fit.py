@@ -175,3 +175,23 @@ def test_tiles_ask_for_the_same_least_size_in_one_row_or_two(qtbot):
         least.append((tiles._columns, tiles.minimumSizeHint()))
     assert [c for c, _ in least] == [4, 2] and least[0][1] == least[1][1]
     assert least[0][1].height() >= 2 * screen_fit.PLOT_MIN
+
+
+def test_every_plot_of_the_weight_panes_coefficient_page_keeps_150_px_at_1000x650(qtbot, make_window, screen,
+                                                                                   tmp_path):
+    """Issue 40, seen under Xvfb: at 1000×650 the norms chart under the three maps was ~95 px high, its log
+    axis left unlabelled; the page now scrolls instead."""
+    from tests.engine.cli.test_export_cli import tiny_run
+
+    screen(QRect(0, 0, 1000, 650))
+    run = tiny_run(tmp_path / "run")
+    w = make_window(run_dir=run.path)
+    w.docks["pane_weight"].raise_()
+    page = w.panes["pane_weight"].page
+    qtbot.waitUntil(lambda: page.drawn is not None, timeout=60_000)  # computed in the analysis process
+    plots_built(qtbot)
+    heights = {m.title(): m._room.height() for m in (page.G_map, page.W_map, page.dW_map)}
+    heights["norms"] = page.norms.graphics.height()
+    assert min(heights.values()) >= screen_fit.PLOT_MIN, heights
+    area = w.docks["pane_weight"].widget()
+    assert area.verticalScrollBar().maximum() > 0

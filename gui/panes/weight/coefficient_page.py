@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QScroll
 from engine.views.weight import shown_step
 
 from ...binding import bind
+from ...screen_fit import PLOT_MIN
 from ...widgets.formula import FormulaView
 from ...widgets.heatmap import HeatmapWidget
 from .charts import GeometryChart, NormsChart, PartsList, series
@@ -53,6 +54,11 @@ class CoefficientPage(QSplitter):
         self.addWidget(maps)
         self.addWidget(bottom)
         self.setSizes([500, 400])
+        # every plot keeps PLOT_MIN and a low pane scrolls: at 1000×650 the norms chart was ~95 px and the
+        # maps above took the rest (given their room alone, the charts took it from the maps: ~70 px)
+        self.setChildrenCollapsible(False)
+        for m in (self.G_map, self.W_map, self.dW_map):
+            m.keep_plot_height(PLOT_MIN)
         bind(self.split_box, view, "split", values=("classes", "terms"))
         bind(self.mode_box, view, "mode", values=("lines", "shares"))
         bind(self.log_box, view, "log")
@@ -85,6 +91,7 @@ class CoefficientPage(QSplitter):
         self.mode_box.addItems(["lines", "stacked shares"])
         self.log_box = QCheckBox("log scale")
         self.norms = NormsChart()
+        self.norms.setMinimumHeight(PLOT_MIN)
         row = QHBoxLayout()
         for w in (QLabel("Split:"), self.split_box, QLabel("Show:"), self.mode_box, self.log_box):
             row.addWidget(w)
@@ -96,6 +103,7 @@ class CoefficientPage(QSplitter):
         col.addWidget(self.norms, 1)
         self.geometry_label = QLabel()
         self.geometry_chart = GeometryChart()
+        self.geometry_chart.setMinimumHeight(2 * PLOT_MIN)  # two plots, one above the other
         update = QWidget()
         col = QVBoxLayout(update)
         col.setContentsMargins(0, 0, 0, 0)
