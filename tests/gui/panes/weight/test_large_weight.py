@@ -63,7 +63,10 @@ def test_w_e_is_drawn_pooled_then_as_the_rows_of_a_texts_tokens(qtbot, run_path)
     qtbot.waitUntil(lambda: pane.record() is not None and pane.G_map.matrix().shape == (500, 64), timeout=WAIT)
     assert pane.G_map.labels()[0][0] == "4500 " + tok.token_strings([4500])[0]
     session.select_weight("blocks.0.W_Q")  # 64 × 64: drawn whole, no row window
-    qtbot.waitUntil(lambda: pane.record() is not None and pane.record().weight == "blocks.0.W_Q", timeout=WAIT)
+    # drawn, not only held: the run opened on this weight, so its record is held already and is drawn at the
+    # pane's next frame (the map still showed W_E's rows when the test looked at once)
+    qtbot.waitUntil(lambda: pane.record() is not None and pane.record().weight == "blocks.0.W_Q"
+                    and pane.page.drawn is pane.record(), timeout=WAIT)
     assert not pane.rows_row.isVisible() and pane.G_map.matrix().shape == (64, 64)
     assert pane.G_map.plot_item.vb.state["aspectLocked"]  # square cells again
 
