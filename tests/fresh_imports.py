@@ -20,6 +20,7 @@ import selectors
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -85,35 +86,49 @@ def _path_env(env: dict | None = None) -> dict:
 
 class _Zygote:
     def __init__(self):
+        self._errors = tempfile.TemporaryFile()
         self.process = subprocess.Popen([sys.executable, "-c", _SERVER], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                                        stdout=subprocess.PIPE, stderr=self._errors, bufsize=0, cwd=ROOT,
                                         env=_path_env())
         self._said = selectors.DefaultSelector()
         self._said.register(self.process.stdout, selectors.EVENT_READ)
+        self._read = b""
         first = self._line(TIMEOUT_S)
         if first is None:
-            raise RuntimeError(f"the zygote did not start: {self.process.stderr.read()[-2000:]}")
+            self._errors.seek(0)
+            raise RuntimeError(f"the zygote did not start: {self._errors.read()[-2000:].decode(errors='replace')}")
         said = json.loads(first)
         self.modules, self.warned = frozenset(said["modules"]), said["warned"]
 
     def _line(self, timeout: float) -> str | None:
-        if not self._said.select(timeout):
-            return None
-        line = self.process.stdout.readline()
-        return line or None
+        """The zygote's next line, or None if it said none within `timeout` seconds (or ended). Read unbuffered:
+        two lines that came together are both kept, never one left unseen in a buffer while the pipe is waited on."""
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self._read:
+            left = deadline - time.monotonic()
+            if left <= 0 or not self._said.select(left):
+                return None
+            chunk = os.read(self.process.stdout.fileno(), 1 << 16)
+            if not chunk:
+                return None
+            self._read += chunk
+        line, self._read = self._read.split(b"\n", 1)
+        return line.decode()
 
     def run(self, code: str, argv: list[str], cwd: Path, env: dict, timeout: float) -> subprocess.CompletedProcess:
         with tempfile.TemporaryDirectory() as folder:
             out, err = Path(folder, "stdout"), Path(folder, "stderr")
             out.touch()
             err.touch()
-            self.process.stdin.write(json.dumps({"code": code, "argv": argv, "cwd": str(cwd), "env": env,
-                                                 "stdout": str(out), "stderr": str(err)}) + "\n")
-            self.process.stdin.flush()
+            self.process.stdin.write((json.dumps({"code": code, "argv": argv, "cwd": str(cwd), "env": env,
+                                                  "stdout": str(out), "stderr": str(err)}) + "\n").encode())
             pid = json.loads(self._line(TIMEOUT_S))
             said = self._line(timeout)
             if said is None:
-                os.kill(pid, 9)
+                try:
+                    os.kill(pid, 9)
+                except ProcessLookupError:  # it ended meanwhile
+                    pass
                 self._line(TIMEOUT_S)
                 raise subprocess.TimeoutExpired(["python", "-c", code, *argv], timeout)
             return subprocess.CompletedProcess(["python", "-c", code, *argv], json.loads(said),
@@ -124,7 +139,7 @@ class _Zygote:
         self.process.stdin.close()
         self.process.wait(TIMEOUT_S)
         self.process.stdout.close()
-        self.process.stderr.close()
+        self._errors.close()
 
 
 _zygote: _Zygote | None = None
