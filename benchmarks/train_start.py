@@ -5,9 +5,10 @@ and its close (a checkpoint) on this process's thread. A probe thread sleeps 5 m
 app's GUI thread does (every second, automatic collection off, what is alive at the start frozen). Rounds
 alternate with the way it was before issue 37 (`in thread`: no child, the trainer tokenises the corpus itself),
 each on an empty token cache, so both see the same work and the same neighbours' load; late wakes over 50 ms are
-named by the line the training thread was on.
+named by the line the training thread was on. `--stretches` adds what does not depend on the load: the training
+thread's longest stretches of its own CPU time inside one C call.
 
-    python benchmarks/train_start.py [--run RUN --corpus FILE] [--rounds 2] [--child-only]
+    python benchmarks/train_start.py [--run RUN --corpus FILE] [--rounds 2] [--child-only] [--stretches]
     (default: tiny with a 5,000-token BPE)
 """
 
@@ -22,6 +23,7 @@ import tempfile
 import threading
 import time
 import traceback
+from contextlib import nullcontext
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -76,8 +78,34 @@ def collect_as_the_app_does() -> None:
                 gc.collect(2)
 
 
-def start(args, way: str) -> list[tuple[str, float, list[float], list]]:
-    """The phases of one Train press, each (name, seconds, late wakes, where)."""
+class Stretches:
+    """With `--stretches`: the training thread's longest runs of its own CPU time between two Python-level events
+    (a call or a return, of Python or of C), each a C call or a collection that may hold the lock, whatever the
+    machine's load; a torch operation lets go of the lock while it computes, so its stretches hold nothing."""
+
+    def __init__(self):
+        self.found: list[tuple[float, str]] = []
+        self._last, self._what = 0.0, ""
+
+    def __enter__(self):
+        self._last = time.thread_time()
+        sys.setprofile(self._event)
+        return self
+
+    def __exit__(self, *_):
+        sys.setprofile(None)
+
+    def _event(self, frame, event, arg) -> None:
+        now = time.thread_time()
+        name = getattr(arg, "__name__", "?") if event.startswith("c_") else frame.f_code.co_name
+        here = f"{name} at {Path(frame.f_code.co_filename).name}:{frame.f_lineno}"
+        if now - self._last > 0.01:
+            self.found.append((1000 * (now - self._last), f"{self._what} .. {event} {here}"))
+        self._last, self._what = time.thread_time(), f"{event} {here}"
+
+
+def start(args, way: str) -> list[tuple[str, float, list[float], list, list]]:
+    """The phases of one Train press, each (name, seconds, late wakes, where, stretches)."""
     from engine.child_job import ChildJob
     from engine.configs.presets import load_preset
     from engine.rundir.runs import Run
@@ -103,10 +131,10 @@ def start(args, way: str) -> list[tuple[str, float, list[float], list]]:
     phases = []
 
     def phase(name, fn):
-        with Probe(threading.get_ident()) as probe:
+        with Probe(threading.get_ident()) as probe, Stretches() if args.stretches else nullcontext() as cpu:
             t0 = time.perf_counter()
             out = fn()
-            phases.append((name, time.perf_counter() - t0, probe.late, probe.where))
+            phases.append((name, time.perf_counter() - t0, probe.late, probe.where, cpu.found if cpu else []))
         return out
 
     if way == "child":
@@ -123,6 +151,9 @@ def main() -> None:
     ap.add_argument("--run", help="a run to resume (an import fine-tunes), e.g. an imported GPT-2-shaped run")
     ap.add_argument("--corpus", help="the corpus an import fine-tunes on")
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--stretches", action="store_true",
+                    help="also name the training thread's longest stretches of CPU between Python-level events "
+                         "(the probe's waits are longer then: the profiler slows the thread)")
     ap.add_argument("--child-only", action="store_true",
                     help="only the app's way (the corpus in a child); each round resumes the checkpoint the "
                          "last one's close wrote, so a second round reads an optimizer's state")
@@ -139,13 +170,15 @@ def main() -> None:
         ways = ("child", "in thread") if r % 2 == 0 else ("in thread", "child")
         for way in ("child",) if args.child_only else ways:
             print(f"round {r + 1}, {way}:")
-            for name, seconds, late, where in start(args, way):
+            for name, seconds, late, where, stretches in start(args, way):
                 worst = max(late, default=0.0)
                 print(f"  {name}: {seconds:.2f} s; the probe's longest wait {worst:.0f} ms "
                       f"({worst / GOAL_MS:.2f} of the goal), {sum(x > GOAL_MS for x in late)} over {GOAL_MS:.0f} ms, "
                       f"{sum(x > HOLD_MS for x in late)} over {HOLD_MS:.0f} ms")
                 for ms, line in sorted(where, reverse=True)[:4]:
                     print(f"      {ms:.0f} ms at {line}")
+                for ms, line in sorted(stretches, reverse=True)[:6]:
+                    print(f"      CPU {ms:.0f} ms: {line}")
 
 
 if __name__ == "__main__":
