@@ -46,7 +46,7 @@ def in_front(qtbot, make_window, name: str):
 @pytest.fixture(scope="module")
 def three_runs_once(tmp_path_factory, small_text):
     """A folder with corpus.txt and runs/{a,b,c} (three_runs), trained once for the module's tests: trained
-    again for each of its 18 tests, they were 7 s of the file's 47 (quiet machine)."""
+    again for each test that uses them, they were 7 s of the file's 47 (quiet machine)."""
     from engine.rundir.fork import fork_run, parse_setting
 
     top = tmp_path_factory.mktemp("three-runs")
