@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT_S = 600  # a cap on one run, never what a test checks
 
 # The zygote: reads one request a line, forks a child that runs it as `python -c` would, answers its pid and
-# then its exit code. Its own stdout/stderr are the pipes to the test; a child writes to the request's files.
+# then its exit code on its stdout (the pipe to the test); a child writes to the request's files.
 _SERVER = r"""
 import atexit, builtins, json, os, sys, traceback, types, warnings
 with warnings.catch_warnings(record=True) as warned:  # "always": nothing a run would warn of is marked as said
