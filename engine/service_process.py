@@ -250,7 +250,7 @@ class ServiceProcess:
                 if message is None:
                     # Said, not shown by closing our end: the reader is blocked reading it, and a descriptor
                     # closed under a read stays open until that read returns, so the process never read
-                    # end-of-file and every close() waited out its `wait` and killed it.
+                    # end-of-file and a close() that found the reader there waited out its `wait` and killed it.
                     conn.send(("stop",))
                     return
                 conn.send(message)
