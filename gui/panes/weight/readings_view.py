@@ -96,17 +96,18 @@ class _Plot(pg.PlotWidget):
 
 
 class _DecadeAxis(pg.AxisItem):
-    """A log axis labelled at its decades alone, and at 2 and 5 times them where it spans less than two; the
-    other minor ticks keep their marks. pyqtgraph labels all nine per decade on a short span: on GPT-2's
-    curvature (λ_c from 9·10² to 7·10⁴) at 1280 × 720 "10⁴" and "9·10³" to "6·10³" were drawn over each other."""
+    """A log axis labelled at the decades it shows, and at 2 and 5 times them where it shows one; within one
+    decade, at every minor tick (pyqtgraph's own labels). The other minor ticks keep their marks. pyqtgraph labels
+    all nine per decade on any span under three: on GPT-2's curvature (λ_c from 9·10² to 7·10⁴) at 1280 × 720
+    "10⁴" and "9·10³" to "6·10³" were drawn over each other."""
 
     def logTickStrings(self, values, scale, spacing):
         strings = super().logTickStrings(values, scale, spacing)
         lo, hi = sorted(self.range)
-        decades = math.floor(hi) - math.ceil(lo) + 1
+        decades = math.floor(hi) - math.ceil(lo) + 1  # the powers of ten in view
 
         def kept(v: float) -> bool:
-            if abs(v - round(v)) < 1e-9:
+            if decades < 1 or abs(v - round(v)) < 1e-9:
                 return True
             return decades < 2 and round(10 ** (v - math.floor(v))) in (2, 5)
 
@@ -456,7 +457,8 @@ class CurvatureTab(QWidget):
             y = np.asarray(y, dtype=float)
             self.curves[key].setData(*((x, y) if np.isfinite(y).any() else ([], [])), **kw)
 
-        put("threshold", steps, positive([c.threshold for c in series]))
+        threshold = positive([c.threshold for c in series])  # one point alone gets a mark: a line needs two
+        put("threshold", steps, threshold, symbol="_" if np.isfinite(threshold).sum() == 1 else None, symbolSize=14)
         # a line only between neighbouring steps where it was found: a bound breaks it
         put("critical", steps, positive(np.where(found, lam, np.nan)), connect="finite")
         put("bound", steps[~found], positive(lam[~found]))

@@ -91,8 +91,9 @@ def test_the_curvature_tab_draws_the_series_against_the_threshold(qtbot, run_pat
     tab.view.series = series
     tab.view.series = None  # before the intervals over training come (minutes on GPT-2): the step on screen's
     x, y = data("threshold")
-    assert list(x) == [4] and list(y) == [tab.view.result.threshold]
+    assert list(x) == [4] and list(y) == [tab.view.result.threshold] and tab.curves["threshold"].opts["symbol"]
     tab.view.series = series
+    assert tab.curves["threshold"].opts["symbol"] is None  # a dashed line once there are two points
     why = "κ along the step is not measured on this model: its double backward … over the 8 GB budget"
     tab.view.result = dataclasses.replace(at, unmeasured=why, along=math.nan, curvature=math.nan,
                                           weight_curvature=None)  # as a GPT-2 small's comes: λ_c alone
@@ -101,8 +102,11 @@ def test_the_curvature_tab_draws_the_series_against_the_threshold(qtbot, run_pat
     axis.setRange(math.log10(900), math.log10(7e4))
     ticks = [math.log10(v) for v in (900, 2e3, 5e3, 9e3, 1e4, 2e4)]
     assert axis.logTickStrings(ticks, 1.0, 1.0) == ["", "", "", "", "10⁴", ""]
-    axis.setRange(math.log10(1.5e4), math.log10(9e4))  # within one decade: 2 and 5 times it too
-    assert axis.logTickStrings([math.log10(v) for v in (2e4, 3e4, 5e4)], 1.0, 1.0) == ["2·10⁴", "", "5·10⁴"]
+    axis.setRange(math.log10(3e3), math.log10(5e4))  # one decade shown: 2 and 5 times it too
+    ticks = [math.log10(v) for v in (5e3, 7e3, 1e4, 2e4, 3e4)]
+    assert axis.logTickStrings(ticks, 1.0, 1.0) == ["5·10³", "", "10⁴", "2·10⁴", ""]
+    axis.setRange(math.log10(1.5e4), math.log10(9e4))  # within one decade: every tick
+    assert axis.logTickStrings([math.log10(v) for v in (2e4, 3e4, 5e4)], 1.0, 1.0) == ["2·10⁴", "3·10⁴", "5·10⁴"]
     assert tab.legend.brush().color().name() == QColor(plot_colors().background).name()  # names readable over lines
     pane.timeline.set_step(0)  # no update reaches the first saved step: said in one line
     qtbot.waitUntil(lambda: "the run's first saved step" in tab.message.text(), timeout=WAIT)
