@@ -114,7 +114,7 @@ def start(args, way: str) -> list[tuple[str, float, list[float], list, list]]:
 
     os.environ["GPT_EXPLORER_CACHE"] = tempfile.mkdtemp(prefix="train-start-cache-")  # cold, both ways
     if args.run:
-        config = Run(args.run).config
+        config = Run(args.run, checked=True).config  # as the app opens it: its tokenizer read by the trainer only
         data = dataclasses.replace(config.data, corpus=args.corpus) if args.corpus else config.data
         prepare = corpus_preparation(data, config.model.n_ctx, args.run)
 
@@ -160,6 +160,7 @@ def main() -> None:
     args = ap.parse_args()
     from engine.training.thread_policy import prepare_openmp  # noqa: F401 — as the app's entry point
     from engine.training.trainer import Trainer  # noqa: F401 — torch and the engine, loaded before the freeze
+    import engine.text.bpe  # noqa: F401 — with torch, as the app's window loads it (gui/torch_import.py)
 
     # as the app: collection only from its GUI thread (here the probe's), and what is alive once it is built kept
     # out of full collections (gui/main_window.py)

@@ -132,3 +132,19 @@ def test_the_device_names_the_precision_and_a_compile_fallback_is_a_notice(qtbot
     worker.stop()
     qtbot.waitUntil(lambda: worker.isFinished(), timeout=WAIT)
     assert infos[0].device_name == "CPU · float32" and infos[0].notice == trainer.compile_message
+
+
+def test_the_tokenizers_library_loads_with_torch(monkeypatch):
+    """The first BPE built in the app imported `tokenizers` where it was built (the training thread pressing Train
+    on an imported GPT-2, the GUI thread opening a small BPE run), its initialisation holding the interpreter lock
+    ~90 ms of CPU: it loads with torch, which the window imports while it shows "loading"."""
+    import sys
+
+    import engine.text.bpe
+    from gui import torch_import
+
+    monkeypatch.setattr(torch_import, "_ready", False)
+    monkeypatch.setattr(engine.text, "bpe", engine.text.bpe, raising=False)  # put back as it was afterwards
+    monkeypatch.delitem(sys.modules, "engine.text.bpe", raising=False)
+    torch_import.ensure_torch()
+    assert "engine.text.bpe" in sys.modules
