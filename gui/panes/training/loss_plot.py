@@ -18,14 +18,18 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, Qt
-from PySide6.QtGui import QFontMetrics
-from PySide6.QtWidgets import QCheckBox, QGraphicsItem, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtGui import QColor, QFontMetrics
+from PySide6.QtWidgets import (QCheckBox, QGraphicsItem, QGraphicsSimpleTextItem, QHBoxLayout, QLabel, QVBoxLayout,
+                               QWidget)
 
-from engine.analysis.head_roles import ROLE_NAMES
+from engine.analysis.head_roles import ROLE_NAMES, Role
 
 from ...screen_fit import PLOT_MIN
 from ...theme import plot_colors, style_plot
 
+TAG_ROWS = 2  # rows of the band above the loss that name the heads' formations
+TAG_GAP = 6   # px: the least room between two tags in a row
+LEGEND_MOST = 4  # formations named in the legend below the loss (all of them in its tooltip)
 LR_MIN_WIDTH = 190  # px: the learning-rate plot beside the loss, enough for its tick labels and a few steps
 
 
@@ -122,7 +126,17 @@ class LossPlot(QWidget):
         self.val_curve = self.loss.plot([], [], name="validation", symbol="o", symbolSize=6)
         self.lr_curve = self.lr_plot.plot([], [])
         self.formations: list[pg.InfiniteLine] = []  # the steps heads took their roles (set_formations)
-        self._formation_names: list[str] = []         # what each line marks, in step order
+        self.formation_tags: list[QGraphicsSimpleTextItem] = []  # their short names, in the band above the loss
+        self._formation_names: list[str] = []         # what each line marks, in step order (the legend)
+        # the band: the loss's top axis, without values, shown while there are formations to name
+        self.band = self.loss.getAxis("top")
+        self.band.setStyle(showValues=False, tickLength=0)
+        self.band.setHeight(TAG_ROWS * QFontMetrics(self.font()).height() + 2)
+        self.band.geometryChanged.connect(self._label_formations)
+        self.legend = QLabel(self)
+        self.legend.setObjectName("formations_legend")
+        self.legend.setWordWrap(True)
+        self.legend.hide()
         self.cursor = pg.InfiniteLine(angle=90, movable=False)
         self.loss.addItem(self.cursor, ignoreBounds=True)
         self.cursor.hide()
@@ -144,6 +158,7 @@ class LossPlot(QWidget):
         col.setContentsMargins(0, 0, 0, 0)
         col.addLayout(top)
         col.addWidget(self.graphics, 1)
+        col.addWidget(self.legend)
         self.history, self.total_steps = LossHistory(), None
         for plot in (self.loss, self.lr_plot):
             for name in ("left", "bottom"):
@@ -185,48 +200,66 @@ class LossPlot(QWidget):
 
     def set_formations(self, roles) -> None:
         """Mark on the loss curve the steps at which heads took their roles (head_roles.Role with `formed`): a
-        dashed line each, labelled with the heads and roles, so the bend of the curve and the head that made it
-        are read together."""
+        dashed line each, named by a short tag ("L0 H0") in a band above the plot, so the bend of the curve and
+        the head that made it are read together. The full names are the tag's and the line's tooltip and the
+        legend below the plot. Labels written up their lines inside the plot crossed the curves and, a few
+        steps apart, each other."""
         for line in self.formations:
             self.loss.removeItem(line)
-        by_step: dict[int, list[str]] = {}
+        for tag in self.formation_tags:
+            tag.setParentItem(None)
+            if tag.scene() is not None:
+                tag.scene().removeItem(tag)
+        by_step: dict[int, list[Role]] = {}
         for r in roles:
-            by_step.setdefault(r.formed, []).append(f"L{r.layer} H{r.head} {ROLE_NAMES[r.score]}")
+            by_step.setdefault(r.formed, []).append(r)
         c = plot_colors()
-        self.formations, self._formation_names = [], []
-        for step, names in sorted(by_step.items()):
-            # the label runs up its line from the bottom of the plot, inside it: across the plot, a label
-            # beside its line was cut at the plot's edge in a narrow pane
+        self.formations, self.formation_tags, self._formation_names = [], [], []
+        for step, heads in sorted(by_step.items()):
+            names = ", ".join(f"L{r.layer} H{r.head} {ROLE_NAMES[r.score]}" for r in heads)
             line = pg.InfiniteLine(pos=step, angle=90, movable=False,
-                                   pen=pg.mkPen(c.accent, width=1, style=Qt.PenStyle.DashLine),
-                                   label=", ".join(names),
-                                   labelOpts={"position": 0.97, "color": c.foreground, "rotateAxis": (1, 0),
-                                              "anchors": [(1, 0), (1, 0)]})
-            line.setToolTip(", ".join(names) + f": formed at step {step}")
+                                   pen=pg.mkPen(c.accent, width=1, style=Qt.PenStyle.DashLine))
+            line.setToolTip(f"{names}: formed at step {step}")
             self.loss.addItem(line, ignoreBounds=True)
+            short = f"L{heads[0].layer} H{heads[0].head}" + (f" +{len(heads) - 1}" if len(heads) > 1 else "")
+            tag = QGraphicsSimpleTextItem(short, self.band)
+            tag.setBrush(QColor(c.foreground))
+            tag.setToolTip(line.toolTip())
             self.formations.append(line)
-            self._formation_names.append(", ".join(names))
+            self.formation_tags.append(tag)
+            self._formation_names.append(f"{names} at step {step}")
+        shown = bool(self.formations)
+        self.loss.showAxis("top", shown)
+        listed = self._formation_names[:LEGEND_MOST]
+        more = len(self._formation_names) - len(listed)
+        self.legend.setText("Heads formed (dashed lines): " + " · ".join(listed)
+                            + (f" · and {more} more (hover a line)" if more > 0 else ""))
+        self.legend.setToolTip("\n".join(self._formation_names))
+        self.legend.setVisible(shown)
         self._label_formations()
 
     def _label_formations(self, *_) -> None:
-        """One label for lines closer on screen than a line of text: two induction heads that formed 25 steps
-        apart had their labels printed over each other. The first line of such a group carries every name,
-        the others none (each keeps its tooltip); regrouped when the steps shown or the width change."""
+        """Place each tag over its line in the band, in the first of its TAG_ROWS rows where it clears the tag
+        before it; a tag that clears none, or whose line is out of view, is hidden (its line keeps its
+        tooltip, the legend its name). Re-placed when the steps shown or the width change."""
         if not self.formations:
             return
-        (x0, x1), width = self.loss.vb.viewRange()[0], self.loss.vb.width()
-        per_step = width / (x1 - x0) if x1 > x0 and width > 0 else math.inf  # not laid out: apart
-        room = QFontMetrics(self.font()).height() + 2
-        texts = list(self._formation_names)
-        first = 0
-        for k in range(1, len(texts)):
-            if (self.formations[k].value() - self.formations[first].value()) * per_step < room:
-                texts[first], texts[k] = f"{texts[first]}, {texts[k]}", ""
-            else:
-                first = k
-        for line, text in zip(self.formations, texts):
-            if line.label.format != text:
-                line.label.setFormat(text)
+        (x0, x1), width = self.loss.vb.viewRange()[0], self.band.size().width()
+        line_height = QFontMetrics(self.band.font()).height()
+        ends = [-math.inf] * TAG_ROWS  # right edge of the last tag placed in each row
+        for line, tag in zip(self.formations, self.formation_tags):
+            tag.setFont(self.band.font())
+            w = tag.boundingRect().width()
+            x = (line.value() - x0) / (x1 - x0) * width if x1 > x0 else -1.0
+            row = None
+            if 0 <= x <= width and w <= width:
+                left = min(max(x - w / 2, 0.0), width - w)
+                row = next((k for k, end in enumerate(ends) if end + TAG_GAP <= left), None)
+            tag.setVisible(row is not None)
+            if row is not None:
+                ends[row] = left + w
+                # the lower row next to the plot: the tags nearest their lines are read first
+                tag.setPos(left, (TAG_ROWS - 1 - row) * line_height + 1)
 
     def plot_heights(self) -> dict[str, float]:
         """The height in pixels of each plot, axes included (tests)."""
@@ -312,6 +345,8 @@ class LossPlot(QWidget):
         self.cursor.setPen(pg.mkPen(c.accent, width=1, style=Qt.PenStyle.DashLine))
         self.key.setText(f"<span style='color:{c.train}'>━ train</span>&nbsp;&nbsp;"
                          f"<span style='color:{c.val}'>●━ validation</span>")
+        self.band.setPen(c.foreground)
         for line in self.formations:
             line.setPen(pg.mkPen(c.accent, width=1, style=Qt.PenStyle.DashLine))
-            line.label.setColor(c.foreground)
+        for tag in self.formation_tags:
+            tag.setBrush(QColor(c.foreground))

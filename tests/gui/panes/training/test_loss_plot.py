@@ -97,19 +97,30 @@ def test_the_steps_heads_took_their_roles_are_marked_on_the_loss_curve(qtbot, ma
     values["induction"][2:, 1, 0] = 0.6        # L1 H0 from step 20
     values["copying"][:, 1, 1] = 0.9           # not attention: not on the curve
     pane.head_timeline.set_timeline(HeadTimeline([0, 10, 20], values, np.zeros(3), False))
-    pane.plot.loss.setXRange(0, 30, padding=0)  # the lines apart on screen (closer ones share a label: below)
+    pane.plot.loss.setXRange(0, 30, padding=0)
     lines = pane.plot.formations
     assert [line.value() for line in lines] == [10, 20]
-    assert [line.label.format for line in lines] == ["L0 H1 previous-token", "L1 H0 induction"]
+    assert [tag.text() for tag in pane.plot.formation_tags] == ["L0 H1", "L1 H0"]
+    assert [line.toolTip() for line in lines] == ["L0 H1 previous-token: formed at step 10",
+                                                  "L1 H0 induction: formed at step 20"]
+    assert pane.plot.legend.text() == ("Heads formed (dashed lines): L0 H1 previous-token at step 10 · "
+                                       "L1 H0 induction at step 20")
     assert all(line in pane.plot.loss.items for line in lines)
     pane.head_timeline.set_timeline(None)  # another run: its marks go
     assert pane.plot.formations == [] and not any(i in lines for i in pane.plot.loss.items)
+    assert pane.plot.formation_tags == [] and pane.plot.legend.isHidden()
 
 
-def test_formations_closer_on_screen_than_a_line_of_text_share_one_label(qtbot):
-    """Issue 40, seen under Xvfb: two induction heads formed 25 steps apart in an 800-step lesson and their
-    labels were printed over each other. Lines closer than a line of text share the first one's label; zoomed
-    in far enough, each has its own again."""
+def tag_rects(plot):
+    """The scene rects of the formation tags shown."""
+    return [t.mapRectToScene(t.boundingRect()) for t in plot.formation_tags if t.isVisible()]
+
+
+def test_formation_tags_never_cover_each_other_the_curves_or_the_axes(qtbot):
+    """Issue 40, seen under Xvfb: the heads' names ran up their lines inside the plot, across the curves, and
+    lines a few steps apart printed theirs over each other. The short tags stand in a band above the plot, in
+    rows, none over another, the curves' view or an axis; one that has no room is hidden (its line keeps its
+    tooltip, the legend its name) and comes back when zoomed in."""
     from engine.analysis.head_roles import Role
 
     plot = LossPlot()
@@ -118,14 +129,31 @@ def test_formations_closer_on_screen_than_a_line_of_text_share_one_label(qtbot):
     plot.show()
     qtbot.waitExposed(plot)
     plot.show_history(history(800))
-    plot.set_formations([Role(0, 0, "previous_token", 0.9, 150), Role(1, 0, "induction", 0.5, 400),
-                         Role(1, 2, "induction", 0.5, 425)])
+    steps = [150, 160, 170, 180, 400, 425, 790]
+    plot.set_formations([Role(k % 3, k, "induction", 0.5, s) for k, s in enumerate(steps)]
+                        + [Role(2, 9, "previous_token", 0.9, 790)])
     plot.loss.setXRange(0, 800, padding=0)
-    assert [line.label.format for line in plot.formations] == [
-        "L0 H0 previous-token", "L1 H0 induction, L1 H2 induction", ""]
-    plot.loss.setXRange(380, 440, padding=0)  # 25 steps are ~150 px now
-    assert [line.label.format for line in plot.formations] == [
-        "L0 H0 previous-token", "L1 H0 induction", "L1 H2 induction"]
+    qtbot.waitUntil(lambda: plot.band.isVisible() and plot.band.size().height() > 0, timeout=180_000)
+
+    def check():
+        rects = tag_rects(plot)
+        assert all(not a.intersects(b) for i, a in enumerate(rects) for b in rects[i + 1:])
+        keep_out = [plot.loss.vb.sceneBoundingRect()] + [plot.loss.getAxis(n).sceneBoundingRect()
+                                                        for n in ("left", "bottom")]
+        band, whole = plot.band.sceneBoundingRect(), plot.loss.sceneBoundingRect()
+        for r in rects:
+            assert not any(r.intersects(k) for k in keep_out), (r, keep_out)
+            assert band.contains(r) and whole.contains(r)
+        return rects
+
+    assert len(check()) < len(steps)  # four heads within 30 steps: not all fit in two rows at 400 px
+    assert [t.text() for t in plot.formation_tags][-1] == "L0 H6 +1"  # two heads at one step: one tag
+    plot.loss.setXRange(140, 190, padding=0)  # zoomed in: the four close ones each have their own
+    assert [t.isVisible() for t in plot.formation_tags[:4]] == [True] * 4
+    check()
+    for axis in (plot.loss.getAxis("left"), plot.loss.getAxis("bottom")):
+        title = axis.label.mapRectToScene(axis.label.boundingRect())
+        assert not any(title.intersects(r) for r in tag_rects(plot))
 
 
 def test_at_its_least_height_the_plots_fit_their_view_and_their_titles_show(qtbot):
