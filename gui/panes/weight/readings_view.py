@@ -358,7 +358,8 @@ class CurvatureTab(QWidget):
         self.bottom.setXLink(self.top)
         self.graphics.ci.layout.setRowStretchFactor(0, 3)
         self.graphics.ci.layout.setRowStretchFactor(1, 2)
-        self.legend = self.top.addLegend(labelTextSize="8pt")
+        # clear of the first saved step (the left edge), whose points it hid at pyqtgraph's offset of 30 px
+        self.legend = self.top.addLegend(labelTextSize="8pt", offset=(70, 30))
         self.curves = {
             "threshold": self.top.plot([], [], name="2/η (the schedule's rate)"),
             "critical": self.top.plot([], [], name="critical sharpness λ_c", symbol="o", symbolSize=6),
