@@ -112,6 +112,33 @@ def test_a_file_whose_number_is_wrong_fails_its_check(nano, tmp_path):
     assert done.returncode == 1 and "forms engine (.npz): relative error 1.00e-06 (FAILED" in done.stdout
 
 
+def test_a_fresh_models_small_coefficient_passes_its_finite_differences(tmp_path):
+    """A fresh model's W_Q has a coefficient a millionth of its loss: a difference of the loss along a random
+    direction keeps round-off of 1e-3 of ⟨G, M⟩, and the file's tolerance takes it in (it said FAILED for a G
+    that autograd matched to 1e-15); a wrong G still fails."""
+    from engine.configs.config import ModelConfig
+
+    cfg = ModelConfig(n_layer=2, n_head=2, d_model=16, d_ff=32, n_ctx=16, vocab_size=400)
+    torch.manual_seed(0)
+    w = {k: v.double() for k, v in GPT(cfg).state_dict().items()}
+    x, y = torch.randint(0, 400, (2, 16)).numpy(), torch.randint(0, 400, (2, 16)).numpy()
+    path = tmp_path / "g.py"
+    _, npz = write_code(path, cfg, w, x, y, "blocks.0.W_Q", None, 0, "fresh")
+    done = run_numpy_only(path)
+    random = next(line for line in done.stdout.splitlines() if "random direction" in line)
+    assert done.returncode == 0 and done.stdout.count("(ok,") == 3, done.stdout
+    assert float(random.split("relative error ")[1].split()[0]) > 1e-6  # over the old fixed tolerance
+    # the file computes G itself: its backward made 1 % wrong fails along G, whose tolerance stays 1.4e-5 (along
+    # the random direction round-off allows 1.6e-2 here: what a difference of the loss can tell in float64)
+    text = path.read_text().replace("    return (sum(parts.values()) if part is None else parts[part]), parts",
+                                    "    parts = {c: 1.01 * g for c, g in parts.items()}\n"
+                                    "    return (sum(parts.values()) if part is None else parts[part]), parts")
+    path.write_text(text)
+    done = run_numpy_only(path)
+    along = next(line for line in done.stdout.splitlines() if "G along G" in line)
+    assert done.returncode == 1 and "(FAILED" in along, done.stdout
+
+
 def test_the_command_line_writes_the_file_and_its_data_or_one_line(tmp_path, capsys):
     from engine.cli import main
     from tests.engine.coefficients.test_coefficients import tiny_run
