@@ -93,6 +93,9 @@ def test_every_plot_of_the_training_pane_keeps_150_px_at_1280x720_with_a_run_ope
     plots_built(qtbot)
     heights = dict(pane.plot.plot_heights(), heads=chart.findChild(pg.GraphicsLayoutWidget).height())
     assert min(heights.values()) >= screen_fit.PLOT_MIN, heights
+    from tests.gui.panes.training.test_loss_plot import titles_outside
+
+    assert titles_outside(pane.plot) == []  # "learning rate (x0.001)" was cut at the top here
     assert not overflow(w)
 
 

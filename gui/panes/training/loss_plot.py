@@ -101,13 +101,42 @@ def snapped_range(lo: float, hi: float) -> tuple[float, float]:
     return math.floor(lo / step) * step, math.ceil(hi / step) * step + (step if hi == lo else 0.0)
 
 
+class TitledAxis(pg.AxisItem):
+    """An axis whose title takes the first of its forms (`titles`, longest first) that fits along the axis
+    with pyqtgraph's scale ("(x0.001)"), else the last: at 1280×720 "learning rate (x0.001)" was longer than
+    its plot was high and was cut at the top."""
+
+    def __init__(self, orientation: str, titles: tuple[str, ...]):
+        self.titles = titles  # before AxisItem's __init__, which writes its title
+        super().__init__(orientation)
+        self.setLabel(titles[0])
+
+    def labelString(self) -> str:
+        length = self.size().height() if self.orientation in ("left", "right") else self.size().width()
+        text = ""
+        for title in self.titles:
+            self.labelText = title
+            text = super().labelString()
+            measure = self.label.document().clone()
+            measure.setHtml(text)
+            if measure.size().width() <= length:
+                break
+        return text
+
+    def resizeEvent(self, ev=None) -> None:
+        if self.label is not None:  # the length changed: the title that fits may too
+            self.label.setHtml(self.labelString())
+        super().resizeEvent(ev)
+
+
 class LossPlot(QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.graphics = pg.GraphicsLayoutWidget(self)
         self.graphics.setMinimumHeight(PLOT_MIN)  # readable before anything else: a short pane scrolls
-        self.loss = self.graphics.addPlot(row=0, col=0)
-        self.lr_plot = self.graphics.addPlot(row=1, col=0)
+        self.loss = self.graphics.addPlot(row=0, col=0, axisItems={"left": TitledAxis("left", ("loss",))})
+        self.lr_plot = self.graphics.addPlot(
+            row=1, col=0, axisItems={"left": TitledAxis("left", ("learning rate", "lr"))})
         self.stacked = True  # the learning rate below the loss (False: beside it); _arrange sets the shares
         # no margin above or below the plots, nor between them: the view's PLOT_MIN holds a plot of PLOT_MIN
         # (with pyqtgraph's 9 px margins and 6 px spacing the plots overflowed the view, and 'step' was cut at
@@ -120,8 +149,6 @@ class LossPlot(QWidget):
             plot.setLabel("bottom", "step")
         self.lr_plot.setMinimumWidth(LR_MIN_WIDTH)
         self.lr_plot.setXLink(self.loss)
-        self.loss.setLabel("left", "loss")
-        self.lr_plot.setLabel("left", "learning rate")
         self.train_curve = self.loss.plot([], [], name="train")
         self.val_curve = self.loss.plot([], [], name="validation", symbol="o", symbolSize=6)
         self.lr_curve = self.lr_plot.plot([], [])

@@ -168,3 +168,39 @@ def test_at_its_least_height_the_plots_fit_their_view_and_their_titles_show(qtbo
     assert not plot.stacked
     qtbot.waitUntil(lambda: plot.graphics.ci.geometry().height() <= plot.graphics.viewport().height())
     assert plot.graphics.height() == PLOT_MIN and plot.plot_heights()["loss"] >= PLOT_MIN
+
+
+def titles_outside(plot) -> list[str]:
+    """The axis titles of the loss and learning-rate plots whose text (their rect less the text's margin) is not
+    inside their plot, or runs past their axis's length."""
+    out = []
+    for item in (plot.loss, plot.lr_plot):
+        for name in ("left", "bottom"):
+            axis = item.getAxis(name)
+            m = axis.label.document().documentMargin()
+            title = axis.label.mapRectToScene(axis.label.boundingRect().adjusted(m, m, -m, -m))
+            along = item.mapRectToScene(axis.geometry())
+            inside = (along.top() <= title.top() and title.bottom() <= along.bottom() if name == "left"
+                      else along.left() <= title.left() and title.right() <= along.right())
+            if not (inside and item.sceneBoundingRect().contains(title)):
+                out.append(axis.label.toPlainText())
+    return out
+
+
+def test_every_axis_title_fits_inside_its_plot_at_its_least_height(qtbot):
+    """Issue 40, seen under Xvfb at 1280×720: "learning rate (x0.001)" was longer than its plot was high and was
+    cut at the top. Where the long title does not fit, the short one ("lr (x0.001)") is written; given room,
+    the long one comes back."""
+    plot = LossPlot()
+    qtbot.addWidget(plot)
+    plot.resize(460, 100)  # its least height: the plots side by side, PLOT_MIN high
+    plot.show()
+    qtbot.waitExposed(plot)
+    plot.show_history(history(800))
+    qtbot.waitUntil(lambda: "x0.001" in plot.lr_plot.getAxis("left").label.toPlainText(), timeout=180_000)
+    assert plot.lr_plot.getAxis("left").label.toPlainText().strip() == "lr (x0.001)"
+    assert titles_outside(plot) == []
+    plot.resize(460, 700)
+    qtbot.waitUntil(lambda: plot.stacked and plot.lr_plot.height() > 200, timeout=180_000)
+    assert plot.lr_plot.getAxis("left").label.toPlainText().strip() == "learning rate (x0.001)"
+    assert titles_outside(plot) == []
