@@ -3,7 +3,9 @@
 Saved steps are the snapshots and checkpoints (engine/rundir/runs.py); each step's scores (`heads.HeadScoring` on
 the run's fixed probes) are one .npz file, reused while the weights file it came from, the probes and the
 score definitions (CACHE_VERSION) are unchanged, so a second look at a run is a read of small files.
-A cache file that cannot be read is recomputed, never trusted.
+A cache file that cannot be read is recomputed, never trusted. A step left unfinished keeps the parts scored so far
+beside it (step-NNNNNN.part.npz, heads.HeadScoring.state) under the same stamp, and the next process goes on from
+them: GPT-2 small's step is 41 parts, 10-30 minutes of CPU, and closing the app before its end had lost them all.
 
 `TimelineScorer` gives the same timeline a time slice at a time, for the app's one analysis process: the 144
 heads of GPT-2 small, ablations included, held that process for more than 100 s a step while the panes on
@@ -142,27 +144,42 @@ class TimelineScorer:
                say: Callable[[int, int], None]) -> dict | None:
         """Score pieces of `step` until the deadline (one at least; building the model counts as one, GPT-2
         small's takes 8 s), saying (parts done, parts) after each: its row when finished, else None."""
+        part_path = _part_path(self.run, step)
         if self._current is None or self._current[:2] != (step, stamp):
             model = self.run.build_model(step).to(analysis_device())
-            self._current = (step, stamp, HeadScoring(model, probes))
-            say(0, self._current[2].parts)
+            scoring = HeadScoring(model, probes)
+            state = _read_state(part_path, stamp)
+            if state is not None:
+                scoring.resume(state)  # the parts an earlier process scored (a state that does not fit: none)
+            self._current = (step, stamp, scoring)
+            say(scoring.done, scoring.parts)
             if time.monotonic() >= deadline:
                 return None
         scoring = self._current[2]
         first = True  # one piece at least; none when a cancel came in the report after the last one
-        while not scoring.finished and (first or time.monotonic() < deadline):
-            scoring.advance()
-            first = False
-            say(scoring.done, scoring.parts)
+        try:
+            while not scoring.finished and (first or time.monotonic() < deadline):
+                scoring.advance()
+                first = False
+                say(scoring.done, scoring.parts)
+        finally:
+            if not scoring.finished and scoring.done:  # the slice's parts outlive this process (a cancel too)
+                _write(self.run, part_path, stamp, scoring.state())
         if not scoring.finished:
             return None
         self._current = None
+        _remove(self.run, part_path)
         scores = scoring.result()
         return {**scores.values, "loss": np.array(scores.loss)}
 
 
 def _path(run: Run, step: int) -> Path:
     return run.path / CACHE_DIR / f"{step_name(step)}.npz"
+
+
+def _part_path(run: Run, step: int) -> Path:
+    """Where a step's unfinished scoring keeps the parts done (HeadScoring.state), under the same stamp."""
+    return run.path / CACHE_DIR / f"{step_name(step)}.part.npz"
 
 
 def _stamp(run: Run, step: int, key: str) -> str:
@@ -188,6 +205,24 @@ def _read(path: Path, stamp: str) -> dict[str, np.ndarray] | None:
             return {name: f[name] for name in (*SCORES, "loss")}
     except (OSError, KeyError, ValueError, zipfile.BadZipFile, EOFError):
         return None
+
+
+def _read_state(path: Path, stamp: str) -> dict[str, np.ndarray] | None:
+    try:
+        with np.load(path, allow_pickle=False) as f:
+            if str(f["stamp"]) != stamp:
+                return None
+            return {name: f[name] for name in f.files if name != "stamp"}
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile, EOFError):
+        return None
+
+
+def _remove(run: Run, path: Path) -> None:
+    try:
+        check_inside(run.path, path)
+        path.unlink(missing_ok=True)
+    except (OSError, UnsafeFileError):
+        pass
 
 
 def _key(probes: HeadProbes, positions: int) -> str:

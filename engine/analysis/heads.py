@@ -46,6 +46,7 @@ A_ij below is head's attention from query i to key j, averaged over the probe's 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -170,7 +171,8 @@ class HeadScoring:
             per = max(1, PIECE_TOKEN_LAYERS // (B * self.positions * (L - layer)))
             self.pieces += [(layer, list(range(h, min(H, h + per)))) for h in range(0, H, per)]
         self.done = 0                           # parts done: the BASE parts, then the pieces in order
-        self._rec: _Recording | None = None
+        self._rec: _Recording | None = None     # None before the first part, and after `resume`
+        self._loss = math.nan                   # the probe batch's loss (the first part)
         self._cut: _Recording | None = None     # the ablations' own recording when they run on fewer positions
         self._values: dict[str, np.ndarray] = {}
         self._ablation = np.full((L, H), np.nan)
@@ -193,6 +195,7 @@ class HeadScoring:
                 if self.done == 0:
                     self._rec = rec = _record(model, self.probes.x, self.probes.y)
                     self._values = rec.scores | {"dla": _dla(model, rec)}
+                    self._loss = rec.loss
                 elif self.done == 1:
                     self._values |= _induction_scores(model, self.probes.induction)
                 elif self.done == 2:
@@ -205,10 +208,36 @@ class HeadScoring:
             model.train(was_training)
         self.done += 1
 
+    def state(self) -> dict[str, np.ndarray]:
+        """What the parts done so far found, as arrays (`resume` takes it up in another process): GPT-2 small's
+        step is 41 parts, 10-30 minutes of CPU, and a step left unfinished when the app closed was scored from
+        its first part at the next launch."""
+        return {"done": np.array(self.done), "parts": np.array(self.parts), "loss": np.array(self._loss),
+                "ablation": self._ablation, **{f"value:{k}": v for k, v in self._values.items()}}
+
+    def resume(self, state: dict[str, np.ndarray]) -> bool:
+        """Take up a `state` of the same model's scoring on the same probes (the caller's to know): the next
+        part is the first not done there. False, and nothing taken, if it does not fit this scoring."""
+        try:
+            done, parts = int(state["done"]), int(state["parts"])
+            ablation = np.asarray(state["ablation"], dtype=float)
+            values = {k[len("value:"):]: np.asarray(v) for k, v in state.items() if k.startswith("value:")}
+            loss = float(state["loss"])
+        except (KeyError, TypeError, ValueError):
+            return False
+        if parts != self.parts or not 0 <= done <= parts or ablation.shape != self._ablation.shape:
+            return False
+        self.done, self._ablation, self._values, self._loss = done, ablation.copy(), values, loss
+        self._rec = self._cut = None
+        return True
+
     def _ablated(self) -> _Recording:
         """The recording the ablations start from: the whole probe's, or one of its first `positions` (a forward
-        of its own, since without a causal mask the first positions read the later ones)."""
-        if self.positions == self._rec.tgt.shape[1]:
+        of its own, since without a causal mask the first positions read the later ones). After `resume` the
+        whole probe's is traced again (one forward) when the ablations need it."""
+        if self.positions == np.asarray(self.probes.x).shape[1]:
+            if self._rec is None:
+                self._rec = _record(self.model, self.probes.x, self.probes.y, scores=False)
             return self._rec
         if self._cut is None:
             x, y = (np.asarray(a)[:, :self.positions] for a in (self.probes.x, self.probes.y))
@@ -219,7 +248,7 @@ class HeadScoring:
         if not self.finished:
             raise RuntimeError(f"head scoring has {self.parts - self.done} parts left")
         return HeadScores({name: (self._ablation if name == "ablation" else self._values[name]) for name in SCORES},
-                          self._rec.loss, self.positions)
+                          self._loss, self.positions)
 
 
 @dataclass

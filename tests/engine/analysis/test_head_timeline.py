@@ -149,3 +149,34 @@ def test_a_cancel_after_a_steps_last_piece_leaves_the_next_slice_its_row(tmp_pat
     whole = timeline_mod.head_timeline(fresh.path)
     for name in SCORES:
         np.testing.assert_array_equal(after.values[name][0], whole.values[name][0])
+
+
+def test_a_step_left_unfinished_goes_on_from_its_parts_in_the_next_process(tmp_path, monkeypatch):
+    """Issue 40: GPT-2 small's step is 41 parts (10-30 CPU-minutes) and only a finished step was cached, so
+    opening the run again scored it from its first part at every launch. The parts a slice scored are kept
+    beside the cache; a new scorer (a new process: nothing in memory) goes on from the first part not done,
+    its scores those of the step scored in one go, and once the steps are cached nothing is scored again."""
+    import engine.analysis.heads as heads_mod
+
+    fresh = tiny_run(tmp_path / "run")
+    monkeypatch.setattr(heads_mod, "PIECE_TOKEN_LAYERS", 1)  # one head per piece: 3 + 2·2 parts a step
+    first = timeline_mod.TimelineScorer(fresh.path)
+    for _ in range(5):  # the model built, then four parts of step 0
+        answer = first.advance(0.0)
+    assert answer.scoring == timeline_mod.Scoring(0, 4, 7, 3)
+    scored = []  # (step's parts done before each part scored)
+    real = heads_mod.HeadScoring.advance
+    monkeypatch.setattr(heads_mod.HeadScoring, "advance", lambda self: scored.append(self.done) or real(self))
+    again = timeline_mod.TimelineScorer(fresh.path)
+    assert again.advance(0.0).scoring == timeline_mod.Scoring(0, 4, 7, 3)  # built, and says where it goes on
+    timeline = timeline_mod.finish(again)
+    assert scored == [4, 5, 6] + list(range(7)) * 2  # step 0 from its fifth part, steps 2 and 4 whole
+    probes = HeadProbes.from_probe(fresh.probe())
+    for k, step in enumerate(timeline.steps):
+        at = head_scores(fresh.build_model(step), probes)
+        for name in SCORES:
+            np.testing.assert_allclose(timeline.values[name][k], at.values[name], rtol=1e-6, atol=1e-9)
+        assert timeline.loss[k] == pytest.approx(at.loss, rel=1e-9)
+    assert list((fresh.path / "cache" / "heads").glob("*.part.npz")) == []  # a finished step keeps its row alone
+    scored.clear()
+    assert timeline_mod.TimelineScorer(fresh.path).advance(0.0).scoring is None and scored == []
