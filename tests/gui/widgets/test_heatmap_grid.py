@@ -81,3 +81,31 @@ def test_grid_export_holds_every_tile(grid, qtbot, tmp_path):
     grid.export_to(tmp_path / "grid.csv")
     header = (tmp_path / "grid.csv").read_text().splitlines()[0]
     assert header == "layer,head,query,key,query_token,key_token,value"  # the tokens named (issue 40)
+
+
+def test_head_labels_thin_to_what_fits_and_all_show_with_room(grid, qtbot):
+    """Issue 40, seen under Xvfb at 1000×650: GPT-2's twelve heads were each labelled in 14-px tiles and
+    "8 9 10 11" ran together. Labels shown never overlap; given room, every head is labelled."""
+    from PySide6.QtGui import QFontMetrics
+    from PySide6.QtWidgets import QApplication
+
+    def shown():
+        axis = grid.plot_item.getAxis("bottom")
+        ticks = axis._tickLevels[0]
+        metrics = QFontMetrics(axis.style["tickFont"] or axis.font())
+        spans = []
+        for value, label in ticks:
+            x = grid.plot_item.vb.mapViewToScene(QPointF(value, 0)).x()
+            half = metrics.horizontalAdvance(label) / 2
+            spans.append((x - half, x + half))
+        assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:])), (ticks, spans)
+        return [label for _, label in ticks]
+
+    grid.set_stack(np.random.default_rng(0).random((12, 12, 4, 4)), list("abcd"), list("abcd"))
+    grid.resize(190, 190)  # ~12 px a head
+    QApplication.processEvents()
+    few = shown()
+    assert few[0] == "0" and 1 < len(few) < 12
+    grid.resize(700, 700)
+    QApplication.processEvents()
+    assert shown() == [str(h) for h in range(12)]
