@@ -101,8 +101,13 @@ class MaskedBackdrop(QGraphicsItem):
 _waiting: list[PlotRoom] = []  # rooms whose plots are asked for, oldest first
 
 
+NEXT_BUILD_MS = 1  # a timer, not a 0 ms call: Qt 6 posts singleShot(0) as an event, and a chain of them ran
+                  # two to four builds before a due timer or paint (the Heatmaps pane's cold scrub held the GUI
+                  # thread 123 ms of CPU between two 5 ms ticks, benchmarks/gui_block.py --pane heatmaps, load 11)
+
+
 def _build_next() -> None:
-    """Build one waiting plot, and the next in the next turn of the event loop: the Masks tab first seen asks
+    """Build one waiting plot, and the next in a later turn of the event loop: the Masks tab first seen asks
     for eight at once, and built together they held the event loop up to 195–248 ms, one a turn 145–158 ms
     (nanogpt-sized run, 10 ms timer probe, this 2-core machine)."""
     try:
@@ -113,7 +118,7 @@ def _build_next() -> None:
                 break
     finally:
         if _waiting:
-            QTimer.singleShot(0, _build_next)
+            QTimer.singleShot(NEXT_BUILD_MS, _build_next)
 
 
 class PlotRoom(QWidget):
@@ -140,7 +145,7 @@ class PlotRoom(QWidget):
             self._asked = True
             _waiting.append(self)
             if len(_waiting) == 1:
-                QTimer.singleShot(0, _build_next)
+                QTimer.singleShot(NEXT_BUILD_MS, _build_next)
 
 
 class HeatmapWidget(QWidget):

@@ -452,3 +452,38 @@ def test_marks_sit_on_their_cells_and_say_what_they_mark_on_hover(heatmap, qtbot
     qtbot.waitUntil(lambda: "took the previous-token role" in heatmap._readout.text())
     hover(qtbot, heatmap, 1, 3)
     qtbot.waitUntil(lambda: "◆" not in heatmap._readout.text())
+
+
+def test_waiting_plots_are_built_one_per_turn_with_timers_served_between(qtbot):
+    """Plots asked together are built one at a time, and a timer due meanwhile (the app's own, a probe's) is
+    served between two builds: Qt 6 posts singleShot(0) as an event, and chained so they ran several builds
+    before any timer (123 ms of GUI-thread CPU between two ticks in the Heatmaps pane's cold scrub)."""
+    import time
+
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QHBoxLayout, QWidget
+
+    from gui.widgets.heatmap import PlotRoom
+
+    log = []
+
+    def build(i):  # a build long enough for the probe's next tick to fall due during it
+        log.append(f"built {i}")
+        end = time.perf_counter() + 0.003
+        while time.perf_counter() < end:
+            pass
+
+    holder = QWidget()
+    qtbot.addWidget(holder)
+    row = QHBoxLayout(holder)
+    for i in range(3):
+        row.addWidget(PlotRoom(lambda i=i: build(i)))
+    probe = QTimer(interval=1)
+    probe.timeout.connect(lambda: log and log[-1] != "tick" and log.append("tick"))
+    probe.start()
+    holder.show()
+    qtbot.waitUntil(lambda: "built 2" in log, timeout=180_000)
+    probe.stop()
+    builds = [i for i, entry in enumerate(log) if entry.startswith("built")]
+    assert [log[i] for i in builds] == ["built 0", "built 1", "built 2"]
+    assert all("tick" in log[a:b] for a, b in zip(builds, builds[1:])), log
