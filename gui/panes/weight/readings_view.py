@@ -114,6 +114,18 @@ class _DecadeAxis(pg.AxisItem):
         return [text if kept(v) else "" for v, text in zip(values, strings)]
 
 
+class _StepAxis(pg.AxisItem):
+    """An axis of optimizer steps, labelled at whole steps alone: a run saved at steps 0, 1 and 2 had its
+    intervals at "1.0", "1.2", … "2.0". No SI prefix: "step (x0.001)" over an empty chart said nothing."""
+
+    def __init__(self, orientation: str):
+        super().__init__(orientation)
+        self.enableAutoSIPrefix(False)
+
+    def tickStrings(self, values, scale, spacing):
+        return [f"{round(v * scale):d}" if abs(v * scale - round(v * scale)) < 1e-9 else "" for v in values]
+
+
 class _Bars(_Plot):
     """The bars of the leading tokens: as many each way as their labels have room for, up to SHOWN (at 1280 ×
     720 twenty labels overlapped, a BPE run's "␣f" over "␣c"); `resized` is called when that number changes."""
@@ -349,10 +361,11 @@ class CurvatureTab(QWidget):
         row.addWidget(self.message, 1)
         row.addWidget(self.export_button)
         self.graphics = pg.GraphicsLayoutWidget()
-        self.top = self.graphics.addPlot(row=0, col=0, axisItems={"left": _DecadeAxis("left")})
+        self.top = self.graphics.addPlot(row=0, col=0, axisItems={"left": _DecadeAxis("left"),
+                                                                  "bottom": _StepAxis("bottom")})
         self.top.setLogMode(y=True)
         self.top.setLabel("left", "curvature")
-        self.bottom = self.graphics.addPlot(row=1, col=0)
+        self.bottom = self.graphics.addPlot(row=1, col=0, axisItems={"bottom": _StepAxis("bottom")})
         self.bottom.setLabel("left", "probe loss")
         self.bottom.setLabel("bottom", "step")
         self.bottom.setXLink(self.top)

@@ -107,6 +107,9 @@ def test_the_curvature_tab_draws_the_series_against_the_threshold(qtbot, run_pat
     assert axis.logTickStrings(ticks, 1.0, 1.0) == ["5·10³", "", "10⁴", "2·10⁴", ""]
     axis.setRange(math.log10(1.5e4), math.log10(9e4))  # within one decade: every tick
     assert axis.logTickStrings([math.log10(v) for v in (2e4, 3e4, 5e4)], 1.0, 1.0) == ["2·10⁴", "3·10⁴", "5·10⁴"]
+    steps = tab.bottom.getAxis("bottom")  # whole optimizer steps, not 1.2 or 1.4 between two saved ones
+    assert steps.tickStrings([1.0, 1.2, 1.4, 2.0], 1.0, 0.2) == ["1", "", "", "2"]
+    assert steps.tickStrings([500.0, 1000.0], 1.0, 500.0) == ["500", "1000"]
     assert tab.legend.brush().color().name() == QColor(plot_colors().background).name()  # names readable over lines
     pane.timeline.set_step(0)  # no update reaches the first saved step: said in one line
     qtbot.waitUntil(lambda: "the run's first saved step" in tab.message.text(), timeout=WAIT)
