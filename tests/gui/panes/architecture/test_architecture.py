@@ -150,6 +150,28 @@ def test_the_diagram_draws_exactly_the_trained_weights(qtbot, change):
     assert set(diagram.items) == set(weight_names(model))
 
 
+def test_the_diagram_of_a_wide_model_is_as_many_items_as_a_narrow_ones_and_reads_its_shapes_once(qtbot,
+                                                                                                   monkeypatch):
+    """Drawn on the GUI thread when a run opens (issue 37: GPT-2 small's took 35 ms of its CPU): a heads box's
+    ticks are one item whatever the heads (an item per tick was 792), and the shapes the tooltips name are
+    computed once per drawing (they were once per weight, 197 times)."""
+    from gui.panes.architecture import block_diagram
+    from gui.panes.architecture.block_diagram import BlockDiagram
+
+    asked = []
+    shapes = block_diagram.weight_shapes
+    monkeypatch.setattr(block_diagram, "weight_shapes", lambda cfg: asked.append(cfg) or shapes(cfg))
+    counts = []
+    for n_head in (2, 8):
+        diagram = BlockDiagram(lambda name: None)
+        qtbot.addWidget(diagram)
+        asked.clear()
+        diagram.show_config(dataclasses.replace(ModelConfig(), n_layer=3, n_head=n_head, d_model=32))
+        assert len(asked) == 1
+        counts.append(len(diagram.scene().items()))
+    assert counts[0] == counts[1]
+
+
 def test_choosing_a_preset_fills_every_field(qtbot, make_pane):
     w = make_pane()
     arch = pane(w)
