@@ -25,11 +25,11 @@ from PySide6.QtWidgets import (QCheckBox, QGraphicsItem, QGraphicsSimpleTextItem
 from engine.analysis.head_roles import ROLE_NAMES, Role
 
 from ...screen_fit import PLOT_MIN
+from ...widgets.elided_label import ElidedLabel
 from ...theme import plot_colors, style_plot
 
 TAG_ROWS = 2  # rows of the band above the loss that name the heads' formations
 TAG_GAP = 6   # px: the least room between two tags in a row
-LEGEND_MOST = 4  # formations named in the legend below the loss (all of them in its tooltip)
 LR_MIN_WIDTH = 190  # px: the learning-rate plot beside the loss, enough for its tick labels and a few steps
 
 
@@ -160,9 +160,14 @@ class LossPlot(QWidget):
         self.band.setStyle(showValues=False, tickLength=0)
         self.band.setHeight(TAG_ROWS * QFontMetrics(self.font()).height() + 2)
         self.band.geometryChanged.connect(self._label_formations)
-        self.legend = QLabel(self)
+        # beside the loss, the learning rate gets a band as high, empty: their plots' tops in line
+        self.lr_band = self.lr_plot.getAxis("top")
+        self.lr_band.setStyle(showValues=False, tickLength=0)
+        self.lr_band.setHeight(self.band.fixedHeight)
+        # one line, ending in "…" where it is narrower than its text (every name in its tooltip): wrapped, its
+        # second line was drawn over the plots' "step" at 1280×720, the plot having no more room to give
+        self.legend = ElidedLabel("", self)
         self.legend.setObjectName("formations_legend")
-        self.legend.setWordWrap(True)
         self.legend.hide()
         self.cursor = pg.InfiniteLine(angle=90, movable=False)
         self.loss.addItem(self.cursor, ignoreBounds=True)
@@ -224,6 +229,7 @@ class LossPlot(QWidget):
         layout.setColumnStretchFactor(0, 1 if stacked else 2)
         layout.setColumnStretchFactor(1, 0 if stacked else 1)
         self.lr_plot.setMaximumHeight(2 * PLOT_MIN if stacked else 1e6)  # below: the loss takes the rest
+        self._show_bands()
 
     def set_formations(self, roles) -> None:
         """Mark on the loss curve the steps at which heads took their roles (head_roles.Role with `formed`): a
@@ -256,14 +262,15 @@ class LossPlot(QWidget):
             self.formation_tags.append(tag)
             self._formation_names.append(f"{names} at step {step}")
         shown = bool(self.formations)
-        self.loss.showAxis("top", shown)
-        listed = self._formation_names[:LEGEND_MOST]
-        more = len(self._formation_names) - len(listed)
-        self.legend.setText("Heads formed (dashed lines): " + " · ".join(listed)
-                            + (f" · and {more} more (hover a line)" if more > 0 else ""))
-        self.legend.setToolTip("\n".join(self._formation_names))
+        self._show_bands()
+        self.legend.setText("Heads formed (dashed lines): " + " · ".join(self._formation_names))
+        self.legend.setToolTip("Heads formed:\n" + "\n".join(self._formation_names))
         self.legend.setVisible(shown)
         self._label_formations()
+
+    def _show_bands(self) -> None:
+        self.loss.showAxis("top", bool(self.formations))
+        self.lr_plot.showAxis("top", bool(self.formations) and not self.stacked)
 
     def _label_formations(self, *_) -> None:
         """Place each tag over its line in the band, in the first of its TAG_ROWS rows where it clears the tag
@@ -373,6 +380,7 @@ class LossPlot(QWidget):
         self.key.setText(f"<span style='color:{c.train}'>━ train</span>&nbsp;&nbsp;"
                          f"<span style='color:{c.val}'>●━ validation</span>")
         self.band.setPen(c.foreground)
+        self.lr_band.setPen(c.foreground)
         for line in self.formations:
             line.setPen(pg.mkPen(c.accent, width=1, style=Qt.PenStyle.DashLine))
         for tag in self.formation_tags:

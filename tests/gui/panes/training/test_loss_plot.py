@@ -154,6 +154,14 @@ def test_formation_tags_never_cover_each_other_the_curves_or_the_axes(qtbot):
     for axis in (plot.loss.getAxis("left"), plot.loss.getAxis("bottom")):
         title = axis.label.mapRectToScene(axis.label.boundingRect())
         assert not any(title.intersects(r) for r in tag_rects(plot))
+    # at its least height (1280×720's), seen under Xvfb: the legend, wrapped, was drawn over the plots' "step"
+    plot.resize(460, 100)
+    qtbot.waitUntil(lambda: not plot.stacked and plot.legend.height() > 0, timeout=180_000)
+    assert plot.legend.isVisible() and plot.legend.text().startswith("Heads formed (dashed lines): L0 H0 induction")
+    assert "L2 H9 previous-token at step 790" in plot.legend.toolTip()
+    assert not plot.legend.geometry().intersects(plot.graphics.geometry())
+    check()
+    assert plot.loss.vb.sceneBoundingRect().top() == plot.lr_plot.vb.sceneBoundingRect().top()  # side by side
 
 
 def test_at_its_least_height_the_plots_fit_their_view_and_their_titles_show(qtbot):
