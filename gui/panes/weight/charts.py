@@ -61,6 +61,14 @@ def shares(parts: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return {k: v / safe for k, v in parts.items()}
 
 
+def empty_range(plot: pg.PlotItem, y: bool = True) -> None:
+    """An empty plot's range, 0 … 1 (on a log axis 1 … 10), as a fresh plot has: auto-range with no data keeps
+    the range it had, the previous run's steps and values."""
+    plot.setXRange(0, 1, padding=0)
+    if y:
+        plot.setYRange(0, 1, padding=0)
+
+
 class _Chart(QWidget):
     """A pyqtgraph layout with themed axes, a step cursor and restyling on palette changes."""
 
@@ -157,7 +165,17 @@ class NormsChart(_Chart):
         """A run with one saved step: its values as dots (a line through one point is not drawn), the step
         alone on the step axis (it read "step (x0.001)", −400 … 400), and on a log axis whole decades labelled
         at each power of ten only (a range inside one decade labelled 0.004, 0.005, … 0.01, one over another
-        in a low plot). `logged`: the values on a log axis (none on a linear one)."""
+        in a low plot). No step yet (another run just opened): the plain range an empty plot starts with, not
+        the previous run's steps and norms, which auto-range kept with no data to fit. `logged`: the values on a
+        log axis (none on a linear one)."""
+        left, bottom = self.plot.getAxis("left"), self.plot.getAxis("bottom")
+        if not len(steps):
+            if self._one_step != "empty":
+                self._one_step = "empty"
+                bottom.setTicks(None)
+                left.setTicks(None)
+                empty_range(self.plot, y=self.mode == "lines")
+            return
         one = int(steps[0]) if len(steps) == 1 else None
         positive = np.concatenate(logged)[np.concatenate(logged) > 0] if logged else np.array([])
         decades = (math.floor(math.log10(positive.min())), math.ceil(math.log10(positive.max()))) \
@@ -171,7 +189,6 @@ class NormsChart(_Chart):
                 curve.setSymbolSize(7)
                 curve.setSymbolPen(None)
                 curve.setSymbolBrush(curve.opts["pen"].color())
-        left, bottom = self.plot.getAxis("left"), self.plot.getAxis("bottom")
         if one is None:
             bottom.setTicks(None)
             left.setTicks(None)
@@ -236,9 +253,17 @@ class GeometryChart(_Chart):
         c = plot_colors()
         self.cos_curve = cached(self.cos_plot.plot([], [], pen=pg.mkPen(c.train, width=1.5)))
         self.ratio_curve = cached(self.ratio_plot.plot([], [], pen=pg.mkPen(c.val, width=1.5)))
+        self._empty = False  # shown with no step: its range is empty_range's until steps come
 
     def show_geometry(self, geometry: dict[int, tuple[float, float, float]]) -> None:
         steps = sorted(s for s, g in geometry.items() if math.isfinite(g[0]))
+        if not steps and not self._empty:  # nothing yet (another run just opened): no range left from the last
+            empty_range(self.cos_plot, y=False)
+            empty_range(self.ratio_plot)
+        elif steps and self._empty:
+            self.cos_plot.enableAutoRange(axis="x")
+            self.ratio_plot.enableAutoRange(axis="y")
+        self._empty = not steps
         self.cos_curve.setData(np.array(steps, float), np.array([geometry[s][0] for s in steps]))
         ok = [s for s in steps if geometry[s][1] > 0 and math.isfinite(geometry[s][1])]
         self.ratio_curve.setData(np.array(ok, float), np.array([geometry[s][1] for s in ok]))

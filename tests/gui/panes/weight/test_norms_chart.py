@@ -36,3 +36,31 @@ def test_one_saved_step_is_drawn_as_dots_at_its_step_between_powers_of_ten(qtbot
     assert all(c.opts["symbol"] is None for c in chart.curves.values())
     chart.plot.vb.updateAutoRange()  # as its next paint would
     assert {"40", "60"} <= set(labels(bottom))  # pyqtgraph's ticks again, over the steps
+
+
+def test_another_runs_empty_charts_keep_no_range_of_the_run_before(qtbot):
+    """Seen under Xvfb (issue 37's walk): after a 374-step run, a GPT-2-shaped run's Norms over training read
+    steps 0 … 374 and norms 1e-10 … 0.01 while its G was computing: auto-range kept the range with no data."""
+    from gui.panes.weight.charts import GeometryChart
+
+    chart, geometry = NormsChart(), GeometryChart()
+    for widget in (chart, geometry):
+        qtbot.addWidget(widget)
+        widget.resize(420, 200)
+        widget.show()
+        qtbot.waitExposed(widget)
+    steps = np.arange(0.0, 375.0, 25.0)
+    chart.show_series(steps, np.geomspace(1e-10, 1e-2, len(steps)), {}, "lines", log=True)
+    geometry.show_geometry({int(s): (0.5, 10.0 ** (s / 100), 0.0) for s in steps})
+    for plot in (chart.plot, geometry.cos_plot, geometry.ratio_plot):
+        plot.vb.updateAutoRange()
+    assert chart.plot.viewRange()[0][1] > 300 and geometry.ratio_plot.viewRange()[1][1] > 3
+    chart.show_series(np.array([]), np.array([]), {}, "lines", log=True)  # the next run, nothing computed yet
+    geometry.show_geometry({})
+    assert chart.plot.viewRange() == [[0, 1], [0, 1]]
+    assert geometry.cos_plot.viewRange()[0] == [0, 1] and geometry.ratio_plot.viewRange() == [[0, 1], [0, 1]]
+    chart.show_series(np.array([0.0, 10.0]), np.array([3.0, 4.0]), {}, "lines", log=True)  # its steps come
+    geometry.show_geometry({0: (0.1, 100.0, 0.0), 10: (0.2, 1000.0, 0.0)})
+    for plot in (chart.plot, geometry.cos_plot, geometry.ratio_plot):
+        plot.vb.updateAutoRange()
+    assert chart.plot.viewRange()[0][1] >= 10 and geometry.ratio_plot.viewRange()[1][1] >= 3  # log10(1000)
