@@ -149,8 +149,12 @@ class RunsPane(SeenWidget):
     # ---- the list --------------------------------------------------------------------------
 
     def refresh(self) -> None:
-        """List the runs again; the rows come in `_on_listed` (then `sig_listed`)."""
+        """List the runs again; the rows come in `_on_listed` (then `sig_listed`). An empty list's line says
+        so meanwhile: "No runs yet" was the last listing's, and under load (13 on 2 cores) the Xvfb walk of
+        issue 37 read it for 22 s beside four runs, the pane shown after runs were trained and imported."""
         self.view.list_again(tuple(str(f) for f in recent.browsed_folders()))
+        if not self.empty_label.isHidden():
+            self.empty_label.setText(f"Listing the runs in {recent.browsed_folders()[0]}…")
 
     @property
     def listing(self) -> bool:
@@ -162,6 +166,7 @@ class RunsPane(SeenWidget):
             self._on_listed()
         elif name == "failures" and self.view.failures:
             self.session.post_message(f"Cannot list the runs: {next(iter(self.view.failures.values()))}")
+            self._say_if_empty(self.tree.topLevelItemCount())  # not "Listing…" for ever
 
     def _on_listed(self) -> None:
         listing = self.view.listing

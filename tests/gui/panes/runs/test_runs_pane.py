@@ -525,5 +525,7 @@ def test_an_empty_browser_says_where_runs_come_from_until_one_is_listed(qtbot, m
     assert text.startswith(f"No runs yet in {settings.runs_root()}")
     assert all(way in text for way in ("Training", "Help → Welcome", "File → Import nanoGPT checkpoint…"))
     list(Trainer(tiny_config(corpus_file, steps=2, eval_every=2), settings.runs_root() / "a", text=small_text).steps())
+    runs.refresh()  # until the listing comes, the last one's "No runs yet" is not said beside a run on disk
+    assert runs.listing and runs.empty_label.text() == f"Listing the runs in {settings.runs_root()}…"
     listed(qtbot, runs)
     assert runs.tree.topLevelItemCount() == 1 and not runs.empty_label.isVisible()
