@@ -93,7 +93,7 @@ def test_eval_runs_a_console_line(capsys):
     (["--eval", "show(1"], "at position 6"),
     (["--chain", "2", "--weight", "Z_9"], "no weight 'Z_9'"),
     (["--chain", "2", "--term", "K_0 via nowhere"], "no term"),
-    (["--preset", "tiny"], "more than 2500"),
+    (["--preset", "tiny"], "more than 2,500"),
     (["--preset", "nope", "--count"], "unknown preset"),
     (["--config", "/nonexistent.toml", "--count"], "not found"),
     (["--residual", "--count"], "apply to --chain"),
