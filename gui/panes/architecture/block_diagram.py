@@ -53,8 +53,8 @@ class WeightItem(QGraphicsRectItem):
     def hoverLeaveEvent(self, event):
         self.restyle()
 
-    def restyle(self) -> None:
-        c = plot_colors()
+    def restyle(self, c=None) -> None:
+        c = c or plot_colors()
         self.setPen(QPen(QColor(c.accent), 3) if self.selected else QPen(QColor(c.foreground), 1))
 
 
@@ -82,10 +82,10 @@ class BlockDiagram(QGraphicsView):
 
     def outline(self) -> None:
         """Outline the selected weight, as `selected()` reads now."""
-        name = self.selected()
+        name, colors = self.selected(), plot_colors()  # the theme read once, not once per item (197)
         for n, item in self.items.items():
             item.selected = n == name
-            item.restyle()
+            item.restyle(colors)
 
     def _redraw(self) -> None:
         self.scene().clear()

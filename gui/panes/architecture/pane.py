@@ -245,7 +245,9 @@ class ArchitecturePane(QWidget):
     def _show_problems(self, problems: list[Problem]) -> None:
         for i, (section, _, label) in enumerate(SECTIONS):
             n = self.forms[section].show_problems(problems)
-            self.tabs.setTabText(i, f"{label} ⚠ {n}" if n else label)
+            text = f"{label} ⚠ {n}" if n else label
+            if self.tabs.tabText(i) != text:  # setting it lays the tab bar out again, even to the same text
+                self.tabs.setTabText(i, text)
         if not TrainingState(self.session.training_state).allows("edit_config"):
             self.status.setText("The config is locked while a run is in progress: stop it, or start "
                                 "File → New run, to change it.")

@@ -60,6 +60,17 @@ def test_editing_a_field_updates_the_parameter_count(qtbot, make_pane):
     assert "blocks.2.W_Q" in arch.diagram.items
 
 
+def test_problems_shown_again_unchanged_leave_the_tab_titles_alone(make_pane, monkeypatch):
+    """Each tab's title names its problems; set again to the same text it laid the tab bar out again, six
+    times whenever the config was shown (issue 37: most of the builder's share of opening a run, on the GUI
+    thread, besides its diagram)."""
+    arch = pane(make_pane())
+    set_to = []
+    monkeypatch.setattr(arch.tabs, "setTabText", lambda i, text: set_to.append(text))
+    arch._show_problems([])
+    assert set_to == []
+
+
 def test_a_32768_context_is_refused_beside_n_ctx_and_nothing_is_built(qtbot, make_pane, monkeypatch):
     import torch
 
