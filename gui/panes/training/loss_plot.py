@@ -25,7 +25,6 @@ from PySide6.QtWidgets import (QCheckBox, QGraphicsItem, QGraphicsSimpleTextItem
 from engine.analysis.head_roles import ROLE_NAMES, Role
 
 from ...screen_fit import PLOT_MIN
-from ...widgets.elided_label import ElidedLabel
 from ...theme import plot_colors, style_plot
 
 TAG_ROWS = 2  # rows of the band above the loss that name the heads' formations
@@ -154,7 +153,7 @@ class LossPlot(QWidget):
         self.lr_curve = self.lr_plot.plot([], [])
         self.formations: list[pg.InfiniteLine] = []  # the steps heads took their roles (set_formations)
         self.formation_tags: list[QGraphicsSimpleTextItem] = []  # their short names, in the band above the loss
-        self._formation_names: list[str] = []         # what each line marks, in step order (the legend)
+        self._formation_names: list[str] = []         # what each line marks, in step order (the key's tooltip)
         # the band: the loss's top axis, without values, shown while there are formations to name
         self.band = self.loss.getAxis("top")
         self.band.setStyle(showValues=False, tickLength=0)
@@ -164,11 +163,6 @@ class LossPlot(QWidget):
         self.lr_band = self.lr_plot.getAxis("top")
         self.lr_band.setStyle(showValues=False, tickLength=0)
         self.lr_band.setHeight(self.band.fixedHeight)
-        # one line, ending in "…" where it is narrower than its text (every name in its tooltip): wrapped, its
-        # second line was drawn over the plots' "step" at 1280×720, the plot having no more room to give
-        self.legend = ElidedLabel("", self)
-        self.legend.setObjectName("formations_legend")
-        self.legend.hide()
         self.cursor = pg.InfiniteLine(angle=90, movable=False)
         self.loss.addItem(self.cursor, ignoreBounds=True)
         self.cursor.hide()
@@ -190,7 +184,6 @@ class LossPlot(QWidget):
         col.setContentsMargins(0, 0, 0, 0)
         col.addLayout(top)
         col.addWidget(self.graphics, 1)
-        col.addWidget(self.legend)
         self.history, self.total_steps = LossHistory(), None
         for plot in (self.loss, self.lr_plot):
             for name in ("left", "bottom"):
@@ -235,7 +228,7 @@ class LossPlot(QWidget):
         """Mark on the loss curve the steps at which heads took their roles (head_roles.Role with `formed`): a
         dashed line each, named by a short tag ("L0 H0") in a band above the plot, so the bend of the curve and
         the head that made it are read together. The full names are the tag's and the line's tooltip and the
-        legend below the plot. Labels written up their lines inside the plot crossed the curves and, a few
+        key's ("┆ heads formed"). Labels written up their lines inside the plot crossed the curves and, a few
         steps apart, each other."""
         for line in self.formations:
             self.loss.removeItem(line)
@@ -261,12 +254,21 @@ class LossPlot(QWidget):
             self.formations.append(line)
             self.formation_tags.append(tag)
             self._formation_names.append(f"{names} at step {step}")
-        shown = bool(self.formations)
         self._show_bands()
-        self.legend.setText("Heads formed (dashed lines): " + " · ".join(self._formation_names))
-        self.legend.setToolTip("Heads formed:\n" + "\n".join(self._formation_names))
-        self.legend.setVisible(shown)
+        self._write_key()
         self._label_formations()
+
+    def _write_key(self) -> None:
+        """The curves' names in their colours and, while heads' formations are marked, the dashed line's, whose
+        tooltip names every head with its role and step. A line of them below the plot (wrapped, drawn over
+        the plots' "step" at 1280×720) cost the Training pane 20 px there, and the heads chart below names the
+        same roles."""
+        c = plot_colors()
+        formed = (f"&nbsp;&nbsp;<span style='color:{c.accent}'>┆ heads formed</span>" if self.formations else "")
+        self.key.setText(f"<span style='color:{c.train}'>━ train</span>&nbsp;&nbsp;"
+                         f"<span style='color:{c.val}'>●━ validation</span>{formed}")
+        self.key.setToolTip("Dashed lines: the steps heads took their roles\n" + "\n".join(self._formation_names)
+                            if self.formations else "")
 
     def _show_bands(self) -> None:
         self.loss.showAxis("top", bool(self.formations))
@@ -275,7 +277,7 @@ class LossPlot(QWidget):
     def _label_formations(self, *_) -> None:
         """Place each tag over its line in the band, in the first of its TAG_ROWS rows where it clears the tag
         before it; a tag that clears none, or whose line is out of view, is hidden (its line keeps its
-        tooltip, the legend its name). Re-placed when the steps shown or the width change."""
+        tooltip, the key's tooltip its name). Re-placed when the steps shown or the width change."""
         if not self.formations:
             return
         (x0, x1), width = self.loss.vb.viewRange()[0], self.band.size().width()
@@ -377,8 +379,7 @@ class LossPlot(QWidget):
         self.val_curve.setSymbolPen(c.val)
         self.lr_curve.setPen(pg.mkPen(c.lr, width=1.5))
         self.cursor.setPen(pg.mkPen(c.accent, width=1, style=Qt.PenStyle.DashLine))
-        self.key.setText(f"<span style='color:{c.train}'>━ train</span>&nbsp;&nbsp;"
-                         f"<span style='color:{c.val}'>●━ validation</span>")
+        self._write_key()
         self.band.setPen(c.foreground)
         self.lr_band.setPen(c.foreground)
         for line in self.formations:

@@ -103,12 +103,13 @@ def test_the_steps_heads_took_their_roles_are_marked_on_the_loss_curve(qtbot, ma
     assert [tag.text() for tag in pane.plot.formation_tags] == ["L0 H1", "L1 H0"]
     assert [line.toolTip() for line in lines] == ["L0 H1 previous-token: formed at step 10",
                                                   "L1 H0 induction: formed at step 20"]
-    assert pane.plot.legend.text() == ("Heads formed (dashed lines): L0 H1 previous-token at step 10 · "
-                                       "L1 H0 induction at step 20")
+    assert "┆ heads formed" in pane.plot.key.text()
+    assert pane.plot.key.toolTip() == ("Dashed lines: the steps heads took their roles\n"
+                                       "L0 H1 previous-token at step 10\nL1 H0 induction at step 20")
     assert all(line in pane.plot.loss.items for line in lines)
     pane.head_timeline.set_timeline(None)  # another run: its marks go
     assert pane.plot.formations == [] and not any(i in lines for i in pane.plot.loss.items)
-    assert pane.plot.formation_tags == [] and pane.plot.legend.isHidden()
+    assert pane.plot.formation_tags == [] and "formed" not in pane.plot.key.text() + pane.plot.key.toolTip()
 
 
 def tag_rects(plot):
@@ -154,12 +155,9 @@ def test_formation_tags_never_cover_each_other_the_curves_or_the_axes(qtbot):
     for axis in (plot.loss.getAxis("left"), plot.loss.getAxis("bottom")):
         title = axis.label.mapRectToScene(axis.label.boundingRect())
         assert not any(title.intersects(r) for r in tag_rects(plot))
-    # at its least height (1280×720's), seen under Xvfb: the legend, wrapped, was drawn over the plots' "step"
-    plot.resize(460, 100)
-    qtbot.waitUntil(lambda: not plot.stacked and plot.legend.height() > 0, timeout=180_000)
-    assert plot.legend.isVisible() and plot.legend.text().startswith("Heads formed (dashed lines): L0 H0 induction")
-    assert "L2 H9 previous-token at step 790" in plot.legend.toolTip()
-    assert not plot.legend.geometry().intersects(plot.graphics.geometry())
+    assert "L2 H9 previous-token at step 790" in plot.key.toolTip()  # every name, shown or not
+    plot.resize(460, 100)  # its least height (1280×720's): the plots side by side
+    qtbot.waitUntil(lambda: not plot.stacked, timeout=180_000)
     check()
     assert plot.loss.vb.sceneBoundingRect().top() == plot.lr_plot.vb.sceneBoundingRect().top()  # side by side
 
