@@ -91,7 +91,12 @@ def fork_run(parent_dir: str | Path, run_dir: str | Path, cfg: ExperimentConfig,
     if step == 0:
         start = Trainer(cfg, text=text, dataset=dataset)  # the fork before its first step, on no disk
         start.model.load_state_dict(parent.load_weights(0))  # in place: its state dict's views stay valid
-        weights, state, carried, probe = start.weights_copy(), start._state(), "fresh", start.probe
+        weights, state, carried = start.weights_copy(), start._state(), "fresh"
+        # the parent's probe batch, on which G is measured, so that the pair's coefficients differ by the setting
+        # alone: an imported GPT-2's comes from the importer, not from the fresh trainer's draw, and its fork's
+        # G at step 0 differed from the parent's (‖G‖ of blocks.0.W_K 0.0955 against 0.101, issue 37's walk)
+        same = (cfg.model.n_ctx, cfg.train.probe_batch) == (parent.config.model.n_ctx, parent.config.train.probe_batch)
+        probe = parent.probe() if same else start.probe
     else:
         weights, state = parent.load_checkpoint(step)
         state = dict(state, best_val=float("inf"))  # the fork's best is its own from here on

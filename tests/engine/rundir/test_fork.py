@@ -56,6 +56,22 @@ def test_a_fork_at_step_0_starts_from_the_parents_weights_and_first_batch(parent
     assert equal_weights(resumed.weights_copy(), parent.load_weights(0))
 
 
+def test_a_fork_at_step_0_keeps_its_parents_probe_batch(parent, text, tmp_path):
+    """An imported run's probe batch is the importer's, not the one a fresh trainer draws: its fork's G at step 0
+    (measured on the fork's probe) differed from its parent's for the same weights (issue 37's Xvfb walk)."""
+    import json
+    import shutil
+
+    imported = tmp_path / "imported"
+    shutil.copytree(parent.path, imported)
+    probe = json.loads((imported / "probe.json").read_text())
+    probe["x"] = [row[::-1] for row in probe["x"]]  # another batch of the same shape, as an importer's
+    (imported / "probe.json").write_text(json.dumps(probe))
+    fork_run(imported, tmp_path / "fork", parse_setting("train.lr=1e-3", parent.config), 0, text=text)
+    assert (Run(tmp_path / "fork").probe().x == Run(imported).probe().x).all()
+    assert not (Run(tmp_path / "fork").probe().x == parent.probe().x).all()
+
+
 @pytest.mark.parametrize("step", [0, 10])
 def test_a_fork_keeps_its_parents_tokenizer(parent, text, tmp_path, step):
     """As an imported run's: a tokenizer fitted on the fork's corpus (here one without every character of the
