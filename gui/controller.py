@@ -316,6 +316,8 @@ class TrainingController(QObject):
         self.session.post_message(text, "info")
 
     def _on_checkpoint_saved(self, path: str) -> None:
+        if self._training is not None:
+            self._training.steps_changed()
         self.session.post_message(f"Checkpoint saved: {path}", "info")
 
     def _on_job_done(self, tag, result) -> None:

@@ -146,6 +146,8 @@ class Session(QObject):
 
     def report_step(self, report) -> None:
         self.step = report.step
+        if self.open_run is not None and (report.snapshot or report.checkpoint or report.event is not None):
+            self.open_run.steps_changed()  # before the panes hear of it: they list the steps it saved
         self.sig_step_reported.emit(report)
 
     def publish_weights(self, step: int, weights: dict) -> None:

@@ -34,6 +34,7 @@ class OpenRun:
         self.tokenizer = tokenizer
         self.run = run
         self.live: LiveWeights | None = None
+        self._steps: list[int] | None = None  # saved_steps' listing, until something says it changed
         self.sig_published = Event()   # (LiveWeights) training published newer weights of this run
         self.sig_attached = Event()    # () the trainer made this run's folder (a new run's first moments)
 
@@ -48,6 +49,7 @@ class OpenRun:
     def attach(self, run, config, tokenizer) -> None:
         """The folder the trainer made for this run, with the config and tokenizer it resolved."""
         self.run, self.config, self.tokenizer = run, config, tokenizer
+        self._steps = None
         self.sig_attached.emit()
 
     def publish(self, step: int, weights: dict) -> None:
@@ -55,8 +57,18 @@ class OpenRun:
         self.sig_published.emit(self.live)
 
     def saved_steps(self) -> list[int]:
-        """Steps whose weights are on disk (a directory listing; a training run keeps adding them)."""
-        return self.run.saved_steps() if self.run is not None else []
+        """Steps whose weights are on disk, ascending. The folder is listed once and the listing kept until
+        `steps_changed` says training saved or thinned weights: views ask this on every drawing, on the GUI
+        thread, and a listing there is file system work (issue 37)."""
+        if self.run is None:
+            return []
+        if self._steps is None:
+            self._steps = self.run.saved_steps()
+        return list(self._steps)
+
+    def steps_changed(self) -> None:
+        """Training wrote (or thinned) weights of this run: the next `saved_steps` lists the folder again."""
+        self._steps = None
 
     def __repr__(self) -> str:
         return f"OpenRun(#{self.serial}, {self.path or 'no folder yet'})"

@@ -111,6 +111,8 @@ class Workspace:
     def set_training(self, state: TrainingState | str) -> None:
         state = TrainingState(state)
         if state != self.training:
+            if self.open_run is not None:
+                self.open_run.steps_changed()  # training coming to rest writes a checkpoint first
             self.training = state
             self.sig_training_changed.emit(state)
 

@@ -300,7 +300,7 @@ class HeatmapsPane(SeenWidget):
 
     def _list_steps(self) -> None:
         """The run's saved steps onto the timeline (a directory listing; a live run keeps adding them)."""
-        run = self.session.run
+        run = self.session.open_run
         steps = run.saved_steps() if run is not None else []
         self.timeline.set_steps(steps)
         self.diff.set_steps(steps)

@@ -330,7 +330,7 @@ class WeightPane(SeenWidget):
 
     def _list_steps(self) -> None:
         """The run's saved steps onto the timeline (a directory listing; a live run keeps adding them)."""
-        run = self.session.run
+        run = self.session.open_run
         self.timeline.set_steps(run.saved_steps() if run is not None else [])
         self.session.asker.later()  # a run that grew needs its new steps
 

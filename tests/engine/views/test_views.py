@@ -145,3 +145,51 @@ def test_a_terms_values_are_asked_at_the_newest_saved_step_or_the_copy_handed():
     assert view.step(ws) == 7 and isinstance(view.needs(ws)[0].source, q.Live)
     view.forget()
     assert view.values is None and view.live is None
+
+
+class DiskRun(SimpleNamespace):
+    """A run folder's step listing, read the way engine.rundir.runs.Run reads it."""
+    from engine.rundir.runs import Run
+    snapshot_steps, checkpoint_steps, saved_steps = Run.snapshot_steps, Run.checkpoint_steps, Run.saved_steps
+
+
+def test_views_drawing_the_open_run_list_its_folder_once_until_training_saves_a_step(tmp_path, monkeypatch):
+    """Views ask the saved steps on every drawing, on the GUI thread: a listing there is file system work (issue
+    37). The open run lists once; a report of a saved step (or training coming to rest) lists again."""
+    import os
+    from pathlib import Path
+
+    from engine.rundir.layout import CHECKPOINTS, MODEL_FILE, SNAPSHOTS, STATE_FILE, step_name
+    from engine.views.heatmaps import HeatmapsView
+    from engine.views.readings import source_on_screen
+
+    def save(step):
+        (tmp_path / SNAPSHOTS).mkdir(exist_ok=True)
+        (tmp_path / SNAPSHOTS / f"{step_name(step)}.safetensors").write_bytes(b"")
+
+    def checkpoint(step):
+        folder = tmp_path / CHECKPOINTS / step_name(step)
+        folder.mkdir(parents=True)
+        for name in (MODEL_FILE, STATE_FILE):
+            (folder / name).write_bytes(b"")
+
+    save(0)
+    checkpoint(5)
+    ws, view = Workspace(), HeatmapsView()
+    ws.replace_run(OpenRun(ws.draft.config, run=DiskRun(path=tmp_path, _warnings={})))
+    assert view.source(ws) == source_on_screen(ws) == q.Saved(str(tmp_path), 5)
+
+    def no_disk(*args, **kwargs):
+        raise AssertionError("the folder was listed again")
+    with monkeypatch.context() as m:
+        m.setattr(Path, "iterdir", no_disk)
+        m.setattr(os, "scandir", no_disk)
+        for _ in range(3):
+            assert view.source(ws) == source_on_screen(ws) == q.Saved(str(tmp_path), 5)
+            assert ws.open_run.saved_steps() == [0, 5]
+    save(8)
+    ws.open_run.steps_changed()  # gui/session.py on training's report of a saved step
+    assert view.source(ws) == q.Saved(str(tmp_path), 8) and ws.open_run.saved_steps() == [0, 5, 8]
+    checkpoint(9)
+    ws.set_training("stopped")  # stopping writes a checkpoint before it says so
+    assert source_on_screen(ws) == q.Saved(str(tmp_path), 9)
