@@ -25,7 +25,10 @@ the exact double backward (a gradient that keeps its graph, then a backward thro
 error is O(ε²) truncation plus round-off over ε; at 1e-5 both are near 1e-10 relative (measured against the
 exact product on tiny and nanogpt-cpu, random and descending δ: δᵀHδ within 3e-11 to 1.3e-10, each weight's
 share within 4e-11; tests/engine/analysis/test_curvature.py holds it to 1e-8 against the whole Hessian). In
-float32 its round-off would be about 1e-4, so there the exact double backward is kept (`exact`).
+float32 its round-off is larger: where the exact double backward fits, float32 keeps it (`exact`); where only the
+difference fits (GPT-2 small's probe), Hδ is the float32 difference at ‖εδ‖ = FLOAT32_STEP and the result says so
+(`Curvature.approximate`, FLOAT32_ACCURACY: measured against the float64 exact product). The method follows the
+memory estimates before anything is allocated (`curvature_method`).
 """
 
 from __future__ import annotations
@@ -45,6 +48,12 @@ FORWARD_COPIES = 6  # … and a forward alone: the weights at p and at s, δ, a 
 T_MAX = 64.0       # multiples of the mean step searched above 1 before saying none raises the loss
 T_MIN = 1 / 64     # … and below 1 before saying every step does
 DIFFERENCE_STEP = 1e-5  # ‖εδ‖ of the central difference for Hδ in float64 (module docstring)
+FLOAT32_STEP = 1e-3     # … in float32 (chosen by the measurement FLOAT32_ACCURACY states)
+DIFFERENCE_COPIES = 8   # copies of the weights the difference holds: W(p), W(s), δ, the shifted leaves, the module's
+#                         own, the two gradients (Hδ is made in the first's place), one spare
+FLOAT32_TOLERANCE = 1e-3  # κ's relative and a share's absolute error it is held to (worst measured 5.4e-4)
+FLOAT32_ACCURACY = ("by a float32 central difference of two gradients: κ and each share within 1e-3 of the float64 "
+                    "exact product on small models")
 
 
 @dataclass(frozen=True)
@@ -67,6 +76,7 @@ class Curvature:
     weight: str | None = None
     weight_curvature: float | None = None  # κ_W of `weight`
     unmeasured: str = ""         # why slope, κ, κ_W and the shares are NaN / empty ("" when they were measured)
+    approximate: str = ""        # how κ, κ_W and the shares were computed where less precisely (FLOAT32_ACCURACY)
 
     @property
     def critical_sharpness(self) -> float:
@@ -119,6 +129,19 @@ def forward_bytes(cfg, batch: int, tokens: int, itemsize: int) -> int:
     return int(floats * itemsize)
 
 
+def difference_bytes(cfg, batch: int, tokens: int, itemsize: int) -> int:
+    """What the central difference (`along_difference`) with the line search holds at its peak, estimated: one
+    gradient's graph, per sequence and block the attention's scores (3 · heads · T²), the MLP's hidden layer
+    (2 · T · d_ff) and the stream (4 · T · d), the logits (3 · T · V), and DIFFERENCE_COPIES copies of the weights.
+    Fitted on GPT-2 small's shape cut to 1 and 4 blocks (1 × 1024 tokens, float32): 2.12 and 3.11 GB measured
+    (ru_maxrss), 2.15 and 3.30 GB estimated."""
+    from ..configs.sizes import parameter_count
+
+    per_block = 3 * cfg.n_head * tokens ** 2 + 2 * tokens * cfg.d_ff + 4 * tokens * cfg.d_model
+    floats = batch * (cfg.n_layer * per_block + 3 * tokens * cfg.vocab_size) + DIFFERENCE_COPIES * parameter_count(cfg)
+    return int(floats * itemsize)
+
+
 def second_order_dtype(cfg, batch: int, tokens: int, what: str) -> torch.dtype:
     """float64 when a double backward on the probe batch fits SPLIT_BYTES (engine/coefficients: the most one
     analysis may hold at once), else float32 when that fits; else one clear line (nothing is allocated first)."""
@@ -130,18 +153,35 @@ def second_order_dtype(cfg, batch: int, tokens: int, what: str) -> torch.dtype:
     return dtype
 
 
-def curvature_dtype(cfg, batch: int, tokens: int, what: str = "κ") -> tuple[torch.dtype, str]:
-    """(dtype, why `what` is not measured: "" when it is) for the curvature along the step: float64 or float32
-    as second_order_dtype says, else float32 forwards alone (the line search's λ_c, without the double
-    backward's κ, κ_W and shares) where a forward fits SPLIT_BYTES; else one clear line."""
+@dataclass(frozen=True)
+class Method:
+    """How `curvature` computes Hδ on a model (curvature_method)."""
+
+    dtype: torch.dtype
+    exact: bool             # by double backward (else the central difference)
+    step: float             # the difference's ‖εδ‖
+    unmeasured: str = ""    # why κ, κ_W and the shares are not measured at all ("" when they are)
+    approximate: str = ""   # FLOAT32_ACCURACY where Hδ is the float32 difference
+
+
+def curvature_method(cfg, batch: int, tokens: int, what: str = "κ") -> Method:
+    """How the curvature along the step is measured, chosen by the memory estimates before anything is allocated:
+    float64 or float32 as second_order_dtype says (float64 by the difference, float32 exactly); else, where the
+    float32 difference fits SPLIT_BYTES (difference_bytes), by it (`approximate` says so); else float32 forwards
+    alone (the line search's λ_c, without κ, κ_W and shares) where a forward fits; else one clear line."""
     from ..coefficients import SPLIT_BYTES
     from ..errors import UserError
 
     dtype, why = _second_order(cfg, batch, tokens, what)
-    if why and forward_bytes(cfg, batch, tokens, 4) > SPLIT_BYTES:
+    if not why:
+        return Method(dtype, dtype != torch.float64, DIFFERENCE_STEP)
+    if difference_bytes(cfg, batch, tokens, 4) <= SPLIT_BYTES:
+        return Method(torch.float32, False, FLOAT32_STEP, approximate=FLOAT32_ACCURACY)
+    why = (f"{why}, and its central difference about {difference_bytes(cfg, batch, tokens, 4) / 2**30:.0f} GB")
+    if forward_bytes(cfg, batch, tokens, 4) > SPLIT_BYTES:
         raise UserError(f"{why}; a forward alone would hold about {forward_bytes(cfg, batch, tokens, 4) / 2**30:.0f} "
                         f"GB, also over it")
-    return dtype, why
+    return Method(torch.float32, False, FLOAT32_STEP, unmeasured=why)
 
 
 def _second_order(cfg, batch: int, tokens: int, what: str) -> tuple[torch.dtype, str]:
@@ -243,7 +283,9 @@ def along_difference(loss: ProbeLoss, params: Mapping[str, torch.Tensor], delta:
 
     ∇E·δ comes without a third backward: with ε = step / ‖δ‖ and T = ∇³E[δ, δ, δ], the loss's central difference
     (E₊ − E₋) / 2ε is ∇E·δ + ε²T/6 and the two gradients' mean along δ is ∇E·δ + ε²T/2, so three times the first
-    less the second, halved, is ∇E·δ up to O(ε⁴)."""
+    less the second, halved, is ∇E·δ up to O(ε⁴). In float32 the loss's round-off over 2ε is larger than the
+    ε² term that cancels, so there ∇E·δ is the two gradients' mean (within 7.3e-5 relative on tiny and nanogpt-cpu,
+    where the combination was off by up to 7e-2 along a random δ, nearly level)."""
     names = [only] if only is not None else list(params)
     norm = math.sqrt(sum(float((delta[n] * delta[n]).sum()) for n in names))
     if norm == 0:
@@ -259,17 +301,21 @@ def along_difference(loss: ProbeLoss, params: Mapping[str, torch.Tensor], delta:
             g = torch.autograd.grad(loss_here, [moved[n] for n in names], allow_unused=True)
         E.append(float(loss_here.detach()))
         got.append([torch.zeros_like(moved[n]) if x is None else x.detach() for n, x in zip(names, g)])
-    Hd = {n: (a - b) / (2 * eps) for n, a, b in zip(names, *got)}
     mean = sum(float(((a + b) * delta[n]).sum()) for n, a, b in zip(names, *got)) / 2
+    Hd = {n: a.sub_(b).div_(2 * eps) for n, a, b in zip(names, *got)}  # in place: no third copy of the weights
+    if loss.dtype != torch.float64:  # the loss's float32 round-off over 2ε outweighs the ε² term it would cancel
+        return Hd, mean
     return Hd, (3 * (E[0] - E[1]) / (2 * eps) - mean) / 2
 
 
 def curvature(loss: ProbeLoss, before: Mapping, after: Mapping, step: int, prev_step: int, lr: float,
-              weight: str | None = None, unmeasured: str = "", exact: bool | None = None) -> Curvature:
+              weight: str | None = None, unmeasured: str = "", exact: bool | None = None,
+              step_length: float = DIFFERENCE_STEP, approximate: str = "") -> Curvature:
     """The curvature along the mean step from `before` (W(p)) to `after` (W(s)); `lr` the schedule's mean rate;
     with `weight`, that weight's own κ_W too. With `unmeasured` (why: curvature_dtype), forwards alone: the line
     search's t_c and λ_c, E(p) and E(s), and no slope, κ, κ_W or shares. `exact`: Hδ by double backward rather
-    than by the central difference (default: exact in float32 alone, module docstring)."""
+    than by the central difference (default: exact in float32 alone, module docstring); `step_length` the
+difference's ‖εδ‖, `approximate` what the result says of its precision (curvature_method gives all four)."""
     names = loss.names(before)
     k = step - prev_step
     delta = {n: ((torch.as_tensor(after[n]).double() - torch.as_tensor(before[n]).double()) / k).to(loss.dtype)
@@ -291,7 +337,7 @@ def curvature(loss: ProbeLoss, before: Mapping, after: Mapping, step: int, prev_
             E0 = float(E_p.detach())
             slope = sum(float((grads[n].detach() * delta[n]).sum()) for n in names)
         else:
-            Hd, slope = along_difference(loss, params, delta)
+            Hd, slope = along_difference(loss, params, delta, step=step_length)
         along = sum(float((delta[n] * Hd[n]).sum()) for n in names)
         shares = {n: float((delta[n] * Hd[n]).sum()) / along if along != 0 else math.nan for n in names}
     with torch.no_grad():
@@ -305,13 +351,13 @@ def curvature(loss: ProbeLoss, before: Mapping, after: Mapping, step: int, prev_
         if exact:
             col = hessian_columns(params, grads, {weight: delta[weight]})[weight][weight]
         else:
-            col = along_difference(loss, params, delta, only=weight)[0][weight]
+            col = along_difference(loss, params, delta, only=weight, step=step_length)[0][weight]
         d2 = float((delta[weight] * delta[weight]).sum())
         kw = float((delta[weight] * col).sum()) / d2 if d2 > 0 else math.nan
     return Curvature(step, prev_step, lr, k, E0, E_s, slope, along, along / norm2 if norm2 > 0 else math.nan,
-                     shares, t_c, bracket, used, weight, kw, unmeasured)
+                     shares, t_c, bracket, used, weight, kw, unmeasured, "" if unmeasured else approximate)
 
 
 __all__ = ["FORWARDS", "T_MAX", "T_MIN", "Curvature", "second_order_bytes", "forward_bytes", "second_order_dtype",
-           "curvature_dtype", "mean_lr", "threshold_words", "line_search", "hessian_along", "along_difference",
+           "difference_bytes", "Method", "curvature_method", "FLOAT32_STEP", "FLOAT32_ACCURACY", "FLOAT32_TOLERANCE", "mean_lr", "threshold_words", "line_search", "hessian_along", "along_difference",
            "curvature", "DIFFERENCE_STEP"]

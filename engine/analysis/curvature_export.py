@@ -74,7 +74,9 @@ def curvature_figure(series: Sequence[Curvature], metrics: Sequence[Mapping] = (
     bottom.grid(alpha=0.3)
     bottom.legend(fontsize=7)
     unmeasured = next((c.unmeasured for c in series if c.unmeasured), "")
-    words = "; ".join(w for w in (unmeasured and unmeasured + ": λ_c alone, from forwards", words) if w)
+    approximate = next((c.approximate for c in series if c.approximate), "")
+    words = "; ".join(w for w in (unmeasured and unmeasured + ": λ_c alone, from forwards",
+                                  approximate and "κ and the shares " + approximate, words) if w)
     if words:
         fig.supxlabel(export.escape_text(words), fontsize=6, color="0.25", wrap=True)
     return fig

@@ -377,18 +377,24 @@ class RunAnalysis:
     def _curvature(self, after, step: int, prev: int, weight: str | None):
         from . import curvature as cv
 
-        dtype, unmeasured = cv.curvature_dtype(self.config.model, *self._probe_shape(), CURVATURE_SECOND_ORDER)
-        loss = self._probe_loss(dtype)
+        m = cv.curvature_method(self.config.model, *self._probe_shape(), CURVATURE_SECOND_ORDER)
+        loss = self._probe_loss(m.dtype)
         with self._lock:
             before = self.run.load_weights(prev)
         return cv.curvature(loss, before, after, step, prev, cv.mean_lr(self.config.train, prev, step), weight,
-                            unmeasured)
+                            m.unmeasured, m.exact, m.step, m.approximate)
 
     def curvature_unmeasured(self) -> str:
         """Why this run's curvature along the step has no κ, κ_W or shares, only λ_c ("" when it has them)."""
-        from .curvature import curvature_dtype
+        from .curvature import curvature_method
 
-        return curvature_dtype(self.config.model, *self._probe_shape(), CURVATURE_SECOND_ORDER)[1]
+        return curvature_method(self.config.model, *self._probe_shape(), CURVATURE_SECOND_ORDER).unmeasured
+
+    def curvature_approximate(self) -> str:
+        """How this run's κ, κ_W and shares are computed where less precisely than float64 ("" otherwise)."""
+        from .curvature import curvature_method
+
+        return curvature_method(self.config.model, *self._probe_shape(), CURVATURE_SECOND_ORDER).approximate
 
     def curvature_series(self, weight: str | None = None, progress=None) -> list:
         """`curvature(s, weight)` for every saved step s after the first (each kept on its own); reports each

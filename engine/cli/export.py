@@ -259,6 +259,8 @@ def export_curvature(a, args) -> Path:
     path = export_run_curvature(args.out, a.path, args.weight, args.step, _progress("intervals measured:"))
     if a.curvature_unmeasured():
         print(f"gpt-explorer: warning: {a.curvature_unmeasured()}: λ_c alone, from forwards", file=sys.stderr)
+    elif a.curvature_approximate():
+        print(f"gpt-explorer: note: κ and the shares {a.curvature_approximate()}", file=sys.stderr)
     return path
 
 

@@ -443,7 +443,8 @@ class CurvatureTab(QWidget):
             verdict = ("a step of the run's size along it raises the probe loss" if c.critical_step < 1 else
                        "a step of the run's size along it still descends")
             own = f", κ of {c.weight} {c.weight_curvature:.3g}" if c.weight_curvature is not None else ""
-            kappa = c.unmeasured if c.unmeasured else f"κ = {c.curvature:.3g}{own}"
+            kappa = (c.unmeasured if c.unmeasured else f"κ = {c.curvature:.3g}{own}"
+                     + (f" ({c.approximate})" if c.approximate else ""))
             self.message.setText(f"steps {c.prev_step} → {c.step} ({c.steps} optimizer step{'s' * (c.steps > 1)}): "
                                  f"{kappa}; λ_c {lam} against 2/η = {c.threshold:.3g}: "
                                  f"{verdict}" + (f"; over training: {v.progress}" if v.progress else "")

@@ -205,18 +205,61 @@ def test_mistakes_are_one_line(run_path, tmp_path, capsys):
         assert len(err) == 1 and message in err[0], err
 
 
+def test_the_method_follows_the_memory_estimates_before_anything_is_allocated(monkeypatch):
+    """Each budget between two estimates picks the next way down: float64 by the difference, float32 exactly,
+    the float32 difference (saying so), forwards alone (saying why), refused."""
+    import engine.coefficients
+
+    f64, f32 = (cv.second_order_bytes(CFG, 4, 64, k) for k in (8, 4))
+    diff, fwd = cv.difference_bytes(CFG, 4, 64, 4), cv.forward_bytes(CFG, 4, 64, 4)
+    assert fwd < diff < f32 < f64
+    for budget, want in ((f64, cv.Method(torch.float64, False, cv.DIFFERENCE_STEP)),
+                         (f32, cv.Method(torch.float32, True, cv.DIFFERENCE_STEP)),
+                         (diff, cv.Method(torch.float32, False, cv.FLOAT32_STEP, "", cv.FLOAT32_ACCURACY))):
+        monkeypatch.setattr(engine.coefficients, "SPLIT_BYTES", budget)
+        assert cv.curvature_method(CFG, 4, 64) == want
+    monkeypatch.setattr(engine.coefficients, "SPLIT_BYTES", diff - 1)
+    m = cv.curvature_method(CFG, 4, 64)
+    assert (m.dtype, m.approximate) == (torch.float32, "") and m.unmeasured.startswith("κ is not measured") \
+        and "its central difference about" in m.unmeasured
+    monkeypatch.setattr(engine.coefficients, "SPLIT_BYTES", fwd - 1)
+    with pytest.raises(UserError, match="a forward alone would hold about"):
+        cv.curvature_method(CFG, 4, 64)
+
+
+def test_the_float32_difference_is_within_its_stated_accuracy_of_the_float64_exact_product():
+    """κ, κ_W, the shares and ∇E·δ by the float32 central difference at FLOAT32_STEP against the float64 double
+    backward, along a random and a descending step: within FLOAT32_TOLERANCE (FLOAT32_ACCURACY, docs/readings.md)."""
+    loss, before, after = setting()
+    names = loss.names(before)
+    _, grads = ia.gradient(loss, ia.leaves(before, names))
+    descending = {n: before[n] - 2 * 0.05 * grads[n] for n in names}  # two steps of gradient descent's direction
+    x, y = loss.x, loss.y
+    single = ia.ProbeLoss(CFG, x, y, torch.float32)
+    for to in (after, descending):
+        exact = cv.curvature(loss, before, to, 5, 3, 0.01, weight="blocks.0.W_in", exact=True)
+        got = cv.curvature(single, before, to, 5, 3, 0.01, weight="blocks.0.W_in", step_length=cv.FLOAT32_STEP,
+                           approximate=cv.FLOAT32_ACCURACY)
+        assert got.approximate == cv.FLOAT32_ACCURACY
+        tol = cv.FLOAT32_TOLERANCE
+        assert got.curvature == pytest.approx(exact.curvature, rel=tol)
+        assert got.weight_curvature == pytest.approx(exact.weight_curvature, rel=tol)
+        assert got.slope == pytest.approx(exact.slope, rel=tol)
+        assert max(abs(got.shares[n] - exact.shares[n]) for n in names) < tol
+
+
 def test_a_model_too_large_for_a_double_backward_gets_the_line_search_alone_stated_before_anything_is_allocated():
     from engine.configs.config import ModelConfig
 
     gpt2 = ModelConfig(n_layer=12, n_head=12, d_model=768, d_ff=3072, n_ctx=1024, vocab_size=50257, attn_bias=True,
                        tied=True, pos_encoding="learned", activation="gelu_tanh")
     assert cv.second_order_bytes(gpt2, 1, 1024, 4) / 2**30 == pytest.approx(10, abs=1)  # docs/readings.md
-    dtype, why = cv.curvature_dtype(gpt2, 1, 1024, "κ along the step")
-    assert dtype == torch.float32 and why.startswith("κ along the step is not measured on this model") \
-        and "about 10 GB even in float32" in why
+    assert cv.difference_bytes(gpt2, 1, 1024, 4) / 2**30 == pytest.approx(6.4, abs=0.2)  # docs/readings.md
+    m = cv.curvature_method(gpt2, 1, 1024, "κ along the step")  # the float32 difference, and it says so
+    assert m == cv.Method(torch.float32, False, cv.FLOAT32_STEP, "", cv.FLOAT32_ACCURACY)
     with pytest.raises(UserError, match=r"^the second-order view is not measured on this model: .* about 10 GB"):
         cv.second_order_dtype(gpt2, 1, 1024, "the second-order view")
-    assert cv.curvature_dtype(CFG, 4, 64) == (torch.float64, "")
+    assert cv.curvature_method(CFG, 4, 64) == cv.Method(torch.float64, False, cv.DIFFERENCE_STEP)
     baby = ModelConfig(n_layer=6, n_head=6, d_model=384, d_ff=1536, n_ctx=256, vocab_size=65)
     assert 0.4e9 < cv.second_order_bytes(baby, 1, 256, 4) < 0.5e9  # measured 471 MB (float32, 1 × 256 tokens)
 
@@ -241,7 +284,8 @@ def test_a_run_over_the_budget_for_kappa_exports_lambda_c_alone_and_says_why(run
     a = RunAnalysis(run_path)
     full = a.curvature_series()
     shape = np.asarray(a.run.probe().x).shape
-    budget = cv.second_order_bytes(a.config.model, *shape, 4) - 1  # a float32 forward fits it, a double backward not
+    # a float32 forward fits it, neither a double backward nor the central difference
+    budget = min(cv.second_order_bytes(a.config.model, *shape, 4), cv.difference_bytes(a.config.model, *shape, 4)) - 1
     assert cv.forward_bytes(a.config.model, *shape, 4) < budget
     monkeypatch.setattr(engine.coefficients, "SPLIT_BYTES", budget)
     b = RunAnalysis(run_path)
@@ -263,3 +307,13 @@ def test_a_run_over_the_budget_for_kappa_exports_lambda_c_alone_and_says_why(run
     monkeypatch.setattr(engine.coefficients, "SPLIT_BYTES", cv.forward_bytes(a.config.model, *shape, 4) - 1)
     with pytest.raises(UserError, match="a forward alone would hold about"):
         RunAnalysis(run_path).curvature()
+    # where the float32 difference fits and no double backward does: κ by it, and every output says so
+    diff = cv.difference_bytes(a.config.model, *shape, 4)
+    assert diff < cv.second_order_bytes(a.config.model, *shape, 4)
+    monkeypatch.setattr(engine.coefficients, "SPLIT_BYTES", diff)
+    c = RunAnalysis(run_path).curvature()
+    assert c.approximate == cv.FLOAT32_ACCURACY and c.unmeasured == ""
+    assert c.curvature == pytest.approx(full[-1].curvature, rel=cv.FLOAT32_TOLERANCE)
+    capsys.readouterr()
+    assert main(["export", "--run", str(run_path), "--what", "curvature", "--out", str(tmp_path / "c.csv")]) == 0
+    assert f"gpt-explorer: note: κ and the shares {cv.FLOAT32_ACCURACY}" in capsys.readouterr().err

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from PySide6.QtGui import QColor
 
+from engine.analysis import curvature as cv
 from engine.analysis.run_analysis import RunAnalysis
 from engine.export_process import write_export
 from gui.exports import Exports
@@ -98,6 +99,9 @@ def test_the_curvature_tab_draws_the_series_against_the_threshold(qtbot, run_pat
     tab.view.result = dataclasses.replace(at, unmeasured=why, along=math.nan, curvature=math.nan,
                                           weight_curvature=None)  # as a GPT-2 small's comes: λ_c alone
     assert why in tab.message.text() and "κ = nan" not in tab.message.text()
+    tab.view.result = dataclasses.replace(at, approximate=cv.FLOAT32_ACCURACY)  # as GPT-2 small's comes: float32
+    assert f"κ = {at.curvature:.3g}, κ of blocks.0.W_K {at.weight_curvature:.3g} ({cv.FLOAT32_ACCURACY})" \
+        in tab.message.text()
     axis = tab.top.getAxis("left")  # the log axis names its decades, not the minor ticks between them
     axis.setRange(math.log10(900), math.log10(7e4))
     ticks = [math.log10(v) for v in (900, 2e3, 5e3, 9e3, 1e4, 2e4)]
