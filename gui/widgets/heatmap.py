@@ -11,9 +11,10 @@ them; "colours" chooses the colour map and range (HeatmapControls); "Export…" 
 through matplotlib, in the same colours, or CSV/NPY: the widget says what to write (sig_export_requested)
 and the app's export queue writes it off the GUI thread (gui/exports.py).
 
-The plot itself is built the first time the widget is painted (or its plot is asked for): the window holds
-30 heatmaps, most on tabs not yet seen, and their pyqtgraph items were two thirds of the time to open a
-window. Until then set_matrix only keeps what to draw, and exports, which draw from that, work as well.
+The plot itself is built the first time the widget is painted (or its plot is asked for), in a room of
+gui/widgets/first_sight.py: the window holds 30 heatmaps, most on tabs not yet seen, and their pyqtgraph items
+were two thirds of the time to open a window. Until then set_matrix only keeps what to draw, and exports, which
+draw from that, work as well.
 """
 
 from __future__ import annotations
@@ -25,8 +26,7 @@ from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
-import shiboken6
-from PySide6.QtCore import QEvent, QMetaMethod, QPointF, QRect, QRectF, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QMetaMethod, QPointF, QRect, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QAction, QBrush, QColor, QFont, QFontMetrics, QPainter, QPixmap
 from PySide6.QtWidgets import (QGraphicsItem, QHBoxLayout, QLabel, QSizePolicy, QToolButton,
                                QVBoxLayout, QWidget)
@@ -37,6 +37,7 @@ from .. import theme
 from . import dialogs
 from .axis_ticks import labelled, tick_plan
 from .elided_label import ElidedLabel
+from .first_sight import Room
 from .heatmap_controls import HeatmapControls
 
 EXPORT_FILTERS = ("PNG image (*.png);;SVG image (*.svg);;PDF document (*.pdf);;"
@@ -96,56 +97,6 @@ class MaskedBackdrop(QGraphicsItem):
         painter.resetTransform()
         painter.drawPixmap(device.topLeft(), self._pixmap)
         painter.restore()
-
-
-_waiting: list[PlotRoom] = []  # rooms whose plots are asked for, oldest first
-
-
-NEXT_BUILD_MS = 1  # a timer, not a 0 ms call: Qt 6 posts singleShot(0) as an event, and a chain of them ran
-                  # two to four builds before a due timer or paint (the Heatmaps pane's cold scrub held the GUI
-                  # thread 123 ms of CPU between two 5 ms ticks, benchmarks/gui_block.py --pane heatmaps, load 11)
-
-
-def _build_next() -> None:
-    """Build one waiting plot, and the next in a later turn of the event loop: the Masks tab first seen asks
-    for eight at once, and built together they held the event loop up to 195–248 ms, one a turn 145–158 ms
-    (nanogpt-sized run, 10 ms timer probe, this 2-core machine)."""
-    try:
-        while _waiting:
-            room = _waiting.pop(0)
-            if shiboken6.isValid(room):  # a room whose heatmap was closed meanwhile is gone
-                room.build()
-                break
-    finally:
-        if _waiting:
-            QTimer.singleShot(NEXT_BUILD_MS, _build_next)
-
-
-class PlotRoom(QWidget):
-    """Holds a heatmap's plot, and before it is built paints the plot's background: on its first paint it
-    asks for the plot, built in a later turn of the event loop (never inside a paint), one plot per turn.
-    The first paint, not the first show: Qt calls a dock on a tab behind another visible, keeps it off
-    screen and never paints it."""
-
-    def __init__(self, build):
-        super().__init__()
-        self.build, self._asked = build, False
-        self.setMinimumSize(80, 70)  # a splitter or a small panel never makes the plot a sliver
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-
-    def hold(self, plot: QWidget) -> None:
-        self.layout().addWidget(plot)
-
-    def paintEvent(self, event) -> None:
-        painter = QPainter(self)
-        painter.fillRect(self.rect(), QColor(theme.plot_colors().background))
-        painter.end()
-        if not self._asked:
-            self._asked = True
-            _waiting.append(self)
-            if len(_waiting) == 1:
-                QTimer.singleShot(NEXT_BUILD_MS, _build_next)
 
 
 class HeatmapWidget(QWidget):
@@ -470,7 +421,7 @@ class HeatmapWidget(QWidget):
         self._title_beside = True
         self._tick_font = QFont()
         self._tick_font.setPointSizeF(max(7.0, self._tick_font.pointSizeF() - 1))
-        self._room = PlotRoom(self._ensure_view)
+        self._room = Room(self._ensure_view)
 
         self._readout = QLabel(" ")
         self._readout.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)

@@ -129,10 +129,10 @@ def plots_built(qtbot):
     """Every heatmap shown has its plot and the layout has taken them, before a test reads the layout: a plot is
     built a turn of the event loop after its first paint, one a turn (gui/widgets/heatmap.py), and under load a
     fixed 50 ms wait ended while some were still waiting (a Heatmaps pane 619 px high where it fits in 615)."""
-    from gui.widgets import heatmap
+    from gui.widgets import first_sight
 
     for _ in range(2):  # a plot built may let another panel be painted for the first time
-        qtbot.waitUntil(lambda: not heatmap._waiting)
+        qtbot.waitUntil(lambda: not first_sight.waiting())
         qtbot.wait(50)
 
 

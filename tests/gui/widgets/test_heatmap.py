@@ -463,7 +463,7 @@ def test_waiting_plots_are_built_one_per_turn_with_timers_served_between(qtbot):
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QHBoxLayout, QWidget
 
-    from gui.widgets.heatmap import PlotRoom
+    from gui.widgets.first_sight import Room
 
     log = []
 
@@ -477,7 +477,7 @@ def test_waiting_plots_are_built_one_per_turn_with_timers_served_between(qtbot):
     qtbot.addWidget(holder)
     row = QHBoxLayout(holder)
     for i in range(3):
-        row.addWidget(PlotRoom(lambda i=i: build(i)))
+        row.addWidget(Room(lambda i=i: build(i)))
     probe = QTimer(interval=1)
     probe.timeout.connect(lambda: log and log[-1] != "tick" and log.append("tick"))
     probe.start()
