@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QGridLayout, QLabel, QSizePolicy, QSpinBox, QVBoxL
 from engine.analysis.attention import SHIFT, PositionalResult
 
 from ... import theme
+from ...widgets.first_sight import PlotOnSight
 from ...widgets.heatmap import HeatmapWidget
 from ...widgets.tiles import row_of
 
@@ -31,10 +32,7 @@ class PositionalView(QWidget):
         self.matrix = HeatmapWidget(aspect_locked=False)
         self.similarity = HeatmapWidget()
         self.shift_map = HeatmapWidget()
-        self.curve_plot = pg.PlotWidget()
-        self.curve_plot.setMenuEnabled(False)
-        self.curve_plot.setLabel("bottom", "position")
-        self.curve = self.curve_plot.plot([], [], symbol="o", symbolSize=3)
+        self.curve_plot = PlotOnSight(pg.PlotWidget, self._setup_curve)  # built on first sight
         self.curve_title = QLabel(" ")
         self.shift_note = QLabel(" ")
         self.shift_note.setWordWrap(True)
@@ -65,7 +63,18 @@ class PositionalView(QWidget):
                               QLabel("shift k:"), self.shift))
         layout.addLayout(grid, 1)
         self.dimension.valueChanged.connect(self._render_curve)
+
+    def _setup_curve(self, plot: pg.PlotWidget) -> None:
+        plot.setMenuEnabled(False)
+        plot.setLabel("bottom", "position")
+        plot.curve = plot.plot([], [], symbol="o", symbolSize=3)
         self._restyle()
+        self._render_curve()
+
+    @property
+    def curve(self) -> pg.PlotDataItem:
+        """One dimension's curve across positions (asked for, its plot is built now)."""
+        return self.curve_plot.curve
 
     def show_result(self, r: PositionalResult) -> None:
         self.result = r
@@ -94,13 +103,14 @@ class PositionalView(QWidget):
         if r is None:
             return
         j = min(self.dimension.value(), r.P.shape[1] - 1)
-        self.curve.setData(np.arange(r.P.shape[0]), r.P[:, j])
+        if self.curve_plot.built:  # else drawn once built
+            self.curve.setData(np.arange(r.P.shape[0]), r.P[:, j])
         self.curve_title.setText(f"dimension {j} of P across positions")
 
     def changeEvent(self, event) -> None:
         super().changeEvent(event)
-        if event.type() == QEvent.Type.PaletteChange:  # a theme switch: the plot was left in the old colours
-            self._restyle()
+        if event.type() == QEvent.Type.PaletteChange and self.curve_plot.built:  # a theme switch: the plot was
+            self._restyle()                                                       # left in the old colours
 
     def _restyle(self) -> None:
         colors = theme.plot_colors()

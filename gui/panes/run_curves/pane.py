@@ -29,7 +29,7 @@ import functools
 from pathlib import Path
 
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, Qt, QTimer
+from PySide6.QtCore import QEvent, QSize, Qt, QTimer
 from PySide6.QtWidgets import (QComboBox, QFrame, QGraphicsItem, QGridLayout, QHBoxLayout, QLabel, QScrollArea,
                                QSizePolicy, QSlider, QVBoxLayout, QWidget)
 
@@ -41,6 +41,7 @@ from engine.views.run_curves import RunCurvesView
 from ...binding import bind
 from ...session import Session
 from ...theme import color_of, plot_colors, style_plot
+from ...widgets.first_sight import GRAPHICS_VIEW, OnSight
 from ...widgets.seen import SeenWidget
 
 EXPORT_FILTERS = ("PNG image (*.png);;SVG image (*.svg);;PDF document (*.pdf);;CSV table, every run (*.csv);;"
@@ -106,6 +107,49 @@ class RunLegend(QScrollArea):
         return list(self._entries)
 
 
+class CurvesGrid(OnSight):
+    """The four plots, one view each, so a change of smoothing repaints the smoothed plots only; built on first
+    sight (gui/widgets/first_sight.py), in the room the grid of four views asks for."""
+
+    def __init__(self, parent=None):
+        view, spacing = GRAPHICS_VIEW, 2
+        least = 2 * 68 + spacing  # a pyqtgraph view's least is 68 px each way
+        super().__init__(parent, least=(least, least),
+                         hint=QSize(2 * view.width() + spacing, 2 * view.height() + spacing))
+
+    def build_costly(self) -> None:
+        grid = QGridLayout()
+        grid.setSpacing(2)
+        self.plots = {}
+        for i, (metric, label) in enumerate(METRIC_LABELS.items()):
+            view = pg.PlotWidget()
+            view.setObjectName(f"curves_{metric}")
+            grid.addWidget(view, i // 2, i % 2)
+            plot = view.getPlotItem()
+            plot.setDownsampling(auto=True, mode="peak")  # thousands of steps on a few hundred pixels
+            plot.setClipToView(True)
+            for side in ("left", "bottom"):
+                plot.getAxis(side).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+            self.plots[metric] = plot
+        for plot in list(self.plots.values())[1:]:
+            plot.setXLink(self.plots["train_loss"])
+        self.room.layout().addLayout(grid)
+        self._restyle()
+
+    def _restyle(self) -> None:
+        """The theme's plot colours (pyqtgraph draws black plots otherwise, also in the light theme)."""
+        c = plot_colors()
+        for metric, plot in self.plots.items():
+            plot.getViewWidget().setBackground(c.background)
+            plot.setTitle(METRIC_LABELS[metric], color=c.foreground, size=TITLE_SIZE)
+            style_plot(plot, c)
+
+    def changeEvent(self, event) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange and self.built:  # else built in the theme of then
+            self._restyle()
+
+
 class RunCurvesPane(SeenWidget):
     title = "Run curves"
     object_name = "pane_run_curves"
@@ -133,23 +177,9 @@ class RunCurvesPane(SeenWidget):
         self.smooth_label = QLabel(self)
         self.hint = QLabel("Tick runs in the Runs pane to overlay their curves.", self)
         self.hint.setObjectName("curves_hint")
-        # one view per plot, so a change of smoothing repaints the smoothed plots only
-        grid = QGridLayout()
-        grid.setSpacing(2)
-        self.plots = {}
-        for i, (metric, label) in enumerate(METRIC_LABELS.items()):
-            view = pg.PlotWidget(self)
-            view.setObjectName(f"curves_{metric}")
-            grid.addWidget(view, i // 2, i % 2)
-            plot = view.getPlotItem()
-            plot.setDownsampling(auto=True, mode="peak")  # thousands of steps on a few hundred pixels
-            plot.setClipToView(True)
-            for side in ("left", "bottom"):
-                plot.getAxis(side).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
-            self.plots[metric] = plot
+        self.grid = CurvesGrid()
+        self.grid.sig_built.connect(self._draw)  # what was ticked before the plots were first seen
         self.legend = RunLegend(self)
-        for plot in list(self.plots.values())[1:]:
-            plot.setXLink(self.plots["train_loss"])
         top = QHBoxLayout()
         top.addWidget(QLabel("x axis", self))
         top.addWidget(self.axis_box)
@@ -167,27 +197,18 @@ class RunCurvesPane(SeenWidget):
         self.noise.hide()
         col.addWidget(self.noise)
         body = QHBoxLayout()
-        body.addLayout(grid, 1)
+        body.addWidget(self.grid, 1)
         body.addWidget(self.legend)
         col.addLayout(body, 1)
         self._timer = QTimer(self, interval=RELOAD_MS)
         # a dragged slider moves faster than a redraw: the latest value is drawn at the next frame
         self._smooth_timer = QTimer(self, singleShot=True, interval=FRAME_MS)
         self._show_smoothing()
-        self._restyle()
 
-    def _restyle(self) -> None:
-        """The theme's plot colours (pyqtgraph draws black plots otherwise, also in the light theme)."""
-        c = plot_colors()
-        for metric, plot in self.plots.items():
-            plot.getViewWidget().setBackground(c.background)
-            plot.setTitle(METRIC_LABELS[metric], color=c.foreground, size=TITLE_SIZE)
-            style_plot(plot, c)
-
-    def changeEvent(self, event) -> None:
-        super().changeEvent(event)
-        if event.type() == QEvent.Type.PaletteChange:
-            self._restyle()
+    @property
+    def plots(self) -> dict:
+        """metric -> its pyqtgraph PlotItem (asked for, they are built now)."""
+        return self.grid.plots
 
     def _connect(self) -> None:
         self.session.sig_runs_compared.connect(self.view.tick)
@@ -221,6 +242,8 @@ class RunCurvesPane(SeenWidget):
         note = noise_sentence([curves[p].noise for p in shown])
         self.noise.setText(note or "")
         self.noise.setVisible(note is not None)
+        if not self.grid.built:
+            return  # drawn whole once built (sig_built)
         if list(self._items) != shown:
             self._sync_items(shown)
             only_smoothing, paths = False, None

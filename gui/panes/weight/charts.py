@@ -15,9 +15,10 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
-from PySide6.QtWidgets import QGraphicsItem, QHeaderView, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGraphicsItem, QHeaderView, QTreeWidget, QTreeWidgetItem
 
 from ...theme import color_of, plot_colors, recolor_legend, style_plot
+from ...widgets.first_sight import OnSight, when_built
 
 TOTAL = "G"
 CACHED = QGraphicsItem.CacheMode.DeviceCoordinateCache
@@ -69,17 +70,20 @@ def empty_range(plot: pg.PlotItem, y: bool = True) -> None:
         plot.setYRange(0, 1, padding=0)
 
 
-class _Chart(QWidget):
-    """A pyqtgraph layout with themed axes, a step cursor and restyling on palette changes."""
+class _Chart(OnSight):
+    """A pyqtgraph layout with themed axes, a step cursor and restyling on palette changes, built on first sight
+    (gui/widgets/first_sight.py): a subclass makes its plots in `add_plots`."""
 
-    def __init__(self, parent=None):
-        super().__init__(parent)
+    def build_costly(self) -> None:
         self.graphics = pg.GraphicsLayoutWidget()
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.graphics)
+        self.room.hold(self.graphics)
         self.plots: list[pg.PlotItem] = []
         self.cursors: list[pg.InfiniteLine] = []
+        self.add_plots()
+        self._restyle()
+
+    def add_plots(self) -> None:
+        """Override: the chart's plots (add_plot) and what they hold."""
 
     def add_plot(self, row: int, left: str) -> pg.PlotItem:
         plot = self.graphics.addPlot(row=row, col=0)
@@ -93,9 +97,9 @@ class _Chart(QWidget):
         plot.addItem(cursor, ignoreBounds=True)
         self.plots.append(plot)
         self.cursors.append(cursor)
-        self._restyle()
         return plot
 
+    @when_built
     def set_cursor(self, step: int | None) -> None:
         for c in self.cursors:
             c.setVisible(step is not None)
@@ -112,7 +116,7 @@ class _Chart(QWidget):
 
     def changeEvent(self, event) -> None:
         super().changeEvent(event)
-        if event.type() == QEvent.Type.PaletteChange:
+        if event.type() == QEvent.Type.PaletteChange and self.built:  # else built in the theme of then
             self._restyle()
 
 
@@ -126,8 +130,7 @@ class NormsChart(_Chart):
             self.curves[TOTAL].setPen(pg.mkPen(plot_colors().foreground, width=2.5))
             self.curves[TOTAL].setSymbolBrush(plot_colors().foreground)  # its dot at a run's one step
 
-    def __init__(self, parent=None):
-        super().__init__(parent)
+    def add_plots(self) -> None:
         # beside the plot, not over it: with a line per route class it covered half the curves
         self.legend = pg.LegendItem(labelTextSize="8pt", verSpacing=-6)
         self.curves: dict[str, pg.PlotDataItem] = {}
@@ -139,6 +142,7 @@ class NormsChart(_Chart):
         self._key: tuple = ()
         self._one_step: tuple | None = None  # (the one step, the log axis's decades) as fitted (_fit_steps)
 
+    @when_built
     def show_series(self, steps: np.ndarray, total: np.ndarray, parts: dict[str, np.ndarray], mode: str,
                     log: bool = False, weight: str = "") -> None:
         """mode "lines": ‖G‖ and each part's norm (log: on a log axis, zeros left out); "shares": stacked."""
@@ -243,8 +247,7 @@ class NormsChart(_Chart):
 class GeometryChart(_Chart):
     """cos(ΔW, G) and ‖ΔW‖/‖G‖ over the steps: how far the optimizer's update is from the gradient flow."""
 
-    def __init__(self, parent=None):
-        super().__init__(parent)
+    def add_plots(self) -> None:
         self.cos_plot = self.add_plot(0, "cos(ΔW, G)")
         self.ratio_plot = self.add_plot(1, "‖ΔW‖ / ‖G‖")
         self.ratio_plot.setLabel("bottom", "step")
@@ -255,6 +258,7 @@ class GeometryChart(_Chart):
         self.ratio_curve = cached(self.ratio_plot.plot([], [], pen=pg.mkPen(c.val, width=1.5)))
         self._empty = False  # shown with no step: its range is empty_range's until steps come
 
+    @when_built
     def show_geometry(self, geometry: dict[int, tuple[float, float, float]]) -> None:
         steps = sorted(s for s, g in geometry.items() if math.isfinite(g[0]))
         if not steps and not self._empty:  # nothing yet (another run just opened): no range left from the last

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import QGridLayout, QLabel, QScrollArea, QSplitter, QVBox
 from engine.analysis.geometry import GEOMETRIES, LABELS, as_matrix, describe, fractions, why_no_shares
 
 from ...theme import plot_colors, style_plot
+from ...widgets.first_sight import PlotOnSight
 from ...widgets.heatmap import HeatmapWidget
 
 PANELS = (*GEOMETRIES, "dW")
@@ -77,12 +78,9 @@ class GeometryView(QWidget):
     def _build_spectra(self) -> QWidget:
         """The singular-value spectra on one log axis, their colours named below the plot (a legend inside
         it covered the curves of a plot one cell small)."""
-        self.spectra = _Plot()
-        self.spectra.setLogMode(y=True)
-        # no title and no x label: in a cell of a 1280×720 screen they left the curves 65 px of height
-        self.spectra.setLabel("left", "σ / σ_max")
+        self._spectra: dict[str, np.ndarray] = {}  # direction -> singular values, drawn once the plot is built
+        self.spectra = PlotOnSight(_Plot, self._setup_spectra, hint=_Plot.HINT)  # built on first sight
         self.spectra.setToolTip("Each direction's singular values, largest first, over its largest (log scale)")
-        self.curves = {name: self.spectra.plot([], [], pen=pg.mkPen(COLORS[name], width=1.5)) for name in PANELS}
         self.legend = QLabel()
         self.legend.setTextFormat(Qt.TextFormat.RichText)
         cell = QWidget()
@@ -91,6 +89,18 @@ class GeometryView(QWidget):
         col.addWidget(self.spectra, 1)
         col.addWidget(self.legend)
         return cell
+
+    def _setup_spectra(self, plot: _Plot) -> None:
+        plot.setLogMode(y=True)
+        # no title and no x label: in a cell of a 1280×720 screen they left the curves 65 px of height
+        plot.setLabel("left", "σ / σ_max")
+        plot.curves = {name: plot.plot([], [], pen=pg.mkPen(COLORS[name], width=1.5)) for name in PANELS}
+        self._draw_spectra()
+
+    @property
+    def curves(self) -> dict:
+        """direction -> its spectrum's curve (asked for, the plot is built now)."""
+        return self.spectra.curves
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
@@ -155,23 +165,29 @@ class GeometryView(QWidget):
                           f"{result.optimizer}{v})")
 
     def _show_spectra(self, described: dict) -> None:
-        spectra = {name: d.singular_values for name, d in described.items()}
-        for name, curve in self.curves.items():
-            s = spectra.get(name)
-            if s is None or not s.size or s[0] <= 0:
-                curve.setData([], [])
-                continue
-            s = np.maximum(s / s[0], 1e-12)  # relative to the largest, so every geometry shares one axis
-            curve.setData(np.arange(1, len(s) + 1, dtype=float), s)
-        keys = [f"<span style='color:{COLORS[name]}'>━</span> {html.escape(NAMES[name])}" for name in self.curves
+        self._spectra = spectra = {name: d.singular_values for name, d in described.items()}
+        if self.spectra.built:  # else drawn once built
+            self._draw_spectra()
+        keys = [f"<span style='color:{COLORS[name]}'>━</span> {html.escape(NAMES[name])}" for name in PANELS
                 if name in spectra]
         # three to a line, not word wrap: a label that wraps gives its grid row a height for width, which Qt
         # takes as the row's least height, and the maps of the other row were squeezed to slivers
         self.legend.setText("<br>".join("&nbsp;&nbsp;".join(keys[i:i + 3]) for i in range(0, len(keys), 3)))
 
+    def _draw_spectra(self) -> None:
+        for name, curve in self.curves.items():
+            s = self._spectra.get(name)
+            if s is None or not s.size or s[0] <= 0:
+                curve.setData([], [])
+                continue
+            s = np.maximum(s / s[0], 1e-12)  # relative to the largest, so every geometry shares one axis
+            curve.setData(np.arange(1, len(s) + 1, dtype=float), s)
+
 
 class _Plot(pg.PlotWidget):
     """A plot in the theme's colours (pyqtgraph's black, left as it was, stood out in the light theme)."""
+
+    HINT = QSize(300, 260)
 
     def __init__(self):
         super().__init__()
@@ -180,7 +196,7 @@ class _Plot(pg.PlotWidget):
     def sizeHint(self) -> QSize:
         """A heatmap's, so the grid shares its rows evenly (a graphics view asks for 600×480: the row of
         the spectra squeezed the maps of the other to slivers)."""
-        return QSize(300, 260)
+        return self.HINT
 
     def _restyle(self) -> None:
         c, plot = plot_colors(), self.getPlotItem()

@@ -26,6 +26,7 @@ from ...binding import bind, listen
 from ...exports import ExportRequest
 from ...theme import plot_colors, recolor_legend, style_plot
 from ...widgets import dialogs
+from ...widgets.first_sight import OnSight, PlotOnSight, when_built
 from ...widgets.heatmap import HeatmapWidget
 
 SHOWN = 10          # tokens drawn each way
@@ -186,8 +187,7 @@ class TokensTab(QWidget):
         for w in (QLabel("Read:"), self.part_box, self.message, self.export_button):
             row.addWidget(w)
         row.setStretch(2, 1)
-        self.bars = _Bars(self._draw_reading)
-        self.bars.getPlotItem().setLabel("bottom", "push (change of the mean logits)")
+        self.bars = PlotOnSight(lambda: _Bars(self._draw_reading), self._setup_bars)  # built on first sight
         self.table = HeatmapWidget(title=TABLE_TITLE)
         self.rows = QTreeWidget()
         self.rows.setColumnCount(3)
@@ -212,6 +212,10 @@ class TokensTab(QWidget):
         col.setContentsMargins(0, 0, 0, 0)
         col.addLayout(row)
         col.addWidget(body, 1)
+
+    def _setup_bars(self, plot: _Bars) -> None:
+        plot.getPlotItem().setLabel("bottom", "push (change of the mean logits)")
+        self._draw_reading()
 
     # ---- what the view holds -----------------------------------------------------------------
 
@@ -262,6 +266,11 @@ class TokensTab(QWidget):
             self.view.part = "G"
             return
         part = self.view.part
+        if self.bars.built:  # else drawn once built
+            self._draw_bars(r, part)
+        self._draw_detail(r, part)
+
+    def _draw_bars(self, r, part: str) -> None:
         labels, values = bars(r, part, self.bars.fits())
         plot = self.bars.getPlotItem()
         plot.clear()
@@ -274,7 +283,6 @@ class TokensTab(QWidget):
         unit = "imprint (share of G)" if r.role == "reader" else "push (change of the mean logits)"
         plot.setLabel("bottom", unit)
         plot.setTitle(f"{part_name(part)} · ‖·‖ {r.norms.get(part, float('nan')):.3g}", color=plot_colors().foreground)
-        self._draw_detail(r, part)
 
     def _draw_detail(self, r, part: str) -> None:
         self.rows.clear()
@@ -337,9 +345,9 @@ class TokensTab(QWidget):
         self.session.request_export(ExportRequest(Path(path), write))
 
 
-class CurvatureTab(QWidget):
+class CurvatureTab(OnSight):
     """λ_c and κ (and the weight's own κ_W) against 2/η over training, above the probe loss; the step on
-    screen's numbers in words."""
+    screen's numbers in words. Its plots are built on first sight (gui/widgets/first_sight.py)."""
 
     def __init__(self, session, parent: QWidget | None = None):
         super().__init__(parent)
@@ -360,6 +368,11 @@ class CurvatureTab(QWidget):
         row = QHBoxLayout()
         row.addWidget(self.message, 1)
         row.addWidget(self.export_button)
+        col = self.layout()
+        col.insertLayout(0, row)
+        col.setStretchFactor(self.room, 1)
+
+    def build_costly(self) -> None:
         self.graphics = pg.GraphicsLayoutWidget()
         self.top = self.graphics.addPlot(row=0, col=0, axisItems={"left": _DecadeAxis("left"),
                                                                   "bottom": _StepAxis("bottom")})
@@ -385,10 +398,7 @@ class CurvatureTab(QWidget):
         for plot, cursor in zip((self.top, self.bottom), self.cursors):
             plot.addItem(cursor, ignoreBounds=True)
             plot.setMenuEnabled(False)
-        col = QVBoxLayout(self)
-        col.setContentsMargins(0, 0, 0, 0)
-        col.addLayout(row)
-        col.addWidget(self.graphics, 1)
+        self.room.hold(self.graphics)
         self._restyle()
 
     def _restyle(self) -> None:
@@ -413,7 +423,7 @@ class CurvatureTab(QWidget):
 
     def changeEvent(self, event) -> None:
         super().changeEvent(event)
-        if event.type() == QEvent.Type.PaletteChange:
+        if event.type() == QEvent.Type.PaletteChange and self.built:  # else built in the theme of then
             self._restyle()
 
     def _on_view_changed(self, name: str) -> None:
@@ -452,11 +462,16 @@ class CurvatureTab(QWidget):
             run = self.session.workspace.open_run
             if run is not None:
                 self.message.setToolTip(threshold_words(run.config.train))
-        for cursor in self.cursors:
-            cursor.setVisible(c is not None)
-            if c is not None:
-                cursor.setPos(c.step)
+        self._place_cursors(c.step if c is not None else None)
 
+    @when_built
+    def _place_cursors(self, step: int | None) -> None:
+        for cursor in self.cursors:
+            cursor.setVisible(step is not None)
+            if step is not None:
+                cursor.setPos(step)
+
+    @when_built
     def _draw_series(self) -> None:
         # until the intervals over training come (minutes on a large model), the step on screen's alone
         series = self.view.series or ([self.view.result] if self.view.result is not None else [])

@@ -29,6 +29,7 @@ from engine.views.weight import shown_weight
 
 from ...binding import bind
 from ...theme import color_of, plot_colors, recolor_legend
+from ...widgets.first_sight import when_built
 from .charts import _Chart, cached
 
 SCOPES = ("this weight", "whole model")
@@ -39,8 +40,7 @@ RANKED = 8  # classes in the ranking table
 class RoutesChart(_Chart):
     """⟨G_c(p), D⟩ per route class over the intervals, and their sum."""
 
-    def __init__(self, parent=None):
-        super().__init__(parent)
+    def add_plots(self) -> None:
         self.legend = pg.LegendItem(labelTextSize="8pt", verSpacing=-6)
         self.plot = self.add_plot(0, "⟨G_c(p), ΔW⟩")
         self.plot.setLabel("bottom", "step s (interval [p, s])")
@@ -55,6 +55,7 @@ class RoutesChart(_Chart):
         if "Σ" in getattr(self, "curves", {}):  # Σ is drawn in the text colour
             self.curves["Σ"].setPen(pg.mkPen(plot_colors().foreground, width=2.5))
 
+    @when_built
     def show_shares(self, shares, direction: str) -> None:
         for item in self.curves.values():
             self.plot.removeItem(item)

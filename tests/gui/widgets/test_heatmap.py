@@ -361,14 +361,23 @@ def test_a_heatmap_builds_its_plot_on_its_first_paint_and_shows_what_it_was_give
 
 
 def test_a_window_builds_no_plot_for_a_pane_behind_a_tab(qtbot, make_window, tmp_path):
+    """Every pane builds its plots (heatmaps, charts, curves) on first sight (gui/widgets/first_sight.py): a
+    window's panes behind a tab hold none, with a run open, and one brought forward shows them."""
+    import pyqtgraph as pg
+
     from tests.engine.cli.test_export_cli import tiny_run
 
     window = make_window(run_dir=tiny_run(tmp_path / "run").path)
-    weight = window.panes["pane_weight"]
     qtbot.waitUntil(lambda: window.docks["pane_heatmaps"].isVisible())
-    assert all(h._view is None for h in weight.findChildren(HeatmapWidget))
+    behind = {name for name, dock in window.docks.items() if dock.visibleRegion().isEmpty()}
+    assert {"pane_weight", "pane_run_curves"} <= behind
+    plotted = {name for name in behind if window.panes[name].findChildren(pg.GraphicsView)}
+    assert not plotted
+    weight, curves = window.panes["pane_weight"], window.panes["pane_run_curves"]
     window.docks["pane_weight"].raise_()  # its maps show once the run's coefficients come
-    qtbot.waitUntil(lambda: weight.G_map._view is not None, timeout=30_000)
+    qtbot.waitUntil(lambda: weight.G_map._view is not None and weight.page.norms.built)
+    window.docks["pane_run_curves"].raise_()
+    qtbot.waitUntil(lambda: curves.grid.built)
 
 
 def test_the_heads_chart_labels_every_head_at_its_usual_height(heatmap):
