@@ -242,8 +242,9 @@ class RunCurvesPane(SeenWidget):
         note = noise_sentence([curves[p].noise for p in shown])
         self.noise.setText(note or "")
         self.noise.setVisible(note is not None)
-        if not self.grid.built:
-            return  # drawn whole once built (sig_built)
+        if not self.grid.built:  # the curves are drawn whole once built (sig_built); the runs named now
+            self._name_runs(shown)
+            return
         if list(self._items) != shown:
             self._sync_items(shown)
             only_smoothing, paths = False, None
@@ -283,8 +284,11 @@ class RunCurvesPane(SeenWidget):
                 line.setPen(pg.mkPen(colour, width=1))
                 if metric.startswith("val_"):
                     line.setSymbolBrush(colour)
-        self.legend.set_entries([(self.view.curves[str(p)].name, color_of(i), p) for i, p in enumerate(shown)])
+        self._name_runs(shown)
         self._items = {p: self._items[p] for p in shown}
+
+    def _name_runs(self, shown: list[Path]) -> None:
+        self.legend.set_entries([(self.view.curves[str(p)].name, color_of(i), p) for i, p in enumerate(shown)])
 
     @staticmethod
     def _new_curves(plot, metric: str) -> tuple:
@@ -306,7 +310,9 @@ class RunCurvesPane(SeenWidget):
         return {Path(p): c for p, c in self.view.curves.items()}
 
     def line(self, path: Path, metric: str):
-        """The line drawn for one run's metric (its faint raw curve, when smoothed, is behind it)."""
+        """The line drawn for one run's metric (its faint raw curve, when smoothed, is behind it); asked for, the
+        plots are built now."""
+        self.grid.ensure_built()
         return self._items[Path(path)][metric][1]
 
     def legend_names(self) -> list[str]:

@@ -108,6 +108,8 @@ def test_a_dragged_slider_redraws_once_per_frame_on_the_curves_it_holds(qtbot, m
     for name in ("a", "b"):
         runs.set_checked(three_runs / name)
     qtbot.waitUntil(lambda: len(curves.legend_names()) == 2, timeout=WAIT)
+    w.docks["pane_run_curves"].raise_()  # a slider is dragged on a pane in sight: its plots built (first_sight)
+    qtbot.waitUntil(lambda: curves.grid.built and len(curves._items) == 2)
     items = {p: dict(pairs) for p, pairs in curves._items.items()}
     legend = curves.legend_names()
     qtbot.wait(50)  # no redraw left pending from ticking
