@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import functools
 
+import pyqtgraph as pg
 import shiboken6
-from PySide6.QtCore import QSize, QTimer, Signal
+from PySide6.QtCore import QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QPainter
-from PySide6.QtWidgets import QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGraphicsWidget, QSizePolicy, QVBoxLayout, QWidget
 
 from .. import theme
 
@@ -73,6 +74,18 @@ class Room(QWidget):
     def hold(self, plot: QWidget) -> None:
         self.layout().addWidget(plot)
 
+    def lay_out(self) -> None:
+        """Give what was just built its place and size now, as a plot built with its pane had when it was first
+        drawn into: linked axes of views laid out later moved a range set before (an empty chart's 0 … 1 read
+        0.03 … 1)."""
+        for child in self.findChildren(QWidget, options=Qt.FindChildOption.FindDirectChildrenOnly):
+            if not child.testAttribute(Qt.WidgetAttribute.WA_WState_ExplicitShowHide):  # not hidden on purpose
+                child.show()
+        self.layout().activate()
+        for view in self.findChildren(pg.GraphicsView):
+            if view.centralWidget is not None and QGraphicsWidget.layout(view.centralWidget) is not None:
+                QGraphicsWidget.layout(view.centralWidget).activate()
+
     def paintEvent(self, event) -> None:
         painter = QPainter(self)
         painter.fillRect(self.rect(), QColor(theme.plot_colors().background))
@@ -121,6 +134,8 @@ class OnSight(QWidget):
             return
         self.built = True
         self.build_costly()
+        if self.isVisible():
+            self.room.lay_out()
         later, self._later = self._later, {}
         for call in later.values():
             call()
