@@ -20,36 +20,40 @@ from engine.training.trainer import Trainer
 from tests import fresh_imports
 
 
-# model settings -> the run trained for them in this process, which tiny_run copies (a temporary folder, removed
+# a config's TOML -> the run trained for it in this process, which `trained` copies (a temporary folder, removed
 # when the process ends); made when first asked for
-_TRAINED: dict[tuple, Path] = {}
+_TRAINED: dict[str, Path] = {}
 _TEMPLATES: list[tempfile.TemporaryDirectory] = []
 
 
-def tiny_run(path, **model):
-    """A real run: 4 steps of a 2-layer, 2-head model, snapshots at 0, 2, 4 and a checkpoint at 4.
+def trained(path, cfg: ExperimentConfig) -> Run:
+    """The run of `cfg` trained on the plays' first 20,000 characters, in `path`.
 
-    Trained once per model settings in a process and copied into `path`: about 30 tests and module fixtures ask
-    for one (0.1-0.15 s of training each, quiet), and each caller gets a folder of its own, so what one test
+    Trained once per config in a process and copied: some 40 tests and module fixtures ask for one of a few
+    tiny runs (0.1-0.15 s of training each, quiet), and each caller gets a folder of its own, so what one test
     writes into its run no other test sees. Training is seeded: a copy is what training again would write."""
-    m = dict(n_layer=2, n_head=2, d_model=16, d_ff=32, n_ctx=16, pos_encoding="sinusoidal")
-    m.update(model)
-    key = tuple(sorted(m.items()))
-    trained = _TRAINED.get(key)
-    if trained is None:
+    key = cfg.to_toml()
+    done = _TRAINED.get(key)
+    if done is None:
         if not _TEMPLATES:
             _TEMPLATES.append(tempfile.TemporaryDirectory(prefix="tiny-runs-"))
-        trained = Path(tempfile.mkdtemp(dir=_TEMPLATES[0].name)) / "run"
-        cfg = ExperimentConfig(
-            name="tiny-test", model=ModelConfig(**m),
-            train=TrainConfig(steps=4, batch_size=4, warmup_steps=1, eval_every=2, eval_batches=1,
-                              checkpoint_every=4, snapshot_every=2, sample_tokens=8, torch_threads=1, device="cpu"),
-            data=DataConfig(corpus="test text"))
-        list(Trainer(cfg, trained, text=shakespeare_text()[:20_000]).steps())
-        _TRAINED[key] = trained
+        done = Path(tempfile.mkdtemp(dir=_TEMPLATES[0].name)) / "run"
+        list(Trainer(cfg, done, text=shakespeare_text()[:20_000]).steps())
+        _TRAINED[key] = done
     # copy, not copy2: the files are new where they land, as training there would have made them
-    shutil.copytree(trained, path, copy_function=shutil.copy, dirs_exist_ok=True)
+    shutil.copytree(done, path, copy_function=shutil.copy, dirs_exist_ok=True)
     return Run(path)
+
+
+def tiny_run(path, **model):
+    """A real run: 4 steps of a 2-layer, 2-head model, snapshots at 0, 2, 4 and a checkpoint at 4 (`trained`)."""
+    m = dict(n_layer=2, n_head=2, d_model=16, d_ff=32, n_ctx=16, pos_encoding="sinusoidal")
+    m.update(model)
+    return trained(path, ExperimentConfig(
+        name="tiny-test", model=ModelConfig(**m),
+        train=TrainConfig(steps=4, batch_size=4, warmup_steps=1, eval_every=2, eval_batches=1,
+                          checkpoint_every=4, snapshot_every=2, sample_tokens=8, torch_threads=1, device="cpu"),
+        data=DataConfig(corpus="test text")))
 
 
 @pytest.fixture(scope="module")

@@ -12,23 +12,21 @@ import torch
 from engine import coefficients as co
 from engine.coefficients.cache import CACHE_DIR, CoefficientStore
 from engine.configs.config import DataConfig, ExperimentConfig, ModelConfig, TrainConfig
-from engine.text.corpus import shakespeare_text
 from engine.forms.verify import gpt_reference
 from engine.rundir.runs import Run
-from engine.training.trainer import Trainer
+from tests.engine.cli.test_export_cli import trained
 
 WEIGHTS = ["W_E", "blocks.0.W_Q", "blocks.0.ln1.g", "blocks.1.W_in", "blocks.1.b_out", "W_U"]
 
 
 def tiny_run(path) -> Run:
-    """6 steps of a 2-layer, 2-head model; snapshots at 0, 2, 4, 6 (and a checkpoint at 3 and 6)."""
-    cfg = ExperimentConfig(
+    """6 steps of a 2-layer, 2-head model; snapshots at 0, 2, 4, 6 (and a checkpoint at 3 and 6): trained once in
+    a process and copied (test_export_cli.trained)."""
+    return trained(path, ExperimentConfig(
         name="coefficients", model=ModelConfig(n_layer=2, n_head=2, d_model=16, d_ff=32, n_ctx=16),
         train=TrainConfig(steps=6, batch_size=4, warmup_steps=1, eval_every=3, eval_batches=1,
                           checkpoint_every=6, snapshot_every=2, sample_tokens=8, torch_threads=1, device="cpu"),
-        data=DataConfig(corpus="test text"))
-    list(Trainer(cfg, path, text=shakespeare_text()[:20_000]).steps())
-    return Run(path)
+        data=DataConfig(corpus="test text")))
 
 
 @pytest.fixture(scope="module")
