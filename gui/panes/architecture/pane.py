@@ -68,6 +68,7 @@ class ArchitecturePane(QWidget):
         self.session = session
         self.inspection: Inspection | None = None
         self._inspected_data: DataConfig | None = None
+        self._inspected_run = None  # the shown run's folder the inspection read its tokenizer from (None: fitted)
         self._submitted = None  # (data, model without vocabulary) of the last inspection asked for
         self._presets = {name: load_preset(name) for name in preset_names()}
         self._inspect = LatestJob(self)
@@ -220,7 +221,10 @@ class ArchitecturePane(QWidget):
 
     def _same_data(self, cfg: ExperimentConfig) -> bool:
         i = self.inspection
-        return i is not None and i.model.n_ctx == cfg.model.n_ctx and self._inspected_data == cfg.data
+        run = self.session.open_run  # an inspection fitted for the draft is not a shown run's vocabulary: opening an
+        # imported GPT-2 over a draft with the same data settings showed the plays' BPE (46,455) until its own came
+        return (i is not None and i.model.n_ctx == cfg.model.n_ctx and self._inspected_data == cfg.data
+                and self._inspected_run == (None if run is None else run.path))
 
     def _on_edited(self, *_) -> None:
         cfg, problems = self._read_draft()
@@ -304,10 +308,10 @@ class ArchitecturePane(QWidget):
         key = (draft.data, unresolved(draft.model), None if run is None else run.path)
         if key != self._submitted:
             self._submitted = key
-            self._inspect.submit(draft.data, _inspect, draft, key[2])
+            self._inspect.submit((draft.data, key[2]), _inspect, draft, key[2])
 
-    def _on_inspected(self, data: DataConfig, inspection: Inspection) -> None:
-        self._inspected_data = data
+    def _on_inspected(self, tag, inspection: Inspection) -> None:
+        self._inspected_data, self._inspected_run = tag
         self.inspection = inspection
         self._on_edited()
 

@@ -374,3 +374,27 @@ def test_a_run_of_a_preset_trained_on_another_thread_count_shows_that_preset(qtb
     lesson = load_preset("induction-lesson")
     w = make_pane(lesson.replace(train=dataclasses.replace(lesson.train, torch_threads=1)))
     qtbot.waitUntil(lambda: pane(w).preset.currentIndex() == preset_names().index("induction-lesson"))
+
+
+def test_a_run_opened_over_a_draft_with_the_same_data_shows_its_own_vocabulary_from_the_first_frame(
+        qtbot, make_pane, corpus_file, small_text, tmp_path):
+    """Opening an imported GPT-2 showed "Vocabulary 46,455" (the draft's BPE fitted on the plays) until the run's
+    own inspection came: the draft's inspection was applied to any config with the same data settings."""
+    import numpy as np
+
+    from engine.rundir.runs import Probe, Run, RunWriter
+    from engine.text.tokenizer import CharTokenizer
+    from engine.workspace.open_run import OpenRun
+
+    w = make_pane(tiny_config(corpus_file))
+    arch, fitted = pane(w), len(set(small_text))
+    qtbot.waitUntil(lambda: arch.inspection is not None and arch.inspection.vocab_size == fitted, timeout=WAIT)
+    tok = CharTokenizer(sorted(set(small_text))[:fitted - 3])  # the run's own tokens: not what a fit gives
+    cfg = w.session.config
+    cfg = cfg.replace(model=dataclasses.replace(cfg.model, vocab_size=tok.vocab_size))
+    ids = np.zeros((1, cfg.model.n_ctx), dtype=np.int64)
+    RunWriter.create(tmp_path / "run", cfg, tok, Probe(ids, ids, "to")).close()
+    w.session.replace_run(OpenRun(cfg, tok, Run(tmp_path / "run")), cfg)
+    vocab = arch.forms["model"].editors["vocab_size"]
+    assert vocab.value() == tok.vocab_size and f"vocabulary {tok.vocab_size}" in arch.params.text()
+    assert w.session.config.model.vocab_size == tok.vocab_size
