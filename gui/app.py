@@ -97,7 +97,9 @@ def run_app(run_dir: str | None = None, argv: list[str] | None = None) -> int:
     if settings.show_welcome():  # a first start, or a user who kept it (gui/first_run/welcome.py)
         window.sig_panes_ready.connect(window.first_run.show_welcome)
     close_on_signals(window)
-    return app.exec()
+    code = app.exec()
+    settings.qsettings().sync()  # what the last turn set, before the interpreter (and the store) goes
+    return code
 
 
 def exit_now(status: int) -> None:

@@ -452,6 +452,6 @@ class MainWindow(QMainWindow):
         self.first_run.shutdown()  # the sample's training, if it was going on: checkpointed, resumed next time
         self.session.asker.close()
         analysis.shutdown(QUIT_WAIT_S)  # the panes' analysis process
-        settings.save_window_state(self, self.pane_names, self._available().size())
         settings.set_saved_config(self.session.config.to_toml())
+        settings.save_window_state(self, self.pane_names, self._available().size())  # and writes the store
         super().closeEvent(event)

@@ -26,9 +26,26 @@ STATE_VERSION = 5  # 5: the window's and the screen's sizes are saved with the l
 THEMES = ("dark", "light")
 
 
+_store: QSettings | None = None
+
+
 def qsettings() -> QSettings:
-    """The app's settings store (tests point IniFormat's user path at a temporary folder)."""
-    return QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, ORGANIZATION, APPLICATION)
+    """The app's settings store, one for the app: Qt writes what changed to the INI a turn later, once for all
+    the values set in that turn. A QSettings made per call wrote the whole INI as each was destroyed, on the
+    GUI thread (10-46 ms when the disk was busy; issue 37). GUI thread only (a QSettings is not thread-safe)."""
+    global _store
+    if _store is None:
+        _store = QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, ORGANIZATION, APPLICATION)
+    return _store
+
+
+def reopen() -> None:
+    """Write what is pending and let the next `qsettings` open the store where IniFormat's user path points
+    now (tests point it at a temporary folder)."""
+    global _store
+    if _store is not None:
+        _store.sync()
+    _store = None
 
 
 def _read(key: str, default, kind: type):

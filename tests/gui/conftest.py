@@ -96,6 +96,7 @@ def settings_folder(tmp_path):
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(folder))
     from gui import settings
 
+    settings.reopen()  # the app's one store opens under this folder
     settings.set_runs_root(tmp_path / "runs")
     return folder
 

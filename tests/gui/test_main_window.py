@@ -144,6 +144,7 @@ def test_a_garbage_settings_file_does_not_prevent_start_up(qtbot, make_window):
     path = settings_file()
     with open(path, "wb") as f:
         f.write(b"\x00\xff garbage [window]\nstate=@ByteArray(\x01\x02)\ngeometry=12\nversion=zz\n\x89PNG")
+    settings.reopen()  # as a new start does: the app's one store opened on the file as it is now
     w = make_window()
     assert not w.layout_restored
     assert all(d.isVisible() for d in w.docks.values())

@@ -43,3 +43,23 @@ def test_the_forms_source_is_remembered_with_the_run(qtbot, run):
     pane.source.kind.setCurrentIndex(0)
     session.set_run(run)
     assert pane.state.source.kind == "model" and pane.source.kind.currentIndex() == 1
+
+
+def test_settings_set_through_the_one_store_reach_the_ini_without_a_store_being_destroyed(qtbot, tmp_path):
+    """One QSettings for the app (gui/settings.py): two values set in one turn are written when Qt serves the
+    store's posted update (not as a per-call QSettings is destroyed), and a store opened afresh, as the next start
+    opens it, reads them back."""
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    from gui import recent, settings
+
+    store = settings.qsettings()
+    assert settings.qsettings() is store
+    settings.set_run_value(tmp_path / "a", "prompt", "To be")
+    recent.add_recent_run(tmp_path / "a")
+    path = store.fileName()
+    QCoreApplication.sendPostedEvents(store, QEvent.Type.UpdateRequest)  # the turn's end: Qt writes the INI
+    text = open(path, encoding="utf-8").read()  # the file itself: a QSettings here would share the store's cache
+    assert "To be" in text and f"recent={tmp_path / 'a'}" in text
+    settings.reopen()  # as the next start: a store opened afresh
+    assert settings.qsettings() is not store and settings.run_value(tmp_path / "a", "prompt") == "To be"
