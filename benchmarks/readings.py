@@ -24,6 +24,12 @@ fine-tuned a step or two): its config, probe batch and tokenizer, the weights at
 update from the one before; the precision the app picks for it (float32 at GPT-2's shape) against a backward in
 that precision; the token readout alone (the classes too with `--classes`: one backward of a block per class,
 minutes at GPT-2's shape), since a double backward does not fit there (docs/readings.md).
+
+`--float32-difference` measures instead the accuracy of Hδ by a float32 central difference (what a model whose
+double backward does not fit gets: curvature.curvature_method) against the float64 double backward, on `tiny`
+and `nanogpt-cpu`, along a random and a descending δ, at several ‖εδ‖ (`--steps`): how FLOAT32_STEP was chosen.
+
+    python benchmarks/readings.py --float32-difference [--steps 1e-4,3e-4,1e-3,3e-3,1e-2,3e-2,1e-1,3e-1]
 """
 
 from __future__ import annotations
@@ -119,6 +125,36 @@ def run_tokens(args) -> None:
                   f"backwards of {ref:.1f} s{goal}", flush=True)
 
 
+def float32_difference(steps: list[float]) -> None:
+    """κ (δᵀHδ), Hδ, the shares and ∇E·δ by the float32 difference against the float64 double backward."""
+    for preset in ("tiny", "nanogpt-cpu"):
+        exp, cfg, w, _, x, y = setting(preset)
+        exact_loss, single = ia.ProbeLoss(cfg, x, y, torch.float64), ia.ProbeLoss(cfg, x, y, torch.float32)
+        names = exact_loss.names(w)
+        params = ia.leaves(w, names)
+        _, grads = ia.gradient(exact_loss, params, create_graph=True)
+        g = torch.Generator().manual_seed(1)
+        along = {"random": {n: 1e-3 * torch.randn(w[n].shape, generator=g, dtype=torch.float64)
+                            * (float(w[n].abs().mean()) or 1.0) for n in names},
+                 "descending": {n: -1e-3 * grads[n].detach() for n in names}}
+        for kind, d in along.items():
+            Hd = cv.hessian_along(params, grads, d)
+            dHd = sum(float((d[n] * Hd[n]).sum()) for n in names)
+            share = {n: float((d[n] * Hd[n]).sum()) / dHd for n in names}
+            slope = sum(float((grads[n].detach() * d[n]).sum()) for n in names)
+            norm = sum(float((Hd[n] ** 2).sum()) for n in names) ** 0.5
+            w32, d32 = {n: w[n].float() for n in names}, {n: d[n].float() for n in names}
+            for step in steps:
+                got, got_slope = cv.along_difference(single, w32, d32, step=step)
+                got = {n: got[n].double() for n in names}
+                got_dHd = sum(float((d[n] * got[n]).sum()) for n in names)
+                err = sum(float(((got[n] - Hd[n]) ** 2).sum()) for n in names) ** 0.5 / norm
+                shares = max(abs(float((d[n] * got[n]).sum()) / got_dHd - share[n]) for n in names)
+                print(f"{preset:<12} {kind:<10} ‖εδ‖ {step:7.0e}  κ {abs(got_dHd - dHd) / abs(dHd):.1e} rel  Hδ "
+                      f"{err:.1e} rel  shares {shares:.1e} abs  ∇E·δ {abs(got_slope - slope) / abs(slope):.1e} rel",
+                      flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--preset", default="nanogpt-cpu")
@@ -129,8 +165,13 @@ def main() -> None:
     ap.add_argument("--classes", action="store_true", help="with --run: each route class too")
     ap.add_argument("--weights", nargs="+", help="with --run: the weights read (default: blocks.0.W_Q, the last "
                                                  "block's W_out, W_E)")
+    ap.add_argument("--float32-difference", action="store_true", help="the float32 difference's accuracy instead")
+    ap.add_argument("--steps", default="1e-4,3e-4,1e-3,3e-3,1e-2,3e-2,1e-1,3e-1", help="with --float32-difference")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
+    if args.float32_difference:
+        float32_difference([float(v) for v in args.steps.split(",")])
+        return
     if args.run:
         run_tokens(args)
         return

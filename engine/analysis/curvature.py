@@ -312,7 +312,7 @@ def curvature(loss: ProbeLoss, before: Mapping, after: Mapping, step: int, prev_
               weight: str | None = None, unmeasured: str = "", exact: bool | None = None,
               step_length: float = DIFFERENCE_STEP, approximate: str = "") -> Curvature:
     """The curvature along the mean step from `before` (W(p)) to `after` (W(s)); `lr` the schedule's mean rate;
-    with `weight`, that weight's own κ_W too. With `unmeasured` (why: curvature_dtype), forwards alone: the line
+    with `weight`, that weight's own κ_W too. With `unmeasured` (why: curvature_method), forwards alone: the line
     search's t_c and λ_c, E(p) and E(s), and no slope, κ, κ_W or shares. `exact`: Hδ by double backward rather
     than by the central difference (default: exact in float32 alone, module docstring); `step_length` the
 difference's ‖εδ‖, `approximate` what the result says of its precision (curvature_method gives all four)."""
