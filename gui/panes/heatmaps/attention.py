@@ -24,11 +24,12 @@ from ...widgets.attention_lines import MIN_PITCH, AttentionLinesWidget
 from ...widgets.heatmap import HeatmapWidget
 from ...widgets.heatmap_grid import HeatmapGrid
 from ...widgets.tiles import Tiles, row_of
+from .chosen import ChosenHead
 
 QK = "QKᵀ/√dₖ"
 
 
-class AttentionView(QWidget):
+class AttentionView(QWidget, ChosenHead):
     """Every layer × head as one grid (or the chosen head large), a per-head summary table, and the chosen
     head step by step: scores, mask, scores after the mask, weights."""
 
@@ -141,14 +142,6 @@ class AttentionView(QWidget):
             self._fit_table()
             self._fit_split()
             self.table.selectRow(self.layer * H + self.head)
-
-    @property
-    def layer(self) -> int:
-        return self.chosen()[0]
-
-    @property
-    def head(self) -> int:
-        return self.chosen()[1]
 
     def show_chosen(self) -> None:
         """Another layer or head is chosen: outline it and re-slice what is there."""

@@ -14,9 +14,10 @@ from engine.analysis.attention import AttentionDiff
 
 from ...widgets.heatmap import HeatmapWidget
 from ...widgets.tiles import row_of
+from .chosen import ChosenHead
 
 
-class DiffView(QWidget):
+class DiffView(QWidget, ChosenHead):
     """The chosen head's attention at the timeline's step minus at another saved step (`other`, bound by the
     pane to its view model)."""
 
@@ -56,14 +57,6 @@ class DiffView(QWidget):
     def show_result(self, result: AttentionDiff) -> None:
         self.result = result
         self._render()
-
-    @property
-    def layer(self) -> int:
-        return self.chosen()[0]
-
-    @property
-    def head(self) -> int:
-        return self.chosen()[1]
 
     def show_chosen(self) -> None:
         self._render()

@@ -13,9 +13,10 @@ from engine.analysis.attention import BAND, MasksResult
 
 from ...widgets.heatmap import HeatmapWidget
 from ...widgets.tiles import Tiles, row_of
+from .chosen import ChosenHead
 
 
-class MasksView(QWidget):
+class MasksView(QWidget, ChosenHead):
     """The mask in force beside causal, banded (β on a slider) and none, and the chosen head's attention
     under each, computed with the same weights. β is the pane's view model's (bound by the pane)."""
 
@@ -57,14 +58,6 @@ class MasksView(QWidget):
         for w, name in zip(self.masks, result.names):
             w.set_matrix(result.masks[name], t, t, "probability", f"mask: {name}", "query", "key")
         self._render_head()
-
-    @property
-    def layer(self) -> int:
-        return self.chosen()[0]
-
-    @property
-    def head(self) -> int:
-        return self.chosen()[1]
 
     def show_chosen(self) -> None:
         self._render_head()
