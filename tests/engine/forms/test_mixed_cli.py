@@ -25,7 +25,7 @@ def test_other_mistakes_are_one_clear_line(capsys):
     assert "no weight 'Z'" in line
     line = one_error_line(*run_cli(capsys, "forms", "--preset", "tiny", "--weight", "blocks.0.W_K", "--other",
                                    "blocks.1.W_Q")[::2])
-    assert "more than 2500" in line  # every operator has its second derivative: only the count refuses
+    assert "more than 2,500" in line  # every operator has its second derivative: only the count refuses
 
 
 def test_console_forms2_takes_the_smallest_chain_or_a_network_and_is_in_help():
