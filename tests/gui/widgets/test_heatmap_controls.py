@@ -132,6 +132,7 @@ def test_drawing_a_heatmap_in_each_colour_map_loads_no_matplotlib(tmp_path):
             "import numpy as np\nfrom PySide6.QtWidgets import QApplication\napp = QApplication([])\n"
             "from gui.widgets.heatmap import HeatmapWidget\nfrom gui.widgets.heatmap_controls import "
             "COLORMAP_CHOICES\nw = HeatmapWidget(title='t')\nw.resize(300, 300)\nw.show()\n"
+            "w.view  # its plot built now, as its first sight builds it a turn later\n"
             "w.set_matrix(np.eye(4) - 0.5, kind='signed')\napp.processEvents()\n"
             "for _, name in COLORMAP_CHOICES:\n    w.set_colormap(name)\n    app.processEvents()\n"
             "assert w._view is not None\n")
