@@ -393,6 +393,7 @@ def scenarios(names: list[str], run: Path, seconds: float, tmp: Path, steps: int
                     parent.checkpoint_steps()[-1])  # the Run the pane hands the form, as the app's form reads it
 
         runs.ask_fork = ask_fork
+        front("pane_heatmaps")  # the fork is open when it is drawn there; a pane behind a tab asks nothing
         runs.fork(Path(ws.open_run.path))
 
     def listing_and_scrub(listed: list, held: list) -> None:
