@@ -148,7 +148,7 @@ class TimelineScorer:
         if self._current is None or self._current[:2] != (step, stamp):
             model = self.run.build_model(step).to(analysis_device())
             scoring = HeadScoring(model, probes)
-            state = _read_state(part_path, stamp)
+            state = _read(part_path, stamp, names=None)
             if state is not None:
                 scoring.resume(state)  # the parts an earlier process scored (a state that does not fit: none)
             self._current = (step, stamp, scoring)
@@ -197,22 +197,14 @@ def _write(run: Run, path: Path, stamp: str, row: dict) -> None:
         pass  # a read-only run still shows its scores, computed afresh each time
 
 
-def _read(path: Path, stamp: str) -> dict[str, np.ndarray] | None:
+def _read(path: Path, stamp: str, names: tuple[str, ...] | None = (*SCORES, "loss")) -> dict[str, np.ndarray] | None:
+    """The arrays `names` of a cache file written under `stamp` (None: every array it holds, as a part file's
+    state); None when it is missing, unreadable or of other weights, probes or scores."""
     try:
         with np.load(path, allow_pickle=False) as f:
             if str(f["stamp"]) != stamp:
                 return None
-            return {name: f[name] for name in (*SCORES, "loss")}
-    except (OSError, KeyError, ValueError, zipfile.BadZipFile, EOFError):
-        return None
-
-
-def _read_state(path: Path, stamp: str) -> dict[str, np.ndarray] | None:
-    try:
-        with np.load(path, allow_pickle=False) as f:
-            if str(f["stamp"]) != stamp:
-                return None
-            return {name: f[name] for name in f.files if name != "stamp"}
+            return {name: f[name] for name in (names or [n for n in f.files if n != "stamp"])}
     except (OSError, KeyError, ValueError, zipfile.BadZipFile, EOFError):
         return None
 
