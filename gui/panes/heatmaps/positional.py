@@ -5,6 +5,8 @@ PositionalResult (engine.analysis.attention)."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, Qt
@@ -32,7 +34,7 @@ class PositionalView(QWidget):
         self.matrix = HeatmapWidget(aspect_locked=False)
         self.similarity = HeatmapWidget()
         self.shift_map = HeatmapWidget()
-        self.curve_plot = PlotOnSight(pg.PlotWidget, self._setup_curve)  # built on first sight
+        self.curve_plot = PlotOnSight(functools.partial(pg.PlotWidget, enableMenu=False), self._setup_curve)  # built on first sight
         self.curve_title = QLabel(" ")
         self.shift_note = QLabel(" ")
         self.shift_note.setWordWrap(True)
@@ -65,7 +67,6 @@ class PositionalView(QWidget):
         self.dimension.valueChanged.connect(self._render_curve)
 
     def _setup_curve(self, plot: pg.PlotWidget) -> None:
-        plot.setMenuEnabled(False)
         plot.setLabel("bottom", "position")
         plot.curve = plot.plot([], [], symbol="o", symbolSize=3)
         self._restyle()
