@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from gui.widgets.heatmap import HeatmapWidget, colormap
-from gui.widgets.heatmap_controls import HeatmapControls
+from gui.widgets.heatmap_controls import COLORMAP_CHOICES, RANGES, HeatmapControls
 
 from ..conftest import QT_NOISE
 
@@ -81,6 +81,27 @@ def test_every_heatmap_of_the_window_has_the_same_controls(make_window):
     assert len(maps) >= 6
     for h in maps:
         assert isinstance(h.controls, HeatmapControls) and h.controls.parent() is not None
+
+
+@pytest.mark.qt_log_ignore(QT_NOISE, "does not support (raise|grabbing)")  # a menu on the offscreen platform
+def test_the_colours_button_opens_every_map_and_range_the_first_time(heatmap, qtbot):
+    """The menu's entries are made as it first opens (a window's ~40 heatmaps are mostly never opened)."""
+    from PySide6.QtCore import QTimer
+
+    menu, opened = heatmap.controls.menu, {}
+
+    def look():  # inside the menu's own event loop, as the user sees it
+        entries = [a for a in menu.actions() if not a.isSeparator()]
+        opened.update(visible=menu.isVisible(), texts=[a.text() for a in entries],
+                      checked=[a.text() for a in entries if a.isChecked()],
+                      fits=menu.height() >= menu.sizeHint().height())
+        menu.close()
+
+    QTimer.singleShot(0, look)
+    qtbot.mouseClick(heatmap.controls.colours_button, Qt.MouseButton.LeftButton)
+    assert opened["visible"] and opened["fits"]
+    assert opened["texts"] == [label for label, _ in COLORMAP_CHOICES] + [label for _, label in RANGES]
+    assert opened["checked"] == ["by kind", "auto: by kind"]
 
 
 @pytest.mark.parametrize("scale", [1e-7, 1.0, 3e4])
