@@ -362,7 +362,8 @@ def test_a_heatmap_builds_its_plot_on_its_first_paint_and_shows_what_it_was_give
 
 def test_a_window_builds_no_plot_for_a_pane_behind_a_tab(qtbot, make_window, tmp_path):
     """Every pane builds its plots (heatmaps, charts, curves) on first sight (gui/widgets/first_sight.py): a
-    window's panes behind a tab hold none, with a run open, and one brought forward shows them."""
+    window's panes behind a tab hold none, with a run open, and one brought forward shows them; nor does a tab
+    behind another in a pane in sight (Training's next-token bars)."""
     import pyqtgraph as pg
 
     from tests.engine.cli.test_export_cli import tiny_run
@@ -378,6 +379,11 @@ def test_a_window_builds_no_plot_for_a_pane_behind_a_tab(qtbot, make_window, tmp
     qtbot.waitUntil(lambda: weight.G_map._view is not None and weight.page.norms.built)
     window.docks["pane_run_curves"].raise_()
     qtbot.waitUntil(lambda: curves.grid.built)
+    training = window.panes["pane_training"]  # in sight, its Generate tab behind the heads chart: no bars yet
+    assert not training.next_tokens.plot.built
+    tabs = training.lower_tabs
+    tabs.setCurrentIndex(next(i for i in range(tabs.count()) if tabs.widget(i).isAncestorOf(training.next_tokens)))
+    qtbot.waitUntil(lambda: training.next_tokens.plot.built)
 
 
 def test_the_heads_chart_labels_every_head_at_its_usual_height(heatmap):
