@@ -21,14 +21,24 @@ WAIT = 60_000  # ms: a shared machine
 
 
 @pytest.fixture(scope="module")
-def imported_once(pretrained, tmp_path_factory):  # noqa: F811
+def imported_once(pretrained, tmp_path_factory, small_text):  # noqa: F811
     """The run the import's process writes from `pretrained`, written once here by the same importer: the tests
     whose point is what follows an import open a copy of it, as the import's end does (ImportJob: open_run), and
-    a process started for each import was most of their time (4 s each against 0.4 s here, at load 8)."""
+    a process started for each import was most of their time (4 s each against 0.4 s here, at load 8). Its
+    config names a short corpus file where the import names the bundled Shakespeare, as a user's choice in the
+    builder would: a window that opens the run reads its corpus into the run's BPE (in a child process), and
+    all 38 plays were ~3 s of CPU in each test, spent before the test chose its own corpus."""
     from engine.importers.hugging_face import import_hf
 
-    run_dir = tmp_path_factory.mktemp("hf-imported") / "hf-pretrained"
+    top = tmp_path_factory.mktemp("hf-imported")
+    run_dir, corpus = top / "hf-pretrained", top / "corpus.txt"
     import_hf(pretrained, run_dir)
+    corpus.write_text(small_text[:5_000], encoding="utf-8")
+    cfg = Run(run_dir).config
+    assert cfg.data.corpus == "shakespeare"
+    (run_dir / "config.toml").write_text(
+        cfg.replace(data=dataclasses.replace(cfg.data, corpus=str(corpus))).to_toml(), encoding="utf-8")
+    assert Run(run_dir).config.data.corpus == str(corpus)
     return run_dir
 
 
@@ -42,14 +52,12 @@ def open_imported(w, imported_once):
     return run_dir
 
 
-def test_opening_a_gpt2_folder_opens_a_run_that_train_fine_tunes_in_bits_per_character(
-        qtbot, make_window, pretrained, monkeypatch, tmp_path, corpus_file):  # noqa: F811
+def test_an_imported_gpt2_run_fine_tunes_on_the_builders_corpus_in_bits_per_character(
+        qtbot, make_window, imported_once, corpus_file):
+    """What an import opens (here a copy of imported_once's run; the File menu's import itself is the next
+    test's) is a run that Train fine-tunes on the corpus the user picks, shown in bits per character."""
     w = make_window()
-    monkeypatch.setattr(dialogs, "ask_path", lambda *a, **k: pretrained)
-    w.actions["import_hf"].trigger()
-    run_dir = imported(qtbot, w)
-    assert run_dir == w.controller.run_dir
-    assert run_dir is not None and run_dir.parent == settings.runs_root()
+    run_dir = open_imported(w, imported_once)
     assert Run(run_dir).config.model.attn_bias and Run(run_dir).checkpoint_steps() == [0]
     training = w.panes["pane_training"]
     assert training.stats["val_bpc"].text() == "—"
@@ -62,22 +70,24 @@ def test_opening_a_gpt2_folder_opens_a_run_that_train_fine_tunes_in_bits_per_cha
     assert float(training.stats["train_bpc"].text()) > 0
     assert w.controller.run_dir == run_dir  # fine-tuned in place, from the pretrained weights
     assert Run(run_dir).config.data.corpus == str(corpus_file)
-    (tmp_path / "empty").mkdir()
-    assert imported(qtbot, run_menu.import_hf(w, tmp_path / "empty")) is None and "no config.json" in w.banner.text
 
 
 def test_the_import_runs_off_the_gui_thread_with_its_stages_shown_and_cancel_leaves_nothing(
-        qtbot, make_window, pretrained):  # noqa: F811
-    """GPT-2 small's import froze the window for ~35 s: it runs in a child process while its dialog names the
-    stage and the window keeps answering; Cancel ends it with nothing left in the runs folder. Issue 40: after an
-    import its child stayed a zombie for the app's lifetime, and the progress dialog's title was elided and its
-    width jumped from stage to stage."""
+        qtbot, make_window, pretrained, monkeypatch, tmp_path):  # noqa: F811
+    """File → Open Hugging Face model… on a GPT-2 folder opens the run it writes, an empty folder is refused in
+    the banner. GPT-2 small's import froze the window for ~35 s: it runs in a child process while its dialog
+    names the stage and the window keeps answering; Cancel ends it with nothing left in the runs folder. Issue
+    40: after an import its child stayed a zombie for the app's lifetime, and the progress dialog's title was
+    elided and its width jumped from stage to stage."""
     import os
 
     from engine.importers.hugging_face import STAGES
+    from gui.run_menu import ImportJob
 
     w = make_window()
-    job = run_menu.import_hf(w, pretrained)
+    monkeypatch.setattr(dialogs, "ask_path", lambda *a, **k: pretrained)
+    w.actions["import_hf"].trigger()
+    job = w.findChildren(ImportJob)[-1]
     dialog = job.dialog
     width = dialog.width()
     assert dialog.fontMetrics().horizontalAdvance(dialog.windowTitle()) + 100 < width
@@ -93,6 +103,7 @@ def test_the_import_runs_off_the_gui_thread_with_its_stages_shown_and_cancel_lea
     assert seen_widths == {width} and len(finished) == 1
     run_dir = finished[0]
     assert run_dir == w.controller.run_dir and not job.dialog.isVisible() and "Opened pretrained" in w.banner.text
+    assert run_dir.parent == settings.runs_root() and Run(run_dir).checkpoint_steps() == [0]
 
     def state() -> str | None:  # the child's process state: None once the system has forgotten it
         try:
@@ -111,6 +122,8 @@ def test_the_import_runs_off_the_gui_thread_with_its_stages_shown_and_cancel_lea
     assert done.args[0] is None and again.process.finished and not again.dialog.isVisible()
     assert "Import of pretrained cancelled; nothing was written." in w.banner.text
     assert sorted(settings.runs_root().iterdir()) == [run_dir]  # the first run alone: no .tmp- leftover
+    (tmp_path / "empty").mkdir()
+    assert imported(qtbot, run_menu.import_hf(w, tmp_path / "empty")) is None and "no config.json" in w.banner.text
 
 
 def test_an_edited_import_fine_tunes_from_its_weights_and_a_new_shape_asks_first(
