@@ -214,10 +214,11 @@ class Bound:
         vals = [self.value(f, memo) for f in fs]
         if len(fs) == 1:
             return c, vals[0], None
-        key = (w, tuple(_raw_shape(v) for v in vals))
+        # the plan depends only on the factors' shapes and which are forward-only: words of one shape share it
+        key = (tuple(_raw_shape(v) for v in vals), tuple(w.free and not f.free for f in fs))
         plan = self._plans.get(key)
         if plan is None:
-            plan = self._plans[key] = _plan([_shape(v) for v in vals], [w.free and not f.free for f in fs])
+            plan = self._plans[key] = _plan([_shape(v) for v in vals], list(key[1]))
         i, j, left, right = plan
         return c, self._run(left, fs, vals), self._run(right, fs, vals)
 

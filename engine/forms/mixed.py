@@ -120,7 +120,9 @@ class MixedForm:
         self.V = {s.name: direction(s) for s in forms.net.find(weight)[1]}
         self.seeds = [trace(prod(t.P, _v_leaf(t.leaf, self.V[t.symbol.name]))) for t in b_terms]
         self.differentials = [differential(s, self.net) for s in self.seeds]
-        n = sum(rules.summand_count(w, self._substitute, True) for w in self.differentials)
+        self._expansions: dict[Diff, list[Word] | None] = {}
+        counted: dict = {}
+        n = sum(rules.summand_count(w, self._substitute, True, counted) for w in self.differentials)
         if limit is not None and n > limit:
             raise TooManyTerms(f"the mixed form of {self.weight} by {self.other} has {count_text(n)} terms, more than "
                                f"{count_text(limit)}: a run gives its route classes and numbers (the Weight pane's "
@@ -128,19 +130,25 @@ class MixedForm:
         self.terms: list[MixedTerm] = []
         self.summands: list[Word] = []  # the expanded summands, one per mixed term, in the terms' order
         self._seen: Counter = Counter()
+        memo: dict = {}  # the differentials share most sub-words: each is expanded once
         for t, w in zip(b_terms, self.differentials):
-            for summand in rules.flatten(rules.expandmm(w, self._substitute)):
+            for summand in rules.flatten(rules.expandmm(w, self._substitute, memo)):
                 self.summands.append(summand)
                 self._add(t, summand)
 
     def _substitute(self, diff: Diff):
         """Expand a named value's differential only where A lies below it; drop every other weight's."""
+        if diff in self._expansions:
+            return self._expansions[diff]
         s = diff.sym
         if s.kind == "weight":
-            return None if s.name in self._want else []
-        if s.kind == "atom" and not any(self.forms.counts_below(s.name)[w] for w in self._want):
-            return []
-        return self.net.substitute(diff)
+            got = None if s.name in self._want else []
+        elif s.kind == "atom" and not any(self.forms.counts_below(s.name)[w] for w in self._want):
+            got = []
+        else:
+            got = self.net.substitute(diff)
+        self._expansions[diff] = got
+        return got
 
     def _add(self, source: Term, summand: Word) -> None:
         P, leaf, shifts = rules.pull(Num(1), summand.arg)

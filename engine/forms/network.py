@@ -81,6 +81,7 @@ class Network:
         self._weight = {s.name: s for s in self.weights}
         self.uses = self._count_uses()
         self._mono: dict[tuple[str, bool], tuple[Monomial, ...]] = {}
+        self._subst: dict[Diff, tuple[Word, ...] | None] = {}
 
     # ---- lookup ----
 
@@ -184,10 +185,16 @@ class Network:
 
     def substitute(self, diff: Diff) -> list[Word] | None:
         """The Leibniz expansion of a named value's differential, paths extended: for expandAll/expandmm."""
+        if diff in self._subst:  # memoised: an expansion meets the same differential many times
+            got = self._subst[diff]
+            return None if got is None else list(got)
         df = self._defs.get(diff.sym.name)
         if df is None or not df.differentiate or diff.sym.kind != "atom":
-            return None
-        return [rules.with_path(m.word, diff.path) for m in self.monomials(diff.sym.name, diff.transposed)]
+            got = None
+        else:
+            got = tuple(rules.with_path(m.word, diff.path) for m in self.monomials(diff.sym.name, diff.transposed))
+        self._subst[diff] = got
+        return None if got is None else list(got)
 
 
 def _leaf(m: Word) -> Word:

@@ -80,42 +80,59 @@ def d(w: Word, leaf: LeafHook = _plain_leaf, fn_base: Word | None = None) -> Wor
 Substitute = Callable[[Diff], list[Word]]
 
 
-def _summands(w: Word, subst: Substitute | None, into_ops: bool) -> list[Word]:
-    """w as a list of summands with products distributed over sums (and, into_ops, operators over sums)."""
+def _summands(w: Word, subst: Substitute | None, into_ops: bool, memo: dict | None = None) -> list[Word]:
+    """w as a list of summands with products distributed over sums (and, into_ops, operators over sums).
+    `memo` (word -> its summands) is shared by calls with the same subst and into_ops: the words of a form
+    share most of their sub-words (interned), which are then expanded once."""
+    if memo is None:
+        memo = {}
+    got = memo.get(w)
+    if got is not None:
+        return got
     tw = type(w)
+    out: list[Word]
     if tw is Sum:
-        return [s for x in w.terms for s in _summands(x, subst, into_ops)]
-    if tw is Prod:
+        out = [s for x in w.terms for s in _summands(x, subst, into_ops, memo)]
+    elif tw is Prod:
+        parts = []
+        for f in w.factors:
+            p = _summands(f, subst, into_ops, memo)
+            if not p:  # a zero factor: the product has no summands (the rest need not be expanded)
+                break
+            parts.append(p)
         head = [Num(w.coef), *w.scalars]
-        parts = [_summands(f, subst, into_ops) for f in w.factors]
-        if all(len(p) == 1 for p in parts):
-            return [prod(*head, *[p[0] for p in parts])]
-        return [prod(*head, *combo) for combo in itertools.product(*parts)]
-    if tw is Trace:
-        return [trace(s) for s in _summands(w.arg, subst, into_ops)]
-    if tw is Diag:
-        return [diag(s) for s in _summands(w.arg, subst, into_ops)]
-    if tw is Op and into_ops and (w.arg.has_d or type(w.arg) is Sum):
-        return [op(w.kind, w.base, s) for s in _summands(w.arg, subst, into_ops)]
-    if tw is Op2 and into_ops and (w.arg.has_d or type(w.arg) is Sum):
-        return [Op2(w.kind, w.base, w.other, s) for s in _summands(w.arg, subst, into_ops)]
-    if tw is Diff and subst is not None:
-        expansion = subst(w)
-        if expansion is not None:
-            return [s for m in expansion for s in _summands(m, subst, into_ops)]
-    if tw is Zero:
-        return []
-    return [w]
+        if len(parts) < len(w.factors):
+            out = []
+        elif all(len(p) == 1 for p in parts):
+            out = [prod(*head, *[p[0] for p in parts])]
+        else:
+            out = [prod(*head, *combo) for combo in itertools.product(*parts)]
+    elif tw is Trace:
+        out = [trace(s) for s in _summands(w.arg, subst, into_ops, memo)]
+    elif tw is Diag:
+        out = [diag(s) for s in _summands(w.arg, subst, into_ops, memo)]
+    elif tw is Op and into_ops and (w.arg.has_d or type(w.arg) is Sum):
+        out = [op(w.kind, w.base, s) for s in _summands(w.arg, subst, into_ops, memo)]
+    elif tw is Op2 and into_ops and (w.arg.has_d or type(w.arg) is Sum):
+        out = [Op2(w.kind, w.base, w.other, s) for s in _summands(w.arg, subst, into_ops, memo)]
+    elif tw is Diff and subst is not None and (expansion := subst(w)) is not None:
+        out = [s for m in expansion for s in _summands(m, subst, into_ops, memo)]
+    elif tw is Zero:
+        out = []
+    else:
+        out = [w]
+    memo[w] = out
+    return out
 
 
-def summand_count(w: Word, subst: Substitute | None, into_ops: bool) -> int:
+def summand_count(w: Word, subst: Substitute | None, into_ops: bool, memo: dict | None = None) -> int:
     """How many summands `_summands` would make, counted without making them (products multiply,
-    sums add), so that an expansion of 2^40 terms is refused before it starts."""
-    memo: dict[int, int] = {}
-    alive: list[Word] = []  # substitutions are new words: keep them so their ids stay unique
+    sums add), so that an expansion of 2^40 terms is refused before it starts. `memo` (word -> count) is
+    shared by calls with the same subst and into_ops."""
+    memo = {} if memo is None else memo  # keyed by the word itself: substitutions are new words, kept alive
 
     def count(w: Word) -> int:
-        got = memo.get(id(w))
+        got = memo.get(w)
         if got is not None:
             return got
         tw = type(w)
@@ -126,11 +143,10 @@ def summand_count(w: Word, subst: Substitute | None, into_ops: bool) -> int:
         elif tw in (Trace, Diag) or (tw in (Op, Op2) and into_ops and (w.arg.has_d or type(w.arg) is Sum)):
             n = count(w.arg)
         elif tw is Diff and subst is not None and (expansion := subst(w)) is not None:
-            alive.extend(expansion)
             n = sum(count(m) for m in expansion)
         else:
             n = 0 if tw is Zero else 1
-        memo[id(w)] = n
+        memo[w] = n
         return n
     return count(w)
 
@@ -142,10 +158,11 @@ def expand_all(w: Word, subst: Substitute | None = None) -> Word:
     return add(*_summands(w, subst, False))
 
 
-def expandmm(w: Word, subst: Substitute | None = None) -> Word:
+def expandmm(w: Word, subst: Substitute | None = None, memo: dict | None = None) -> Word:
     """The note's expandmm: expandAll through operator arguments as well (op_B[A1 + A2] = op_B[A1] +
-    op_B[A2]), so every summand carries exactly one differential of a weight: one term per path."""
-    return add(*_summands(w, subst, True))
+    op_B[A2]), so every summand carries exactly one differential of a weight: one term per path. `memo`, a
+    dict shared by calls with the same subst, lets several words share the expansion of their sub-words."""
+    return add(*_summands(w, subst, True, memo))
 
 
 def flatten(w: Word) -> list[Word]:
