@@ -1,8 +1,18 @@
 """Shared test setup: Qt runs offscreen, set before anything can load it."""
 
 import os
+import sys
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+# Each xdist worker imports every test module to collect it, and pytest rewrites each one's asserts (about 4.7 s of
+# CPU a worker). With PYTHONDONTWRITEBYTECODE set (this environment and CI's) nothing was cached, so both workers
+# rewrote all ~170 modules. Allowed to write, the first worker to reach a module leaves its rewritten code in
+# tests/**/__pycache__ for the other: on a fresh clone the two workers rewrote 103 + 107 modules (6.4 s) instead of
+# 167 + 167 (9.5 s, load 9). The modules of engine/ and gui/ imported after this line are cached too, and the child
+# processes read them (they keep PYTHONDONTWRITEBYTECODE and never write). Python and pytest check each cached file
+# against its source's size and time, and write it atomically.
+sys.dont_write_bytecode = False
 
 # OpenMP's short spin (engine/training/thread_policy.py) is read once, when torch loads: `engine` sets it, and a
 # test module that imports torch before anything of ours would get libgomp's long spin. Under load that made
