@@ -1,4 +1,5 @@
-"""The deterministic train/validation split and seeded random batches of a tokenized corpus.
+"""The deterministic train/validation split (its sizes: engine/text/split.py) and seeded random batches of a
+tokenized corpus.
 
 The split is the first (1 − val_fraction) of the token stream for training and the rest for validation, as
 nanoGPT does; batches are random windows drawn from a seeded ``torch.Generator`` so a run is reproducible and
@@ -16,9 +17,10 @@ import numpy as np
 import torch
 
 from ..configs.config import DataConfig
-from .corpus import CorpusError, load_corpus
+from .corpus import load_corpus
 from .encoded import fitted_tokenizer, token_ids
 from .pieces import Cancel
+from .split import split_sizes
 from .token_cache import text_digest
 from .tokenizer import Tokenizer
 
@@ -68,16 +70,6 @@ class Dataset:
         g = torch.Generator().manual_seed(seed)
         x, y = self.get_batch("val", batch_size, n_ctx, g)
         return x.numpy().copy(), y.numpy().copy()
-
-
-def split_sizes(n_tokens: int, n_ctx: int, val_fraction: float) -> tuple[int, int]:
-    """(train, validation) token counts of a corpus of `n_tokens`; CorpusError if a context cannot fit both."""
-    n_val = max(int(n_tokens * val_fraction), n_ctx + 1)
-    n_train = n_tokens - n_val
-    if n_train < n_ctx + 1:
-        raise CorpusError(f"corpus is too short: {n_tokens} tokens, but a context of {n_ctx} needs at least "
-                          f"{2 * (n_ctx + 1)} (train and validation)")
-    return n_train, n_val
 
 
 def corpus_vocabulary(cfg: DataConfig, n_ctx: int, text: str) -> int:

@@ -10,9 +10,9 @@ from pathlib import Path
 
 from ..configs.config import DataConfig
 from .corpus import load_corpus
-from .data import split_sizes
 from .encoded import fitted_tokenizer, token_ids
 from .pieces import Cancel
+from .split import split_sizes
 from .token_cache import text_digest
 
 

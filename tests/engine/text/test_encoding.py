@@ -175,3 +175,15 @@ def test_prepare_corpus_leaves_what_training_reads_in_the_cache(cache, tmp_path,
     assert len(data.train) + len(data.val) == facts.n_tokens
     with pytest.raises(CorpusError, match="too short"):
         prepare_corpus(cfg, 100_000)
+
+
+def test_preparing_a_corpus_loads_no_torch(tmp_path):
+    """The builder and Train make a corpus ready in a child process of its own (engine/child_job.py); importing
+    torch there cost ~1.2 s of CPU per child, ten times the work of a small corpus."""
+    from tests.fresh_imports import loaded_by
+
+    corpus = tmp_path / "plays.txt"
+    corpus.write_text(shakespeare_text()[:20_000], encoding="utf-8")
+    code = ("from engine.configs.config import DataConfig\nfrom engine.text.prepared import prepare_corpus\n"
+            f"prepare_corpus(DataConfig(corpus={str(corpus)!r}, tokenizer='bpe', max_vocab=300), 16)")
+    assert loaded_by(code, ("torch",), tmp_path) == []
