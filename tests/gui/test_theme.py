@@ -84,3 +84,31 @@ def _button_option(box):
 def test_the_screen_draws_runs_in_the_figures_palette():
     assert theme.SERIES is palette.SERIES and [theme.color_of(i) for i in range(12)] == \
         [palette.SERIES[i % 10] for i in range(12)]
+
+
+def test_the_theme_already_on_is_not_sent_to_every_widget_again(qtbot, themed):
+    """The app is made again for each window the tests open (gui/app.py make_application): the theme already
+    on polishes no widget again (each one's style sheet was set again, a heatmap's bold title); another theme
+    still does, with its palette."""
+    from PySide6.QtCore import QEvent
+    from PySide6.QtWidgets import QLabel
+
+    class Counting(QLabel):
+        restyled = 0
+
+        def changeEvent(self, event):
+            if event.type() in (QEvent.Type.StyleChange, QEvent.Type.PaletteChange):
+                self.restyled += 1
+            super().changeEvent(event)
+
+    themed("dark")
+    title = Counting("scores")
+    title.setStyleSheet("font-weight: bold")
+    qtbot.addWidget(title)
+    title.ensurePolished()
+    title.restyled = 0
+    themed("dark")
+    assert title.restyled == 0
+    themed("light")
+    assert title.restyled > 0 and title.palette().color(theme._R.WindowText) == theme.palette("light").color(
+        theme._R.WindowText)
