@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import threading
 import weakref
+from _weakref import _remove_dead_weakref  # what weakref.WeakValueDictionary drops a dead entry with
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -52,7 +53,9 @@ SYM_KINDS = ("weight", "atom", "input", "const", "error", "placeholder", "var")
 _DIFFERENTIABLE = ("weight", "atom", "var")
 _SEEDS = ("error", "placeholder")
 
-_TABLE: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+# key -> weakref.KeyedRef to the node: a plain dict read without a lock (a node enters only once filled), as
+# weakref.WeakValueDictionary is but without its Python-level get, which was a third of the cost of building words
+_TABLE: dict = {}
 _LOCK = threading.Lock()  # a pane may derive on a worker thread while another prints: one node per word
 _EMPTY: frozenset = frozenset()
 # Slots a repr leaves out: how a leaf is shown and where it comes from, not what the word is.
@@ -108,23 +111,37 @@ class Word:
         return transpose(self)
 
 
+def _forget(ref) -> None:
+    """A node has died: drop its entry, unless a new node has taken the key since (atomically)."""
+    _remove_dead_weakref(_TABLE, ref.key)
+
+
 def _intern(cls, key, fill):
+    ref = _TABLE.get(key)
+    if ref is not None:
+        w = ref()
+        if w is not None:
+            return w
     with _LOCK:
-        w = _TABLE.get(key)
+        ref = _TABLE.get(key)
+        w = None if ref is None else ref()
         if w is None:
             w = object.__new__(cls)
             w._t = None
             fill(w)
-            _TABLE[key] = w
+            _TABLE[key] = weakref.KeyedRef(w, _forget, key)
         return w
 
 
 def _inherit(w: Word, parts) -> None:
-    w.has_d = any(p.has_d for p in parts)
+    has_d = False
     free = _EMPTY
     for p in parts:
+        if p.has_d:
+            has_d = True
         if p.free:
-            free = free | p.free
+            free = free | p.free if free else p.free
+    w.has_d = has_d
     w.free = free
 
 
@@ -224,14 +241,16 @@ class Num(Word):
     __slots__ = ("value",)
 
     def __new__(cls, value) -> Num:
-        value = Fraction(value)
+        if type(value) is not Fraction:
+            value = ONE if type(value) is int and value == 1 else Fraction(value)
 
         def fill(w):
             w.value = value
             w.has_d = False
             w.free = _EMPTY
 
-        return _intern(cls, (cls, value), fill)
+        # 1 hashes and compares as Fraction(1) does, without Fraction.__hash__'s modular inverse
+        return _intern(cls, (cls, 1 if value is ONE else value), fill)
 
 
 class Zero(Word):
@@ -248,6 +267,8 @@ class Zero(Word):
 
 
 ZERO = Zero()
+ONE = Fraction(1)  # the coefficient of a product that has none: prod() uses this one object for every 1
+_NUM_ONE = Num(ONE)  # kept, so that every Num(1) is this node, whose value is ONE
 
 
 class Prod(Word):
@@ -261,7 +282,7 @@ class Prod(Word):
             w.coef, w.scalars, w.factors = coef, scalars, factors
             _inherit(w, factors)
 
-        return _intern(cls, (cls, coef, scalars, factors), fill)
+        return _intern(cls, (cls, 1 if coef is ONE else coef, scalars, factors), fill)
 
     def children(self):
         return self.scalars + self.factors
@@ -388,9 +409,6 @@ class Trace(Word):
 
 # ---- constructors that keep words canonical ----
 
-ONE = Fraction(1)
-
-
 def prod(*xs: Word) -> Word:
     """The flattened product; scalars and numbers go in front, a zero factor gives zero."""
     coef = ONE
@@ -399,28 +417,32 @@ def prod(*xs: Word) -> Word:
     for x in xs:
         tx = type(x)
         if tx is Prod:
-            if x.coef != 1:
+            if x.coef is not ONE:
                 coef *= x.coef
             scalars += x.scalars
             factors += x.factors
         elif tx is Num:
-            coef *= x.value
+            if x.value is not ONE:
+                coef *= x.value
         elif tx is Scalar:
             scalars.append(x)
         elif tx is Zero:
             return ZERO
         else:
             factors.append(x)
-    if coef == 0:
-        return ZERO
+    if coef is not ONE:
+        if coef == 0:
+            return ZERO
+        if coef == 1:
+            coef = ONE
     if len(scalars) > 1:
         scalars = _merge_scalars(scalars)
-    if not scalars and coef == 1:
+    if not scalars and coef is ONE:
         if len(factors) == 1:
             return factors[0]
         if not factors:
             return Num(1)
-    if not factors and coef == 1 and len(scalars) == 1:
+    if not factors and coef is ONE and len(scalars) == 1:
         return scalars[0]
     if not factors and not scalars:
         return Num(coef)
