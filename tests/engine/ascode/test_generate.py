@@ -46,13 +46,7 @@ def nano():
 # Each file named on the command line run as __main__ in turn, in one interpreter where only NumPy can be imported,
 # with its own argv and its stdout and exit status kept apart: a Python and NumPy started for each of the 53 files
 # of the test below was two thirds of its 15 s (quiet machine).
-EACH_NUMPY_ONLY = """
-import contextlib, io, json, runpy, sys, traceback
-sys.modules['torch'] = None; sys.modules['engine'] = None
-out = {}
-for path in sys.argv[1:]:
-    stdout, code = io.StringIO(), 0
-    sys.argv = [path, '--out', path[:-3] + '.npy', '--no-differences']
+EACH_ONE = """
     with contextlib.redirect_stdout(stdout):
         try:
             runpy.run_path(path, run_name='__main__')
@@ -63,6 +57,23 @@ for path in sys.argv[1:]:
     out[path] = [code, stdout.getvalue()]
 print(json.dumps(out))
 """
+EACH_NUMPY_ONLY = """
+import contextlib, io, json, runpy, sys, traceback
+sys.modules['torch'] = None; sys.modules['engine'] = None
+out = {}
+for path in sys.argv[1:]:
+    stdout, code = io.StringIO(), 0
+    sys.argv = [path, '--out', path[:-3] + '.npy', '--no-differences']
+""" + EACH_ONE
+# The same where torch can be imported: each file's own check against torch autograd (its finite differences are
+# the NumPy-only runs'); one Python importing torch (~1.9 s CPU) for the three files instead of one each.
+EACH_WITH_TORCH = """
+import contextlib, io, json, runpy, sys, traceback
+out = {}
+for path in sys.argv[1:]:
+    stdout, code = io.StringIO(), 0
+    sys.argv = [path, '--no-differences']
+""" + EACH_ONE
 
 
 def test_every_weights_file_runs_with_numpy_alone_and_agrees_with_autograd(nano, tmp_path):
@@ -85,20 +96,38 @@ def test_every_weights_file_runs_with_numpy_alone_and_agrees_with_autograd(nano,
         assert np.abs(got - ref[name]).max() <= 1e-10 * scale, name
 
 
-@pytest.mark.parametrize("weight, part", [("blocks.1.W_in", "L2.q"), ("W_E", "unembed"), ("blocks.3.W_K", None)])
-def test_a_files_own_checks_pass_and_a_class_is_the_forms_engines(nano, tmp_path, weight, part):
+CLASSES = [("blocks.1.W_in", "L2.q"), ("W_E", "unembed"), ("blocks.3.W_K", None)]
+
+
+@pytest.fixture(scope="module")
+def class_files(nano, tmp_path_factory):
+    """{(weight, part): (its file, what it printed and its exit status run where torch can be imported)}."""
+    w, x, y, _ = nano
+    folder = tmp_path_factory.mktemp("classes")
+    paths = {}
+    for weight, part in CLASSES:
+        paths[weight, part] = folder / f"{weight.replace('.', '_')}_{part}.py"
+        write_code(paths[weight, part], NANO, w, x, y, weight, part, 7, "nano")
+    done = subprocess.run([sys.executable, "-c", EACH_WITH_TORCH, *map(str, paths.values())], capture_output=True,
+                          text=True, env=dict(os.environ, OPENBLAS_NUM_THREADS="1", PYTHONPATH=""), cwd=folder,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr
+    each = json.loads(done.stdout)
+    return {key: (path, each[str(path)]) for key, path in paths.items()}
+
+
+@pytest.mark.parametrize("weight, part", CLASSES)
+def test_a_files_own_checks_pass_and_a_class_is_the_forms_engines(nano, class_files, tmp_path, weight, part):
     w, x, y, ref = nano
-    path = tmp_path / "g.py"
-    write_code(path, NANO, w, x, y, weight, part, 7, "nano")
+    path, (torch_code, torch_stdout) = class_files[weight, part]
     done = run_numpy_only(path, "--out", tmp_path / "g.npy")
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.count("(ok,") == (4 if part else 3) and "FAILED" not in done.stdout
     classes = Snapshot(NANO, w, torch.as_tensor(x), torch.as_tensor(y), torch.float64).classes(weight)[weight]
     want = ref[weight] if part is None else classes[part].numpy()
     np.testing.assert_allclose(np.load(tmp_path / "g.npy"), want, rtol=0, atol=1e-10 * np.abs(want).max())
-    with_torch = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, cwd=tmp_path,
-                                env=dict(os.environ, OPENBLAS_NUM_THREADS="1", PYTHONPATH=""), timeout=600)
-    assert with_torch.returncode == 0 and "against torch autograd: relative error" in with_torch.stdout
+    assert torch_code == 0 and "against torch autograd: relative error" in torch_stdout, torch_stdout
+    assert "FAILED" not in torch_stdout and "torch is not installed" not in torch_stdout
 
 
 def test_a_file_whose_number_is_wrong_fails_its_check(nano, tmp_path):
