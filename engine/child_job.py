@@ -22,6 +22,7 @@ arguments; the child imports its module, so it never lives in `gui`. Inside, `re
 from __future__ import annotations
 
 import atexit
+import contextvars
 import multiprocessing
 import os
 import queue
@@ -35,7 +36,8 @@ from typing import Any
 
 PROGRESS_EVERY_S = 0.1  # a report is sent at most this often (a sheet reports every row)
 PARENT_POLL_S = 0.5     # how often a child looks whether its parent is still there
-_events = None  # in a child, the queue to the parent (a child runs one job)
+_events: contextvars.ContextVar = contextvars.ContextVar("child_job_events", default=None)  # the job's queue, where
+# it runs (a child process runs one job; a job on a thread has its own context)
 _running: weakref.WeakSet = weakref.WeakSet()  # in the parent: the jobs not finished, ended at exit
 
 
@@ -48,8 +50,9 @@ def _end_all() -> None:
 
 def tell(kind: str, *values: Any) -> None:
     """Send the parent an event (kind, *values); nothing outside a child job."""
-    if _events is not None:
-        _events.put((kind, *values))
+    events = _events.get()
+    if events is not None:
+        events.put((kind, *values))
 
 
 def _watch(parent: int) -> None:
@@ -60,14 +63,19 @@ def _watch(parent: int) -> None:
 
 def _work(fn: Callable, args: tuple, kwargs: dict, events, parent: int) -> None:
     """In the child: run fn, telling `events` its progress and then its outcome."""
-    global _events
-    from .errors import UserError
-    from .progress import reporting
     from .training.thread_policy import for_helper
 
     threading.Thread(target=_watch, args=(parent,), name="watch-parent", daemon=True).start()
     for_helper()  # one torch thread, a lower priority: training keeps its cores
-    _events = events
+    _run(fn, args, kwargs, events)
+
+
+def _run(fn: Callable, args: tuple, kwargs: dict, events) -> None:
+    """fn(*args, **kwargs), telling `events` its progress and then its outcome (in the child, or on a thread)."""
+    from .errors import UserError
+    from .progress import reporting
+
+    _events.set(events)
     last = [0.0, ""]
 
     def progress(done: int, total: int, unit: str) -> None:
@@ -90,17 +98,29 @@ def _work(fn: Callable, args: tuple, kwargs: dict, events, parent: int) -> None:
 class ChildJob:
     """fn(*args, **kwargs), started at once in a child process."""
 
+    # Tests whose point is not the process set this (tests/conftest.py's children_in_thread): the same work, events
+    # and outcome on a thread of this process, which cannot be cancelled. A spawned child that needs torch imports
+    # it, ~1.3 s of CPU, several times what a test's small fork or export does (the suite's census of children).
+    in_thread = False
+
     def __init__(self, fn: Callable, *args: Any, name: str = "job", **kwargs: Any):
+        self.finished = False
+        self._on_thread = self.in_thread  # as started, whatever the class says later
+        if self._on_thread:
+            self._events = queue.Queue()
+            self._process = threading.Thread(target=_run, args=(fn, args, kwargs, self._events), name=name,
+                                             daemon=True)
+            self._process.start()
+            return
         ctx = multiprocessing.get_context("spawn")
         self._events = ctx.Queue()
         self._process = ctx.Process(target=_work, args=(fn, args, kwargs, self._events, os.getpid()), name=name)
         self._process.start()  # pickles fn and its arguments: an unpicklable one raises here
-        self.finished = False
         _running.add(self)
 
     @property
     def pid(self) -> int | None:
-        return self._process.pid
+        return os.getpid() if self._on_thread else self._process.pid
 
     def poll(self) -> list[tuple]:
         """What the child said since the last poll, never waiting: ("progress", done, total, unit) and other
@@ -118,7 +138,8 @@ class ChildJob:
             try:  # its last words may still be in the pipe
                 out.append(self._events.get(timeout=0.5))
             except queue.Empty:
-                out.append(("failed", f"the work stopped unexpectedly (exit code {self._process.exitcode})"))
+                out.append(("failed", "the work stopped unexpectedly "
+                                      f"(exit code {getattr(self._process, 'exitcode', None)})"))
             self._end()
         return out
 
@@ -143,6 +164,8 @@ class ChildJob:
         """End the child now (what it leaves half-made is the caller's to remove)."""
         if self.finished:
             return
+        if self._on_thread:
+            raise RuntimeError("work on a thread cannot be ended: a test that cancels it runs it in a child")
         self._process.terminate()
         self._process.join(5)
         self._end()
@@ -150,6 +173,7 @@ class ChildJob:
     def _end(self) -> None:
         if not self.finished:
             self.finished = True
-            self._events.close()
             _running.discard(self)
-            self._process.join(0)  # reaped if it has exited (it does, right after its outcome)
+            if not self._on_thread:
+                self._events.close()
+                self._process.join(0)  # reaped if it has exited (it does, right after its outcome)

@@ -28,3 +28,17 @@ import pytest  # noqa: E402
 def _token_cache(tmp_path_factory):
     """The token cache (engine/text/token_cache.py) in a folder of the session's, never the user's."""
     os.environ["GPT_EXPLORER_CACHE"] = str(tmp_path_factory.mktemp("cache"))
+
+
+@pytest.fixture
+def children_in_thread(monkeypatch):
+    """The work the app does in a child process of its own (engine/child_job.py: a fork, an export, a corpus made
+    ready; engine/importers/process.py: an import) done on a thread of the test's process instead, for a test whose
+    point is not the process: a spawned child that needs torch imports it, ~1.3 s of CPU (the suite's census of its
+    children), several times what a test's small fork or import does. Such work cannot be cancelled; the tests of
+    a cancel, and those that check the work ran elsewhere, keep their process."""
+    from engine.child_job import ChildJob
+    from engine.importers.process import ImportProcess
+
+    monkeypatch.setattr(ChildJob, "in_thread", True)
+    monkeypatch.setattr(ImportProcess, "in_thread", True)

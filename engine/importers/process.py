@@ -16,6 +16,7 @@ from __future__ import annotations
 import multiprocessing
 import queue
 import sys
+import threading
 import traceback
 from pathlib import Path
 
@@ -51,16 +52,28 @@ def _work(kind: str, source: str, run_dir: str, events) -> None:
 class ImportProcess:
     """One import (`kind`: hf | nanogpt) of `source` into `run_dir`, started at once in a child process."""
 
+    # Tests whose point is not the process set this (tests/conftest.py's children_in_thread): the same import,
+    # stages and outcome on a thread of this process, which cannot be cancelled; the child imports torch, ~1.3 s
+    # of CPU, more than a test's small import itself takes.
+    in_thread = False
+
     def __init__(self, kind: str, source: str | Path, run_dir: str | Path):
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {', '.join(KINDS)}")
         self.kind, self.source, self.run_dir = kind, Path(source), Path(run_dir)
+        self.finished = False
+        self._on_thread = self.in_thread  # as started, whatever the class says later
+        if self._on_thread:
+            self._events = queue.Queue()
+            self._process = threading.Thread(target=_work, args=(kind, str(source), str(run_dir), self._events),
+                                             name=f"import {self.source.name}", daemon=True)
+            self._process.start()
+            return
         ctx = multiprocessing.get_context("spawn")
         self._events = ctx.Queue()
         self._process = ctx.Process(target=_work, args=(kind, str(source), str(run_dir), self._events),
                                     name=f"import {self.source.name}", daemon=True)
         self._process.start()
-        self.finished = False
 
     def poll(self) -> list[tuple]:
         """What the child said since the last poll, never waiting: ("stage", done, total, name), then one
@@ -77,7 +90,8 @@ class ImportProcess:
             try:  # its last words may still be in the pipe
                 out.append(self._events.get(timeout=0.5))
             except queue.Empty:
-                out.append(("failed", f"the import stopped unexpectedly (exit code {self._process.exitcode})"))
+                out.append(("failed", "the import stopped unexpectedly "
+                                      f"(exit code {getattr(self._process, 'exitcode', None)})"))
             self._end()
         return out
 
@@ -85,6 +99,8 @@ class ImportProcess:
         """End the child now; what it had begun to write is removed, the target is left as it was."""
         if self.finished:
             return
+        if self._on_thread:
+            raise RuntimeError("an import on a thread cannot be ended: a test that cancels it runs it in a child")
         self._process.terminate()
         self._process.join(5)
         self._end()
@@ -96,6 +112,8 @@ class ImportProcess:
         """Collect the child once it has exited, never waiting (reading its exit code does: the operating
         system's process entry goes with it, where an import left a zombie for the app's lifetime); True once
         it has."""
+        if self._on_thread:
+            return not self._process.is_alive()
         return self._process.exitcode is not None
 
     def _end(self) -> None:
@@ -103,4 +121,5 @@ class ImportProcess:
         window polls on its GUI thread)."""
         if not self.finished:
             self.finished = True
-            self._events.close()
+            if not self._on_thread:
+                self._events.close()
