@@ -53,7 +53,7 @@ SYM_KINDS = ("weight", "atom", "input", "const", "error", "placeholder", "var")
 _DIFFERENTIABLE = ("weight", "atom", "var")
 _SEEDS = ("error", "placeholder")
 
-# key -> weakref.KeyedRef to the node: a plain dict read without a lock (a node enters only once filled), as
+# key -> weak reference to the node: a plain dict read without a lock (a node enters only once filled), as
 # weakref.WeakValueDictionary is but without its Python-level get, which was a third of the cost of building words
 _TABLE: dict = {}
 _LOCK = threading.Lock()  # a pane may derive on a worker thread while another prints: one node per word
@@ -111,11 +111,6 @@ class Word:
         return transpose(self)
 
 
-def _forget(ref) -> None:
-    """A node has died: drop its entry, unless a new node has taken the key since (atomically)."""
-    _remove_dead_weakref(_TABLE, ref.key)
-
-
 def _intern(cls, key, fill):
     ref = _TABLE.get(key)
     if ref is not None:
@@ -129,7 +124,8 @@ def _intern(cls, key, fill):
             w = object.__new__(cls)
             w._t = None
             fill(w)
-            _TABLE[key] = weakref.KeyedRef(w, _forget, key)
+            # when the node dies its entry goes, unless a new node has taken the key since (atomically)
+            _TABLE[key] = weakref.ref(w, lambda _, key=key: _remove_dead_weakref(_TABLE, key))
         return w
 
 
