@@ -43,9 +43,8 @@ class SectionForm(QWidget):
             if key in READ_ONLY:
                 editor.setEnabled(False)
                 editor.setToolTip("Set from the corpus's tokenizer when training starts")
-            problem = QLabel(self)
+            problem = QLabel(self)  # styled when first shown (show_problems): ~60 a window, few ever shown
             problem.setObjectName(f"problem_{section}_{f.name}")
-            problem.setStyleSheet(PROBLEM_STYLE)
             problem.setWordWrap(True)
             problem.hide()
             cell = QWidget(self)
@@ -124,6 +123,8 @@ class SectionForm(QWidget):
                 mine.setdefault(name, []).append(p.message)
         for name, lab in self.problem_labels.items():
             lab.setText("; ".join(mine.get(name, [])))
+            if name in mine and not lab.styleSheet():
+                lab.setStyleSheet(PROBLEM_STYLE)
             lab.setVisible(name in mine)
         return sum(len(v) for v in mine.values())
 

@@ -41,6 +41,8 @@ def test_a_bad_optimizer_setting_is_named_beside_its_field(qtbot, make_window):
     qtbot.keyClicks(edit, "1.5")
     problem = form.problem_labels["muon_momentum"]
     assert problem.isVisibleTo(arch) and problem.text() == "must be in [0, 1)"
+    problem.ensurePolished()  # in red and bold (styled as it is first shown)
+    assert problem.font().bold() and problem.palette().color(problem.foregroundRole()).name() == "#ff6b6b"
     assert not arch.train_button.isEnabled()
     edit.selectAll()
     qtbot.keyClicks(edit, "0.9")
