@@ -95,6 +95,7 @@ class Forms:
         self._pulls: dict = {}
         self._counts: dict[str, Counter] = {}
         self._listed: dict = {}
+        self._plugged: dict = {}  # (word, monomial, path so far) -> the word with the monomial plugged in
         self.seed = transpose(net.error)
         self.start = Diff(net.output)
 
@@ -237,7 +238,11 @@ class Forms:
             if until_op and _inside_op(word):
                 break
             label = m.diff.label
-            word = _plug(word, rules.with_path(m.word, prefix))
+            key = (word, m.word, prefix)  # terms share their route prefixes: each plug is made once
+            got = self._plugged.get(key)
+            if got is None:
+                got = self._plugged[key] = _plug(word, rules.with_path(m.word, prefix))
+            word = got
             prefix = prefix if label is None else prefix + (label,)
         return word
 
