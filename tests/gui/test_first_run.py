@@ -26,6 +26,30 @@ def small_sample(monkeypatch, corpus_file):
     return config
 
 
+@pytest.fixture(scope="module")
+def sample_once(tmp_path_factory, small_text):
+    """small_sample's run, trained once here as the sample's process trains it (seeded: the same run): training
+    it in that process is the first test's point, and it was ~2 s of CPU in each test that needs only the run."""
+    from engine.training.trainer import Trainer
+
+    top = tmp_path_factory.mktemp("sample")
+    (top / "corpus.txt").write_text(small_text, encoding="utf-8")
+    cfg = tiny_config(top / "corpus.txt", steps=30, snapshot_every=10, checkpoint_every=10, eval_every=10)
+    list(Trainer(cfg, top / "sample", text=small_text).steps())
+    return top / "sample"
+
+
+@pytest.fixture
+def trained_sample(small_sample, sample_once):
+    """The sample trained before this test: a copy of sample_once where the app keeps it."""
+    import shutil
+
+    path = settings.runs_root() / "sample"
+    shutil.copytree(sample_once, path)
+    assert is_finished(path)
+    return path
+
+
 def click(qtbot, button) -> None:
     qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
 
@@ -84,11 +108,11 @@ def test_the_welcomes_four_actions_and_the_tour_to_its_end(qtbot, make_window, s
     qtbot.waitUntil(lambda: w.session.training_state in ("stopped", "finished"), timeout=60_000)
 
 
-def test_the_tour_moves_by_its_keys_and_loads_the_sample_when_nothing_is_open(qtbot, make_window, small_sample):
+def test_the_tour_moves_by_its_keys_and_loads_the_sample_when_nothing_is_open(qtbot, make_window, trained_sample):
     w = make_window()
     sample = w.first_run.sample
     sample.ensure()
-    qtbot.waitUntil(lambda: sample.ready(), timeout=WAIT)  # trained before: it opens at once
+    assert sample.path == trained_sample and sample.ready() and not sample.training  # trained before: opens at once
     assert w.session.run is None
     w.actions["tour"].trigger()
     tour = w.first_run.tour
@@ -103,7 +127,7 @@ def test_the_tour_moves_by_its_keys_and_loads_the_sample_when_nothing_is_open(qt
     assert not tour.running and not tour.isVisible()
 
 
-def test_the_welcome_shows_at_start_until_its_box_is_unticked(qtbot, make_window, small_sample):
+def test_the_welcome_shows_at_start_until_its_box_is_unticked(qtbot, make_window, trained_sample):
     assert settings.show_welcome()
     w = make_window()
     w.first_run.show_welcome()
