@@ -91,27 +91,31 @@ def wait_until(predicate, timeout_s: float = 120.0, what: str = "") -> None:
 
 
 class LagProbe:
-    """A 10 ms timer; lag = how much later than 10 ms after the previous tick each tick arrives."""
+    """A 10 ms timer; lag = how much later than 10 ms after the previous tick each tick arrives, and busy = the
+    CPU time the GUI thread spent between two ticks (time.thread_time, as benchmarks/gui_block.py takes it: on a
+    shared machine a wall gap also holds the time the OS gave to other processes, this does not)."""
 
     def __init__(self, interval_ms: int = 10):
         self.interval = interval_ms / 1000
         self.lags: list[float] = []
-        self._last = None
+        self.busy: list[float] = []
+        self._last = self._last_cpu = None
         self.timer = QTimer(interval=interval_ms)
         self.timer.setTimerType(Qt.TimerType.PreciseTimer)
         self.timer.timeout.connect(self._on_tick)
 
     def start(self) -> None:
-        self._last = time.perf_counter()
+        self._last, self._last_cpu = time.perf_counter(), time.thread_time()
         self.timer.start()
 
     def stop(self) -> None:
         self.timer.stop()
 
     def _on_tick(self) -> None:
-        now = time.perf_counter()
+        now, cpu = time.perf_counter(), time.thread_time()
         self.lags.append(max(now - self._last - self.interval, 0.0))
-        self._last = now
+        self.busy.append(cpu - self._last_cpu)
+        self._last, self._last_cpu = now, cpu
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -214,15 +218,22 @@ def lag_summary(lags: list[float]) -> str:
     return f"p50 {percentile(ms, 0.5):5.1f}  p99 {percentile(ms, 0.99):6.1f}  max {max(ms):6.1f} ms"
 
 
-def measured(act, done, what: str, timeout_s: float = 600.0) -> tuple[list[float], float]:
-    """(the event loop's lags, seconds) from act() until done()."""
+def busy_summary(busy: list[float]) -> str:
+    """The GUI thread's CPU between two ticks: the longest three (the robust figure on a shared machine)."""
+    ms = sorted((x * 1000 for x in busy), reverse=True)[:3] or [0.0]
+    return f"GUI-thread CPU between ticks: longest {', '.join(f'{x:.1f}' for x in ms)} ms"
+
+
+def measured(act, done, what: str, timeout_s: float = 600.0) -> tuple[LagProbe, float]:
+    """(the probe holding the event loop's lags and the GUI thread's CPU between ticks, seconds) from act() until
+    done()."""
     probe = LagProbe()
     t0 = time.perf_counter()
     probe.start()
     act()
     wait_until(done, timeout_s, what)
     probe.stop()
-    return probe.lags, time.perf_counter() - t0
+    return probe, time.perf_counter() - t0
 
 
 def at_rest(seconds: float) -> list[float]:
@@ -448,7 +459,8 @@ def scenarios(names: list[str], run: Path, seconds: float, tmp: Path, steps: int
         else:
             raise SystemExit(f"no scenario {name}")
         reference = at_rest(min(seconds, 10.0))
-        lags, took = measured(act, done, name)
+        probe, took = measured(act, done, name)
+        lags = probe.lags
         if name == "long":
             extra = (f"; {len(held)} listings asked, {len(listed)} came; the long lane was held at {sum(held)} of "
                      f"the {len(held)} asks")
@@ -458,6 +470,7 @@ def scenarios(names: list[str], run: Path, seconds: float, tmp: Path, steps: int
             extra = f"; {ws.open_run.path.name}" + "".join(f"; {m}" for m in posted if "fork" in m)
         print(f"{name:5s} {took:6.1f} s: lag {lag_summary(lags)} | at rest {lag_summary(reference)} | "
               f"load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores{extra}", flush=True)
+        print(f"      {busy_summary(probe.busy)}", flush=True)
     if set(names) - {"afternoon"}:
         print(f"  (goal: p99 ≤ 50 ms and max ≤ 100 ms; a 10 ms probe; the run: {run}, weight step "
               f"{shown_step(ws)})")
