@@ -159,6 +159,8 @@ class HeatmapsPane(SeenWidget):
         v, ws = self.view, self.session.workspace
         shown, question = v.shown(ws), v.question(ws)
         failure = v.failures.get(question) if question is not None else None
+        if shown is None:  # hidden before the status line shows, which moved and resized every view in them first
+            self.tabs.setVisible(False)
         if failure is not None:
             self._say(f"<span style='color:#e8590c'>{failure}</span>")
         else:

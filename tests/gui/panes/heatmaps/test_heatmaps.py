@@ -264,6 +264,30 @@ def test_nothing_to_show_says_how_to_get_something(qtbot, tok):
     assert pane.tabs.isVisible() and not pane.status.isVisible()
 
 
+def test_the_tabs_hide_before_the_status_line_shows_so_no_view_in_them_is_resized(qtbot, tok):
+    """Another run opened: the tabs hide and the status line says why. Shown first, the line moved
+    and resized the tabs and every view in them (a GPT-2-shaped run's 12 × 12 grid, table and four maps) just
+    before they hid, in the turn that replaces the run."""
+    from PySide6.QtCore import QEvent, QObject
+
+    session, pane, model = make(qtbot, tok)
+    publish(qtbot, session, pane, model)
+
+    class Geometry(QObject):
+        changes: list = []
+
+        def eventFilter(self, watched, event):
+            if event.type() in (QEvent.Type.Resize, QEvent.Type.Move):
+                self.changes.append(event.type())
+            return False
+
+    watch = Geometry()
+    pane.tabs.installEventFilter(watch)
+    session.replace_run(OpenRun(session.config, tok))
+    assert not pane.tabs.isVisible() and pane.status.isVisible()
+    assert watch.changes == []
+
+
 def test_a_prompt_outside_the_vocabulary_is_explained(qtbot, tok):
     session, pane, model = make(qtbot, tok)
     publish(qtbot, session, pane, model)
