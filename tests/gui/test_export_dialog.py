@@ -8,10 +8,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from engine.export_process import write_export
 from engine.figures.export import FigureOptions
 from gui.widgets import dialogs
-from tests.child_work import sendable
 
 from .conftest import QT_NOISE, tiny_config
 
@@ -21,7 +19,8 @@ WAIT = 60_000
 
 def test_a_heatmap_export_takes_the_dialogs_size_and_names_run_step_and_prompt(qtbot, make_window,
                                                                                 corpus_file, tmp_path,
-                                                                                monkeypatch):
+                                                                                monkeypatch, children_in_thread):
+    """The export is written on a thread (children_in_thread): its process is tests/gui/test_exports.py's point."""
     w = make_window(tiny_config(corpus_file, steps=20, snapshot_every=10, checkpoint_every=10))
     heat = w.panes["pane_heatmaps"]
     w.actions["train"].trigger()
@@ -40,15 +39,9 @@ def test_a_heatmap_export_takes_the_dialogs_size_and_names_run_step_and_prompt(q
     assert f"run {w.controller.run_dir.name}" in text and f"step {step}" in text
     assert f"prompt “{heat.view.prompt}”" in text and "query" in text and "key" in text
 
-    # the second request is written here with the function the export process runs (sendable to it): that
-    # process is the first's point (and tests/gui/test_exports.py's), and each is ~1.5 s of CPU to start
     chosen["answer"] = (tmp_path / "grid.png", FigureOptions(dpi=300, width_in=3.5))
-    asked = []
-    monkeypatch.setattr(w.exports, "submit", asked.append)
     w.actions["export"].trigger()
-    (request,) = asked
-    assert request.path == tmp_path / "grid.png" and sendable(request.write)
-    assert write_export(str(request.path), request.write, request.options)
+    qtbot.waitUntil(lambda: w.banner.text == f"Exported {tmp_path / 'grid.png'}", timeout=WAIT)
     data = (tmp_path / "grid.png").read_bytes()
     assert struct.unpack(">I", data[16:20])[0] == 1050
 

@@ -53,9 +53,10 @@ def open_imported(w, imported_once):
 
 
 def test_an_imported_gpt2_run_fine_tunes_on_the_builders_corpus_in_bits_per_character(
-        qtbot, make_window, imported_once, corpus_file):
+        qtbot, make_window, imported_once, corpus_file, children_in_thread):
     """What an import opens (here a copy of imported_once's run; the File menu's import itself is the next
-    test's) is a run that Train fine-tunes on the corpus the user picks, shown in bits per character."""
+    test's) is a run that Train fine-tunes on the corpus the user picks, shown in bits per character. The
+    corpus is inspected and made ready on threads (children_in_thread): the processes are not this test's point."""
     w = make_window()
     run_dir = open_imported(w, imported_once)
     assert Run(run_dir).config.model.attn_bias and Run(run_dir).checkpoint_steps() == [0]
@@ -127,7 +128,7 @@ def test_the_import_runs_off_the_gui_thread_with_its_stages_shown_and_cancel_lea
 
 
 def test_an_edited_import_fine_tunes_from_its_weights_and_a_new_shape_asks_first(
-        qtbot, make_window, imported_once, monkeypatch, corpus_file):
+        qtbot, make_window, imported_once, monkeypatch, corpus_file, children_in_thread):
     """Issue 38: Steps 20 -> 23 on an imported GPT-2 fine-tunes it in place (it used to start a new run from random
     weights without a word); a new shape asks first, naming what the new run will not keep."""
     w = make_window()
@@ -165,7 +166,7 @@ def test_the_new_run_question_names_what_would_not_be_kept(qtbot, monkeypatch, b
 
 
 def test_the_builder_shows_an_imported_run_s_own_vocabulary_and_parameter_count(
-        qtbot, make_window, imported_once, tmp_path):
+        qtbot, make_window, imported_once, tmp_path, children_in_thread):
     """Issue 38: the builder showed what a BPE fitted on its corpus would give, not the import's own tokens."""
     from engine.configs.sizes import parameter_count
 

@@ -81,8 +81,11 @@ def test_a_run_that_cannot_be_used_is_refused_in_one_line(qtbot, make_window, bp
 
 
 def test_a_new_bpe_runs_folder_is_attached_without_reading_its_tokenizer_on_the_gui_thread(qtbot, make_window,
-                                                                                           corpus_file, monkeypatch):
-    """The trainer makes the folder with the tokenizer it hands to the window, which reads no file of it again."""
+                                                                                           corpus_file, monkeypatch,
+                                                                                           children_in_thread):
+    """The trainer makes the folder with the tokenizer it hands to the window, which reads no file of it again.
+    The builder's corpus inspection and Train's corpus preparation run on threads (children_in_thread): their
+    processes are test_training's point, not this test's (~1.8 s of CPU each)."""
     import threading
 
     from engine.rundir import runs

@@ -155,12 +155,12 @@ def valid(path, ext: str) -> None:
 
 
 @pytest.mark.parametrize("what", ["term", "weight", "stage", "form"])
-def test_every_exported_snapshot_is_a_valid_file(qtbot, pane, tmp_path, saving_to, what):
-    """The term's first format goes the app's whole way (the menu's action, the export queue, its child
-    process); every other request the actions made is checked sendable to that child and written here with the
-    function the child runs: a child each cost ~0.6-1.1 s of CPU to start and derive the forms again, most of
-    this file's CPU (the child itself is tested in tests/engine/test_export_process.py and
-    tests/gui/test_exports.py)."""
+def test_every_exported_snapshot_is_a_valid_file(qtbot, pane, tmp_path, saving_to, what, children_in_thread):
+    """The term's first format goes the app's whole way (the menu's action, the export queue, its job, here on a
+    thread: children_in_thread); every other request the actions made is checked sendable to the export process
+    and written here with the function it runs: a process each cost ~0.6-1.1 s of CPU to start and derive the
+    forms again, most of this file's CPU (the process itself is tests/engine/test_export_process.py's and
+    tests/gui/test_exports.py's point)."""
     # depth 1: a form of 6 terms; the engine's own tests write every format of the depth-2 chain's sheets
     pane.source.depth.setValue(1)
     qtbot.waitUntil(lambda: pane.derived.title == "encoder(1)", timeout=20000)

@@ -280,10 +280,12 @@ def test_drops_open_a_run_and_set_the_config_or_corpus(make_window, three_runs, 
     assert drops.kind_of(tmp_path) is None
 
 
-def test_file_import_turns_a_nanogpt_out_dir_into_an_open_run(qtbot, make_window, tmp_path, monkeypatch):
-    """The checkpoint has bias=True (GPT-2's attention biases); a refusal is the banner's one line. Each import is
-    a process (~1.8 s of CPU): an empty folder's refusal and an import of a second checkpoint took the same paths
-    as these two (tests/engine/importers/test_nanogpt.py covers what the importer refuses and both biases)."""
+def test_file_import_turns_a_nanogpt_out_dir_into_an_open_run(qtbot, make_window, tmp_path, monkeypatch,
+                                                               children_in_thread):
+    """The checkpoint has bias=True (GPT-2's attention biases); a refusal is the banner's one line. The imports
+    run on a thread (children_in_thread; the import's process is test_hf_open's and test_closed_run's point): a
+    process was ~1.8 s of CPU each. An empty folder's refusal and an import of a second checkpoint took the same
+    paths as these two (tests/engine/importers/test_nanogpt.py covers what the importer refuses and both biases)."""
     from gui import run_menu
     from gui.widgets import dialogs
     from tests.engine.importers.test_nanogpt import ARGS, write_out_dir

@@ -119,10 +119,12 @@ def test_the_curvature_tab_draws_the_series_against_the_threshold(qtbot, run_pat
     qtbot.waitUntil(lambda: "the run's first saved step" in tab.message.text(), timeout=WAIT)
 
 
-def test_the_tabs_and_the_pane_export_the_readings_and_the_code(qtbot, run_path, tmp_path):  # noqa: F811
-    """The code goes through the app's queue and its process; each tab's request is checked to be sendable there
-    and written by what that process runs (write_export), here: a process started for each was most of the
-    test (8.4 s on a quiet machine). The code file runs with NumPy alone (its torch check is test_generate's)."""
+def test_the_tabs_and_the_pane_export_the_readings_and_the_code(qtbot, run_path, tmp_path,  # noqa: F811
+                                                                children_in_thread):
+    """The code goes through the app's queue and its job (on a thread: children_in_thread; the export process is
+    tests/gui/test_exports.py's point); each tab's request is checked to be sendable to that process and written
+    by what it runs (write_export), here: a process started for each was most of the test (8.4 s on a quiet
+    machine). The code file runs with NumPy alone (its torch check is test_generate's)."""
     session, pane = make(qtbot, run_path, "blocks.1.W_O")
     asked = []
     session.sig_export_requested.connect(asked.append)

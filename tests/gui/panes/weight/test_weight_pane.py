@@ -160,9 +160,10 @@ def test_the_timeline_follows_new_snapshots_of_a_live_run(qtbot, run_path, tmp_p
     np.testing.assert_allclose(pane.dW_map.matrix(), 0.01, rtol=1e-4)
 
 
-def test_exports_are_valid_files_with_the_same_numbers(qtbot, run_path, reference, tmp_path):
-    """The animation goes through the app's queue and its process; each other kind's request is checked to be
-    sendable there and written by what that process runs (write_export), here: the process, the same for every
+def test_exports_are_valid_files_with_the_same_numbers(qtbot, run_path, reference, tmp_path, children_in_thread):
+    """The animation goes through the app's queue and its job (on a thread: children_in_thread; the export
+    process is tests/gui/test_exports.py's point, ~3.8 s of CPU here); each other kind's request is checked to be
+    sendable to that process and written by what it runs (write_export), here: the process, the same for every
     kind, was started anew for each of them (5 of the test's 10 s on a quiet machine)."""
     from engine.export_process import write_export
 
