@@ -168,12 +168,14 @@ class TrainingController(QObject):
             large = (path / TOKENIZER).stat().st_size > CHECK_APART_BYTES
         except OSError:  # missing: Run says so, in one line
             large = False
+        if self._opening is not None:  # the latest choice wins: a run still being checked is never shown after it
+            self._opening.cancel()
+            self._opening = None
+            self.session.post_status("")
         if not large:
             self._show_opened(Run(path))
             return
-        if self._opening is not None:
-            self._opening.cancel()
-        self.session.post_message(f"Opening {path.name}: reading its tokenizer in a process of its own…", "info")
+        self.session.post_status(f"Opening {path.name}: reading its tokenizer in a process of its own…")
         self._opening = ChildWork(check_run, str(path), name=f"open {path.name}", parent=self)
         self._opening.sig_done.connect(lambda _warnings, p=path: self._on_run_checked(p))
         self._opening.sig_failed.connect(lambda message, p=path: self._on_run_check_failed(p, message))
@@ -183,6 +185,7 @@ class TrainingController(QObject):
         from engine.rundir.runs import Run
 
         self._opening = None
+        self.session.post_status("")
         try:
             self._show_opened(Run(path, checked=True))
         except UserError as e:  # changed on disk since it was checked
@@ -190,6 +193,7 @@ class TrainingController(QObject):
 
     def _on_run_check_failed(self, path: Path, message: str) -> None:
         self._opening = None
+        self.session.post_status("")
         self.session.post_message(f"Cannot open the run {path.name}: {message}. Choose a folder made by Train or "
                                   "`gpt-explorer train`.")
 

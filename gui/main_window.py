@@ -271,6 +271,7 @@ class MainWindow(QMainWindow):
     def _connect(self) -> None:
         s, c = self.session, self.controller
         s.sig_message_posted.connect(self._on_message_posted)
+        s.sig_status_posted.connect(self._on_status_posted)
         s.sig_step_reported.connect(self._on_step_reported)
         s.sig_run_replaced.connect(self._on_run_replaced)
         s.sig_run_attached.connect(self._on_run_attached)
@@ -383,6 +384,12 @@ class MainWindow(QMainWindow):
 
     def _on_message_posted(self, level: str, text: str) -> None:
         self.banner.show_message(level, text)
+
+    def _on_status_posted(self, text: str) -> None:
+        if text:
+            self.statusBar().showMessage(text)
+        else:
+            self.statusBar().clearMessage()
 
     def _on_step_reported(self, report) -> None:
         self._step_text = f"step {report.step:,} / {report.total_steps:,}"

@@ -42,6 +42,7 @@ class Session(QObject):
     sig_sample_ready = Signal(object, str)  # the request and the generated text
     sig_export_requested = Signal(object)   # gui.exports.ExportRequest, served by the app's one export queue
     sig_message_posted = Signal(str, str)   # level (error | warning | info), text: the window's banner
+    sig_status_posted = Signal(str)         # what is under way, in the status bar ("" when it is done)
     sig_open_run_requested = Signal(str)    # a pane asks for a run folder to be opened; the window opens it
     sig_head_at_step = Signal(int, int, int)  # layer, head, saved step: show that head's attention there
 
@@ -206,6 +207,11 @@ class Session(QObject):
     def post_message(self, text: str, level: str = "error") -> None:
         """Show a message in the window's banner (a user's mistake or a stopped run, never a traceback)."""
         self.sig_message_posted.emit(level, text)
+
+    def post_status(self, text: str) -> None:
+        """Say in the status bar what is under way until it is done (`text` ""): a line that comes and goes
+        with work in progress, where the banner's row would resize every pane as it shows and again as it fades."""
+        self.sig_status_posted.emit(text)
 
     def show_head_at_step(self, layer: int, head: int, step: int) -> None:
         """Ask the Heatmaps pane to show one head's attention at a saved step (the head timeline's click)."""

@@ -104,3 +104,25 @@ def test_a_new_bpe_runs_folder_is_attached_without_reading_its_tokenizer_on_the_
     click(qtbot, w, "train")
     wait_state(qtbot, w, "finished")
     assert w.session.run.path is not None and w.session.tokenizer is not None
+
+
+def test_the_check_under_way_is_said_in_the_status_bar_and_a_later_choice_wins(qtbot, make_window, bpe_run,
+                                                                               tmp_path, monkeypatch):
+    """While a large tokenizer's run is checked, the status bar says so and the banner's row stays hidden (its
+    showing and fading resized every pane: 35-40 ms of the GUI thread each, twice per open or fork of a GPT-2
+    run). A run opened before that check answers is the one shown: the check is ended, and its run never shown."""
+    from tests.engine.cli.test_export_cli import tiny_run
+
+    other = tiny_run(tmp_path / "other").path
+    w = make_window()
+    w.show()
+    monkeypatch.setattr(controller_module, "CHECK_APART_BYTES", 0)
+    assert w.open_run(bpe_run)
+    first = w.controller._opening
+    assert first is not None and "reading its tokenizer" in w.statusBar().currentMessage()
+    assert not w.message_row.isVisible()
+    monkeypatch.setattr(controller_module, "CHECK_APART_BYTES", 1 << 40)  # the next run opens at once
+    assert w.open_run(other)
+    assert first.job.finished and not first._timer.isActive()  # ended: it reports nothing more
+    assert w.controller._opening is None and w.statusBar().currentMessage() == ""
+    assert w.session.run.path == other
