@@ -124,8 +124,10 @@ def _intern(cls, key, fill):
             w = object.__new__(cls)
             w._t = None
             fill(w)
-            # when the node dies its entry goes, unless a new node has taken the key since (atomically)
-            _TABLE[key] = weakref.ref(w, lambda _, key=key: _remove_dead_weakref(_TABLE, key))
+            # when the node dies its entry goes, unless a new node has taken the key since (atomically); the
+            # table and the function are bound now, as WeakValueDictionary binds them, for nodes that die as
+            # the interpreter shuts down
+            _TABLE[key] = weakref.ref(w, lambda _, key=key, table=_TABLE, drop=_remove_dead_weakref: drop(table, key))
         return w
 
 
