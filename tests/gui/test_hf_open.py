@@ -26,8 +26,9 @@ def imported_once(pretrained, tmp_path_factory, small_text):  # noqa: F811
     whose point is what follows an import open a copy of it, as the import's end does (ImportJob: open_run), and
     a process started for each import was most of their time (4 s each against 0.4 s here, at load 8). Its
     config names a short corpus file where the import names the bundled Shakespeare, as a user's choice in the
-    builder would: a window that opens the run reads its corpus into the run's BPE (in a child process), and
-    all 38 plays were ~3 s of CPU in each test, spent before the test chose its own corpus."""
+    builder would: a window that opens the run reads its corpus into the run's BPE, and all 38 plays were ~3 s of
+    CPU in the first test to open it (the session's token cache answered the others), spent before that test
+    chose its own corpus."""
     from engine.importers.hugging_face import import_hf
 
     top = tmp_path_factory.mktemp("hf-imported")
