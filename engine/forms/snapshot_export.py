@@ -3,8 +3,9 @@ written as LaTeX (.tex, a document that compiles on its own), SVG or PNG (matplo
 or HTML with each formula as inline SVG drawn by the same mathtext (any browser shows it as mathematics;
 the HTML printer's text, which only had sub- and superscripts, is kept as the formula's accessible label).
 Pure functions without Qt, like engine/figures/export.py, whose `format_of` chooses the format by the file's suffix
-and whose FigureOptions (the export dialog's resolution) set a PNG's DPI. SVG and PNG pages are saved with
-a tight bounding box, so a title or subtitle longer than the widest formula is not cut.
+and whose FigureOptions (the export dialog's resolution) set a PNG's DPI. An SVG or PNG page is as large as
+what it shows plus a margin (measured before it is drawn, so it is drawn once), so a title or subtitle longer
+than the widest formula is not cut.
 
 A `Sheet` is what gets written: a title, a line under it, and (label, formula) rows. Rows too wide for the
 page are wrapped by engine.figures.formula_layout.wrap; a sheet longer than a page continues on further pages — in the .tex and
@@ -204,11 +205,16 @@ def page_paths(path: Path, n: int) -> list[Path]:
 
 def _write_pages(path: Path, sheet: Sheet, fmt: str) -> list[Path]:
     import matplotlib
+    from matplotlib.backends.backend_agg import RendererAgg
     from matplotlib.figure import Figure
 
     laid = pages(sheet)
     paths = page_paths(path, len(laid))
     fs = FONT_PT
+    dpi = figure_options().dpi
+    pitch = {"title": 2.0 * fs, "note": 1.6 * fs, "label": 1.5 * fs, "math": 2.1 * fs}
+    style = {"title": dict(fontsize=fs * 1.15, weight="bold"), "note": dict(fontsize=fs * 0.8, color="#444"),
+             "label": dict(fontsize=fs * 0.8, family="monospace", color="#333"), "math": dict(fontsize=fs)}
     for k, (page, target) in enumerate(zip(laid, paths)):
         report_progress(k, len(laid), "pages written")
         items = [("title", sheet.title + (f"  (page {k + 1} of {len(laid)})" if len(laid) > 1 else ""))]
@@ -218,26 +224,37 @@ def _write_pages(path: Path, sheet: Sheet, fmt: str) -> list[Path]:
             if label:
                 items.append(("label", label))
             items += [("math", line) for line in lines]
-        pitch = {"title": 2.0 * fs, "note": 1.6 * fs, "label": 1.5 * fs, "math": 2.1 * fs}
-        height = sum(pitch[kind] for kind, _ in items) + 1.5 * fs
-        widest = 0.0
-        for kind, t in items:
-            if kind == "math":  # measuring a page's lines takes about as long as drawing them: a cancel
-                widest = max(widest, layout.width(t, fs))  # may stop here too
-                report_progress(k, len(laid), "pages written")
-        width = max(widest, PAGE_WIDTH_PT * 0.5) + 2 * fs
-        fig = Figure(figsize=(width / 72, height / 72))
-        y = height - 0.5 * fs
+        # Drawn once, on a page as large as its ink plus a margin: the box matplotlib's tight bounding box would
+        # find (it drew every page twice, and each drawing parsed every formula again: mathtext's parse cache
+        # holds 50 and is kept per renderer). Texts are placed in points from the first baseline and measured
+        # where they are: plain text by the Agg renderer (cheap), formulas by the extents the layout measured
+        # (cached, mostly from wrapping), with the least ascent and descent matplotlib gives a line of text.
+        fig = Figure(dpi=dpi)
+        to_pt = 72.0 / dpi
+        measurer = RendererAgg(1, 1, dpi)
+        placed = []  # (artist, x, baseline) in points
+        box = [float("inf"), float("inf"), -float("inf"), -float("inf")]  # left, bottom, right, top in points
+        y = 0.0
         for kind, text in items:
             y -= pitch[kind]
             s = f"${text}$" if kind == "math" else text.replace("$", r"\$")
-            style = {"title": dict(fontsize=fs * 1.15, weight="bold"), "note": dict(fontsize=fs * 0.8, color="#444"),
-                     "label": dict(fontsize=fs * 0.8, family="monospace", color="#333"),
-                     "math": dict(fontsize=fs)}[kind]
-            fig.text(fs / width, y / height, s, va="baseline", ha="left", **style)
+            t = fig.text(fs / 72, y / 72, s if kind != "math" else "x", va="baseline", ha="left",
+                         transform=fig.dpi_scale_trans, **style[kind])
+            e = t.get_window_extent(measurer)
+            left, bottom, right, top = e.x0 * to_pt, e.y0 * to_pt, e.x1 * to_pt, e.y1 * to_pt
+            if kind == "math":  # measuring a page's lines takes about as long as drawing them: a cancel
+                w, h, d = layout.extent(text, fs)  # may stop here too
+                report_progress(k, len(laid), "pages written")
+                right, bottom, top = fs + w, min(bottom, y - d), max(top, y + h - d)
+                t.set_text(s)
+            placed.append((t, y))
+            box = [min(box[0], left), min(box[1], bottom), max(box[2], right), max(box[3], top)]
+        pad = fs  # points of white around the ink, as savefig's pad_inches was
+        fig.set_size_inches((box[2] - box[0] + 2 * pad) / 72, (box[3] - box[1] + 2 * pad) / 72)
+        for t, y in placed:
+            t.set_position(((fs - box[0] + pad) / 72, (y - box[1] + pad) / 72))
         with layout._LOCK, matplotlib.rc_context({"svg.fonttype": "path"}):
-            fig.savefig(target, format=fmt, dpi=figure_options().dpi, facecolor="white", bbox_inches="tight",
-                        pad_inches=fs / 72)
+            fig.savefig(target, format=fmt, dpi=dpi, facecolor="white")
     report_progress(len(laid), len(laid), "pages written")
     return paths
 

@@ -3,6 +3,7 @@ valid file — the .tex compiles when a TeX install is present, the SVG parses, 
 well-formed — long formulas wrap within the page and long forms continue on further pages."""
 
 import dataclasses
+import functools
 import shutil
 import subprocess
 import xml.etree.ElementTree as ET
@@ -33,8 +34,7 @@ def test_every_format_writes_a_valid_file(tmp_path, depth2, what):
     whole = sheets(depth2)[what]
     # mathtext reads every line of every row of the sheet, as the SVG and PNG pages wrap them; the writers differ
     # in what they do with the title, labels and rows, not in how many rows there are, so they write the first
-    # three (the stage and the form have 24, and a PNG of them all was 3 s: savefig's tight box draws each
-    # page twice, a mathtext parse per line each time)
+    # three (the stage and the form have 24: a PNG of them all is a mathtext parse per line)
     for f in whole.formulas:
         for line in layout.wrap(f.tex, se.PAGE_WIDTH_PT, se.FONT_PT):
             assert layout.width(line, se.FONT_PT) > 0
@@ -215,3 +215,25 @@ def test_wrapping_measures_the_whole_formula_only_when_it_may_fit(monkeypatch):
     monkeypatch.setattr(layout, "extent", lambda t, fs=12.0: measured.append(t) or real(t, fs))
     assert len(layout.wrap(tex, 300)) > 1 and tex not in measured
     assert layout.wrap("x + y", 300) == ["x + y"] and "x + y" in measured
+
+
+def test_a_page_is_drawn_once_with_a_margin_around_its_ink(tmp_path, monkeypatch):
+    """A page is as large as its ink plus the margin (the box savefig's tight bounding box found, which drew the
+    page twice and parsed every formula again): every line parsed once at the page's resolution, nothing cut,
+    about 12 pt of white on each side, the deepest line last and the widest formula at the right."""
+    from matplotlib import mathtext
+    from PIL import Image
+
+    sheet = se.Sheet("T", (se.Formula("a", r"x^{2^{k}}"), se.Formula("b", r"\sum_{i} A_{i_{j_{k}}} B^{t} C D E F G H")))
+    parsed = []  # mathtext's parses, not the hits of its cache
+    real = mathtext.MathTextParser._parse_cached.__wrapped__
+    monkeypatch.setattr(mathtext.MathTextParser, "_parse_cached", functools.lru_cache(50)(
+        lambda self, s, dpi, *rest: parsed.append((s, dpi)) or real(self, s, dpi, *rest)))
+    path = se.export_sheet(tmp_path / "t.png", sheet)[0]
+    assert sorted(s for s, dpi in parsed if dpi == 150) == sorted(f"${f.tex}$" for f in sheet.formulas)
+    with Image.open(path) as im:
+        ink = np.asarray(im.convert("L")) < 250
+    rows, cols = np.nonzero(ink)
+    margins = (rows.min(), ink.shape[0] - 1 - rows.max(), cols.min(), ink.shape[1] - 1 - cols.max())
+    pad = se.FONT_PT * 150 / 72
+    assert all(pad - 4 <= m <= pad + 4 for m in margins), margins
