@@ -25,6 +25,7 @@ import numpy as np
 CONTINUATION = r"\quad\quad "
 PAD = 2           # pixels around a rendered formula
 SLOT_SLACK = 3    # pixels a laid-out line has beyond its measured height: mathtext's ink may exceed it by one
+INKS = 256        # drawn lines kept (a line's ink is a few tens of kB)
 _LOCK = threading.Lock()
 _BRACKETS = ((r"\left[", "["), (r"\right]", "]"), (r"\left(", "("), (r"\right)", ")"))
 _SIGN = re.compile(r" [+-] ")
@@ -134,16 +135,7 @@ def render(lines: list[str], fontsize: float = 12.0, dpi: float = 100.0, color=(
     slot of that many pixels, one under the other (a slot holds the font's whole height, which spaces the
     lines), so the image is as tall as was laid out before it was drawn. Raises FormulaError for what
     mathtext cannot read."""
-    from matplotlib.font_manager import FontProperties
-
-    prop = FontProperties(size=fontsize)
-    images = []
-    with _LOCK:
-        for line in lines:
-            try:
-                images.append(np.asarray(_parser("agg").parse(f"${line}$", dpi=dpi, prop=prop).image))
-            except ValueError as e:
-                raise FormulaError(f"mathtext cannot read {line[:80]!r}: {str(e).splitlines()[0]}") from None
+    images = [ink(line, fontsize, dpi) for line in lines]
     gap = int(round(line_gap * fontsize * dpi / 72)) if slots is None else 0
     heights = slots if slots is not None else [a.shape[0] for a in images]
     W = max(a.shape[1] for a in images) + 2 * PAD
@@ -158,6 +150,23 @@ def render(lines: list[str], fontsize: float = 12.0, dpi: float = 100.0, color=(
         out[top:top + a.shape[0], PAD:PAD + a.shape[1], 3] = a
         y += slot + gap
     return out
+
+
+@functools.lru_cache(maxsize=INKS)
+def ink(line: str, fontsize: float, dpi: float) -> np.ndarray:
+    """One line as mathtext's Agg rasteriser draws it: its ink (alpha) as a read-only (H, W) uint8 array.
+    Cached: a theme's change draws every formula again in another colour, a resize or a list's page turned back
+    draws lines already drawn, and mathtext's own cache holds 50 parses (a long line's parse is ~0.1 s)."""
+    from matplotlib.font_manager import FontProperties
+
+    with _LOCK:
+        try:
+            got = _parser("agg").parse(f"${line}$", dpi=dpi, prop=FontProperties(size=fontsize))
+        except ValueError as e:
+            raise FormulaError(f"mathtext cannot read {line[:80]!r}: {str(e).splitlines()[0]}") from None
+    image = np.array(got.image, dtype=np.uint8)
+    image.setflags(write=False)
+    return image
 
 
 def lay_out_formula(tex: str, width_px: int, dpr: float, fontsize: float = 12.0) -> tuple[tuple[int, ...], int]:
@@ -182,7 +191,7 @@ def render_formula(tex: str, width_px: int, dpr: float, color, fontsize: float =
     return rgba.tobytes(), rgba.shape[1], rgba.shape[0]
 
 
-__all__ = ["FormulaError", "CONTINUATION", "loosen", "chunks", "extent", "width", "line_height", "wrap", "render",
+__all__ = ["FormulaError", "CONTINUATION", "loosen", "chunks", "extent", "width", "line_height", "wrap", "ink", "render",
            "lay_out_formula", "render_formula", "formula_work", "Typeset"]
 
 

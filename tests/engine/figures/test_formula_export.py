@@ -237,3 +237,23 @@ def test_a_page_is_drawn_once_with_a_margin_around_its_ink(tmp_path, monkeypatch
     margins = (rows.min(), ink.shape[0] - 1 - rows.max(), cols.min(), ink.shape[1] - 1 - cols.max())
     pad = se.FONT_PT * 150 / 72
     assert all(pad - 4 <= m <= pad + 4 for m in margins), margins
+
+
+def test_a_formula_drawn_again_in_another_colour_is_not_parsed_again(monkeypatch):
+    """A theme's change draws every formula on screen again in its new colour: the lines' ink is kept, so that
+    costs no parse (mathtext's own cache holds 50, fewer than a page's lines at two widths)."""
+    from matplotlib import mathtext
+
+    parsed = []  # mathtext's parses, not the hits of its cache
+    real = mathtext.MathTextParser._parse_cached.__wrapped__
+    monkeypatch.setattr(mathtext.MathTextParser, "_parse_cached", functools.lru_cache(50)(
+        lambda self, s, dpi, *rest: parsed.append(s) or real(self, s, dpi, *rest)))
+    layout.ink.cache_clear()
+    tex = r"\mathrm{tr}\left(A_{1}^{t}\,B\right) + C_{2}"
+    dark, w, h = layout.render_formula(tex, 300, 1.0, (0, 0, 0))
+    drawn = len(parsed)
+    mathtext.MathTextParser._parse_cached.cache_clear()  # as a page of lines at two widths leaves it
+    light, w2, h2 = layout.render_formula(tex, 300, 1.0, (250, 250, 250))
+    assert len(parsed) == drawn and (w2, h2) == (w, h)
+    dark, light = (np.frombuffer(b, np.uint8).reshape(h, w, 4) for b in (dark, light))
+    assert (dark[..., 3] == light[..., 3]).all() and dark[..., 3].max() > 0 and (light[..., :3] == 250).all()
