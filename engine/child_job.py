@@ -55,17 +55,24 @@ def tell(kind: str, *values: Any) -> None:
         events.put((kind, *values))
 
 
-def _watch(parent: int) -> None:
-    while os.getppid() == parent:
-        time.sleep(PARENT_POLL_S)
-    os._exit(1)
+def watch_parent(parent: int, end: Callable[[], None] | None = None) -> None:
+    """From now on, a thread of this process looks every PARENT_POLL_S whether `parent` is still its parent, and
+    when it is gone calls `end` once (None: exit at once). A child the app starts must not outlive it: a crash or a
+    kill of the app runs none of its own clean-up."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_POLL_S)
+        (end or (lambda: os._exit(1)))()
+
+    threading.Thread(target=watch, name="watch-parent", daemon=True).start()
 
 
 def _work(fn: Callable, args: tuple, kwargs: dict, events, parent: int) -> None:
     """In the child: run fn, telling `events` its progress and then its outcome."""
     from .training.thread_policy import for_helper
 
-    threading.Thread(target=_watch, args=(parent,), name="watch-parent", daemon=True).start()
+    watch_parent(parent)
     for_helper()  # one torch thread, a lower priority: training keeps its cores
     _run(fn, args, kwargs, events)
 

@@ -11,6 +11,7 @@ opens when it is. Closing the app stops it with SIGTERM, which checkpoints; the 
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 import tempfile
@@ -24,8 +25,13 @@ from engine.configs.presets import load_preset
 SAMPLE_PRESET = "induction-lesson"
 FOLDER_NAME = "sample"
 STOP_WAIT_MS = 5_000  # SIGTERM lets it finish its step and checkpoint: a few seconds at most
-# the child lowers its own priority first: the sample must not slow the window or a run trained in it
-BOOT = "import os, sys\nif hasattr(os, 'nice'): os.nice(10)\nfrom gui.cli import main\nsys.exit(main(sys.argv[1:]))"
+# The child lowers its own priority first: the sample must not slow the window or a run trained in it. It watches
+# the app (whose pid comes first in its arguments: read in the child, its parent may already be gone), and when the
+# app is gone (killed, crashed: nothing of its own stopped the sample) stops as SIGTERM does, with a checkpoint,
+# instead of training on alone for a minute.
+BOOT = ("import os, signal, sys\nif hasattr(os, 'nice'): os.nice(10)\nfrom engine.child_job import watch_parent\n"
+        "watch_parent(int(sys.argv.pop(1)), lambda: os.kill(os.getpid(), signal.SIGTERM))\n"
+        "from gui.cli import main\nsys.exit(main(sys.argv[1:]))")
 PROGRESS = re.compile(r"^step (\d+)/(\d+)")
 
 
@@ -74,7 +80,7 @@ class SampleRun(QObject):
             self.sig_ready.emit(str(self.path))
             return
         self.error = None
-        args = ["-c", BOOT, "train", "--run", str(self.path)]
+        args = ["-c", BOOT, str(os.getpid()), "train", "--run", str(self.path)]
         if not (self.path / "config.toml").is_file():  # a new run; else train resumes it exactly
             handle, name = tempfile.mkstemp(prefix="gpt-explorer-sample-", suffix=".toml")
             with open(handle, "w", encoding="utf-8") as f:

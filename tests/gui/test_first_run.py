@@ -149,3 +149,27 @@ def test_a_sample_that_cannot_be_trained_says_why(qtbot, tmp_path, corpus_file):
         sample.ensure()
     assert "missing.txt" in failed.args[0] and not sample.training
 
+
+
+def test_the_samples_process_stops_as_sigterm_does_when_the_app_is_gone(tmp_path):
+    """Killed or crashed, the app stops nothing of its own: the sample's process (BOOT) sees its parent gone and
+    stops itself as SIGTERM stops training (with a checkpoint), instead of training on alone. Here a stand-in app
+    starts it and exits at once, and the stand-in training says which signal stopped it."""
+    import subprocess
+    import sys
+    import time
+
+    from gui.first_run.sample import BOOT
+
+    said = tmp_path / "said"
+    child = ("import os, signal, sys, time, gui.cli\n"  # the stand-in training's SIGTERM handler, set first
+             f"signal.signal(signal.SIGTERM, lambda n, f: (open({str(said)!r}, 'w').write(signal.Signals(n).name),"
+             " os._exit(0)))\n"
+             "gui.cli.main = lambda argv: time.sleep(600)\n" + BOOT)
+    app = f"import os, subprocess, sys\nsubprocess.Popen([sys.executable, '-c', {child!r}, str(os.getpid())])\n"
+    subprocess.run([sys.executable, "-c", app], check=True, timeout=120)
+    for _ in range(1200):  # the child's parent is gone now; it looks twice a second (a generous cap, not the test)
+        if said.exists() and said.read_text():
+            break
+        time.sleep(0.1)
+    assert said.read_text() == "SIGTERM"
