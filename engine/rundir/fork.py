@@ -62,6 +62,23 @@ def check_pairable(parent: ExperimentConfig, child: ExperimentConfig) -> None:
                         "parent's weights; start a new run instead")
 
 
+def fork_config(parent: Run, cfg: ExperimentConfig, step: int = 0) -> ExperimentConfig:
+    """`cfg` as a fork of `parent` at `step` trains it (the parent's vocabulary), or the refusal that needs only the
+    two configs and the parent's checkpoints, as one line: the Runs pane asks this before it spawns the child that
+    writes the fork (a child that imports torch, ~1.5 s of CPU, only to refuse)."""
+    cfg = cfg.replace(model=dataclasses.replace(cfg.model, vocab_size=parent.config.model.vocab_size))
+    require_valid(cfg)  # as --config is, before a model of its shapes is built even on the meta device
+    check_pairable(parent.config, cfg)
+    if not changed_settings(parent.config, cfg):
+        raise UserError("the fork changes no setting; pass the one to change (e.g. --set train.lr=3e-4)")
+    if step > cfg.train.steps:
+        raise RunError(f"the fork would train to step {cfg.train.steps:,}, before its fork step {step:,}")
+    if step != 0 and step not in parent.checkpoint_steps():
+        raise RunError(f"{parent.path} has no checkpoint at step {step} to fork from "
+                       f"(it has {', '.join(map(str, parent.checkpoint_steps())) or 'none'})")
+    return cfg
+
+
 def fork_run(parent_dir: str | Path, run_dir: str | Path, cfg: ExperimentConfig, step: int = 0, *,
              text: str | None = None, dataset=None):
     """A Trainer for a new run at run_dir: the parent forked at `step` with config `cfg`. Everything is
@@ -71,17 +88,8 @@ def fork_run(parent_dir: str | Path, run_dir: str | Path, cfg: ExperimentConfig,
 
     parent = Run(parent_dir)
     run_dir = check_target(run_dir)
-    cfg = cfg.replace(model=dataclasses.replace(cfg.model, vocab_size=parent.config.model.vocab_size))
-    require_valid(cfg)  # as --config is, before a model of its shapes is built even on the meta device
-    check_pairable(parent.config, cfg)
+    cfg = fork_config(parent, cfg, step)
     changed = changed_settings(parent.config, cfg)
-    if not changed:
-        raise UserError("the fork changes no setting; pass the one to change (e.g. --set train.lr=3e-4)")
-    if step > cfg.train.steps:
-        raise RunError(f"the fork would train to step {cfg.train.steps:,}, before its fork step {step:,}")
-    if step != 0 and step not in parent.checkpoint_steps():
-        raise RunError(f"{parent.path} has no checkpoint at step {step} to fork from "
-                       f"(it has {', '.join(map(str, parent.checkpoint_steps())) or 'none'})")
     report(0, STAGES, "stages")
     # the parent's tokenizer, as a resume keeps its run's: fitting one on the corpus gave an imported GPT-2 a
     # vocabulary of its own, and its weights did not fit (a corpus gone is refused here)

@@ -293,7 +293,7 @@ class RunsPane(SeenWidget):
     def fork(self, path: Path) -> Path | None:
         """Write a fork of the run beside it, in a child process, and open it (sig_forked); Train then trains it
         (engine/rundir/fork.py). Returns where the fork is being written, or None when nothing was started."""
-        from engine.rundir.fork import fork_into
+        from engine.rundir.fork import fork_config, fork_into
         from engine.rundir.runs import Run
 
         from ...controller import new_run_path
@@ -309,6 +309,11 @@ class RunsPane(SeenWidget):
         if asked is None:
             return None
         cfg, step = asked
+        try:  # what the configs alone refuse is said now, without a child that would import torch to say it
+            fork_config(parent, cfg, step)
+        except UserError as e:
+            self.session.post_message(f"Cannot fork {path.name}: {e}")
+            return None
         run_dir = new_run_path(path.parent, f"{path.name}-fork")
         self._start_work(f"Forking {path.name} into {run_dir.name}…", True, fork_into, path, run_dir, cfg, step,
                          name=f"fork {path.name}")
