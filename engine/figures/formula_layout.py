@@ -6,7 +6,9 @@ braces, and packed greedily into lines; continuation lines are indented. Bracket
 across lines are written plainly (``[`` instead of ``\\left[``: a ``\\left`` must close on its own line).
 Widths are measured with mathtext itself, piece by piece (pieces recur between formulas, and their
 measures are cached). `render` turns lines into an RGBA array with mathtext's Agg rasteriser (no figure, no
-usetex); `lay_out_formula` says how tall that image will be before it is drawn, from the same measures. Everything here holds one lock around matplotlib's parsers, so an
+usetex); `lay_out_formula` says how tall that image will be before it is drawn, from the same measures (a
+formula that fits on one line is drawn to be measured, and the drawing kept for its image). Everything here
+holds one lock around matplotlib's parsers, so an
 export and a renderer may run on two threads. The module imports neither torch nor the forms engine, so
 `render_formula` is cheap to run in a separate process (the forms pane renders there: mathtext's parser is
 pure Python and would hold the interpreter lock the GUI thread needs).
@@ -18,7 +20,9 @@ import functools
 import math
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -104,12 +108,13 @@ def _parser(kind: str):
     return MathTextParser(kind)
 
 
-def wrap(tex: str, max_width: float, fontsize: float = 12.0) -> list[str]:
+def wrap(tex: str, max_width: float, fontsize: float = 12.0,
+         whole_width: Callable[[str, float], float] | None = None) -> list[str]:
     """Lines of at most `max_width` points (a single piece wider than that keeps a line of its own).
 
     Packed from the widths of the pieces, which recur from formula to formula and are cached; the whole
     formula is measured only when its pieces fit on one line (a long formula's own parse cost as much as
-    drawing it, and a weight's sheet has hundreds)."""
+    drawing it, and a weight's sheet has hundreds), by `whole_width` (points) if given, else by `width`."""
     pieces = chunks(loosen(tex))
     indent = width(CONTINUATION + "x", fontsize) - width("x", fontsize)
     space = width(r"x\,x", fontsize) - width("xx", fontsize)
@@ -123,7 +128,7 @@ def wrap(tex: str, max_width: float, fontsize: float = 12.0) -> list[str]:
             used = 0.0
         used += (space if lines[-1] else 0.0) + w
         lines[-1].append(piece)
-    if len(lines) == 1 and width(tex, fontsize) <= max_width:
+    if len(lines) == 1 and (whole_width or width)(tex, fontsize) <= max_width:
         return [tex]  # as written, its brackets sized to what they hold
     return [(CONTINUATION if k else "") + r"\,".join(parts) for k, parts in enumerate(lines)]
 
@@ -135,7 +140,7 @@ def render(lines: list[str], fontsize: float = 12.0, dpi: float = 100.0, color=(
     slot of that many pixels, one under the other (a slot holds the font's whole height, which spaces the
     lines), so the image is as tall as was laid out before it was drawn. Raises FormulaError for what
     mathtext cannot read."""
-    images = [ink(line, fontsize, dpi) for line in lines]
+    images = [drawn(line, fontsize, dpi).ink for line in lines]
     gap = int(round(line_gap * fontsize * dpi / 72)) if slots is None else 0
     heights = slots if slots is not None else [a.shape[0] for a in images]
     W = max(a.shape[1] for a in images) + 2 * PAD
@@ -152,11 +157,18 @@ def render(lines: list[str], fontsize: float = 12.0, dpi: float = 100.0, color=(
     return out
 
 
+class Drawn(NamedTuple):
+    ink: np.ndarray   # (H, W) uint8 alpha, read-only
+    width: float      # mathtext's measures of the drawing, in pixels at its dpi
+    depth: float
+
+
 @functools.lru_cache(maxsize=INKS)
-def ink(line: str, fontsize: float, dpi: float) -> np.ndarray:
-    """One line as mathtext's Agg rasteriser draws it: its ink (alpha) as a read-only (H, W) uint8 array.
-    Cached: a theme's change draws every formula again in another colour, a resize or a list's page turned back
-    draws lines already drawn, and mathtext's own cache holds 50 parses (a long line's parse is ~0.1 s)."""
+def drawn(line: str, fontsize: float, dpi: float) -> Drawn:
+    """One line as mathtext's Agg rasteriser draws it. Cached: the screen's layout of a formula that fits on one
+    line measures it by drawing it (`lay_out_formula`), so its image then costs nothing; a theme's change draws
+    every formula again in another colour, a resize or a list's page turned back draws lines already drawn, and
+    mathtext's own cache holds 50 parses (a long line's parse is ~0.1 s)."""
     from matplotlib.font_manager import FontProperties
 
     with _LOCK:
@@ -166,16 +178,31 @@ def ink(line: str, fontsize: float, dpi: float) -> np.ndarray:
             raise FormulaError(f"mathtext cannot read {line[:80]!r}: {str(e).splitlines()[0]}") from None
     image = np.array(got.image, dtype=np.uint8)
     image.setflags(write=False)
-    return image
+    return Drawn(image, float(got.width), float(got.depth))
+
+
+def _screen_lines(tex: str, width_px: int, dpr: float, fontsize: float) -> list[str]:
+    """The lines of a formula on screen: whether it fits whole is measured by drawing it, at the screen's dpi
+    (its image is then drawn already); its pieces, when it does not, by their extents (cached)."""
+    dpi = 96.0 * dpr
+    return wrap(tex, width_px * 72.0 / 96.0, fontsize, lambda t, fs: drawn(t, fs, dpi).width * 72.0 / dpi)
 
 
 def lay_out_formula(tex: str, width_px: int, dpr: float, fontsize: float = 12.0) -> tuple[tuple[int, ...], int]:
     """The height of each line `render_formula` draws for these arguments, and of its image, in device
-    pixels: known from the extents of the formula's pieces before anything is drawn, so a view can take its
-    final size first (a line's slot has SLOT_SLACK pixels more than its measured ink)."""
+    pixels, so a view can take its final size first. A formula that fits on one line is drawn to measure it
+    (one parse serves the layout and the image: measuring it apart cost as much as drawing it); the lines
+    of a longer one are known from the extents of its pieces before they are drawn. A line's slot has
+    SLOT_SLACK pixels more than its measured height."""
     dpi = 96.0 * dpr
-    lines = wrap(tex, width_px * 72.0 / 96.0, fontsize)
-    slots = tuple(math.ceil(line_height(line, tex, fontsize) * dpi / 72) + SLOT_SLACK for line in lines)
+    lines = _screen_lines(tex, width_px, dpr, fontsize)
+    if lines == [tex]:
+        whole = drawn(tex, fontsize, dpi)
+        # its drawing's height and half its depth below it: within a few device pixels of the room its extents
+        # gave (a line's height plus its depth): at dpr 1 mostly 1 less (-1..+5), at dpr 2 mostly 7 less (-8..+3)
+        slots = (whole.ink.shape[0] + math.ceil(max(whole.depth, 0.0) / 2) + SLOT_SLACK,)
+    else:
+        slots = tuple(math.ceil(line_height(line, tex, fontsize) * dpi / 72) + SLOT_SLACK for line in lines)
     return slots, sum(slots) + 2 * PAD
 
 
@@ -184,15 +211,15 @@ def render_formula(tex: str, width_px: int, dpr: float, color, fontsize: float =
     """One formula wrapped to `width_px` logical pixels (96 per inch) at device pixel ratio `dpr`, as
     (RGBA bytes, width, height) in device pixels: plain data, to cross a process boundary. With `slots`
     from `lay_out_formula`, the image has the height it laid out."""
-    lines = wrap(tex, width_px * 72.0 / 96.0, fontsize)
+    lines = _screen_lines(tex, width_px, dpr, fontsize)
     if slots is not None and len(slots) != len(lines):
         raise ValueError(f"{len(slots)} slots for {len(lines)} lines: lay out with the same arguments")
     rgba = render(lines, fontsize, 96.0 * dpr, color, slots=slots)
     return rgba.tobytes(), rgba.shape[1], rgba.shape[0]
 
 
-__all__ = ["FormulaError", "CONTINUATION", "loosen", "chunks", "extent", "width", "line_height", "wrap", "ink", "render",
-           "lay_out_formula", "render_formula", "formula_work", "Typeset"]
+__all__ = ["FormulaError", "CONTINUATION", "loosen", "chunks", "extent", "width", "line_height", "wrap", "Drawn", "drawn",
+           "render", "lay_out_formula", "render_formula", "formula_work", "Typeset"]
 
 
 def formula_work(kind: str, tex: str, width_px: int, dpr: float, color, fontsize: float,

@@ -248,7 +248,7 @@ def test_a_formula_drawn_again_in_another_colour_is_not_parsed_again(monkeypatch
     real = mathtext.MathTextParser._parse_cached.__wrapped__
     monkeypatch.setattr(mathtext.MathTextParser, "_parse_cached", functools.lru_cache(50)(
         lambda self, s, dpi, *rest: parsed.append(s) or real(self, s, dpi, *rest)))
-    layout.ink.cache_clear()
+    layout.drawn.cache_clear()
     tex = r"\mathrm{tr}\left(A_{1}^{t}\,B\right) + C_{2}"
     dark, w, h = layout.render_formula(tex, 300, 1.0, (0, 0, 0))
     drawn = len(parsed)
@@ -257,3 +257,19 @@ def test_a_formula_drawn_again_in_another_colour_is_not_parsed_again(monkeypatch
     assert len(parsed) == drawn and (w2, h2) == (w, h)
     dark, light = (np.frombuffer(b, np.uint8).reshape(h, w, 4) for b in (dark, light))
     assert (dark[..., 3] == light[..., 3]).all() and dark[..., 3].max() > 0 and (light[..., :3] == 250).all()
+
+
+def test_a_formula_that_fits_on_one_line_is_parsed_once_for_its_layout_and_its_image(monkeypatch):
+    """On screen a formula is laid out, then drawn: when it fits on one line, measuring it apart cost as much as
+    drawing it, so the layout draws it and the image is that drawing."""
+    from matplotlib import mathtext
+
+    parsed = []
+    real = mathtext.MathTextParser._parse_cached.__wrapped__
+    monkeypatch.setattr(mathtext.MathTextParser, "_parse_cached", functools.lru_cache(50)(
+        lambda self, s, dpi, *rest: parsed.append(s) or real(self, s, dpi, *rest)))
+    layout.drawn.cache_clear()
+    tex = r"\mathrm{tr}\left(B_{7}^{t}\,C\right) + D_{3}"
+    slots, height = layout.lay_out_formula(tex, 600, 1.0)
+    _, _, h = layout.render_formula(tex, 600, 1.0, (0, 0, 0), slots=slots)
+    assert len(slots) == 1 and h == height and parsed.count(f"${tex}$") == 1
