@@ -47,13 +47,16 @@ def children_in_thread(monkeypatch):
 
 
 def pytest_collection(session):
-    """On the second xdist worker, import the test modules to be collected in the reverse order before pytest
-    collects them in its own (the first worker's) order, so that each worker rewrites about half of them and finds
-    the other half in __pycache__ (see sys.dont_write_bytecode above). A fresh clone, `-n 2 -k nomatch` over the
-    whole suite: 167 + 167 modules rewritten, 10.4-10.9 s of CPU per worker to the end of collection; side by side
-    with writing allowed, 112-130 each and 10.0-10.3 s; with this, 81-87 each and 7.9-8.2 s (load 7-9).
-    What fails to import here is left for pytest's own import to report; the modules are the same either way."""
-    if os.environ.get("PYTEST_XDIST_WORKER") != "gw1":
+    """On xdist worker k of n (k > 0), import the test modules to be collected starting k/n of the way through
+    their list (and round to its start) before pytest collects them in its own order, so that each worker rewrites
+    about a share of them and finds the rest in __pycache__ (see sys.dont_write_bytecode above). A fresh clone,
+    `-n 2 -k nomatch` over the whole suite: 167 + 167 modules rewritten, 10.4-10.9 s of CPU per worker to the end of
+    collection; side by side with writing allowed, 112-130 each and 10.0-10.3 s; with this, 81-87 each and
+    7.9-8.2 s (load 7-9). What fails to import here is left for pytest's own import to report; the modules are the
+    same either way."""
+    worker, workers = os.environ.get("PYTEST_XDIST_WORKER", ""), os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")
+    k, n = int(worker.removeprefix("gw") or 0), int(workers)
+    if k == 0 or n < 2:
         return None
     root = Path(__file__).resolve().parent.parent
     files = []
@@ -61,7 +64,8 @@ def pytest_collection(session):
         path = Path(arg.split("::")[0])
         path = path if path.is_absolute() else Path(session.config.invocation_params.dir) / path
         files += sorted(path.rglob("test_*.py")) if path.is_dir() else [path]
-    for path in reversed(files):
+    start = len(files) * k // n
+    for path in files[start:] + files[:start]:
         try:
             importlib.import_module(".".join(path.resolve().relative_to(root).with_suffix("").parts))
         except KeyboardInterrupt:
