@@ -17,8 +17,7 @@ from ..errors import UserError
 
 def build_config(args: argparse.Namespace, base=None):
     """The ExperimentConfig the options describe (a preset or file, else `base`, then the overrides)."""
-    from ..configs.config import ExperimentConfig
-    from ..rundir.fork import parse_setting
+    from ..configs.config import ExperimentConfig, parse_setting
     from ..configs.presets import DEFAULT_PRESET, load_preset
 
     if args.config:
@@ -36,6 +35,24 @@ def build_config(args: argparse.Namespace, base=None):
     overrides = {k: getattr(args, k) for k in ("steps", "device", "seed", "precision", "compile", "optimizer")
                  if getattr(args, k, None) is not None}
     return cfg.replace(train=dataclasses.replace(train, **overrides), data=data)
+
+
+def refuse_a_missing_corpus(args: argparse.Namespace) -> None:
+    """A corpus file the options name (--corpus, or a new run's config) that is not there, or is a folder, is
+    refused before anything loads torch: that was ~1.5 s of CPU first, and the app's sample run, trained at low
+    priority, said "corpus file not found" after 10 s on a loaded machine. A resumed run's own corpus is left to
+    its resume, which may not need it."""
+    from ..rundir.runs import CONFIG
+    from ..text.corpus import BUNDLED, corpus_file
+
+    if args.corpus is not None:
+        corpus = args.corpus
+    elif not getattr(args, "fork", None) and not (args.run and (Path(args.run) / CONFIG).is_file()):
+        corpus = build_config(args).data.corpus  # a new run's
+    else:
+        return
+    if corpus not in BUNDLED:
+        corpus_file(corpus)
 
 
 def default_run_dir(name: str) -> Path:

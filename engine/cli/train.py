@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..errors import UserError
 from ._parallel import run_parallel
-from ._plan import build_config, default_run_dir, make_trainer, plan_run
+from ._plan import build_config, default_run_dir, make_trainer, plan_run, refuse_a_missing_corpus
 from ._train_loop import train_in_terminal
 
 
@@ -69,6 +69,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    refuse_a_missing_corpus(args)  # before torch loads (engine/training/distributed.py imports it)
     from ..training.distributed import launched_by_torchrun
     from ..rundir.runs import RunError
 

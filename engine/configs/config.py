@@ -204,6 +204,23 @@ class ExperimentConfig:
         return dataclasses.replace(self, **sections)
 
 
+def parse_setting(text: str, cfg: ExperimentConfig) -> ExperimentConfig:
+    """Apply one ``section.field=value`` (value in TOML syntax; a bare word is a string) to cfg."""
+    key, sep, raw = text.partition("=")
+    section, _, name = key.strip().partition(".")
+    if not sep or section not in ("model", "train", "data") or not name:
+        raise ConfigError(f"{text!r} is not SECTION.FIELD=VALUE (e.g. train.lr=3e-4)")
+    try:
+        value = parse_toml(f"v = {raw.strip()}", f"the value of {key.strip()}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = raw.strip()
+    except ValueError as e:  # nested too deeply
+        raise ConfigError(str(e)) from None
+    d = cfg.to_dict()
+    d[section][name] = value
+    return ExperimentConfig.from_dict(d)
+
+
 _HEADER = "# GPT Explorer experiment: [model], [train] and [data]; docs/config-fields.md explains every field.\n"
 
 

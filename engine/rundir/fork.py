@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import tomllib
 from pathlib import Path
 
-from ..configs.config import ConfigError, ExperimentConfig
+# parse_setting lives with the configs (gpt-explorer train applies --set before it loads torch, which this
+# module's imports do); it is imported from here as well
+from ..configs.config import ExperimentConfig, parse_setting  # noqa: F401
 from ..errors import UserError
 from ..progress import report
 from ..training.continuation import adapt_optimizer, changed_settings
@@ -26,28 +27,11 @@ from .create import check_target, create_run, require_valid
 from .integrity import SIDECAR, expected_shapes
 from .layout import LOGS
 from .runs import SNAPSHOTS, Run, RunError, atomic_write_text, read_jsonl, step_name
-from ..safe_io import (JSON_CAP, WEIGHTS_CAP, UnsafeFileError, check_inside, copy_regular, parse_json, parse_toml,
+from ..safe_io import (JSON_CAP, WEIGHTS_CAP, UnsafeFileError, check_inside, copy_regular, parse_json,
                       read_text)
 
 FORK = "fork.json"
 STAGES = 4  # reported as they end: the corpus read, the starting weights, the run written, the run resumed
-
-
-def parse_setting(text: str, cfg: ExperimentConfig) -> ExperimentConfig:
-    """Apply one ``section.field=value`` (value in TOML syntax; a bare word is a string) to cfg."""
-    key, sep, raw = text.partition("=")
-    section, _, name = key.strip().partition(".")
-    if not sep or section not in ("model", "train", "data") or not name:
-        raise ConfigError(f"{text!r} is not SECTION.FIELD=VALUE (e.g. train.lr=3e-4)")
-    try:
-        value = parse_toml(f"v = {raw.strip()}", f"the value of {key.strip()}")["v"]
-    except tomllib.TOMLDecodeError:
-        value = raw.strip()
-    except ValueError as e:  # nested too deeply
-        raise ConfigError(str(e)) from None
-    d = cfg.to_dict()
-    d[section][name] = value
-    return ExperimentConfig.from_dict(d)
 
 
 def check_pairable(parent: ExperimentConfig, child: ExperimentConfig) -> None:

@@ -80,13 +80,20 @@ def shakespeare_text() -> str:
     return "\n".join(plays)
 
 
-def read_text_file(path: str | Path, min_chars: int = 2) -> str:
-    """Read a user's corpus; missing, binary, non-UTF-8 or (nearly) empty files raise CorpusError."""
+def corpus_file(path: str | Path) -> Path:
+    """The file a corpus path names; a missing path or a folder raises CorpusError. Asked alone (a stat) by
+    `gpt-explorer train` before it loads torch, so a corpus that is not there is said at once."""
     path = Path(path).expanduser()
     if not path.exists():
         raise CorpusError(f"corpus file not found: {path}")
     if not path.is_file():
         raise CorpusError(f"corpus is not a file: {path}")
+    return path
+
+
+def read_text_file(path: str | Path, min_chars: int = 2) -> str:
+    """Read a user's corpus; missing, binary, non-UTF-8 or (nearly) empty files raise CorpusError."""
+    path = corpus_file(path)
     try:
         raw = read_bytes(path, CORPUS_CAP, "corpus")
     except UnsafeFileError as e:
