@@ -4,7 +4,8 @@ corpus (and the tokenizer, which imports torch), so the Architecture pane calls 
 (after gui.torch_import.ensure_torch: torch must be imported by one thread at a time), and `inspect_apart`
 does the work in a child process when the vocabulary is a BPE's or words' (fitting and encoding them held the
 interpreter lock beside the GUI thread: after a GPT-2 import the window froze ≥ 19 s while the builder "read the
-corpus"); the tokenizer and the ids it makes go to the token cache, where Train then finds them.
+corpus"); a fitted tokenizer goes to the token cache, where Train then finds it. Only as much of the corpus is
+encoded as shows that it holds a context (engine/text/prepared.py's `check_corpus`): Train encodes the rest.
 
 No model is built here: the closed formula `parameter_count` is exact (tests compare it with torch for every
 option), and building a model only to count it allocated its n_ctx² masks, 11 GB for a 32768-token context.
@@ -40,10 +41,10 @@ def _corpus_text(corpus: str) -> str:
 
 @functools.lru_cache(maxsize=16)
 def _dataset_vocab(data: DataConfig, n_ctx: int, run_dir: str | None) -> int:
-    if data.tokenizer != "char" or run_dir is not None:  # fitted and encoded once, into the token cache
-        from engine.text.prepared import prepare_corpus
+    if data.tokenizer != "char" or run_dir is not None:  # fitted once, into the token cache
+        from engine.text.prepared import check_corpus
 
-        return prepare_corpus(data, n_ctx, run_dir=run_dir).vocab_size
+        return check_corpus(data, n_ctx, run_dir=run_dir)
     from engine.text.data import corpus_vocabulary
 
     return corpus_vocabulary(data, n_ctx, _corpus_text(data.corpus))

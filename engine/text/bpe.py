@@ -133,7 +133,7 @@ class BPETokenizer:
         as many threads as there are cores (it lets go of the interpreter lock while it works). One call on
         the bundled plays' 5 MB asked the library for one Encoding of 1.3M tokens with every token's string and
         offsets (GB of memory with a small vocabulary); pieces keep that to a piece at a time."""
-        chunks = pieces(text) if self._cut_safe else [text]
+        chunks = self.pieces(text)
         groups = [chunks[i::GROUPS] for i in range(min(GROUPS, len(chunks)))]
         # without offsets: half the library's time (they are not needed, `char_offset` counts bytes instead)
         encode = getattr(self._tok, "encode_batch_fast", self._tok.encode_batch)
@@ -148,6 +148,12 @@ class BPETokenizer:
             done = list(pool.map(work, groups))
         ordered = [done[i % len(groups)][i // len(groups)] for i in range(len(chunks))]
         return np.concatenate(ordered) if ordered else np.zeros(0, dtype)
+
+    def pieces(self, text: str) -> list[str]:
+        """`text` in pieces whose ids, end to end, are the whole text's (engine/text/pieces.py): the ids of its
+        first pieces are the whole's first ids. One piece, the text, when a special token holds a newline (it
+        could span a cut)."""
+        return pieces(text) if self._cut_safe else [text]
 
     def char_offset(self, text: str, ids: np.ndarray, k: int) -> int:
         """The character of `text` where token k of its ids starts: from the tokens' lengths in bytes (a

@@ -18,7 +18,7 @@ from engine.text.corpus import CorpusError, shakespeare_text
 from engine.text.data import Dataset
 from engine.text.encoded import fitted_tokenizer, token_ids
 from engine.text.pieces import Cancelled, cut_points, pieces
-from engine.text.prepared import CorpusFacts, prepare_corpus
+from engine.text.prepared import CorpusFacts, check_corpus, prepare_corpus
 from engine.text.tokenizer import CharTokenizer, WordTokenizer, id_dtype
 
 # what GPT-2's pattern treats differently: runs of spaces, newlines after spaces, other whitespace, letters
@@ -175,6 +175,50 @@ def test_prepare_corpus_leaves_what_training_reads_in_the_cache(cache, tmp_path,
     assert len(data.train) + len(data.val) == facts.n_tokens
     with pytest.raises(CorpusError, match="too short"):
         prepare_corpus(cfg, 100_000)
+
+
+def test_the_builders_check_encodes_only_the_pieces_it_needs_and_agrees_with_preparing(cache, tmp_path, monkeypatch):
+    """The builder's check of a corpus (engine/configs/inspection.py) fits the tokenizer but encodes only the first
+    pieces of a long corpus: after an import, all the plays in the run's tokens were seconds of CPU before the
+    parameter count showed. It refuses exactly the contexts that preparing the corpus for Train refuses, with
+    the same line, and a corpus it had to encode whole leaves its ids where Train reads them."""
+    corpus = tmp_path / "plays.txt"
+    corpus.write_text(shakespeare_text()[:140_000], encoding="utf-8")
+    text = corpus.read_text(encoding="utf-8")
+    cfg = DataConfig(corpus=str(corpus), tokenizer="bpe", max_vocab=300)
+    encoded: list[int] = []
+    real = BPETokenizer.encode_corpus
+
+    def counted(self, piece, dtype, cancel=None):
+        encoded.append(len(piece))
+        return real(self, piece, dtype, cancel)
+    monkeypatch.setattr(BPETokenizer, "encode_corpus", counted)
+    assert check_corpus(cfg, 64) == 300
+    assert len(pieces(text)) == 3 and encoded == [len(pieces(text)[0])]
+    tok = fitted_tokenizer(text, cfg)
+    assert token_cache.load_ids(token_cache.text_digest(text), tok.digest, 300, id_dtype(300)) is None  # Train's to do
+    n_tokens = len(real(tok, text, id_dtype(300)))
+    most = next(n for n in range(n_tokens, 0, -1) if n_tokens - max(int(n_tokens * 0.1), n + 1) >= n + 1)
+    checked = {}
+    for n_ctx in (most // 4, most, most + 1):  # the first piece, all of them, too long: encoded whole
+        encoded.clear()
+        try:
+            check_corpus(cfg, n_ctx)
+        except CorpusError as e:
+            checked[n_ctx] = str(e)
+        else:
+            checked[n_ctx] = None
+        assert sum(encoded) <= len(text) and (sum(encoded) < len(text)) == (n_ctx < most)
+        kept = token_cache.load_ids(token_cache.text_digest(text), tok.digest, 300, id_dtype(300))
+        assert (kept is not None) == (n_ctx > most)  # encoded whole: its ids are kept, as preparing keeps them
+    assert list(checked.values()) == [None, None, f"corpus is too short: {n_tokens} tokens, but a context of "
+                                      f"{most + 1} needs at least {2 * (most + 2)} (train and validation)"]
+    for n_ctx, said in checked.items():
+        try:
+            prepared = prepare_corpus(cfg, n_ctx).vocab_size
+        except CorpusError as e:
+            prepared = str(e)
+        assert prepared == (300 if said is None else said)
 
 
 def test_preparing_a_corpus_loads_no_torch(tmp_path):
