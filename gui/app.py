@@ -3,7 +3,8 @@ launch-time benchmark.
 
 Environment (for tests and benchmarks, not for users):
     GPT_EXPLORER_QUIT_AFTER_MS=N   close the window N ms after it is shown (the smoke test)
-    GPT_EXPLORER_REPORT_SHOWN=1    print "shown <seconds since the process started>" once the window is up
+    GPT_EXPLORER_REPORT_SHOWN=1    print "shown <seconds since the process started>" once the window is up, and
+                                   "ready <seconds>" once its panes are built (the session's log says so first)
 """
 
 from __future__ import annotations
@@ -90,6 +91,7 @@ def run_app(run_dir: str | None = None, argv: list[str] | None = None) -> int:
     window.show()
     if os.environ.get("GPT_EXPLORER_REPORT_SHOWN"):
         window.sig_first_painted.connect(lambda: print(f"shown {_process_age_s():.3f}", flush=True))
+        window.sig_panes_ready.connect(lambda: print(f"ready {_process_age_s():.3f}", flush=True))
     quit_after = os.environ.get("GPT_EXPLORER_QUIT_AFTER_MS")
     if quit_after:  # counted from when the panes are built, so a slow machine still boots fully
         window.sig_panes_ready.connect(lambda: QTimer.singleShot(int(quit_after), window.close))
@@ -129,10 +131,13 @@ def exit_now(status: int) -> None:
 def close_on_signals(window) -> None:
     """Ctrl+C in the terminal, or a `kill`, closes the window as its close button does: training stops at
     the next step and is checkpointed, and the layout is saved. Python runs a signal handler only between
-    bytecodes, and the GUI thread sleeps inside Qt's event loop, so a slow timer wakes it to look."""
+    bytecodes, and the GUI thread sleeps inside Qt's event loop, so a slow timer wakes it to look. The handler
+    may so run in the middle of any slot: the window is closed in the event loop's next turn, after that slot.
+    Closed at once, a signal that came as the panes were ready closed the window in the middle of the
+    welcome's making, which then showed it alone, and the app, its window closed, never quit."""
     def close(signum, _frame) -> None:
         print(f"{signal.Signals(signum).name}: closing the window (the run is saved)", file=sys.stderr)
-        window.close()
+        QTimer.singleShot(0, window, window.close)
 
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, close)
