@@ -1,9 +1,12 @@
 """Training one run across processes (engine/training/distributed.py, `gpt-explorer train --nproc N`).
 
-`--nproc 2` spawns two real processes that meet over gloo on 127.0.0.1 and train with
-DistributedDataParallel on the CPU; the claim checked is the module's contract: the two processes take the
-same steps as one process on the whole (concatenated) batch, write one run, and a run resumes with
-another number of processes.
+Two processes meet over gloo on 127.0.0.1 and train with DistributedDataParallel on the CPU; the claim checked
+is the module's contract: the two processes take the same steps as one process on the whole (concatenated)
+batch, write one run, and a run resumes with another number of processes. Each process is a Python importing
+torch (and DistributedDataParallel imports torch's compiler, ~3.5 s of CPU a process), so one launch of two
+training processes, by torchrun, serves those claims; `--nproc N`'s own part, spawning the processes on a
+free port and passing on their exit status, is checked with processes that meet and exchange values without
+training (the processes train with the same code however they were launched).
 """
 
 from __future__ import annotations
@@ -19,9 +22,11 @@ import pytest
 import torch
 
 from engine.cli import main
-from engine.training.distributed import Group
+from engine.training.distributed import Group, spawn
 from engine.errors import UserError
 from engine.rundir.runs import Run
+
+from .meeting import meet
 
 ROOT = str(Path(__file__).resolve().parents[3])
 
@@ -89,25 +94,6 @@ def test_shares_of_a_batch_concatenate_to_the_batch():
         Group(0, 3).share_of(8)
 
 
-def test_two_processes_resume_a_run_and_write_it_as_one_process_trains_on_the_whole_batch(config, solo, tmp_path,
-                                                                                          capfd):
-    """One spawned pair of processes (each a Python importing torch) for both claims: they take over a run
-    one process began, and write one run with the steps one process takes. Two processes starting a new run
-    are torchrun's test below (the processes run the same code however they were launched)."""
-    run_dir = tmp_path / "run"
-    assert main(["train", "--config", str(config), "--run", str(run_dir), "--steps", "3"]) == 0
-    assert main(["train", "--run", str(run_dir), "--steps", "6", "--nproc", "2"]) == 0
-    out, err = capfd.readouterr()
-    assert "resuming at step 3" in out and "2 processes" in out and "step 6/6" in out and "Traceback" not in err
-    assert out.count("new run:") == out.count("resuming at step 3") == 1  # rank 0 alone prints
-    assert [p.name for p in tmp_path.iterdir()] == ["run"]  # rank 1 wrote nothing of its own
-    resumed = Run(run_dir)
-    assert resumed.config.train.steps == 6
-    assert resumed.checkpoint_steps() == [3, 6] and resumed.snapshot_steps() == [0, 3, 6] and not resumed.warnings
-    assert len(resumed.samples()) == 2  # step 3's by the one process, step 6's by rank 0 alone
-    assert_same_training(resumed, solo)
-
-
 def test_a_batch_that_does_not_split_is_refused_before_any_process_starts(config, tmp_path, capsys):
     run_dir = tmp_path / "run"
     rc = main(["train", "--config", str(config), "--run", str(run_dir), "--nproc", "3"])
@@ -134,18 +120,37 @@ def test_one_process_asked_for_is_the_ordinary_path(config, solo, tmp_path, caps
     assert json.loads(json.dumps(losses(Run(run_dir)))) == json.loads(json.dumps(losses(solo)))
 
 
-def test_the_same_command_under_torchrun_trains_the_same_run(config, solo, tmp_path):
-    """torchrun (its standalone rendezvous on this machine) starts two `gpt-explorer train` processes;
-    `--` keeps torchrun's own parser off `--run`, which it would take for an abbreviation of `--run-path`."""
+def test_the_same_command_under_torchrun_resumes_a_run_and_writes_it_as_one_process_trains_on_the_whole_batch(
+        config, solo, tmp_path, capsys):
+    """torchrun (its standalone rendezvous on this machine) starts two `gpt-explorer train` processes; they take
+    over a run one process began, and write one run with the steps one process takes. `--` keeps torchrun's own
+    parser off `--run`, which it would take for an abbreviation of `--run-path`. (One launch for what were two
+    tests, a spawned pair resuming and a torchrun pair starting a run: each launch cost ~9 s of CPU.)"""
     run_dir = tmp_path / "run"
+    assert main(["train", "--config", str(config), "--run", str(run_dir), "--steps", "3"]) == 0
+    assert capsys.readouterr().out.count("new run:") == 1
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")]))}
     done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
-                           "-m", "gui.cli", "--", "train", "--config", str(config), "--run", str(run_dir)],
+                           "-m", "gui.cli", "--", "train", "--run", str(run_dir), "--steps", "6"],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.count("new run:") == 1 and "2 processes" in done.stdout and "step 6/6" in done.stdout
+    out, err = done.stdout, done.stderr
+    assert done.returncode == 0, err[-2000:]
+    assert "resuming at step 3" in out and "2 processes" in out and "step 6/6" in out and "Traceback" not in err
+    assert out.count("resuming at step 3") == 1 and "new run:" not in out  # rank 0 alone prints
     assert [p.name for p in tmp_path.iterdir()] == ["run"]  # rank 1 wrote nothing of its own
-    run = Run(run_dir)
-    assert run.checkpoint_steps() == [3, 6] and run.snapshot_steps() == [0, 3, 6] and not run.warnings
-    assert len(run.samples()) == 2  # rank 0 alone logs
-    assert_same_training(run, solo)
+    resumed = Run(run_dir)
+    assert resumed.config.train.steps == 6
+    assert resumed.checkpoint_steps() == [3, 6] and resumed.snapshot_steps() == [0, 3, 6] and not resumed.warnings
+    assert len(resumed.samples()) == 2  # step 3's by the one process, step 6's by rank 0 alone
+    assert_same_training(resumed, solo)
+
+
+def test_nproc_spawns_processes_that_meet_on_a_free_port_and_its_status_is_theirs(tmp_path):
+    """`--nproc N`'s launcher: N fresh processes with torchrun's variables, one group on 127.0.0.1; a process
+    that fails (here rank 1, with status 3) makes the launch fail with its status."""
+    assert spawn(2, meet, (str(tmp_path), 3)) == 3
+    reports = [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(2)]
+    for rank, report in enumerate(reports):
+        assert report == {"rank": rank, "world": 2, "mean": 1.5, "said": "from rank 0",
+                          "env": {"RANK": str(rank), "WORLD_SIZE": "2", "LOCAL_RANK": str(rank),
+                                  "LOCAL_WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1"}}
