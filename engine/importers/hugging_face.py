@@ -25,22 +25,23 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-
-import torch
+from typing import TYPE_CHECKING
 
 from ..configs.config import DataConfig, ExperimentConfig, ModelConfig, TrainConfig
 from ..configs.fields import BY_KEY
 from ..configs.sizes import parameter_count, probe_sequences
 from ..text.corpus import SHAKESPEARE, CorpusError, shakespeare_text
-from ..text.data import Dataset
 from ..errors import UserError, shown
-from .nanogpt import NanoGPTImportError, convert_weights
 from .progress import Progress, stages
-from ..model.probes import induction_probe
-from ..rundir.create import check_target, create_run, require_valid
 from ..rundir.runs import Probe
 from ..safe_io import (JSON_CAP, WEIGHTS_CAP, RefusedPickle, UnsafeFileError, check_regular, load_weights_only,
                        parse_json, read_text)
+
+if TYPE_CHECKING:
+    import torch
+# torch, and what of ours imports it (the run's writer, the weights' conversion, the probe), is imported once
+# config.json is read: a folder refused before (the wrong folder picked: not a folder, no config.json, not a
+# GPT-2's) is told in the import's process before torch has loaded, ~1.5 s of CPU sooner.
 
 CONFIG_JSON, SAFETENSORS, TORCH_BIN = "config.json", "model.safetensors", "pytorch_model.bin"
 TOKENIZER_JSON, VOCAB_JSON, MERGES_TXT = "tokenizer.json", "vocab.json", "merges.txt"
@@ -119,6 +120,8 @@ def _positive_int(conf: dict, key: str) -> int:
 
 def load_state(folder: Path) -> tuple[dict[str, torch.Tensor], Path]:
     """The folder's weights, from model.safetensors or else pytorch_model.bin (weights only)."""
+    import torch
+
     for name in (SAFETENSORS, TORCH_BIN):
         path = folder / name
         if not path.exists():
@@ -165,6 +168,8 @@ def nanogpt_layout(state: dict[str, torch.Tensor], cfg: ModelConfig) -> dict[str
 
 def convert(state: dict[str, torch.Tensor], cfg: ModelConfig) -> dict[str, torch.Tensor]:
     """The folder's state dict as our weights (names of engine/model/gpt.py)."""
+    from .nanogpt import NanoGPTImportError, convert_weights
+
     try:
         return convert_weights(nanogpt_layout(state, cfg), cfg)
     except NanoGPTImportError as e:
@@ -214,6 +219,9 @@ def finetune_config(model: ModelConfig) -> TrainConfig:
 
 def probe(cfg: ExperimentConfig, tokenizer) -> Probe:
     """The probe batch and heatmap prompt from the start of the bundled plays, in the model's own tokens."""
+    from ..model.probes import induction_probe
+    from ..text.data import Dataset
+
     m, t = cfg.model, cfg.train
     data = Dataset.build(cfg.data, m.n_ctx, shakespeare_text()[:PROBE_CHARS], tokenizer)
     sequences = probe_sequences(m.n_ctx, t.probe_batch)  # one sequence of GPT-2's 1024 tokens
@@ -231,13 +239,16 @@ def import_hf(folder: str | Path, run_dir: str | Path, progress: Progress | None
     written, in one piece, by `create_run`. `progress(done, total, stage)` is told each of STAGES as it
     starts (the app shows it: GPT-2 small takes half a minute)."""
     say = stages(STAGES, progress)
-    folder, run_dir = Path(folder), check_target(run_dir)
+    folder = Path(folder)
     if not folder.is_dir():
         raise HFImportError(f"{folder} is not a folder")
     say()
     model = model_config(read_config(folder))
     cfg = ExperimentConfig(name=f"hf {folder.resolve().name}", model=model, train=finetune_config(model),
                            data=DataConfig(corpus=SHAKESPEARE, tokenizer="bpe", max_vocab=model.vocab_size))
+    from ..rundir.create import check_target, create_run, require_valid  # imports torch: see the imports above
+
+    run_dir = check_target(run_dir)
     try:  # sizes, memory: refused before the weights are read
         require_valid(cfg)
     except UserError as e:

@@ -127,7 +127,10 @@ def test_nothing_of_a_closed_run_is_drawn_and_its_work_stops(qtbot, make_window,
 def test_nothing_of_a_run_is_drawn_after_its_fork_or_an_import_opens(
         qtbot, make_window, pretrained, corpus_file, small_text, tmp_path, monkeypatch):  # noqa: F811
     """The run open is forked by the Runs pane while a long question about it is held; then, with a long question
-    about the fork held, a Hugging Face GPT-2 folder (2 layers, 4 heads) is imported."""
+    about the fork held, a Hugging Face GPT-2 folder (2 layers, 4 heads) is imported. The fork is written on a
+    thread (its process, which imports torch, is not this test's point); the import and the check of the run it
+    opens keep theirs, as the app's process must never parse the tokenizer."""
+    from engine.child_job import ChildJob
     from engine.rundir.fork import parse_setting
     from engine.rundir.runs import Run
     from engine.training.trainer import Trainer
@@ -151,7 +154,9 @@ def test_nothing_of_a_run_is_drawn_after_its_fork_or_an_import_opens(
         with qtbot.waitSignal(runs.sig_forked, timeout=WAIT):
             forks.append(runs.fork(parent))
     (tmp_path / "fork").mkdir()
+    monkeypatch.setattr(ChildJob, "in_thread", True)
     replaced_while_held(qtbot, w, tmp_path / "fork", fork)
+    monkeypatch.setattr(ChildJob, "in_thread", False)
     child = forks[0]
     assert w.controller.run_dir == child and Run(child).config.train.lr == 0.002
     drawn(qtbot, w, child)  # the fork's own answers, not its parent's

@@ -72,7 +72,9 @@ def check_every_pane(qtbot, w, errors: list, expect_run: bool) -> None:
     assert errors == [], errors
 
 
-def test_each_pane_shows_only_the_open_run_through_train_open_import_and_new(qtbot, make_window, tmp_path):
+def test_each_pane_shows_only_the_open_run_through_train_open_import_and_new(qtbot, make_window, tmp_path,
+                                                                            children_in_thread):
+    """The import runs on a thread (children_in_thread): what it opens is this test's point, not its process."""
     from tests.engine.cli.test_export_cli import tiny_run
     from tests.engine.importers.test_nanogpt import write_out_dir
 

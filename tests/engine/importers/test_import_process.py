@@ -36,6 +36,23 @@ def test_the_child_tells_each_stage_then_what_it_wrote(pretrained, tmp_path):  #
     assert events_until(refused, {"done", "failed"})[-1] == ("failed", f"{tmp_path / 'nothing'} is not a folder")
 
 
+def test_a_wrong_folder_is_refused_before_torch_loads(tmp_path):
+    """A folder refused before its weights are read (the wrong one picked: not a folder, no config.json) is told
+    by the import's process before it imports torch, ~1.5 s of CPU sooner (engine/importers/hugging_face.py)."""
+    from tests.fresh_imports import loaded_by
+
+    (tmp_path / "empty").mkdir()
+    code = ("from engine.importers.hugging_face import HFImportError, import_hf\n"
+            f"for folder in ({str(tmp_path / 'empty')!r}, {str(tmp_path / 'nothing')!r}):\n"
+            "    try:\n"
+            f"        import_hf(folder, {str(tmp_path / 'run')!r})\n"
+            "    except HFImportError as e:\n"
+            "        print(e)\n"
+            "    else:\n"
+            "        raise SystemExit('imported')\n")
+    assert loaded_by(code, ("torch",), tmp_path) == []
+
+
 @pytest.mark.parametrize("stage", [0, len(STAGES) - 1])
 def test_cancelling_at_a_stage_leaves_the_run_whole_or_absent(pretrained, tmp_path, stage):  # noqa: F811
     job = ImportProcess("hf", pretrained, tmp_path / "run")
