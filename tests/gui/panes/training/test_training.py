@@ -36,8 +36,12 @@ def wait_state(qtbot, window, state: str) -> None:
     qtbot.waitUntil(lambda: window.session.training_state == state, timeout=WAIT)
 
 
-def test_train_delivers_step_reports_and_the_loss_curve_grows(qtbot, make_window):
-    w = make_window()
+def test_train_reports_steps_evaluations_and_the_time_left_and_the_curves_export(qtbot, make_window, corpus_file,
+                                                                                 tmp_path, monkeypatch):
+    """Three tests that each built a window and trained in it, as one (issue 42: a window and a trainer fewer
+    twice): step reports and the loss curve growing, evaluation samples logged and the curves exported, and the
+    time left shown while training and not once stopped (steps 100,000: it never ends by itself here)."""
+    w = make_window(tiny_config(corpus_file, steps=100_000, eval_every=10))
     with qtbot.waitSignal(w.session.sig_step_reported, timeout=WAIT) as first:
         click(qtbot, w, "train")
     assert first.args[0].step >= 1
@@ -55,12 +59,31 @@ def test_train_delivers_step_reports_and_the_loss_curve_grows(qtbot, make_window
     qtbot.waitUntil(lambda: updates.heatmap.labels()[0][:2] == ["W_E", "blocks.0.W_Q"], timeout=WAIT)
     assert updates.heatmap.isVisible() and -6 < float(updates.heatmap.matrix()[0, 0]) < 0
 
+    # evaluation samples are logged and the curves export
+    qtbot.waitUntil(lambda: "── step 10 ──" in pane(w).logged.toPlainText(), timeout=WAIT)
+    qtbot.waitUntil(lambda: len(pane(w).history.val) >= 1, timeout=WAIT)
+    out = tmp_path / "loss.csv"
+    monkeypatch.setattr(dialogs, "ask_export", lambda *a, **k: (out, FigureOptions()))
+    w.actions["export"].trigger()
+    qtbot.waitUntil(out.exists, timeout=WAIT)
+    assert out.read_text().splitlines()[0] == "step,train_loss,val_loss"
 
-def test_pause_stops_the_steps_and_resume_restarts_them(qtbot, make_window):
-    w = make_window()
+    # no time left is shown once training is stopped
+    qtbot.waitUntil(lambda: pane(w).eta.text().endswith(" left"), timeout=WAIT)
+    w.session.request_training("stop")
+    wait_state(qtbot, w, "stopped")
+    assert pane(w).eta.text() == ""
+
+
+def test_pause_says_so_at_once_stops_the_steps_and_resume_and_train_restart_them(qtbot, make_window, corpus_file):
+    """Two tests that each built a window and trained in it, as one (issue 42)."""
+    # evaluations of many batches: a pause asked during one waits for it, and the pane must say so at once
+    w = make_window(tiny_config(corpus_file, eval_every=5, eval_batches=200))
     click(qtbot, w, "train")
     qtbot.waitUntil(lambda: w.session.step >= 3, timeout=WAIT)
     click(qtbot, w, "pause")
+    assert w.session.training_state in ("pausing", "paused")  # no event loop turn in between: at once
+    assert pane(w).state_label.text() != "training…"
     wait_state(qtbot, w, "paused")
     paused_at = w.session.step
     with qtbot.assertNotEmitted(w.session.sig_step_reported, wait=400):
@@ -71,17 +94,8 @@ def test_pause_stops_the_steps_and_resume_restarts_them(qtbot, make_window):
     assert report.args[0].step == paused_at + 1
     wait_state(qtbot, w, "running")
 
-
-def test_pause_says_so_at_once_and_train_resumes_a_paused_run(qtbot, make_window, corpus_file):
-    from ...conftest import tiny_config
-
-    # evaluations of many batches: a pause asked during one waits for it, and the pane must say so at once
-    w = make_window(tiny_config(corpus_file, eval_every=5, eval_batches=200))
-    click(qtbot, w, "train")
-    qtbot.waitUntil(lambda: w.session.step >= 3, timeout=WAIT)
+    # Train (F5) resumes a paused run too
     click(qtbot, w, "pause")
-    assert w.session.training_state in ("pausing", "paused")  # no event loop turn in between: at once
-    assert pane(w).state_label.text() != "training…"
     wait_state(qtbot, w, "paused")
     paused_at = w.session.step
     assert w.actions["train"].isEnabled()
@@ -96,8 +110,14 @@ def test_pause_says_so_at_once_and_train_resumes_a_paused_run(qtbot, make_window
     qtbot.waitUntil(lambda: w.session.step > n + 2, timeout=WAIT)
 
 
-def test_step_advances_exactly_one(qtbot, make_window):
+def test_step_advances_exactly_one_and_generate_continues_the_prompt_with_its_next_token_bars(qtbot, make_window):
+    """Three tests that each built a window and took a step in it, as one (issue 42): Step, then Generate's
+    continuation of a prompt, then the next-token probabilities with temperature and top-k."""
+    import numpy as np
+
     w = make_window()
+    p = generate_tab(w)
+    assert not p.generate.isEnabled()  # no model yet
     with qtbot.waitSignal(w.session.sig_step_reported, timeout=WAIT) as first:
         click(qtbot, w, "step")  # from idle: builds the trainer, trains one step, rests
     assert first.args[0].step == 1
@@ -109,49 +129,7 @@ def test_step_advances_exactly_one(qtbot, make_window):
         pass
     assert w.session.step == 2 and pane(w).history.steps == [1, 2]
 
-
-def test_stop_and_close_leave_a_run_that_reopens_and_continues(qtbot, make_window):
-    w = make_window()
-    click(qtbot, w, "train")
-    qtbot.waitUntil(lambda: w.session.step >= 5, timeout=WAIT)
-    click(qtbot, w, "stop")
-    wait_state(qtbot, w, "stopped")
-    stopped_at, run_dir = w.session.step, w.controller.run_dir
-    w.close()
-    assert Run(run_dir).checkpoint_steps()[-1] == stopped_at
-
-    again = make_window(run_dir=run_dir)
-    assert again.windowTitle() == f"GPT Explorer — {run_dir.name}"
-    assert pane(again).history.last_step == stopped_at  # the history, from metrics.jsonl
-    assert pane(again).update_ratios.history.last_step == stopped_at  # and the update sizes, from updates.jsonl
-    assert again.session.training_state == "stopped" and pane(again).stats["train_loss"].text() != "—"
-    with qtbot.waitSignal(again.session.sig_step_reported, timeout=WAIT) as report:
-        click(qtbot, again, "train")
-    assert report.args[0].step == stopped_at + 1
-    assert again.controller.run_dir == run_dir
-
-
-def test_closing_while_training_stops_the_worker_and_leaves_a_resumable_run(qtbot, make_window):
-    w = make_window()
-    click(qtbot, w, "train")
-    qtbot.waitUntil(lambda: w.session.step >= 5, timeout=WAIT)
-    worker, run_dir = w.controller.worker, w.controller.run_dir
-    w.close()
-    assert worker.isFinished()
-    saved = Run(run_dir).checkpoint_steps()[-1]
-    assert saved >= 5
-    again = make_window(run_dir=run_dir)
-    with qtbot.waitSignal(again.session.sig_step_reported, timeout=WAIT) as report:
-        again.session.request_training("train")
-    assert report.args[0].step == saved + 1
-
-
-def test_generate_writes_a_continuation_of_the_prompt(qtbot, make_window):
-    w = make_window()
-    p = generate_tab(w)
-    assert not p.generate.isEnabled()  # no model yet
-    click(qtbot, w, "step")
-    wait_state(qtbot, w, "paused")
+    # Generate writes a continuation of the prompt
     p.prompt.setText("the ")
     p.length.setValue(12)
     qtbot.mouseClick(p.generate, Qt.MouseButton.LeftButton)
@@ -159,36 +137,7 @@ def test_generate_writes_a_continuation_of_the_prompt(qtbot, make_window):
                     timeout=WAIT)
     assert p.generate.isEnabled()
 
-
-def test_generate_on_an_opened_run_continues_the_prompt_from_its_checkpoint(qtbot, make_window):
-    """Not training: the request goes to the analysis process (questions.Sample), not to a worker."""
-    w = make_window()
-    click(qtbot, w, "train")
-    qtbot.waitUntil(lambda: w.session.step >= 3, timeout=WAIT)
-    run_dir = w.controller.run_dir
-    w.close()
-    again = make_window(run_dir=run_dir)
-    p = generate_tab(again)
-    qtbot.waitUntil(p.generate.isEnabled, timeout=WAIT)
-    assert not again.controller.alive
-    p.prompt.setText("the ")
-    p.length.setValue(12)
-    qtbot.mouseClick(p.generate, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: p.output.toPlainText().startswith("the ") and len(p.output.toPlainText()) > 4,
-                    timeout=WAIT)
-    assert not again.controller.alive and p.generate.isEnabled()
-
-
-def test_generate_shows_the_next_token_probabilities_with_temperature_and_top_k(qtbot, make_window):
-    import numpy as np
-
-    w = make_window()
-    p = generate_tab(w)
-    click(qtbot, w, "step")
-    wait_state(qtbot, w, "paused")
-    p.prompt.setText("the ")
-    p.length.setValue(8)
-    qtbot.mouseClick(p.generate, Qt.MouseButton.LeftButton)
+    # and shows the next token's probabilities, with temperature and top-k
     view = p.next_tokens
     qtbot.waitUntil(lambda: view.result is not None, timeout=WAIT)
     text = p.output.toPlainText()
@@ -210,17 +159,54 @@ def test_generate_shows_the_next_token_probabilities_with_temperature_and_top_k(
     assert view.context.text() == "th"
 
 
-def test_evaluation_samples_are_logged_and_curves_export(qtbot, make_window, corpus_file, tmp_path,
-                                                        monkeypatch):
-    w = make_window(tiny_config(corpus_file, eval_every=10))
+def test_stop_and_close_leave_a_run_that_reopens_generates_and_continues(qtbot, make_window):
+    """Two tests that each trained a run, closed its window and opened the run in another, as one (issue 42)."""
+    w = make_window()
     click(qtbot, w, "train")
-    qtbot.waitUntil(lambda: "── step 10 ──" in pane(w).logged.toPlainText(), timeout=WAIT)
-    qtbot.waitUntil(lambda: len(pane(w).history.val) >= 1, timeout=WAIT)
-    out = tmp_path / "loss.csv"
-    monkeypatch.setattr(dialogs, "ask_export", lambda *a, **k: (out, FigureOptions()))
-    w.actions["export"].trigger()
-    qtbot.waitUntil(out.exists, timeout=WAIT)
-    assert out.read_text().splitlines()[0] == "step,train_loss,val_loss"
+    qtbot.waitUntil(lambda: w.session.step >= 5, timeout=WAIT)
+    click(qtbot, w, "stop")
+    wait_state(qtbot, w, "stopped")
+    stopped_at, run_dir = w.session.step, w.controller.run_dir
+    w.close()
+    assert Run(run_dir).checkpoint_steps()[-1] == stopped_at
+
+    again = make_window(run_dir=run_dir)
+    assert again.windowTitle() == f"GPT Explorer — {run_dir.name}"
+    assert pane(again).history.last_step == stopped_at  # the history, from metrics.jsonl
+    assert pane(again).update_ratios.history.last_step == stopped_at  # and the update sizes, from updates.jsonl
+    assert again.session.training_state == "stopped" and pane(again).stats["train_loss"].text() != "—"
+
+    # Generate on the opened run continues the prompt from its checkpoint. Not training: the request goes to
+    # the analysis process (questions.Sample), not to a worker.
+    p = generate_tab(again)
+    qtbot.waitUntil(p.generate.isEnabled, timeout=WAIT)
+    assert not again.controller.alive
+    p.prompt.setText("the ")
+    p.length.setValue(12)
+    qtbot.mouseClick(p.generate, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: p.output.toPlainText().startswith("the ") and len(p.output.toPlainText()) > 4,
+                    timeout=WAIT)
+    assert not again.controller.alive and p.generate.isEnabled()
+
+    with qtbot.waitSignal(again.session.sig_step_reported, timeout=WAIT) as report:
+        click(qtbot, again, "train")
+    assert report.args[0].step == stopped_at + 1
+    assert again.controller.run_dir == run_dir
+
+
+def test_closing_while_training_stops_the_worker_and_leaves_a_resumable_run(qtbot, make_window):
+    w = make_window()
+    click(qtbot, w, "train")
+    qtbot.waitUntil(lambda: w.session.step >= 5, timeout=WAIT)
+    worker, run_dir = w.controller.worker, w.controller.run_dir
+    w.close()
+    assert worker.isFinished()
+    saved = Run(run_dir).checkpoint_steps()[-1]
+    assert saved >= 5
+    again = make_window(run_dir=run_dir)
+    with qtbot.waitSignal(again.session.sig_step_reported, timeout=WAIT) as report:
+        again.session.request_training("train")
+    assert report.args[0].step == saved + 1
 
 
 def test_a_non_finite_loss_stops_training_with_a_banner_not_a_traceback(qtbot, make_window, corpus_file,
@@ -239,15 +225,6 @@ def test_a_non_finite_loss_stops_training_with_a_banner_not_a_traceback(qtbot, m
     assert w.banner.isVisible() and w.banner.level == "error"
     assert "not finite" in w.banner.text and "learning rate" in w.banner.text
     assert pane(w).buttons["train"].isEnabled()
-
-
-def test_no_time_left_is_shown_once_training_is_stopped(qtbot, make_window, corpus_file):
-    w = make_window(tiny_config(corpus_file, steps=100_000))
-    click(qtbot, w, "train")
-    qtbot.waitUntil(lambda: pane(w).eta.text().endswith(" left"), timeout=WAIT)
-    w.session.request_training("stop")
-    wait_state(qtbot, w, "stopped")
-    assert pane(w).eta.text() == ""
 
 
 def test_train_on_a_bpe_corpus_reads_and_tokenises_it_in_a_child_process(qtbot, make_window, corpus_file,
