@@ -32,7 +32,9 @@ def answer(monkeypatch, reply):
     return asked
 
 
-def test_continue_trains_the_same_run_for_the_steps_asked(qtbot, finished, monkeypatch):
+def test_continue_trains_the_same_run_for_the_steps_asked_new_run_another_and_cancel_nothing(qtbot, finished,
+                                                                                             monkeypatch):
+    """Two tests that each trained a run to its end first, as one (issue 42: a window and a training fewer)."""
     w = finished
     run_dir = w.controller.run_dir
     asked = answer(monkeypatch, ("continue", 10))
@@ -42,10 +44,7 @@ def test_continue_trains_the_same_run_for_the_steps_asked(qtbot, finished, monke
     assert w.controller.run_dir == run_dir
     assert w.session.config.train.steps == 30 and w.session.run.checkpoint_steps()[-1] == 30
 
-
-def test_new_run_starts_another_directory_and_cancel_starts_nothing(qtbot, finished, monkeypatch):
-    w = finished
-    run_dir = w.controller.run_dir
+    # cancel starts nothing; a new run starts another directory
     answer(monkeypatch, None)
     w.actions["train"].trigger()
     assert w.session.training_state == "finished" and not w.controller.alive
