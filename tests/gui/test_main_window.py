@@ -27,7 +27,8 @@ def settings_file() -> str:
                      settings.APPLICATION).fileName()
 
 
-def test_every_pane_is_a_named_dock_listed_in_the_view_menu(make_window):
+def test_every_pane_is_a_named_dock_listed_in_the_view_menu_and_menus_have_the_helps_shortcuts(make_window):
+    """(One window for both: each read it only.)"""
     w = make_window()
     names = [cls.object_name for cls in pane_classes()]
     assert w.pane_names == names and {"pane_architecture", "pane_training"} <= set(names)
@@ -36,15 +37,25 @@ def test_every_pane_is_a_named_dock_listed_in_the_view_menu(make_window):
     for name in names:
         dock = w.findChild(QDockWidget, name)
         assert dock.windowTitle() in listed and dock.isVisible()
+    a = w.actions
+    shortcuts = {k: a[k].shortcut().toString() for k in ("train", "pause_resume", "step", "save", "export")}
+    assert shortcuts == {"train": "F5", "pause_resume": "F6", "step": "F10", "save": "Ctrl+S", "export": "Ctrl+E"}
 
 
-def test_a_closed_pane_reopens_from_the_view_menu(qtbot, make_window):
+def test_a_closed_pane_reopens_from_the_view_menu_and_reset_layout_puts_every_pane_back(qtbot, make_window):
+    """(One window for both.)"""
     w = make_window()
     dock = w.docks["pane_training"]
     dock.close()
     assert not dock.isVisible()
     dock.toggleViewAction().trigger()
     assert dock.isVisible()
+
+    w.docks["pane_training"].close()
+    w.tabifyDockWidget(w.docks["pane_architecture"], w.docks["pane_training"])
+    w.actions["reset_layout"].trigger()
+    assert all(d.isVisible() for d in w.docks.values())
+    assert w.docks["pane_training"] not in w.tabifiedDockWidgets(w.docks["pane_architecture"])
 
 
 def test_the_layout_survives_a_restart(qtbot, make_window):
@@ -130,15 +141,6 @@ def test_a_pane_on_a_tab_behind_another_is_not_seen_and_computes_nothing(qtbot, 
     qtbot.waitUntil(lambda: weight.view.table is not None, timeout=30_000)
 
 
-def test_reset_layout_puts_every_pane_back(qtbot, make_window):
-    w = make_window()
-    w.docks["pane_training"].close()
-    w.tabifyDockWidget(w.docks["pane_architecture"], w.docks["pane_training"])
-    w.actions["reset_layout"].trigger()
-    assert all(d.isVisible() for d in w.docks.values())
-    assert w.docks["pane_training"] not in w.tabifiedDockWidgets(w.docks["pane_architecture"])
-
-
 def test_a_garbage_settings_file_does_not_prevent_start_up(qtbot, make_window):
     make_window().close()  # writes a real settings file
     path = settings_file()
@@ -189,12 +191,6 @@ def test_theme_switches_between_dark_and_light_and_is_remembered(qtbot, make_win
         assert app.palette().window().color().lightness() < 80 and settings.theme() == "dark"
     finally:
         theme.apply_theme(app, "dark")
-
-
-def test_menu_actions_have_the_shortcuts_the_help_lists(make_window):
-    a = make_window().actions
-    shortcuts = {k: a[k].shortcut().toString() for k in ("train", "pause_resume", "step", "save", "export")}
-    assert shortcuts == {"train": "F5", "pause_resume": "F6", "step": "F10", "save": "Ctrl+S", "export": "Ctrl+E"}
 
 
 def test_the_real_app_boots_and_a_terminate_closes_its_window_and_saves(tmp_path):

@@ -24,6 +24,8 @@ def test_the_window_opens_within_a_laptop_screen_and_at_its_default_on_a_large_o
 
 
 def test_the_real_window_fits_its_screen_and_every_pane_scrolls_below_its_minimum(qtbot, make_window):
+    """And its status bar and step stay inside it, and a window saved larger than the screen is cut to it
+    (one window for the three tests' first, and the one the last reopens)."""
     w = make_window()  # the offscreen screen (800 px wide) is smaller still than a laptop's
     available = w.screen().availableGeometry()
     assert w.width() <= available.width() and w.height() <= available.height()
@@ -32,6 +34,23 @@ def test_the_real_window_fits_its_screen_and_every_pane_scrolls_below_its_minimu
         area = dock.widget()
         assert area.widget() is w.panes[name] and area.fills()
         assert dock.minimumSizeHint().width() <= screen_fit.PANE_MIN.width() + 4
+
+    # a status bar and its step stay inside the window
+    w.step_label.setText("step 12,000 / 12,000")
+    bar = w.statusBar()
+    assert bar.geometry().bottom() <= w.height() and bar.width() == w.width()
+    right = w.step_label.mapTo(w, w.step_label.rect().topRight()).x()
+    assert right <= w.width()
+    assert w.docks["pane_weight"].toggleViewAction().isChecked()
+    assert w.dockWidgetArea(w.docks["pane_weight"]) != Qt.DockWidgetArea.NoDockWidgetArea
+
+    # a saved window larger than the screen is cut to it
+    w.setMinimumSize(0, 0)
+    w.resize(3000, 2000)  # as if saved on a large monitor
+    w.close()
+    again = make_window()
+    available = again.screen().availableGeometry()
+    assert again.width() <= available.width() and again.height() <= available.height()
 
 
 @pytest.fixture
@@ -110,27 +129,6 @@ def test_a_wide_screen_gets_three_columns_with_the_run_browser_among_the_views(m
     plot = w.panes["pane_training"].plot
     assert plot.stacked and min(plot.plot_heights().values()) >= screen_fit.PLOT_MIN  # lr under the loss
     assert not overflow(w)
-
-
-def test_a_saved_window_larger_than_the_screen_is_cut_to_it(qtbot, make_window):
-    w = make_window()
-    w.setMinimumSize(0, 0)
-    w.resize(3000, 2000)  # as if saved on a large monitor
-    w.close()
-    again = make_window()
-    available = again.screen().availableGeometry()
-    assert again.width() <= available.width() and again.height() <= available.height()
-
-
-def test_a_status_bar_and_its_step_stay_inside_the_window(make_window):
-    w = make_window()
-    w.step_label.setText("step 12,000 / 12,000")
-    bar = w.statusBar()
-    assert bar.geometry().bottom() <= w.height() and bar.width() == w.width()
-    right = w.step_label.mapTo(w, w.step_label.rect().topRight()).x()
-    assert right <= w.width()
-    assert w.docks["pane_weight"].toggleViewAction().isChecked()
-    assert w.dockWidgetArea(w.docks["pane_weight"]) != Qt.DockWidgetArea.NoDockWidgetArea
 
 
 def test_every_plot_of_the_attention_tab_keeps_150_px_at_1000x650_and_the_tab_scrolls(qtbot, make_window, screen,

@@ -7,7 +7,14 @@ from PySide6.QtWidgets import QFileDialog
 from gui import settings
 
 
-def test_open_run_starts_in_the_runs_folder_and_never_inside_the_last_run(make_window, monkeypatch, tmp_path):
+def test_each_dialog_starts_in_the_runs_folder_or_the_one_it_remembers_and_open_run_never_in_the_last_run(
+        make_window, monkeypatch, tmp_path):
+    """Open run starts in the runs folder, and never inside the run opened last; every other dialog starts in the
+    runs folder, not the working folder; a remembered folder deleted since opens its nearest existing parent; the
+    Weight pane's exports and File → Export… share one remembered folder. (One window for the four: each built
+    one, and only the first used it.)"""
+    from gui.widgets import dialogs
+
     w = make_window()
     run = settings.runs_root() / "tiny-20261123-101010"
     run.mkdir(parents=True)
@@ -23,12 +30,7 @@ def test_open_run_starts_in_the_runs_folder_and_never_inside_the_last_run(make_w
     w.open_run()
     assert starts == [str(settings.runs_root()), str(settings.runs_root())]
 
-
-def test_every_dialog_starts_in_the_runs_folder_not_the_working_folder(make_window, monkeypatch, tmp_path):
-    from gui.widgets import dialogs
-
-    make_window()
-    settings.runs_root().mkdir(parents=True, exist_ok=True)
+    # every dialog starts in the runs folder, not the working folder
     starts = []
 
     def cancel(parent, title, start, filters):
@@ -41,19 +43,11 @@ def test_every_dialog_starts_in_the_runs_folder_not_the_working_folder(make_wind
     assert dialogs.ask_path(None, "open", "Choose a corpus", "Text (*.txt)") is None
     assert starts == [str(settings.runs_root())] * 2
 
-
-def test_a_remembered_folder_deleted_since_opens_its_nearest_existing_parent(make_window, tmp_path):
-    from gui.widgets import dialogs
-
-    make_window()
+    # a remembered folder deleted since opens its nearest existing parent
     settings.set_last_folder("Load config", tmp_path / "gone" / "deeper")
     assert dialogs._start("Load config", "x.toml") == str(tmp_path / "x.toml")
 
-
-def test_the_weight_pane_and_file_export_share_one_remembered_export_folder(make_window, monkeypatch, tmp_path):
-    from gui.widgets import dialogs
-
-    make_window()
+    # the Weight pane and File → Export… share one remembered export folder
     chosen = tmp_path / "figures"
     chosen.mkdir()
     starts = []

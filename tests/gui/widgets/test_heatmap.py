@@ -25,7 +25,6 @@ def heatmap(qtbot):
     qtbot.addWidget(w)
     w.resize(420, 420)
     w.show()
-    qtbot.waitExposed(w)
     return w
 
 
@@ -271,7 +270,6 @@ def test_a_title_too_long_for_its_view_ends_in_an_ellipsis_and_keeps_the_rest_in
     qtbot.addWidget(w)
     w.resize(200, 200)
     w.show()
-    qtbot.waitExposed(w)
     label = w._title_label
     assert label.width() < label.fontMetrics().horizontalAdvance(long)  # it did not widen the widget
     assert label.toolTip() == long
@@ -295,7 +293,6 @@ def bar_labels(qtbot, width: int, height: int, m: np.ndarray,
     w.resize(width, height)
     w.set_matrix(m, kind=kind, title="ΔW")
     w.show()
-    qtbot.waitExposed(w)
     qtbot.waitUntil(lambda: w._view is not None)  # built on its first paint
     w._label_bar(w._levels)  # as a refresh after the layout does
     pixmap = QPixmap(10, 10)
@@ -346,8 +343,8 @@ def test_a_heatmap_builds_its_plot_on_its_first_paint_and_shows_what_it_was_give
     w.set_matrix(m, row_title="query", col_title="key", kind="signed", levels=(-4, 4))
     w.set_colormap("coolwarm")
     tabs.resize(400, 300)
-    tabs.show()
-    qtbot.waitExposed(tabs)
+    with qtbot.waitExposed(tabs):  # the front tab painted (a bare waitExposed, without `with`, waited for nothing)
+        tabs.show()
     assert w._view is None  # on the tab behind: never painted
     np.testing.assert_array_equal(np.load(w.export_to(tmp_path / "behind.npy")), w.matrix())
     assert w.matrix().shape == (2, 3) and w._view is None  # exported from what it keeps, no plot built
@@ -420,7 +417,6 @@ def test_the_row_axis_is_as_wide_as_its_widest_label_whichever_the_step_shows(qt
     w.set_matrix(np.tril(np.ones((64, 64))), labels, labels)
     w.resize(220, 160)  # too short for every row label: a step above 1
     w.show()
-    qtbot.waitExposed(w)
     qtbot.waitUntil(lambda: w._plot is not None and w._tick_key is not None)
     axis = w._plot.getAxis("left")
     plan = dict((k[0], k[1]) for k in w._tick_key)["left"]
@@ -442,7 +438,6 @@ def test_the_row_axis_title_is_never_drawn_over_its_labels(qtbot):
     w.set_matrix(np.tril(np.ones((8, 8))), labels, labels, row_title="query", col_title="key")
     w.resize(420, 420)
     w.show()
-    qtbot.waitExposed(w)
     qtbot.waitUntil(lambda: w._plot is not None and bool(w._tick_key))
     axis = w._plot.getAxis("left")
     qtbot.waitUntil(lambda: axis.width() == axis.fixedWidth)  # the layout has given the axis its width

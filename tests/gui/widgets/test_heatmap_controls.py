@@ -21,7 +21,6 @@ def heatmap(qtbot):
     qtbot.addWidget(w)
     w.resize(400, 360)
     w.show()
-    qtbot.waitExposed(w)
     return w
 
 
@@ -110,7 +109,6 @@ def test_a_short_colour_bar_still_names_its_ends(qtbot, scale):
     qtbot.addWidget(h)
     h.resize(260, 110)  # a small panel: room for one automatic tick only
     h.show()
-    qtbot.waitExposed(h)
     h.set_matrix(np.random.default_rng(0).normal(size=(16, 16)) * scale, kind="signed")
     lo, hi = h.levels
     major = dict(h.colour_bar.axis._tickLevels[0])
@@ -122,7 +120,6 @@ def test_a_long_title_goes_on_its_own_row_rather_than_being_cut(qtbot):
     qtbot.addWidget(h)
     h.resize(600, 300)
     h.show()
-    qtbot.waitExposed(h)
     title = "ΔW = W(245) − W(240) · blocks.0.W_Q · route L1.mlp"
     h.set_matrix(np.eye(3), kind="signed", title=title)
     label = h._title_label

@@ -18,7 +18,6 @@ def grid(qtbot):
     qtbot.addWidget(w)
     w.resize(420, 420)
     w.show()
-    qtbot.waitExposed(w)
     return w
 
 

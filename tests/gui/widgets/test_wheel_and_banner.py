@@ -31,7 +31,11 @@ def builder_form(window):
 
 
 def test_the_wheel_over_an_unfocused_spin_box_scrolls_the_form_and_leaves_the_value(qtbot, make_window):
+    """And every docked pane's spin boxes are so guarded (one window for both)."""
     w = make_window()
+    for pane in w.panes.values():
+        for spin in pane.findChildren(QSpinBox):
+            assert spin.focusPolicy() != Qt.FocusPolicy.WheelFocus, spin.objectName()
     w.resize(w.width(), 420)  # short enough that the model form scrolls
     qtbot.wait(50)
     form, area = builder_form(w)
@@ -50,22 +54,23 @@ def test_the_wheel_over_an_unfocused_spin_box_scrolls_the_form_and_leaves_the_va
     assert spin.value() == before + 1  # once clicked into, the wheel is the field's
 
 
-def test_every_docked_pane_guards_its_spin_boxes(make_window):
-    w = make_window()
-    for pane in w.panes.values():
-        for spin in pane.findChildren(QSpinBox):
-            assert spin.focusPolicy() != Qt.FocusPolicy.WheelFocus, spin.objectName()
-
-
 def window_rect(w, widget):
     """The part of `widget` on screen (a scroll area clips what it does not show), in window coordinates."""
     return widget.visibleRegion().boundingRect().translated(widget.mapTo(w, QPoint(0, 0)))
 
 
-def test_a_banner_covers_no_control_and_moves_no_pane_top(qtbot, make_window):
+def test_a_banner_covers_no_control_and_moves_no_pane_top_and_information_fades_by_itself(qtbot, make_window):
+    """(One window for both.)"""
     from PySide6.QtWidgets import QAbstractButton, QAbstractSpinBox, QComboBox, QLineEdit
 
     w = make_window()
+    fade = w.banner._fade.interval()
+    w.banner._fade.setInterval(50)
+    w.session.post_message("Exported /tmp/attention.png", "info")
+    assert w.banner.isVisible()
+    qtbot.waitUntil(lambda: not w.banner.isVisible(), timeout=5000)
+    w.banner._fade.setInterval(fade)
+
     qtbot.wait(50)
     tops = {name: dock.geometry().top() for name, dock in w.docks.items()}
     w.session.post_message("Cannot open the run: a message long enough to wrap onto a second line " * 3, "error")
@@ -84,11 +89,3 @@ def test_a_banner_covers_no_control_and_moves_no_pane_top(qtbot, make_window):
     assert w.banner.isVisible()  # an error stays until dismissed
     qtbot.mouseClick(w.banner._close, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: not w.banner.isVisible())
-
-
-def test_information_fades_by_itself(qtbot, make_window, monkeypatch):
-    w = make_window()
-    w.banner._fade.setInterval(50)
-    w.session.post_message("Exported /tmp/attention.png", "info")
-    assert w.banner.isVisible()
-    qtbot.waitUntil(lambda: not w.banner.isVisible(), timeout=5000)
