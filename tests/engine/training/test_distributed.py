@@ -14,8 +14,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -26,9 +24,9 @@ from engine.training.distributed import Group, spawn
 from engine.errors import UserError
 from engine.rundir.runs import Run
 
-from .meeting import meet
+from tests import fresh_imports
 
-ROOT = str(Path(__file__).resolve().parents[3])
+from .meeting import meet
 
 # dropout 0: with dropout each process draws its own masks, and equality holds only for the same N; float32: the
 # tolerance below is float32's (bf16 autocast, which `auto` takes on some CPUs, rounds a batch and its halves apart
@@ -129,10 +127,10 @@ def test_the_same_command_under_torchrun_resumes_a_run_and_writes_it_as_one_proc
     run_dir = tmp_path / "run"
     assert main(["train", "--config", str(config), "--run", str(run_dir), "--steps", "3"]) == 0
     assert capsys.readouterr().out.count("new run:") == 1
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")]))}
-    done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
-                           "-m", "gui.cli", "--", "train", "--run", str(run_dir), "--steps", "6"],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    # what the `torchrun` script runs, forked from a Python that has imported torch already (tests/fresh_imports.py)
+    done = fresh_imports.run("import sys; from torch.distributed.run import main; sys.exit(main())",
+                             "--standalone", "--nproc-per-node", "2", "-m", "gui.cli", "--", "train",
+                             "--run", run_dir, "--steps", "6", cwd=tmp_path)
     out, err = done.stdout, done.stderr
     assert done.returncode == 0, err[-2000:]
     assert "resuming at step 3" in out and "2 processes" in out and "step 6/6" in out and "Traceback" not in err
