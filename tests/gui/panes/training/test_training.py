@@ -159,8 +159,10 @@ def test_step_advances_exactly_one_and_generate_continues_the_prompt_with_its_ne
     assert view.context.text() == "th"
 
 
-def test_stop_and_close_leave_a_run_that_reopens_generates_and_continues(qtbot, make_window):
-    """Two tests that each trained a run, closed its window and opened the run in another, as one (issue 42)."""
+def test_stop_and_close_leave_a_run_that_reopens_generates_and_continues_and_closing_while_training_too(
+        qtbot, make_window):
+    """Three tests that each trained a run, closed its window and opened the run in another, as one (issue 42):
+    stopped then closed, Generate on the reopened run, and closed while training (the reopened run, trained on)."""
     w = make_window()
     click(qtbot, w, "train")
     qtbot.waitUntil(lambda: w.session.step >= 5, timeout=WAIT)
@@ -193,19 +195,16 @@ def test_stop_and_close_leave_a_run_that_reopens_generates_and_continues(qtbot, 
     assert report.args[0].step == stopped_at + 1
     assert again.controller.run_dir == run_dir
 
-
-def test_closing_while_training_stops_the_worker_and_leaves_a_resumable_run(qtbot, make_window):
-    w = make_window()
-    click(qtbot, w, "train")
-    qtbot.waitUntil(lambda: w.session.step >= 5, timeout=WAIT)
-    worker, run_dir = w.controller.worker, w.controller.run_dir
-    w.close()
+    # closing while training stops the worker and leaves a resumable run
+    qtbot.waitUntil(lambda: again.session.step >= stopped_at + 5, timeout=WAIT)
+    worker = again.controller.worker
+    again.close()
     assert worker.isFinished()
     saved = Run(run_dir).checkpoint_steps()[-1]
-    assert saved >= 5
-    again = make_window(run_dir=run_dir)
-    with qtbot.waitSignal(again.session.sig_step_reported, timeout=WAIT) as report:
-        again.session.request_training("train")
+    assert saved >= stopped_at + 5
+    third = make_window(run_dir=run_dir)
+    with qtbot.waitSignal(third.session.sig_step_reported, timeout=WAIT) as report:
+        third.session.request_training("train")
     assert report.args[0].step == saved + 1
 
 
