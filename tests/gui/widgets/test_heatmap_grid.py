@@ -67,7 +67,8 @@ def test_click_selects_a_tile(grid, qtbot):
     assert grid._outline.isVisible() and grid._outline.rect().x() == 2 * (5 + GAP)
 
 
-def test_grid_export_holds_every_tile(grid, qtbot, tmp_path):
+def test_grid_export_holds_every_tile(grid, qtbot, tmp_path, children_in_thread):
+    """(The export on a thread: its file is the point, not its process.)"""
     s = stack()
     grid.set_stack(s, TOKENS, TOKENS)
     exports = Exports(parent=grid)
