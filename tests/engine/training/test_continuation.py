@@ -66,8 +66,10 @@ def test_a_fine_tuned_character_import_is_extended_and_resumed_to_the_bit(char_i
     assert Run(imported).config.train.torch_threads == 0  # the default: every core
     straight, stopped = copy_of(imported, tmp_path, "straight"), copy_of(imported, tmp_path, "stopped")
     end = IMPORTED_AT + 6
-    list(Trainer.resume(straight, corpus=str(corpus), steps=end).steps())
-    interrupted(stopped, IMPORTED_AT + 2, corpus=str(corpus), steps=end)  # a Ctrl-C'd fine-tune
+    # each end of training evaluates and samples: 4 batches and 20 characters, not the import's 20 and 200
+    short = edit(Run(imported).config, "train", eval_batches=4, sample_tokens=20)
+    list(Trainer.resume(straight, config=short, corpus=str(corpus), steps=end).steps())
+    interrupted(stopped, IMPORTED_AT + 2, config=short, corpus=str(corpus), steps=end)  # a Ctrl-C'd fine-tune
     resumed = Trainer.resume(stopped)  # its own tokenizer: the corpus lacks three of its characters
     assert resumed.step == IMPORTED_AT + 2 and resumed.tokenizer.vocab == CHARS
     list(resumed.steps())
