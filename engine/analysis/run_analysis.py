@@ -189,13 +189,19 @@ class RunAnalysis:
             return self._model_route_shares(steps)
         if weight is None:
             names = self.coefficients.weight_names()
+            intervals = list(zip(steps, steps[1:]))
 
-            def each(k: int, w: str):
-                report(k, len(names), "weights")
-                return self._route_shares_of(w, steps, say=False)
+            def whole():
+                # interval by interval, every weight of one: the weights of a step share its backward pass and
+                # bound forms in the store (kept for one step at a time), where weight by weight made them again
+                # for each weight and step (29 times as often on the 2-layer test model: 3.3 s against 0.4 s)
+                for k, (prev, step) in enumerate(intervals):
+                    report(k, len(intervals), "intervals")
+                    for w in names:
+                        self._route_interval(w, prev, step)
+                return routes.combine([self._route_shares_of(w, steps, say=False) for w in names])
 
-            return self.cached("routes", steps[-1], (None,), spans_steps=True, pieces=True,
-                               compute=lambda: routes.combine([each(k, w) for k, w in enumerate(names)]))
+            return self.cached("routes", steps[-1], (None,), spans_steps=True, pieces=True, compute=whole)
         return self._route_shares_of(weight, steps, say=True)
 
     def _model_route_shares(self, steps: list[int]):
@@ -225,14 +231,20 @@ class RunAnalysis:
         def one(k: int, prev: int, step: int):
             if say:
                 report(k, len(intervals), "intervals")
-            checkpoint()
-            # keyed by the interval's start too: a thinned step changes which update reaches `step`
-            return self.cached("route interval", step, (weight, prev),
-                               lambda: routes.interval(self.coefficients, weight, step))
+            return self._route_interval(weight, prev, step)
 
         return self.cached("routes", steps[-1], (weight,), spans_steps=True, pieces=True,
                            compute=lambda: routes.assemble(weight, [one(k, p, s)
                                                                     for k, (p, s) in enumerate(intervals)]))
+
+    def _route_interval(self, weight: str, prev: int, step: int):
+        """One weight's split of the update from `prev` to `step` (a piece of work: a cancel stops before it)."""
+        from . import routes
+
+        checkpoint()
+        # keyed by the interval's start too: a thinned step changes which update reaches `step`
+        return self.cached("route interval", step, (weight, prev),
+                           lambda: routes.interval(self.coefficients, weight, step))
 
     def distributions(self, weight: str) -> dict:
         """The values of `weight`, of its G and of its update ΔW at every saved step, as histograms on bins
