@@ -10,8 +10,8 @@ reads the point adds one class, its side's pull-back of the whole adjoint at the
 pass carries that stack of class adjoints, each (B, T, d), down the stream a sub-block (attention or MLP) at a
 time (`ClassFlow`). A weight inside a sub-block has, for each class of the stack at the sub-block's output, the
 pull-back of that class's adjoint: one vector–Jacobian product per class, one class held at a time
-(`weight_classes`). A pre-LN attention reads the stream through its own norm, whose output its three sides read,
-so that norm's classes are the sides; the MLP's norm has one reader, no branch, and the output's classes. The embedding's classes are zero outside the rows of the probe's tokens and are kept as those
+(`weight_classes`; `model_classes`: several weights in one pass). A pre-LN attention reads the stream through its
+own norm, whose output its three sides read, so that norm's classes are the sides; the MLP's norm has one reader, no branch, and the output's classes. The embedding's classes are zero outside the rows of the probe's tokens and are kept as those
 rows (`RowSparse`); the tied unembedding's class is dense.
 
 The whole model's shares of an update, Σ_W ⟨G_W,c, D_W⟩ for each class c, need no class's matrix: a
@@ -282,22 +282,35 @@ def weight_classes(model: GPT, x, y, weight: str) -> dict[str, np.ndarray | RowS
     """Every route class of `weight` (a state-dict name), −∂L/∂W along its routes on the batch (x, y), in the
     weight's shape (W_E's embedding classes as its probe tokens' rows), ordered by `class_order`. The pass stops
     at the weight's sub-block."""
+    return model_classes(model, x, y, [weight])[weight]
+
+
+def model_classes(model: GPT, x, y, weights) -> dict[str, dict[str, np.ndarray | RowSparse]]:
+    """`weight_classes` of each of `weights` from one backward pass with its class adjoints, which stops at the
+    last sub-block holding one of them (it goes on to the embedding for W_E and W_P). A name the model does not
+    have gets no classes."""
     flow = ClassFlow(model, x, y)
-    got: dict = {}
-    if weight in _READOUT:
+    wanted = list(dict.fromkeys(weights))
+    ends = [w for w in wanted if w in ("W_E", "W_P")]
+    inside = {w for w in wanted if w not in _READOUT and w not in ends}
+    got: dict[str, dict] = {w: {} for w in wanted}
+    if not inside and not ends:
         flow.read_out()
-        got = {DIRECT: -flow.readout[weight]}
-    elif weight in ("W_E", "W_P"):
-        for _ in flow.stages():
-            pass
-        got = flow.embedding_classes(weight)
     else:
+        left = set(inside)
         for stage in flow.stages():
-            if weight in stage.part.weights or weight in stage.part.pre_weights:
-                got = stage.classes(weight)
+            for w in [w for w in left if w in stage.part.weights or w in stage.part.pre_weights]:
+                got[w] = stage.classes(w)
+                left.discard(w)
+            if not left and not ends:
                 break
-    return {c: (v if isinstance(v, RowSparse) else v.detach().cpu().numpy()) for c, v in
-            sorted(got.items(), key=lambda kv: class_order(kv[0]))}
+        for w in ends:
+            got[w] = flow.embedding_classes(w)
+    for w in wanted:
+        if w in _READOUT:
+            got[w] = {DIRECT: -flow.readout[w]}
+    return {w: {c: (v if isinstance(v, RowSparse) else v.detach().cpu().numpy()) for c, v in
+                sorted(classes.items(), key=lambda kv: class_order(kv[0]))} for w, classes in got.items()}
 
 
 def model_shares(model: GPT, x, y, weights, directions) -> dict[str, dict[str, float]]:
