@@ -28,7 +28,7 @@ def settings_file() -> str:
 
 
 def test_every_pane_is_a_named_dock_listed_in_the_view_menu_and_menus_have_the_helps_shortcuts(make_window):
-    """(One window for both: each read it only.)"""
+    """And the theme switches between dark and light and is remembered. (One window for the three.)"""
     w = make_window()
     names = [cls.object_name for cls in pane_classes()]
     assert w.pane_names == names and {"pane_architecture", "pane_training"} <= set(names)
@@ -40,6 +40,16 @@ def test_every_pane_is_a_named_dock_listed_in_the_view_menu_and_menus_have_the_h
     a = w.actions
     shortcuts = {k: a[k].shortcut().toString() for k in ("train", "pause_resume", "step", "save", "export")}
     assert shortcuts == {"train": "F5", "pause_resume": "F6", "step": "F10", "save": "Ctrl+S", "export": "Ctrl+E"}
+
+    # the theme switches between dark and light and is remembered
+    app = QApplication.instance()
+    try:
+        w.actions["theme_light"].trigger()
+        assert app.palette().window().color().lightness() > 200 and settings.theme() == "light"
+        w.actions["theme_dark"].trigger()
+        assert app.palette().window().color().lightness() < 80 and settings.theme() == "dark"
+    finally:
+        theme.apply_theme(app, "dark")
 
 
 def test_a_closed_pane_reopens_from_the_view_menu_and_reset_layout_puts_every_pane_back(qtbot, make_window):
@@ -58,7 +68,10 @@ def test_a_closed_pane_reopens_from_the_view_menu_and_reset_layout_puts_every_pa
     assert w.docks["pane_training"] not in w.tabifiedDockWidgets(w.docks["pane_architecture"])
 
 
-def test_the_layout_survives_a_restart(qtbot, make_window):
+def test_the_layout_survives_a_restart_and_one_saved_by_another_version_or_garbage_falls_back(qtbot, make_window):
+    """The layout survives a restart; one saved by another version falls back to the default; a garbage
+    settings file does not prevent start-up. (One chain of windows, each saving what the next opens: six
+    windows before, four now.)"""
     w = make_window()
     assert not w.layout_restored  # first start: the default layout
     w.tabifyDockWidget(w.docks["pane_architecture"], w.docks["pane_training"])
@@ -69,6 +82,23 @@ def test_the_layout_survives_a_restart(qtbot, make_window):
     assert again.docks["pane_training"] in again.tabifiedDockWidgets(again.docks["pane_architecture"])
     # (only the height: the offscreen screen is narrower than the window, and restoring clamps widths)
     assert again.height() == 700 != DEFAULT_SIZE[1]
+
+    # a layout saved by another version falls back to the default
+    again.docks["pane_training"].close()
+    again.close()
+    QSettings(settings_file(), QSettings.Format.IniFormat).setValue("window/version", settings.STATE_VERSION - 1)
+    other = make_window()
+    assert not other.layout_restored and other.docks["pane_training"].isVisible()
+
+    # a garbage settings file does not prevent start-up
+    other.close()  # writes a real settings file
+    path = settings_file()
+    with open(path, "wb") as f:
+        f.write(b"\x00\xff garbage [window]\nstate=@ByteArray(\x01\x02)\ngeometry=12\nversion=zz\n\x89PNG")
+    settings.reopen()  # as a new start does: the app's one store opened on the file as it is now
+    last = make_window()
+    assert not last.layout_restored
+    assert all(d.isVisible() for d in last.docks.values())
 
 
 def test_a_restored_layout_keeps_its_closed_panes_closed_and_the_widths_of_the_others(qtbot, make_window):
@@ -141,26 +171,6 @@ def test_a_pane_on_a_tab_behind_another_is_not_seen_and_computes_nothing(qtbot, 
     qtbot.waitUntil(lambda: weight.view.table is not None, timeout=30_000)
 
 
-def test_a_garbage_settings_file_does_not_prevent_start_up(qtbot, make_window):
-    make_window().close()  # writes a real settings file
-    path = settings_file()
-    with open(path, "wb") as f:
-        f.write(b"\x00\xff garbage [window]\nstate=@ByteArray(\x01\x02)\ngeometry=12\nversion=zz\n\x89PNG")
-    settings.reopen()  # as a new start does: the app's one store opened on the file as it is now
-    w = make_window()
-    assert not w.layout_restored
-    assert all(d.isVisible() for d in w.docks.values())
-
-
-def test_a_layout_saved_by_another_version_falls_back_to_the_default(qtbot, make_window):
-    w = make_window()
-    w.docks["pane_training"].close()
-    w.close()
-    QSettings(settings_file(), QSettings.Format.IniFormat).setValue("window/version", settings.STATE_VERSION - 1)
-    again = make_window()
-    assert not again.layout_restored and again.docks["pane_training"].isVisible()
-
-
 def test_a_bad_run_directory_is_a_banner_and_a_new_run(qtbot, make_window, tmp_path):
     w = make_window(run_dir=tmp_path / "no-such-run")
     assert w.banner.isVisible() and w.banner.level == "error"
@@ -179,18 +189,6 @@ def test_a_run_with_an_absurd_config_is_a_banner_before_anything_is_allocated(qt
     w = make_window(run_dir=run_dir)
     assert w.banner.isVisible() and w.banner.level == "error"
     assert "Cannot open the run" in w.banner.text and "n_ctx" in w.banner.text
-
-
-def test_theme_switches_between_dark_and_light_and_is_remembered(qtbot, make_window):
-    w = make_window()
-    app = QApplication.instance()
-    try:
-        w.actions["theme_light"].trigger()
-        assert app.palette().window().color().lightness() > 200 and settings.theme() == "light"
-        w.actions["theme_dark"].trigger()
-        assert app.palette().window().color().lightness() < 80 and settings.theme() == "dark"
-    finally:
-        theme.apply_theme(app, "dark")
 
 
 def test_the_real_app_boots_and_a_terminate_closes_its_window_and_saves(tmp_path):

@@ -56,8 +56,13 @@ def test_new_run_stops_training_and_forgets_the_run(qtbot, make_window):
     assert first.args[0].step == 1 and w.controller.run_dir != old
 
 
-def test_open_run_from_the_menu_shows_it(qtbot, make_window, monkeypatch):
+def test_cancelling_open_run_changes_nothing_and_open_run_from_the_menu_shows_it(qtbot, make_window, monkeypatch):
+    """(One window for both.)"""
     w = make_window()
+    monkeypatch.setattr(dialogs, "ask_path", lambda *a, **k: None)
+    w.actions["open_run"].trigger()
+    assert w.windowTitle() == "GPT Explorer — new run" and not w.banner.isVisible()
+
     train_a_little(qtbot, w, steps=4)
     w.session.request_training("stop")
     qtbot.waitUntil(lambda: w.session.training_state == "stopped", timeout=WAIT)
@@ -68,13 +73,6 @@ def test_open_run_from_the_menu_shows_it(qtbot, make_window, monkeypatch):
     assert w.windowTitle() == f"GPT Explorer — {run_dir.name}"
     assert w.panes["pane_training"].history.last_step == step
     assert w.step_label.text() == f"step {step:,} / {w.session.config.train.steps:,}"
-
-
-def test_cancelling_open_run_changes_nothing(qtbot, make_window, monkeypatch):
-    w = make_window()
-    monkeypatch.setattr(dialogs, "ask_path", lambda *a, **k: None)
-    w.actions["open_run"].trigger()
-    assert w.windowTitle() == "GPT Explorer — new run" and not w.banner.isVisible()
 
 
 def test_opening_another_run_while_training_asks_first(qtbot, make_window, tmp_path, monkeypatch,
