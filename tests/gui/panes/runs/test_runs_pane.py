@@ -77,9 +77,12 @@ def three_runs(three_runs_once, corpus_file):
     return root
 
 
-def test_ticked_runs_are_overlaid_with_a_legend_naming_each(qtbot, make_window, three_runs):
+def test_ticked_runs_are_overlaid_with_a_legend_naming_each_and_export_their_figure_and_data(qtbot, make_window,
+                                                                                           three_runs, tmp_path):
+    """Two tests that each built a window and ticked runs in it, as one (issue 42)."""
     w = make_window()
     runs, curves = w.panes["pane_runs"], w.panes["pane_run_curves"]
+    assert curves.export_job() is None
     listed(qtbot, runs)
     assert sorted(it.text(0) for it in runs.items()) == ["a", "b", "c"]
     assert runs.item_for(three_runs / "b").text(3) == "9 / 9"
@@ -99,6 +102,19 @@ def test_ticked_runs_are_overlaid_with_a_legend_naming_each(qtbot, make_window, 
     assert np.array_equal(train.xData, np.arange(1, 7) * 4 * 16)  # batch 4 × context 16
     val = curves.line(three_runs / "c", "val_loss")
     assert list(val.xData) == [3 * 64, 6 * 64]
+
+    # the overlay exports its figure and data
+    runs.set_checked(three_runs / "c", False)
+    for name in ("a", "b"):
+        runs.set_checked(three_runs / name)
+    qtbot.waitUntil(lambda: sorted(curves.legend_names()) == ["a", "b"], timeout=WAIT)
+    _filters, suggested, fn = curves.export_job()
+    assert sendable(fn)
+    fn(tmp_path / "runs.csv")
+    rows = list(csv.DictReader(open(tmp_path / "runs.csv", encoding="utf-8")))
+    assert sorted({r["run"] for r in rows}) == ["a", "b"] and len(rows) == 6 + 9
+    fn(tmp_path / "runs.svg")
+    assert (tmp_path / "runs.svg").stat().st_size > 0
 
 
 def test_a_dragged_slider_redraws_once_per_frame_on_the_curves_it_holds(qtbot, make_window, three_runs):
@@ -196,23 +212,6 @@ def test_the_folders_watched_come_with_the_listing_not_from_the_gui_thread(qtbot
     assert not [p for p in scanned if p.startswith(str(three_runs))]  # listed in the analysis process
 
 
-def test_the_overlay_exports_its_figure_and_data(qtbot, make_window, three_runs, tmp_path):
-    w = make_window()
-    runs, curves = w.panes["pane_runs"], w.panes["pane_run_curves"]
-    assert curves.export_job() is None
-    listed(qtbot, runs)
-    for name in ("a", "b"):
-        runs.set_checked(three_runs / name)
-    qtbot.waitUntil(lambda: len(curves.legend_names()) == 2, timeout=WAIT)
-    _filters, suggested, fn = curves.export_job()
-    assert sendable(fn)
-    fn(tmp_path / "runs.csv")
-    rows = list(csv.DictReader(open(tmp_path / "runs.csv", encoding="utf-8")))
-    assert sorted({r["run"] for r in rows}) == ["a", "b"] and len(rows) == 6 + 9
-    fn(tmp_path / "runs.svg")
-    assert (tmp_path / "runs.svg").stat().st_size > 0
-
-
 def test_rename_delete_and_reveal_act_on_the_selected_run(qtbot, make_window, three_runs, monkeypatch):
     from PySide6.QtGui import QDesktopServices
 
@@ -247,7 +246,11 @@ def test_rename_delete_and_reveal_act_on_the_selected_run(qtbot, make_window, th
     assert w.controller.run_dir == three_runs / "c"
 
 
-def test_opened_runs_are_recent_and_the_last_one_reopens(make_window, three_runs):
+def test_opened_runs_are_recent_and_the_last_one_reopens_and_drops_open_a_run_and_set_the_config_or_corpus(
+        make_window, three_runs, tmp_path, small_text):
+    """Two tests that each built a window to open runs in it, as one (issue 42)."""
+    from gui import drops
+
     w = make_window()
     w.open_run(three_runs / "b")
     w.open_run(three_runs / "a")
@@ -259,11 +262,7 @@ def test_opened_runs_are_recent_and_the_last_one_reopens(make_window, three_runs
     w.recent_menu.actions()[1].trigger()
     assert w.controller.run_dir == (three_runs / "b").resolve()
 
-
-def test_drops_open_a_run_and_set_the_config_or_corpus(make_window, three_runs, tmp_path, small_text):
-    from gui import drops
-
-    w = make_window()
+    # drops open a run and set the config or the corpus
     drops.drop(w, [three_runs / "a"])
     assert w.controller.run_dir == three_runs / "a"
     cfg = tiny_config("shakespeare", steps=77)
@@ -307,7 +306,9 @@ def test_file_import_turns_a_nanogpt_out_dir_into_an_open_run(qtbot, make_window
     assert w.controller.run_dir == run_dir  # a refused import leaves the open run open
 
 
-def test_fork_writes_a_paired_run_beside_its_parent_and_opens_it(qtbot, make_window, three_runs, monkeypatch):
+def test_fork_writes_a_paired_run_beside_its_parent_and_opens_it_and_a_cancelled_one_leaves_nothing(
+        qtbot, make_window, three_runs, monkeypatch):
+    """Two tests that each built a window and forked b in it, as one (issue 42)."""
     w = make_window()
     runs = w.panes["pane_runs"]
     listed(qtbot, runs)
@@ -328,13 +329,7 @@ def test_fork_writes_a_paired_run_beside_its_parent_and_opens_it(qtbot, make_win
     assert "Cannot fork b" in w.banner.text and "seed" in w.banner.text
     assert sorted(p.name for p in three_runs.iterdir()) == sorted(["a", "b", "c", child.name])  # nothing left
 
-
-def test_a_cancelled_fork_leaves_nothing(qtbot, make_window, three_runs, monkeypatch):
-    from engine.rundir.fork import parse_setting
-
-    w = make_window()
-    runs = w.panes["pane_runs"]
-    listed(qtbot, runs)
+    # a cancelled fork leaves nothing
     monkeypatch.setattr(runs, "ask_fork", lambda parent: (parse_setting("train.lr=0.002", parent.config), 0))
     before = sorted(p.name for p in three_runs.iterdir())
     runs.fork(three_runs / "b")
@@ -372,13 +367,32 @@ def test_the_fork_form_offers_every_field_a_fork_may_change_and_refuses_the_rest
     assert cfg.train.seed == parent.config.train.seed
 
 
-def test_the_diff_pane_shows_b_minus_a_from_the_two_runs_analyses(qtbot, make_window, three_runs):
+def test_runs_not_trained_to_the_bit_are_named_and_the_diff_pane_shows_b_minus_a_from_the_two_runs_analyses(
+        qtbot, make_window, three_runs):
+    """Two tests that each built a window with Run diff in front and compared a with b or c, as one (issue 42):
+    c says it was not trained to the bit, and a and c's difference is read from their analyses."""
+    import json
+
     from engine.analysis.run_analysis import RunAnalysis
 
-    _, runs, diff = in_front(qtbot, make_window, "pane_run_diff")
+    (three_runs / "c" / "determinism.json").write_text(json.dumps(
+        {"sessions": [{"step": 0, "device": "cuda", "deterministic": False}]}), encoding="utf-8")
+    w, runs, diff = in_front(qtbot, make_window, "pane_run_diff")
+    curves = w.panes["pane_run_curves"]
     assert not diff.grid.isVisibleTo(diff) and not diff.matrix.isVisibleTo(diff)  # no empty map before a pair
     runs.set_checked(three_runs / "a")
+    runs.set_checked(three_runs / "b")
+    qtbot.waitUntil(lambda: diff.shown is not None and len(curves.legend_names()) == 2, timeout=WAIT)
+    assert "noise" not in diff.pair_label.text() and not curves.noise.isVisibleTo(curves)
+    runs.set_checked(three_runs / "b", False)
     runs.set_checked(three_runs / "c")
+    qtbot.waitUntil(lambda: diff.shown is not None and diff.shown.names == ("a", "c"), timeout=WAIT)
+    qtbot.waitUntil(lambda: sorted(curves.legend_names()) == ["a", "c"], timeout=WAIT)
+    note = "c trained on cuda without deterministic kernels from step 0"
+    assert note in diff.pair_label.text() and "run-to-run noise" in diff.pair_label.text()
+    assert curves.noise.isVisibleTo(curves) and note in curves.noise.text()
+
+    # the difference of a and c, b minus a: c is a's fork, so a is A
     qtbot.waitUntil(lambda: diff.shown is not None, timeout=WAIT)
     assert diff.grid.isVisibleTo(diff)
     assert [Path(p).name for p in diff.view.pair] == ["a", "c"] and diff.view.step == 6  # c is a's fork: a is A
@@ -461,26 +475,6 @@ def test_runs_that_cannot_be_compared_are_said_so_in_run_diff_alone(qtbot, make_
     qtbot.waitUntil(lambda: "Cannot compare" in diff.pair_label.text(), timeout=WAIT)
     assert "different shapes" in diff.pair_label.text() and messages == []
     assert not diff.grid.isVisibleTo(diff) and not diff.matrix.isVisibleTo(diff)
-
-
-def test_runs_not_trained_to_the_bit_are_named_where_they_are_compared(qtbot, make_window, three_runs):
-    import json
-
-    (three_runs / "c" / "determinism.json").write_text(json.dumps(
-        {"sessions": [{"step": 0, "device": "cuda", "deterministic": False}]}), encoding="utf-8")
-    w, runs, diff = in_front(qtbot, make_window, "pane_run_diff")
-    curves = w.panes["pane_run_curves"]
-    runs.set_checked(three_runs / "a")
-    runs.set_checked(three_runs / "b")
-    qtbot.waitUntil(lambda: diff.shown is not None and len(curves.legend_names()) == 2, timeout=WAIT)
-    assert "noise" not in diff.pair_label.text() and not curves.noise.isVisibleTo(curves)
-    runs.set_checked(three_runs / "b", False)
-    runs.set_checked(three_runs / "c")
-    qtbot.waitUntil(lambda: diff.shown is not None and diff.shown.names == ("a", "c"), timeout=WAIT)
-    qtbot.waitUntil(lambda: sorted(curves.legend_names()) == ["a", "c"], timeout=WAIT)
-    note = "c trained on cuda without deterministic kernels from step 0"
-    assert note in diff.pair_label.text() and "run-to-run noise" in diff.pair_label.text()
-    assert curves.noise.isVisibleTo(curves) and note in curves.noise.text()
 
 
 def test_every_act_and_every_column_of_the_browser_is_in_sight(qtbot, make_window, monkeypatch, three_runs):
