@@ -43,6 +43,14 @@ def nano():
     return w, x.numpy(), y.numpy(), {n: -g.numpy() for n, g in zip(params, grads)}
 
 
+@pytest.fixture(scope="module")
+def snap(nano):
+    """The forms engine on those weights and that probe in float64, one for the tests that read its numbers: bound
+    once (a Snapshot of nanogpt-cpu binds its network to the weights and the batch), its products shared."""
+    w, x, y, _ = nano
+    return Snapshot(NANO, w, torch.as_tensor(x), torch.as_tensor(y), torch.float64)
+
+
 # Each file named on the command line run as __main__ in turn, in one interpreter where only NumPy can be imported,
 # with its own argv and its stdout and exit status kept apart: a Python and NumPy started for each of the 53 files
 # of the test below was two thirds of its 15 s (quiet machine).
@@ -76,10 +84,10 @@ for path in sys.argv[1:]:
 """ + EACH_ONE
 
 
-def test_every_weights_file_runs_with_numpy_alone_and_agrees_with_autograd(nano, tmp_path):
+def test_every_weights_file_runs_with_numpy_alone_and_agrees_with_autograd(nano, snap, tmp_path):
     w, x, y, ref = nano
     top = max(np.abs(g).max() for g in ref.values())
-    engine = Snapshot(NANO, w, torch.as_tensor(x), torch.as_tensor(y), torch.float64).total()  # every weight at once
+    engine = snap.total()  # every weight at once
     paths = {name: tmp_path / f"{name.replace('.', '_')}.py" for name in ref}
     for name, path in paths.items():
         write_code(path, NANO, w, x, y, name, None, 7, "nano", engine[name].numpy())
@@ -117,14 +125,13 @@ def class_files(nano, tmp_path_factory):
 
 
 @pytest.mark.parametrize("weight, part", CLASSES)
-def test_a_files_own_checks_pass_and_a_class_is_the_forms_engines(nano, class_files, tmp_path, weight, part):
-    w, x, y, ref = nano
+def test_a_files_own_checks_pass_and_a_class_is_the_forms_engines(nano, snap, class_files, tmp_path, weight, part):
+    ref = nano[3]
     path, (torch_code, torch_stdout) = class_files[weight, part]
     done = run_numpy_only(path, "--out", tmp_path / "g.npy")
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.count("(ok,") == (4 if part else 3) and "FAILED" not in done.stdout
-    classes = Snapshot(NANO, w, torch.as_tensor(x), torch.as_tensor(y), torch.float64).classes(weight)[weight]
-    want = ref[weight] if part is None else classes[part].numpy()
+    want = ref[weight] if part is None else snap.classes(weight)[weight][part].numpy()
     np.testing.assert_allclose(np.load(tmp_path / "g.npy"), want, rtol=0, atol=1e-10 * np.abs(want).max())
     assert torch_code == 0 and "against torch autograd: relative error" in torch_stdout, torch_stdout
     assert "FAILED" not in torch_stdout and "torch is not installed" not in torch_stdout
