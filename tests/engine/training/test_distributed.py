@@ -2,11 +2,12 @@
 
 Two processes meet over gloo on 127.0.0.1 and train with DistributedDataParallel on the CPU; the claim checked
 is the module's contract: the two processes take the same steps as one process on the whole (concatenated)
-batch, write one run, and a run resumes with another number of processes. Each process is a Python importing
-torch (and DistributedDataParallel imports torch's compiler, ~3.5 s of CPU a process), so one launch of two
-training processes, by torchrun, serves those claims; `--nproc N`'s own part, spawning the processes on a
-free port and passing on their exit status, is checked with processes that meet and exchange values without
-training (the processes train with the same code however they were launched).
+batch, write one run, and a run resumes with another number of processes. A training process costs ~3.5 s of
+CPU (torch's import, and torch's compiler, which DistributedDataParallel imports), so one launch of two training
+processes, by torchrun, serves those claims; `--nproc N`'s own part, spawning the processes on a free port and
+passing on their exit status, is checked with processes that meet and exchange values without training (the
+processes train with the same code however they were launched). A run two processes start is not launched
+here: one process starts it and two resume it.
 """
 
 from __future__ import annotations
