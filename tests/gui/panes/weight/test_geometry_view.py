@@ -69,14 +69,19 @@ def test_weight_pane_geometry_tab_follows_the_timeline(qtbot, adamw_run):
 
 
 def test_routes_tab_shows_the_engines_classes_for_the_weight_and_the_whole_model(qtbot, adamw_run):
+    """The whole model is asked at once (a large model's interval is one pass over every weight in the analysis
+    process, engine/analysis/routes.py), not weight by weight. (One test with the weight's routes: each built the
+    same pane and asked the same whole-model question, ~0.9 core-s.)"""
+    from engine.analysis import questions as q
     from engine.analysis.routes import APPLIED
     from engine.analysis.run_analysis import RunAnalysis
 
-    _, pane = make(qtbot, adamw_run.path, "blocks.1.W_Q")
+    session, pane = make(qtbot, adamw_run.path, "blocks.1.W_Q")
     view = pane.routes_view
     pane.tabs.setCurrentWidget(view)
     qtbot.waitUntil(lambda: view.result is not None and view.result.weight == "blocks.1.W_Q", timeout=WAIT)
-    want = RunAnalysis(adamw_run.path).route_shares("blocks.1.W_Q")
+    analysis = RunAnalysis(adamw_run.path)
+    want = analysis.route_shares("blocks.1.W_Q")
     assert list(view.chart.curves) == ["Σ", *want.classes]
     legend = [label.text for _, label in view.chart.legend.items]
     assert legend[1:] == want.classes
@@ -89,11 +94,14 @@ def test_routes_tab_shows_the_engines_classes_for_the_weight_and_the_whole_model
     np.testing.assert_allclose(view.chart.curves["Σ"].getData()[1], want.total("spectral"), rtol=1e-6)
 
     view.scope_box.setCurrentIndex(1)  # the whole model: a ranking of routes
+    assert view.view.needs(session.workspace) == [q.RouteShares(str(adamw_run.path), None)]
     qtbot.waitUntil(lambda: view.result is not None and view.result.weight is None, timeout=WAIT)
-    whole = RunAnalysis(adamw_run.path).route_shares(None)
+    whole = analysis.route_shares(None)
     assert [label.text for _, label in view.chart.legend.items][1:] == whole.classes
     top, value = whole.ranking()[0]
     assert f"1. {top}" in view.ranking.text() and f"{value:.3g}" in view.ranking.text()
+    np.testing.assert_allclose(view.result.shares[APPLIED], whole.shares[APPLIED])
+    assert view.message.text().startswith("the whole model (every weight summed)")
 
 
 def cells(view):
@@ -172,22 +180,3 @@ def test_distributions_tab_shows_w_g_and_the_update_over_every_saved_step(qtbot,
         rows, cols = heatmap.labels()
         assert cols == [str(s) for s in adamw_run.saved_steps()] and float(rows[0]) > float(rows[-1])
     assert "blocks.1.W_Q" in view.message.text()
-
-
-def test_the_whole_models_routes_are_one_question(qtbot, adamw_run):
-    """The whole model is asked at once (a large model's interval is one pass over every weight in the analysis
-    process, engine/analysis/routes.py), not weight by weight."""
-    from engine.analysis import questions as q
-    from engine.analysis.routes import APPLIED
-    from engine.analysis.run_analysis import RunAnalysis
-
-    session, pane = make(qtbot, adamw_run.path, "blocks.1.W_Q")
-    view = pane.routes_view
-    pane.tabs.setCurrentWidget(view)
-    qtbot.waitUntil(lambda: view.result is not None, timeout=WAIT)
-    view.scope_box.setCurrentIndex(1)
-    assert view.view.needs(session.workspace) == [q.RouteShares(str(adamw_run.path), None)]
-    qtbot.waitUntil(lambda: view.result is not None and view.result.weight is None, timeout=WAIT)
-    want = RunAnalysis(adamw_run.path).route_shares(None)
-    np.testing.assert_allclose(view.result.shares[APPLIED], want.shares[APPLIED])
-    assert view.message.text().startswith("the whole model (every weight summed)")
