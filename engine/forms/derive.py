@@ -253,10 +253,10 @@ class Forms:
         if limit is not None and n > limit:
             raise TooManyTerms(f"the form has {count_text(n)} terms, more than {count_text(limit)}: step through one term instead")
         net = self.net
-        shifted = rules.shiftmm(rules.expandmm(net.form, net.substitute))
+        expanded = rules.expandmm(net.form, net.substitute)  # once: shiftmm starts from the stage it shows
+        shifted = rules.shiftmm(expanded)
         return [("form", net.form), ("expandAll", rules.expand_all(net.form, net.substitute)),
-                ("expandmm", rules.expandmm(net.form, net.substitute)), ("shiftmm", shifted),
-                ("cycle", rules.cycle(shifted))]
+                ("expandmm", expanded), ("shiftmm", shifted), ("cycle", rules.cycle(shifted))]
 
     def stages(self, term: Term) -> list[tuple[str, Word]]:
         """(stage, word) for the note's pipeline on one term: form, expandAll, expandmm, every shift and
