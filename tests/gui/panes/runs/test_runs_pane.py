@@ -117,7 +117,14 @@ def test_ticked_runs_are_overlaid_with_a_legend_naming_each_and_export_their_fig
     assert (tmp_path / "runs.svg").stat().st_size > 0
 
 
-def test_a_dragged_slider_redraws_once_per_frame_on_the_curves_it_holds(qtbot, make_window, three_runs):
+def test_a_dragged_slider_redraws_once_per_frame_and_a_long_curve_is_drawn_a_pixel_at_a_time(qtbot, make_window,
+                                                                                            three_runs):
+    """Two tests that each built a window and moved the smoothing of the curves in front, as one (issue 42): a
+    drag redraws once a frame on the curves held, then run a alone, given a long log, is drawn a pixel at a time
+    and keeps its ranges as its smoothing changes."""
+    from engine.analysis.questions import RunCurvesOf
+    from engine.figures.run_curves import RunCurves
+
     w = make_window()
     runs, curves = w.panes["pane_runs"], w.panes["pane_run_curves"]
     listed(qtbot, runs)
@@ -147,14 +154,9 @@ def test_a_dragged_slider_redraws_once_per_frame_on_the_curves_it_holds(qtbot, m
         qtbot.wait(5)
     assert curves.redraws > before + 2
 
-
-def test_a_long_curve_is_drawn_a_pixel_at_a_time_and_smoothing_keeps_the_ranges(qtbot, make_window, three_runs):
-    from engine.analysis.questions import RunCurvesOf
-    from engine.figures.run_curves import RunCurves
-
-    _, runs, curves = in_front(qtbot, make_window, "pane_run_curves")
-    runs.set_checked(three_runs / "a")
-    qtbot.waitUntil(lambda: curves.legend_names() == ["a"], timeout=WAIT)
+    # a long curve is drawn a pixel at a time and smoothing keeps the ranges
+    runs.set_checked(three_runs / "b", False)
+    assert curves.legend_names() == ["a"]
     noisy = 3 + np.random.default_rng(0).normal(0, 0.5, 40_000)
 
     def logged(n):  # a long run's log of n steps, given to the pane as the analysis process would
@@ -367,10 +369,12 @@ def test_the_fork_form_offers_every_field_a_fork_may_change_and_refuses_the_rest
     assert cfg.train.seed == parent.config.train.seed
 
 
-def test_runs_not_trained_to_the_bit_are_named_and_the_diff_pane_shows_b_minus_a_from_the_two_runs_analyses(
-        qtbot, make_window, three_runs):
-    """Two tests that each built a window with Run diff in front and compared a with b or c, as one (issue 42):
-    c says it was not trained to the bit, and a and c's difference is read from their analyses."""
+def test_runs_not_trained_to_the_bit_are_named_the_diff_pane_shows_b_minus_a_and_runs_not_comparable_say_so(
+        qtbot, make_window, three_runs, corpus_file, small_text):
+    """Three tests that each built a window with Run diff in front and ticked pairs of runs, as one (issue 42): c
+    says it was not trained to the bit, a and c's difference is read from their analyses, and a run of other
+    shapes cannot be compared with a."""
+    import dataclasses
     import json
 
     from engine.analysis.run_analysis import RunAnalysis
@@ -428,6 +432,21 @@ def test_runs_not_trained_to_the_bit_are_named_and_the_diff_pane_shows_b_minus_a
     qtbot.waitUntil(lambda: not diff.matrix.isVisibleTo(diff), timeout=WAIT)
     assert not diff.grid.isVisibleTo(diff) and diff.pair_label.text().startswith("Tick two runs")
 
+    # runs that cannot be compared are said so in Run diff alone: Run curves overlays any runs, and why a pair
+    # has no B − A belongs in Run diff, not in a window banner
+    runs.set_checked(three_runs / "c", False)
+    cfg = tiny_config(corpus_file, steps=3, eval_every=3)
+    wide = cfg.replace(model=dataclasses.replace(cfg.model, d_model=32))
+    list(Trainer(wide, three_runs / "wide", text=small_text).steps())
+    messages = []
+    w.session.sig_message_posted.connect(lambda level, text: messages.append(text))
+    listed(qtbot, runs)
+    runs.set_checked(three_runs / "a")
+    runs.set_checked(three_runs / "wide")
+    qtbot.waitUntil(lambda: "Cannot compare" in diff.pair_label.text(), timeout=WAIT)
+    assert "different shapes" in diff.pair_label.text() and messages == []
+    assert not diff.grid.isVisibleTo(diff) and not diff.matrix.isVisibleTo(diff)
+
 
 def test_the_curves_are_read_in_the_analysis_process_never_on_the_gui_thread(qtbot, make_window, three_runs,
                                                                               monkeypatch):
@@ -456,25 +475,6 @@ def test_the_curves_are_read_in_the_analysis_process_never_on_the_gui_thread(qtb
     line = curves.line(three_runs / "c", "train_loss")
     qtbot.waitUntil(lambda: len(line.yData) == 7, timeout=WAIT)  # the pane's slow timer asked again
     assert curves.curves[three_runs / "c"].columns["train_loss"][-1] == 1.25
-
-
-def test_runs_that_cannot_be_compared_are_said_so_in_run_diff_alone(qtbot, make_window, three_runs, corpus_file,
-                                                                      small_text):
-    """Run curves overlays any runs: why a pair has no B − A belongs in Run diff, not in a window banner."""
-    import dataclasses
-
-    cfg = tiny_config(corpus_file, steps=3, eval_every=3)
-    wide = cfg.replace(model=dataclasses.replace(cfg.model, d_model=32))
-    list(Trainer(wide, three_runs / "wide", text=small_text).steps())
-    w, runs, diff = in_front(qtbot, make_window, "pane_run_diff")
-    messages = []
-    w.session.sig_message_posted.connect(lambda level, text: messages.append(text))
-    listed(qtbot, runs)
-    runs.set_checked(three_runs / "a")
-    runs.set_checked(three_runs / "wide")
-    qtbot.waitUntil(lambda: "Cannot compare" in diff.pair_label.text(), timeout=WAIT)
-    assert "different shapes" in diff.pair_label.text() and messages == []
-    assert not diff.grid.isVisibleTo(diff) and not diff.matrix.isVisibleTo(diff)
 
 
 def test_every_act_and_every_column_of_the_browser_is_in_sight(qtbot, make_window, monkeypatch, three_runs):
