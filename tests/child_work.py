@@ -8,7 +8,7 @@ import multiprocessing
 import os
 from pathlib import Path
 
-from engine.figures.export import report_progress
+from engine.progress import report as report_progress  # the export's name for it; no NumPy in the children
 
 CAP_S = 120  # a generous cap on any wait for the test, never an assertion
 
