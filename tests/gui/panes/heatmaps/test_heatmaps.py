@@ -83,6 +83,8 @@ def explicit(model, tok):
 
 
 def test_displayed_attention_equals_the_models_explicit_attention(qtbot, tok):
+    """What the attention tab shows of one published model, then choosing a head (by the spin boxes, the summary
+    table and a click on the mosaic) on the same pane. (One test: four built the same pane and model, ~1 core-s.)"""
     session, pane, model = make(qtbot, tok)
     publish(qtbot, session, pane, model)
     trace = explicit(model, tok)
@@ -104,33 +106,17 @@ def test_displayed_attention_equals_the_models_explicit_attention(qtbot, tok):
     assert steps[3].labels()[0][:7] == ["B", "e", "f", "o", "r", "e", "␣"]
     assert pane.attention.grid.describe(0, 1)[:2] == ("layer 0 · head 0 · query 0 B", "key 1 e")
 
-
-def test_choosing_a_head_reslices_without_recomputing(qtbot, tok):
-    session, pane, model = make(qtbot, tok)
-    publish(qtbot, session, pane, model)
+    # choosing a head reslices without recomputing
     needs = pane.view.needs(session.workspace)
     pane.layer.setValue(1)
     pane.head.setValue(2)
-    np.testing.assert_allclose(np.nan_to_num(pane.attention.steps[3].matrix()), explicit(model, tok)[1][1][2],
+    np.testing.assert_allclose(np.nan_to_num(pane.attention.steps[3].matrix()), trace[1][1][2],
                                rtol=1e-5, atol=1e-7)
     assert "layer 1 · head 2" in pane.attention.summary.text()
     assert needs == [] == pane.view.needs(session.workspace)  # nothing more to ask
 
-
-def test_clicking_a_tile_chooses_layer_and_head(qtbot, tok):
-    session, pane, model = make(qtbot, tok)
-    publish(qtbot, session, pane, model)
-    grid, T = pane.attention.grid, len(PROMPT)
-    scene = grid.plot_item.vb.mapViewToScene(QPointF(2 * (T + GAP) + T / 2, 1 * (T + GAP) + T / 2))
-    qtbot.mouseClick(grid.view.viewport(), Qt.MouseButton.LeftButton, pos=grid.view.mapFromScene(scene))
-    assert (pane.layer.value(), pane.head.value()) == (1, 2)
-    assert (session.workspace.selection.layer, session.workspace.selection.head) == (1, 2)  # the one selection
-
-
-def test_summary_table_gives_entropy_and_distance_per_head(qtbot, tok):
-    session, pane, model = make(qtbot, tok)
-    publish(qtbot, session, pane, model)
-    w = np.stack([np.where(np.tril(np.ones(w.shape[-2:], bool)), w, np.nan) for _, w in explicit(model, tok)])
+    # the summary table gives entropy and distance per head
+    w = np.stack([np.where(np.tril(np.ones(w.shape[-2:], bool)), w, np.nan) for _, w in trace])
     entropy, distance = probes.head_summaries(w)
     table = pane.attention.table
     assert (table.rowCount(), table.columnCount()) == (6, 2)
@@ -140,6 +126,13 @@ def test_summary_table_gives_entropy_and_distance_per_head(qtbot, tok):
     table.cellClicked.emit(4, 1)
     assert (pane.layer.value(), pane.head.value()) == (1, 1)
     assert entropy[0, 0] < math.log(len(PROMPT))
+
+    # clicking a tile chooses its layer and head (from layer 1 head 1: both change)
+    grid = pane.attention.grid
+    scene = grid.plot_item.vb.mapViewToScene(QPointF(2 * (T + GAP) + T / 2, 0 * (T + GAP) + T / 2))
+    qtbot.mouseClick(grid.view.viewport(), Qt.MouseButton.LeftButton, pos=grid.view.mapFromScene(scene))
+    assert (pane.layer.value(), pane.head.value()) == (0, 2)
+    assert (session.workspace.selection.layer, session.workspace.selection.head) == (0, 2)  # the one selection
 
 
 def test_masks_tab_shows_each_mask_and_its_effect_with_the_same_weights(qtbot, tok):
