@@ -104,7 +104,9 @@ def test_training_that_takes_most_of_the_memory_is_a_warning_beside_the_estimate
     assert arch.status.text() == "Ready to train." and arch.train_button.isEnabled()
 
 
-def test_heads_not_dividing_d_model_shows_the_message_and_disables_train(qtbot, make_window):
+def test_heads_not_dividing_d_model_shows_the_message_and_disables_train_and_a_broken_toml_is_a_banner(
+        qtbot, make_window, tmp_path, monkeypatch):
+    """A broken TOML file is a banner and changes nothing, on the same window. (One window for both.)"""
     w = make_window()
     arch, before = pane(w), w.session.config
     type_into(qtbot, arch.forms["model"].editors["n_head"], "3")
@@ -119,6 +121,14 @@ def test_heads_not_dividing_d_model_shows_the_message_and_disables_train(qtbot, 
     type_into(qtbot, arch.forms["model"].editors["n_head"], "4")
     assert not problem.isVisibleTo(arch)
     assert arch.train_button.isEnabled() and w.session.config.model.n_head == 4
+
+    # a broken TOML file is a banner and changes nothing
+    bad, before = tmp_path / "bad.toml", w.session.config
+    bad.write_text("[model]\nn_layer = 'two'\n")
+    monkeypatch.setattr(dialogs, "ask_path", lambda *a, **k: bad)
+    qtbot.mouseClick(pane(w).load_button, Qt.MouseButton.LeftButton)
+    assert w.banner.level == "error" and "n_layer must be int" in w.banner.text
+    assert w.session.config == before
 
 
 def test_a_float_that_is_not_a_number_is_named_beside_its_field(qtbot, make_pane):
@@ -248,16 +258,6 @@ def test_config_saves_to_toml_and_loads_back(qtbot, make_pane, tmp_path, monkeyp
     type_into(qtbot, arch.forms["model"].editors["d_ff"], "64")
     qtbot.mouseClick(arch.load_button, Qt.MouseButton.LeftButton)
     assert w.session.config.model.d_ff == 48 and arch.forms["model"].editors["d_ff"].value() == 48
-
-
-def test_a_broken_toml_file_is_a_banner_and_changes_nothing(qtbot, make_window, tmp_path, monkeypatch):
-    w = make_window()
-    bad, before = tmp_path / "bad.toml", w.session.config
-    bad.write_text("[model]\nn_layer = 'two'\n")
-    monkeypatch.setattr(dialogs, "ask_path", lambda *a, **k: bad)
-    qtbot.mouseClick(pane(w).load_button, Qt.MouseButton.LeftButton)
-    assert w.banner.level == "error" and "n_layer must be int" in w.banner.text
-    assert w.session.config == before
 
 
 def test_a_binary_corpus_is_refused_beside_the_corpus_field(qtbot, make_pane, tmp_path, monkeypatch):

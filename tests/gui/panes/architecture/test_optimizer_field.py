@@ -16,7 +16,7 @@ def train_form(window):
     return arch, arch.forms["train"]
 
 
-def test_choosing_muon_enables_its_settings_and_reaches_the_config(qtbot, make_window):
+def test_choosing_muon_enables_its_settings_and_reaches_the_config_and_a_bad_setting_is_named(qtbot, make_window):
     w = make_window()
     arch, form = train_form(w)
     box = form.editors["optimizer"]
@@ -31,10 +31,7 @@ def test_choosing_muon_enables_its_settings_and_reaches_the_config(qtbot, make_w
     assert form.editors["momentum"].isEnabled() and not form.editors["beta1"].isEnabled()
     assert not form.editors["muon_ns_steps"].isEnabled()
 
-
-def test_a_bad_optimizer_setting_is_named_beside_its_field(qtbot, make_window):
-    w = make_window()
-    arch, form = train_form(w)
+    # a bad optimizer setting is named beside its field (on the same window: each test built one)
     form.editors["optimizer"].setCurrentIndex(form.editors["optimizer"].findData("muon"))
     edit = form.editors["muon_momentum"]
     edit.selectAll()
