@@ -507,21 +507,3 @@ def test_every_act_and_every_column_of_the_browser_is_in_sight(qtbot, make_windo
     dock.resize(300, 500)  # narrower than the row of buttons: they wrap, none hides
     qtbot.waitUntil(lambda: runs.button_row.lines() >= 2)
     in_sight()
-
-
-def test_an_empty_browser_says_where_runs_come_from_until_one_is_listed(qtbot, make_window, corpus_file,
-                                                                        small_text):
-    """Issue 40: with no run yet the browser was an empty table, saying nothing of how to get one."""
-    w = make_window()
-    runs = w.panes["pane_runs"]
-    w.docks["pane_runs"].raise_()
-    listed(qtbot, runs)
-    assert runs.empty_label.isVisible()
-    text = runs.empty_label.text()
-    assert text.startswith(f"No runs yet in {settings.runs_root()}")
-    assert all(way in text for way in ("Training", "Help → Welcome", "File → Import nanoGPT checkpoint…"))
-    list(Trainer(tiny_config(corpus_file, steps=2, eval_every=2), settings.runs_root() / "a", text=small_text).steps())
-    runs.refresh()  # until the listing comes, the last one's "No runs yet" is not said beside a run on disk
-    assert runs.listing and runs.empty_label.text() == f"Listing the runs in {settings.runs_root()}…"
-    listed(qtbot, runs)
-    assert runs.tree.topLevelItemCount() == 1 and not runs.empty_label.isVisible()
