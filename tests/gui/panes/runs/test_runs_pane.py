@@ -186,24 +186,10 @@ def test_a_dragged_slider_redraws_once_per_frame_and_a_long_curve_is_drawn_a_pix
     qtbot.waitUntil(lambda: plot.vb.viewRange()[0][1] >= 2 * n)
 
 
-def test_a_run_trained_elsewhere_appears_in_the_seen_list(qtbot, make_window, three_runs, corpus_file, small_text):
-    w = make_window()
-    runs = w.panes["pane_runs"]
-    w.docks["pane_runs"].raise_()
-    qtbot.waitUntil(runs.seen)
-    listed(qtbot, runs)
-    assert runs.item_for(three_runs / "d") is None
-    list(Trainer(tiny_config(corpus_file, steps=3), three_runs / "d", text=small_text).steps())  # as a terminal's
-    qtbot.waitUntil(lambda: runs.item_for(three_runs / "d") is not None)
-    (three_runs / "e").mkdir()  # a folder that becomes a run a moment later is watched until it is one
-    qtbot.waitUntil(lambda: str(three_runs / "e") in runs.folder_watch.watched())
-    list(Trainer(tiny_config(corpus_file, steps=3), three_runs / "e", text=small_text).steps())
-    qtbot.waitUntil(lambda: runs.item_for(three_runs / "e") is not None)
-    assert str(three_runs / "e") not in runs.folder_watch.watched()  # a run writes its folder every step
-
-
-def test_the_folders_watched_come_with_the_listing_not_from_the_gui_thread(qtbot, make_window, three_runs,
-                                                                            monkeypatch):
+def test_the_folders_watched_come_with_the_listing_and_a_run_trained_elsewhere_appears_in_the_seen_list(
+        qtbot, make_window, three_runs, monkeypatch, corpus_file, small_text):
+    """Two tests that each built a window and watched the runs folder, as one (issue 42): the folders watched
+    come with the listing, not from the GUI thread, and runs written by another process appear as they are."""
     (three_runs / "e").mkdir()  # not a run yet: watched until it is one
     w = make_window()
     runs = w.panes["pane_runs"]
@@ -212,6 +198,19 @@ def test_the_folders_watched_come_with_the_listing_not_from_the_gui_thread(qtbot
     listed(qtbot, runs)
     assert sorted(runs.folder_watch.watched()) == [str(three_runs), str(three_runs / "e")]
     assert not [p for p in scanned if p.startswith(str(three_runs))]  # listed in the analysis process
+
+    # a run trained elsewhere appears in the seen list
+    w.docks["pane_runs"].raise_()
+    qtbot.waitUntil(runs.seen)
+    listed(qtbot, runs)
+    assert runs.item_for(three_runs / "d") is None
+    list(Trainer(tiny_config(corpus_file, steps=3), three_runs / "d", text=small_text).steps())  # as a terminal's
+    qtbot.waitUntil(lambda: runs.item_for(three_runs / "d") is not None)
+    (three_runs / "f").mkdir()  # a folder that becomes a run a moment later is watched until it is one
+    qtbot.waitUntil(lambda: str(three_runs / "f") in runs.folder_watch.watched())
+    list(Trainer(tiny_config(corpus_file, steps=3), three_runs / "f", text=small_text).steps())
+    qtbot.waitUntil(lambda: runs.item_for(three_runs / "f") is not None)
+    assert str(three_runs / "f") not in runs.folder_watch.watched()  # a run writes its folder every step
 
 
 def test_rename_delete_and_reveal_act_on_the_selected_run(qtbot, make_window, three_runs, monkeypatch):
