@@ -213,40 +213,6 @@ def test_the_folders_watched_come_with_the_listing_and_a_run_trained_elsewhere_a
     assert str(three_runs / "f") not in runs.folder_watch.watched()  # a run writes its folder every step
 
 
-def test_rename_delete_and_reveal_act_on_the_selected_run(qtbot, make_window, three_runs, monkeypatch):
-    from PySide6.QtGui import QDesktopServices
-
-    w = make_window()
-    runs = w.panes["pane_runs"]
-    listed(qtbot, runs)
-    monkeypatch.setattr(runs, "ask_name", lambda current: "renamed")
-    listed(qtbot, runs, runs.rename, three_runs / "b")
-    assert (three_runs / "renamed").is_dir() and runs.item_for(three_runs / "renamed") is not None
-    monkeypatch.setattr(runs, "confirm", lambda question: False)
-    runs.delete(three_runs / "renamed")
-    assert (three_runs / "renamed").is_dir()
-    monkeypatch.setattr(runs, "confirm", lambda question: True)
-    with qtbot.waitSignal(runs.sig_deleted, timeout=WAIT):
-        runs.delete(three_runs / "renamed")
-        assert runs.work is not None and runs.work.job.pid != os.getpid()  # deleted by a child process
-    listed(qtbot, runs)
-    assert not (three_runs / "renamed").exists() and runs.item_for(three_runs / "renamed") is None
-    w.open_run(three_runs / "a")
-    runs.delete(three_runs / "a")  # the open run is refused, not deleted
-    assert (three_runs / "a").is_dir() and "open run" in w.banner.text
-    opened = []
-    monkeypatch.setattr(QDesktopServices, "openUrl", lambda url: opened.append(url.toLocalFile()))
-    runs.tree.setCurrentItem(runs.item_for(three_runs / "c"))
-    runs.buttons["reveal"].click()
-    assert opened == [str(three_runs / "c")]
-    runs.tree.setCurrentItem(runs.item_for(three_runs / "a"))
-    runs.acts["reveal"].trigger()  # as from the tool bar's » menu, in a dock too narrow for every button
-    assert opened[-1] == str(three_runs / "a")
-    runs.tree.setCurrentItem(runs.item_for(three_runs / "c"))
-    runs.buttons["open"].click()
-    assert w.controller.run_dir == three_runs / "c"
-
-
 def test_opened_runs_are_recent_and_the_last_one_reopens_and_drops_open_a_run_and_set_the_config_or_corpus(
         make_window, three_runs, tmp_path, small_text):
     """Two tests that each built a window to open runs in it, as one (issue 42)."""
@@ -476,11 +442,14 @@ def test_the_curves_are_read_in_the_analysis_process_never_on_the_gui_thread(qtb
     assert curves.curves[three_runs / "c"].columns["train_loss"][-1] == 1.25
 
 
-def test_every_act_and_every_column_of_the_browser_is_in_sight(qtbot, make_window, monkeypatch, three_runs):
-    """Issue 26, item 10: at 1600×1000 three columns fitted, and Add folder and Refresh hid under a faint »."""
+def test_every_act_and_column_of_the_browser_is_in_sight_and_rename_delete_and_reveal_act_on_the_selected_run(
+        qtbot, make_window, monkeypatch, three_runs):
+    """Two tests that each built a window over three_runs to act in the browser, as one (issue 42). Issue 26,
+    item 10: at 1600×1000 three columns fitted, and Add folder and Refresh hid under a faint »."""
     import shutil
 
     from PySide6.QtCore import QRect
+    from PySide6.QtGui import QDesktopServices
 
     from gui.main_window import MainWindow
     from gui.panes.runs.pane import COLUMNS, NAME_LEAST
@@ -501,6 +470,37 @@ def test_every_act_and_every_column_of_the_browser_is_in_sight(qtbot, make_windo
     tree = runs.tree
     assert sum(tree.columnWidth(i) for i in range(len(COLUMNS))) <= tree.viewport().width()  # no column scrolled off
     assert tree.columnWidth(0) >= NAME_LEAST
+
+    # rename, delete and reveal act on the selected run
+    listed(qtbot, runs)
+    monkeypatch.setattr(runs, "ask_name", lambda current: "renamed")
+    listed(qtbot, runs, runs.rename, three_runs / "b")
+    assert (three_runs / "renamed").is_dir() and runs.item_for(three_runs / "renamed") is not None
+    monkeypatch.setattr(runs, "confirm", lambda question: False)
+    runs.delete(three_runs / "renamed")
+    assert (three_runs / "renamed").is_dir()
+    monkeypatch.setattr(runs, "confirm", lambda question: True)
+    with qtbot.waitSignal(runs.sig_deleted, timeout=WAIT):
+        runs.delete(three_runs / "renamed")
+        assert runs.work is not None and runs.work.job.pid != os.getpid()  # deleted by a child process
+    listed(qtbot, runs)
+    assert not (three_runs / "renamed").exists() and runs.item_for(three_runs / "renamed") is None
+    w.open_run(three_runs / "a")
+    runs.delete(three_runs / "a")  # the open run is refused, not deleted
+    assert (three_runs / "a").is_dir() and "open run" in w.banner.text
+    opened = []
+    monkeypatch.setattr(QDesktopServices, "openUrl", lambda url: opened.append(url.toLocalFile()))
+    runs.tree.setCurrentItem(runs.item_for(three_runs / "c"))
+    runs.buttons["reveal"].click()
+    assert opened == [str(three_runs / "c")]
+    runs.tree.setCurrentItem(runs.item_for(three_runs / "a"))
+    runs.acts["reveal"].trigger()  # as from the tool bar's » menu, in a dock too narrow for every button
+    assert opened[-1] == str(three_runs / "a")
+    runs.tree.setCurrentItem(runs.item_for(three_runs / "c"))
+    runs.buttons["open"].click()
+    assert w.controller.run_dir == three_runs / "c"
+
+    # every act still in sight in a narrow floating browser
     dock = w.docks["pane_runs"]
     dock.setFloating(True)
     dock.resize(300, 500)  # narrower than the row of buttons: they wrap, none hides
