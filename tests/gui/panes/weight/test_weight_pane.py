@@ -296,29 +296,30 @@ def drawn_labels(axis) -> list[str]:
     return [text for _, _, text in specs[2]] if specs else []
 
 
-@pytest.mark.parametrize("part", ["L1.mlp", "L1.q"])
-def test_short_colour_bars_keep_their_numbers_at_the_last_step(qtbot, run_path, part):
-    """Issue 16 item 5, on a trained run: blocks.0.W_Q, route class L1.mlp or L1.q, the last step, heatmaps
+def test_short_colour_bars_keep_their_numbers_at_the_last_step(qtbot, run_path):
+    """Issue 16 item 5, on a trained run: blocks.0.W_Q, route class L1.mlp and then L1.q, the last step, heatmaps
     ~56 px tall. pyqtgraph's own ticks left the ΔW bar with "0" alone; every bar names both ends and 0. The
-    pane's maps keep 150 px now (issue 40), so each is drawn again, with its levels, in a heatmap that short."""
+    pane's maps keep 150 px now (issue 40), so each is drawn again, with its levels, in a heatmap that short.
+    (The two classes on one pane: a parametrized test built it twice.)"""
     from gui.widgets.heatmap import HeatmapWidget
 
     _, pane = make(qtbot, run_path, "blocks.0.W_Q")
     assert pane.timeline.step() == pane.timeline.steps[-1]
-    pane.parts.setCurrentItem(pane.parts.items[("class", part)])
-    qtbot.waitUntil(lambda: pane.G_map.title().startswith(f"G [{part}]"), timeout=WAIT)
     short = HeatmapWidget(title="short")
     qtbot.addWidget(short)
     short.resize(300, 130)
     short.show()
     qtbot.waitExposed(short)
-    for heatmap in (pane.G_map, pane.W_map, pane.dW_map):
-        lo, hi = heatmap.levels
-        assert lo < 0 < hi
-        short.set_matrix(heatmap.matrix(), kind=heatmap.kind, levels=(lo, hi))
-        assert short.colour_bar.axis.height() < 80
-        texts = drawn_labels(short.colour_bar.axis)
-        assert {f"{lo:.3g}", f"{hi:.3g}", "0"} <= set(texts), (heatmap.title(), texts)
+    for part in ("L1.mlp", "L1.q"):
+        pane.parts.setCurrentItem(pane.parts.items[("class", part)])
+        qtbot.waitUntil(lambda: pane.G_map.title().startswith(f"G [{part}]"), timeout=WAIT)
+        for heatmap in (pane.G_map, pane.W_map, pane.dW_map):
+            lo, hi = heatmap.levels
+            assert lo < 0 < hi
+            short.set_matrix(heatmap.matrix(), kind=heatmap.kind, levels=(lo, hi))
+            assert short.colour_bar.axis.height() < 80
+            texts = drawn_labels(short.colour_bar.axis)
+            assert {f"{lo:.3g}", f"{hi:.3g}", "0"} <= set(texts), (part, heatmap.title(), texts)
 
 
 def test_the_pane_fits_a_laptops_dock_with_every_title_whole(qtbot, run_path):
