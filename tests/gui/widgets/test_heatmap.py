@@ -364,12 +364,19 @@ def test_a_heatmap_builds_its_plot_on_its_first_paint_and_shows_what_it_was_give
 def test_a_window_builds_no_plot_for_a_pane_behind_a_tab(qtbot, make_window, tmp_path):
     """Every pane builds its plots (heatmaps, charts, curves) on first sight (gui/widgets/first_sight.py): a
     window's panes behind a tab hold none, with a run open, and one brought forward shows them; nor does a tab
-    behind another in a pane in sight (Training's next-token bars)."""
+    behind another in a pane in sight (Training's next-token bars). And every heatmap of the window has the same
+    controls (from test_heatmap_controls.py: one window for both)."""
     import pyqtgraph as pg
 
+    from gui.widgets.heatmap_controls import HeatmapControls
     from tests.engine.cli.test_export_cli import tiny_run
 
     window = make_window(run_dir=tiny_run(tmp_path / "run").path)
+    maps = [h for pane in window.panes.values() for h in pane.findChildren(HeatmapWidget)]
+    assert len(maps) >= 6
+    for h in maps:
+        assert isinstance(h.controls, HeatmapControls) and h.controls.parent() is not None
+
     qtbot.waitUntil(lambda: window.docks["pane_heatmaps"].isVisible())
     behind = {name for name, dock in window.docks.items() if dock.visibleRegion().isEmpty()}
     assert {"pane_weight", "pane_run_curves"} <= behind
