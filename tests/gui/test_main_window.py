@@ -102,7 +102,8 @@ def test_the_layout_survives_a_restart_and_one_saved_by_another_version_or_garba
 
 
 def test_a_restored_layout_keeps_its_closed_panes_closed_and_the_widths_of_the_others(qtbot, make_window):
-    """As the app starts: the window shows first and its panes are built after, in a restored layout."""
+    """As the app starts: the window shows first and its panes are built after, in a restored layout (and the
+    window shows before its panes are built: checked on the same window)."""
     from gui.main_window import MainWindow
 
     w = make_window()
@@ -117,8 +118,12 @@ def test_a_restored_layout_keeps_its_closed_panes_closed_and_the_widths_of_the_o
     w.close()
     again = MainWindow(panes_after_show=True)
     qtbot.addWidget(again)
-    with qtbot.waitSignal(again.sig_panes_ready, timeout=20_000):
+    # the window shows before its panes are built (one window for this and the restored layout)
+    assert not again.docks and again.loading.text() == "Loading panes…"
+    with qtbot.waitSignals([again.sig_first_painted, again.sig_panes_ready], order="strict", timeout=20_000):
         again.show()
+    assert again.docks and not again.loading.isVisible()
+    assert {"Architecture", "Training"} <= {a.text() for a in again.view_menu.actions()}
     assert again.layout_restored
     qtbot.wait(50)
     assert not any(again.docks[name].isVisible() for name in closed)
@@ -240,20 +245,6 @@ def test_the_windows_frame_needs_no_torch_and_quitting_without_the_teardown_stil
     assert done.stdout.splitlines()[:1] == ["False"], done.stderr  # no torch
     assert done.returncode == 3 and done.stdout.splitlines()[1:] == ["quitting"]
     assert "leaked" not in done.stderr and "Traceback" not in done.stderr, done.stderr
-
-
-def test_the_window_shows_before_its_panes_are_built(qtbot):
-    from gui.app import make_application
-    from gui.main_window import MainWindow
-
-    make_application()
-    w = MainWindow(panes_after_show=True)
-    qtbot.addWidget(w)
-    assert not w.docks and w.loading.text() == "Loading panes…"
-    with qtbot.waitSignals([w.sig_first_painted, w.sig_panes_ready], order="strict", timeout=20_000):
-        w.show()
-    assert w.docks and not w.loading.isVisible()
-    assert {"Architecture", "Training"} <= {a.text() for a in w.view_menu.actions()}
 
 
 def test_the_first_layout_on_screen_is_the_final_one(qtbot, monkeypatch):
