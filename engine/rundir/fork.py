@@ -17,9 +17,7 @@ import dataclasses
 import json
 from pathlib import Path
 
-# parse_setting lives with the configs (gpt-explorer train applies --set before it loads torch, which this
-# module's imports do); it is imported from here as well
-from ..configs.config import ExperimentConfig, parse_setting  # noqa: F401
+from ..configs.config import ExperimentConfig
 from ..errors import UserError
 from ..progress import report
 from ..training.continuation import adapt_optimizer, changed_settings

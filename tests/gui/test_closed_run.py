@@ -131,7 +131,7 @@ def test_nothing_of_a_run_is_drawn_after_its_fork_or_an_import_opens(
     thread (its process, which imports torch, is not this test's point); the import and the check of the run it
     opens keep theirs, as the app's process must never parse the tokenizer."""
     from engine.child_job import ChildJob
-    from engine.rundir.fork import parse_setting
+    from engine.configs.config import parse_setting
     from engine.rundir.runs import Run
     from engine.training.trainer import Trainer
     from gui import settings

@@ -11,7 +11,8 @@ from engine.analysis import pair as pr
 from engine.analysis import questions as q
 from engine.analysis.run_analysis import RunAnalysis
 from engine.errors import UserError
-from engine.rundir.fork import fork_run, parse_setting
+from engine.configs.config import parse_setting
+from engine.rundir.fork import fork_run
 from engine.model.probes import attention_maps, prompt_ids
 from engine.rundir.runs import Run
 from engine.training.trainer import Trainer

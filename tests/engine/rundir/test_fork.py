@@ -8,9 +8,9 @@ import dataclasses
 import pytest
 import torch
 
-from engine.configs.config import ConfigError
+from engine.configs.config import ConfigError, parse_setting
 from engine.errors import UserError
-from engine.rundir.fork import fork_record, fork_run, parse_setting
+from engine.rundir.fork import fork_record, fork_run
 from engine.rundir.runs import Run
 from engine.training.trainer import Trainer
 from tests.engine.training.test_trainer import small_config

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from engine.cli import main
-from engine.configs.config import ConfigError, ExperimentConfig
-from engine.rundir.fork import fork_record, parse_setting
+from engine.configs.config import ConfigError, ExperimentConfig, parse_setting
+from engine.rundir.fork import fork_record
 from engine.rundir.listing import disk_size, list_folders
 from engine.rundir.lock import RunLock
 from engine.rundir.runs import Run, RunError

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from engine.configs.config import DataConfig, ExperimentConfig, ModelConfig, TrainConfig
-from engine.rundir.fork import fork_run, parse_setting
+from engine.configs.config import DataConfig, ExperimentConfig, ModelConfig, TrainConfig, parse_setting
+from engine.rundir.fork import fork_run
 from engine.rundir.runs import Run
 from engine.training.trainer import Trainer
 

@@ -47,7 +47,8 @@ def in_front(qtbot, make_window, name: str):
 def three_runs_once(tmp_path_factory, small_text):
     """A folder with corpus.txt and runs/{a,b,c} (three_runs), trained once for the module's tests: trained
     again for each test that uses them, they were 7 s of the file's 47 (quiet machine)."""
-    from engine.rundir.fork import fork_run, parse_setting
+    from engine.configs.config import parse_setting
+    from engine.rundir.fork import fork_run
 
     top = tmp_path_factory.mktemp("three-runs")
     corpus, root = top / "corpus.txt", top / "runs"
@@ -279,7 +280,7 @@ def test_fork_writes_a_paired_run_beside_its_parent_and_opens_it_and_a_cancelled
     w = make_window()
     runs = w.panes["pane_runs"]
     listed(qtbot, runs)
-    from engine.rundir.fork import parse_setting
+    from engine.configs.config import parse_setting
 
     relu = lambda parent: (parse_setting("model.activation=relu", parent.config), 0)  # noqa: E731
     monkeypatch.setattr(runs, "ask_fork", relu)
